@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs what the project needs on a fresh Debian machine; a no-op when it is all there.
+#   scripts/setup.sh          the main job: Agda + stdlib + GHC, and the Python package
+#   scripts/setup.sh --test   also the test and benchmark dependencies (pytest, torch 2.13.0 CPU)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_test=0
+[[ "${1:-}" == "--test" ]] && want_test=1
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null; then SUDO=sudo; fi
+
+apt_pkgs=()
+command -v agda >/dev/null || apt_pkgs+=(agda-bin)
+[[ -d /usr/share/agda-stdlib ]] || apt_pkgs+=(agda-stdlib)
+command -v ghc >/dev/null || apt_pkgs+=(ghc)
+dpkg -s libghc-ieee754-dev >/dev/null 2>&1 || apt_pkgs+=(libghc-ieee754-dev)
+command -v gcc >/dev/null || apt_pkgs+=(gcc)
+if ((${#apt_pkgs[@]})); then
+  echo "setup: apt-get install ${apt_pkgs[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq "${apt_pkgs[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+py_missing=$($PY - <<'PYEOF'
+import importlib.util as u
+mods = {"numpy": "numpy", "jinja2": "jinja2", "cffi": "cffi", "jsonschema": "jsonschema",
+        "pygments": "pygments", "filelock": "filelock", "platformdirs": "platformdirs",
+        "tqdm": "tqdm", "matplotlib": "matplotlib"}
+print(" ".join(p for m, p in mods.items() if u.find_spec(m) is None))
+PYEOF
+)
+if [[ -n "$py_missing" ]]; then
+  echo "setup: pip install $py_missing"
+  $PY -m pip install -q $py_missing
+fi
+if ((want_test)); then
+  $PY -c "import pytest" 2>/dev/null || $PY -m pip install -q pytest
+  $PY -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.13.0')" 2>/dev/null \
+    || $PY -m pip install -q torch==2.13.0
+fi
+echo "setup: ok ($(agda --version | head -1), $($PY --version), gcc $(gcc -dumpversion))"
