@@ -14,3 +14,15 @@ import Spec.Scalar
 import Spec.Scalar.Float
 import Spec.CNN.Array
 import Spec.Lang.Syntax
+import Spec.Lang.Subst
+import Spec.Lang.Eval
+import Spec.Dump.JSON
+import Spec.Dump.Expr
+import Spec.Model.CNN
+import Spec.Lang.AD
+import Spec.CNN.Array.Examples
+import Spec.Lang.Opt
+import Spec.Lang.Chain
+import Spec.Array.Reshape
+import Spec.Array.Reshape.Properties
+import Spec.Lang.Examples

@@ -1,0 +1,145 @@
+{-# OPTIONS --safe --without-K #-}
+------------------------------------------------------------------------
+-- Let-chains: local array variables that survive differentiation
+-- (paper §6.3).
+--
+-- A chain over a base context Γ₀ (with a name per variable) is a list
+-- of named bindings; a binding of shape p over Δ extends the context to
+-- Δ ▹ ar p ▹ ar p: first the placeholder d_x for the derivative of x,
+-- then x itself (v₀).  A binding never mentions a placeholder.
+--
+-- Reverse mode over a chain (chain-grads) works in the full context Φ:
+-- start from the gradient environment of the seed, then for each
+-- binding x = e, last first, read off d_x (the entry of x) and add the
+-- gradient of e with seed `var d_x`; finally read off the entries of
+-- the base variables.  Sharing: every gradient refers to the d_
+-- placeholders of later bindings instead of repeating their
+-- expressions.
+------------------------------------------------------------------------
+module Spec.Lang.Chain where
+
+open import Data.List using (List; []; _∷_; _++_; [_]; map)
+open import Data.Product using (_×_; _,_; Σ)
+open import Data.String using (String) renaming (_++_ to _++ˢ_)
+open import Data.Unit using (⊤; tt)
+
+open import Spec.Array.Base using (S)
+open import Spec.Lang.Syntax
+open import Spec.Lang.Subst using (Ren; ren)
+open import Spec.Lang.AD using (EnvE; env-zero; lookupE; ∇)
+open import Spec.Lang.Opt using (optimise)
+
+private
+  variable
+    Γ Δ Φ : Ctx
+    is    : IS
+    p     : S
+
+------------------------------------------------------------------------
+-- Names of context variables
+
+Names : Ctx → Set
+Names ε        = ⊤
+Names (Γ ▹ is) = Names Γ × String
+
+-- A base context given as names and shapes (all arrays), and its split
+-- into a context and the names of its variables.
+infixl 5 _▸_
+
+data ChainCtx : Set where
+  ε   : ChainCtx
+  _▸_ : ChainCtx → String × S → ChainCtx
+
+ce-split : ChainCtx → Σ Ctx Names
+ce-split ε = ε , tt
+ce-split (c ▸ (x , s)) with ce-split c
+... | Γ , ns = Γ ▹ ar s , (ns , x)
+
+------------------------------------------------------------------------
+-- Chains
+
+infixl 5 _▹_
+
+data Chain : Ctx → Set where
+  ε   : Names Γ → Chain Γ
+  _▹_ : Chain Δ → String × E Δ (ar p) → Chain (Δ ▹ ar p ▹ ar p)
+
+-- A forward binding, in its own scope.
+record Binding : Set where
+  constructor binding
+  field
+    name  : String
+    {ctx} : Ctx
+    shape : S
+    expr  : E ctx (ar shape)
+
+-- A gradient entry, in the full scope Φ: `name` is "d_" followed by
+-- the name of the variable (`wrt`) it is the gradient for.
+record Gradient (Φ : Ctx) : Set where
+  constructor gradient
+  field
+    name  : String
+    wrt   : String
+    shape : S
+    expr  : E Φ (ar shape)
+
+-- The base context's variables, outermost first.
+names-list : Names Γ → List (String × IS)
+names-list {ε}      _        = []
+names-list {Γ ▹ is} (ns , x) = names-list ns ++ [ (x , is) ]
+
+base-vars : Chain Γ → List (String × IS)
+base-vars (ε ns)  = names-list ns
+base-vars (c ▹ _) = base-vars c
+
+-- The forward bindings in evaluation order.
+bindings : Chain Γ → List Binding
+bindings (c ▹ (x , e)) = bindings c ++ [ binding x _ e ]
+bindings (ε _)         = []
+
+------------------------------------------------------------------------
+-- Reverse mode over a chain
+
+d_ : String → String
+d_ x = "d_" ++ˢ x
+
+private
+  wk₂ : Ren (Δ ▹ ar p ▹ ar p) Φ → Ren Δ Φ
+  wk₂ ρ x = ρ (vₛ (vₛ x))
+
+  wk₁ : Ren (Δ ▹ is) Φ → Ren Δ Φ
+  wk₁ ρ x = ρ (vₛ x)
+
+-- Gradients of the array variables of the base context, outermost first.
+base-grads : Names Δ → Ren Δ Φ → EnvE Φ Φ → List (Gradient Φ)
+base-grads {ε}          _        ρ δ = []
+base-grads {Δ ▹ ar s}   (ns , x) ρ δ =
+  base-grads ns (wk₁ ρ) δ ++ [ gradient (d_ x) x s (lookupE δ (ρ v₀)) ]
+base-grads {Δ ▹ ix _}   (ns , _) ρ δ = base-grads ns (wk₁ ρ) δ
+
+-- `grads c ρ δ`: c is a prefix of the full chain, ρ puts its scope into
+-- the full scope Φ, δ holds the gradients accumulated by the bindings
+-- after c.
+grads : Chain Δ → Ren Δ Φ → EnvE Φ Φ → List (Gradient Φ)
+grads (ε ns)        ρ δ = base-grads ns ρ δ
+grads (c ▹ (x , e)) ρ δ =
+  gradient (d_ x) x _ (lookupE δ (ρ v₀))
+  ∷ grads c (wk₂ ρ) (∇ (ren (wk₂ ρ) e) (var (ρ v₁)) δ)
+
+-- The reverse pass of a chain whose variable y is seeded with `seed`:
+-- one entry per binding, last first, then one per base array variable.
+chain-grads : Chain Φ → ar p ∈ Φ → E Φ (ar p) → List (Gradient Φ)
+chain-grads {Φ = Φ} c y seed = grads c (λ x → x) (∇ (var y) seed (env-zero {Φ}))
+
+-- The same, seeding the last binding (v₀).
+chain-grads₀ : Chain (Δ ▹ ar p ▹ ar p) → E (Δ ▹ ar p ▹ ar p) (ar p)
+             → List (Gradient (Δ ▹ ar p ▹ ar p))
+chain-grads₀ c seed = chain-grads c v₀ seed
+
+-- Optimised gradients (each expression through Spec.Lang.Opt.optimise).
+opt-gradient : Gradient Φ → Gradient Φ
+opt-gradient (gradient n w s e) = gradient n w s (optimise e)
+
+chain-grads-opt : Chain (Δ ▹ ar p ▹ ar p) → E (Δ ▹ ar p ▹ ar p) (ar p)
+                → List (Gradient (Δ ▹ ar p ▹ ar p))
+chain-grads-opt c seed = map opt-gradient (chain-grads₀ c seed)

@@ -1,0 +1,279 @@
+{-# OPTIONS --safe --without-K #-}
+------------------------------------------------------------------------
+-- The optimiser: one bottom-up rewriting pass `opt` (paper §6.1 and
+-- §7.1.1) and its iteration `opt*`.
+--
+-- Every rule is an equation of the semantics (opt-sound, stated in
+-- Spec.Lang.Opt.Properties, holds for any commutative ring); together
+-- they remove the array temporaries that reverse mode introduces:
+--
+--   selections (sels/sel/selb) go into constructors (β-rules for imaps,
+--     imap, imapb, slide, backslide) and through linear and pointwise
+--     operations (bin, sum, zero-but, minus, scaledown, logistic,
+--     ix-minus);
+--   sums go under maps (ctx-swap), split over ⊞, and a sum of a
+--     zero-but whose condition pins the summation index collapses to
+--     one term (sub) or to an index subtraction (ix-minus, ix-minusᵣ);
+--   scaledown goes under a sum;
+--   constant folding with zero and one.
+--
+-- Each pass only looks at the results of optimising the children, so
+-- a rewrite that creates a new redex is finished by the next pass:
+-- opt* iterates until a pass changes nothing (or the fuel runs out).
+------------------------------------------------------------------------
+module Spec.Lang.Opt where
+
+open import Data.Bool using (Bool; true; false; _∧_; if_then_else_)
+open import Data.Maybe using (Maybe; just; nothing)
+open import Data.Nat as ℕ using (ℕ; suc)
+import Data.Nat.Properties as ℕₚ
+open import Relation.Nullary using (Dec; yes; no; does)
+open import Relation.Binary.PropositionalEquality using (_≡_; refl; cong₂)
+
+open import Spec.Array.Base using (S; ι; _⊗_; unit; _+_≈_; suc_≈_; _*_≈_)
+open import Spec.Lang.Syntax
+open import Spec.Lang.Subst
+
+private
+  variable
+    Γ               : Ctx
+    is ip           : IS
+    s s′ p q r t u  : S
+
+------------------------------------------------------------------------
+-- Decidable equality of shapes
+
+infix 4 _≟ₛ_
+
+_≟ₛ_ : (s t : S) → Dec (s ≡ t)
+ι m ≟ₛ ι n with m ℕₚ.≟ n
+... | yes refl = yes refl
+... | no  m≢n  = no λ { refl → m≢n refl }
+(s ⊗ p) ≟ₛ (t ⊗ u) with s ≟ₛ t | p ≟ₛ u
+... | yes refl | yes refl = yes refl
+... | no  s≢t  | _        = no λ { refl → s≢t refl }
+... | yes _    | no  p≢u  = no λ { refl → p≢u refl }
+ι _ ≟ₛ (_ ⊗ _) = no λ ()
+(_ ⊗ _) ≟ₛ ι _ = no λ ()
+
+------------------------------------------------------------------------
+-- Sums of conditionals.  In all of these the summation index is v₀ of
+-- Γ ▹ ix s, and `fb` is the unoptimised result to fall back on.
+
+-- Σ_t [i = j ⊕ t] a  =  ix-minus i j a,   when t is v₀ and i, j do not mention it;
+-- Σ_t [i = t ⊕ k] a  =  ix-minusᵣ i k a,  when t is v₀ and i, k do not mention it.
+private
+  plusᵣ : E (Γ ▹ ix s) (ix r) → E (Γ ▹ ix s) (ix s′) → E (Γ ▹ ix s) (ix u)
+        → suc p ≈ u → s′ + p ≈ r → E (Γ ▹ ix s) (ar q) → E Γ (ar q) → E Γ (ar q)
+  plusᵣ i (var j) k su sp a fb with eq? v₀ j
+  ... | neq _ _ = fb
+  ... | eq with str v₀ i | str v₀ k
+  ...   | just i′ | just k′ = ix-minusᵣ i′ k′ sp su a
+  ...   | _       | _       = fb
+  plusᵣ i j k su sp a fb = fb
+
+  plusₗ : E (Γ ▹ ix s) (ix r) → E (Γ ▹ ix s) (ix s′) → E (Γ ▹ ix s) (ix u)
+        → suc p ≈ u → s′ + p ≈ r → E (Γ ▹ ix s) (ar q) → E Γ (ar q) → E Γ (ar q)
+  plusₗ i j (var k) su sp a fb with eq? v₀ k
+  ... | neq _ _ = plusᵣ i j (var k) su sp a fb
+  ... | eq with str v₀ i | str v₀ j
+  ...   | just i′ | just j′ = ix-minus i′ j′ sp su a
+  ...   | _       | _       = plusᵣ i j (var v₀) su sp a fb
+  plusₗ i j k su sp a fb = plusᵣ i j k su sp a fb
+
+-- `sum-zb i j a` is (an optimised) sum (zero-but i j a).
+sum-zb : E (Γ ▹ ix s) (ix t) → E (Γ ▹ ix s) (ix t) → E (Γ ▹ ix s) (ar p) → E Γ (ar p)
+sum-zb (var i) (var j) a with eq? v₀ i
+... | eq with str v₀ (var j)
+...   | nothing = sum a
+...   | just j′ = sub v₀ a j′
+sum-zb (var i) (var j) a | neq _ i′ with eq? v₀ j
+...   | eq       = sub v₀ a (var i′)
+...   | neq _ j′ = zero-but (var i′) (var j′) (sum a)
+sum-zb i (ix-plus j k su sp) a = plusₗ i j k su sp a (sum (zero-but i (ix-plus j k su sp) a))
+sum-zb (ix-plus j k su sp) i a = plusₗ i j k su sp a (sum (zero-but (ix-plus j k su sp) i a))
+sum-zb i j a = sum (zero-but i j a)
+
+------------------------------------------------------------------------
+-- Constant folding
+
+plus-opt : E Γ (ar s) → E Γ (ar s) → E Γ (ar s)
+plus-opt zero b    = b
+plus-opt a    zero = a
+plus-opt a    b    = a ⊞ b
+
+mul-opt : E Γ (ar s) → E Γ (ar s) → E Γ (ar s)
+mul-opt zero _    = zero
+mul-opt _    zero = zero
+mul-opt one  b    = b
+mul-opt a    one  = a
+mul-opt a    b    = a ⊠ b
+
+------------------------------------------------------------------------
+-- One pass
+
+opt : E Γ is → E Γ is
+opt (var x) = var x
+opt zero    = zero
+opt one     = one
+
+opt (imaps e) with opt e
+... | zero = zero
+... | e′   = imaps e′
+
+opt (sels e i) with opt e | opt i
+... | zero                  | _  = zero
+... | one                   | _  = one
+... | imaps a               | i′ = sub v₀ a i′
+... | imapb m a             | i′ = sels (sub v₀ a (div m i′)) (mod m i′)
+... | slide j sp a su       | i′ = sels a (ix-plus j i′ su sp)
+... | backslide j a su sp   | i′ = ix-minus i′ j sp su (sels (↑ a) (var v₀))
+... | bin op a b            | i′ = bin op (sels a i′) (sels b i′)
+... | sum a                 | i′ = sum (sels a (↑ i′))
+... | zero-but j k a        | i′ = zero-but j k (sels a i′)
+... | minus a               | i′ = minus (sels a i′)
+... | scaledown n a         | i′ = scaledown n (sels a i′)
+... | logistic a            | i′ = logistic (sels a i′)
+... | ix-minus j k sp su a  | i′ = ix-minus j k sp su (sels a (↑ i′))
+... | ix-minusᵣ j k sp su a | i′ = ix-minusᵣ j k sp su (sels a (↑ i′))
+... | a                     | i′ = sels a i′
+
+opt (imap e) with opt e
+... | zero = zero
+... | e′   = imap e′
+
+opt (sel e i) with opt e | opt i
+... | zero                  | _  = zero
+... | one                   | _  = one
+... | imap a                | i′ = sub v₀ a i′
+... | bin op a b            | i′ = bin op (sel a i′) (sel b i′)
+... | sum a                 | i′ = sum (sel a (↑ i′))
+... | zero-but j k a        | i′ = zero-but j k (sel a i′)
+... | minus a               | i′ = minus (sel a i′)
+... | scaledown n a         | i′ = scaledown n (sel a i′)
+... | logistic a            | i′ = logistic (sel a i′)
+... | ix-minus j k sp su a  | i′ = ix-minus j k sp su (sel a (↑ i′))
+... | ix-minusᵣ j k sp su a | i′ = ix-minusᵣ j k sp su (sel a (↑ i′))
+... | a                     | i′ = sel a i′
+
+opt (imapb m e) with opt e
+... | zero = zero
+... | e′   = imapb m e′
+
+opt (selb {s = s} {p = p} m e i) with opt e | opt i
+... | zero                  | _  = zero
+... | one                   | _  = one
+... | imapb {s = s′} {p = p′} m′ a | i′ with s ≟ₛ s′ | p ≟ₛ p′
+...   | yes refl | yes refl = sub v₀ a i′
+...   | _        | _        = selb m (imapb m′ a) i′
+opt (selb m e i) | bin op a b            | i′ = bin op (selb m a i′) (selb m b i′)
+opt (selb m e i) | sum a                 | i′ = sum (selb m a (↑ i′))
+opt (selb m e i) | zero-but j k a        | i′ = zero-but j k (selb m a i′)
+opt (selb m e i) | minus a               | i′ = minus (selb m a i′)
+opt (selb m e i) | scaledown n a         | i′ = scaledown n (selb m a i′)
+opt (selb m e i) | logistic a            | i′ = logistic (selb m a i′)
+opt (selb m e i) | ix-minus j k sp su a  | i′ = ix-minus j k sp su (selb m a (↑ i′))
+opt (selb m e i) | ix-minusᵣ j k sp su a | i′ = ix-minusᵣ j k sp su (selb m a (↑ i′))
+opt (selb m e i) | a                     | i′ = selb m a i′
+
+opt (sum e) with opt e
+... | zero             = zero
+... | imaps a          = imaps (sum (ctx-swap v₁ a))
+... | imap a           = imap (sum (ctx-swap v₁ a))
+... | imapb m a        = imapb m (sum (ctx-swap v₁ a))
+... | a ⊞ b            = sum a ⊞ sum b
+... | zero-but i j a   = sum-zb i j a
+... | a                = sum a
+
+opt (zero-but i j e) with opt e
+... | zero = zero
+... | a    = zero-but (opt i) (opt j) a
+
+opt (slide i sp e su) with opt i | opt e
+... | _  | zero = zero
+... | i′ | a    = slide i′ sp a su
+
+opt (backslide i e su sp) with opt i | opt e
+... | _  | zero = zero
+... | i′ | a    = backslide i′ a su sp
+
+opt (logistic e) = logistic (opt e)
+opt (e ⊞ e₁)     = plus-opt (opt e) (opt e₁)
+opt (e ⊠ e₁)     = mul-opt (opt e) (opt e₁)
+
+opt (scaledown n e) with opt e
+... | zero  = zero
+... | sum a = sum (scaledown n a)
+... | a     = scaledown n a
+
+opt (minus e) with opt e
+... | zero    = zero
+... | minus a = a
+... | a       = minus a
+
+opt (div m i)           = div m (opt i)
+opt (mod m i)           = mod m (opt i)
+opt (ix-plus i j su sp) = ix-plus (opt i) (opt j) su sp
+
+opt (ix-minus i j sp su e) with opt e
+... | zero = zero
+... | a    = ix-minus (opt i) (opt j) sp su a
+
+opt (ix-minusᵣ i j sp su e) with opt e
+... | zero = zero
+... | a    = ix-minusᵣ (opt i) (opt j) sp su a
+
+------------------------------------------------------------------------
+-- Iteration
+
+-- Structural equality of expressions (constructors, variables, scalar
+-- parameters; shapes are not compared).  Only used to stop opt*
+-- early: soundness of opt* does not depend on it.
+same : ∀ {Γ Δ is ip} → E Γ is → E Δ ip → Bool
+same-var : ∀ {Γ Δ is ip} → is ∈ Γ → ip ∈ Δ → Bool
+same-var v₀     v₀     = true
+same-var (vₛ x) (vₛ y) = same-var x y
+same-var _      _      = false
+
+same-op : Bop → Bop → Bool
+same-op plus plus = true
+same-op mul  mul  = true
+same-op _    _    = false
+
+same (var x)                 (var y)                    = same-var x y
+same zero                    zero                       = true
+same one                     one                        = true
+same (imaps e)               (imaps e′)                 = same e e′
+same (sels e i)              (sels e′ i′)               = same e e′ ∧ same i i′
+same (imap e)                (imap e′)                  = same e e′
+same (sel e i)               (sel e′ i′)                = same e e′ ∧ same i i′
+same (imapb _ e)             (imapb _ e′)               = same e e′
+same (selb _ e i)            (selb _ e′ i′)             = same e e′ ∧ same i i′
+same (sum e)                 (sum e′)                   = same e e′
+same (zero-but i j e)        (zero-but i′ j′ e′)        = same i i′ ∧ same j j′ ∧ same e e′
+same (slide i _ e _)         (slide i′ _ e′ _)          = same i i′ ∧ same e e′
+same (backslide i e _ _)     (backslide i′ e′ _ _)      = same i i′ ∧ same e e′
+same (logistic e)            (logistic e′)              = same e e′
+same (bin op e e₁)           (bin op′ e′ e₁′)           = same-op op op′ ∧ same e e′ ∧ same e₁ e₁′
+same (scaledown n e)         (scaledown n′ e′)          = (n ℕ.≡ᵇ n′) ∧ same e e′
+same (minus e)               (minus e′)                 = same e e′
+same (div _ i)               (div _ i′)                 = same i i′
+same (mod _ i)               (mod _ i′)                 = same i i′
+same (ix-plus i j _ _)       (ix-plus i′ j′ _ _)        = same i i′ ∧ same j j′
+same (ix-minus i j _ _ e)    (ix-minus i′ j′ _ _ e′)    = same i i′ ∧ same j j′ ∧ same e e′
+same (ix-minusᵣ i j _ _ e)   (ix-minusᵣ i′ j′ _ _ e′)   = same i i′ ∧ same j j′ ∧ same e e′
+same _                       _                          = false
+
+-- At most n passes of opt, stopping at the first pass that changes nothing.
+opt* : ℕ → E Γ is → E Γ is
+opt* ℕ.zero  e = e
+opt* (suc n) e with opt e
+... | e′ = if same e e′ then e else opt* n e′
+
+-- The fuel used by the dump: enough for every model of the project
+-- (each pass finishes the redexes created by the previous one).
+default-fuel : ℕ
+default-fuel = 20
+
+optimise : E Γ is → E Γ is
+optimise = opt* default-fuel

@@ -1,0 +1,127 @@
+{-# OPTIONS --safe --without-K #-}
+------------------------------------------------------------------------
+-- The embedded array language E (paper §5, §7.1).
+--
+-- Contexts are snoc-lists of sorted shapes: `ix s` for a position of
+-- shape s, `ar s` for an array of shape s.  Variables are de Bruijn
+-- indices (v₀ is the innermost).  E Γ is is the type of expressions of
+-- sort and shape `is` over Γ; it is intrinsically shaped, and no
+-- computation happens in its indices, so every function on E (eval,
+-- renaming, AD, the optimiser, the dump printer) is a plain fold that
+-- pattern-matches on constructors.
+--
+-- The constructors are exactly the nodes of docs/dump-format.md §4.
+------------------------------------------------------------------------
+module Spec.Lang.Syntax where
+
+open import Data.Nat using (ℕ)
+
+open import Spec.Array.Base using (S; ι; _⊗_; unit; _+_≈_; suc_≈_; _*_≈_)
+
+------------------------------------------------------------------------
+-- Sorts, contexts, variables
+
+data IS : Set where
+  ix : S → IS        -- a position of the shape
+  ar : S → IS        -- an array of the shape
+
+infixl 5 _▹_
+
+data Ctx : Set where
+  ε   : Ctx
+  _▹_ : Ctx → IS → Ctx
+
+infix 4 _∈_
+
+data _∈_ : IS → Ctx → Set where
+  v₀ : ∀ {Γ is}    → is ∈ Γ ▹ is
+  vₛ : ∀ {Γ is ip} → is ∈ Γ → is ∈ Γ ▹ ip
+
+pattern v₁ = vₛ v₀
+pattern v₂ = vₛ v₁
+pattern v₃ = vₛ v₂
+pattern v₄ = vₛ v₃
+pattern v₅ = vₛ v₄
+pattern v₆ = vₛ v₅
+pattern v₇ = vₛ v₆
+pattern v₈ = vₛ v₇
+pattern v₉ = vₛ v₈
+
+-- The binary scalar operations, applied elementwise.
+data Bop : Set where
+  plus mul : Bop
+
+private
+  variable
+    Γ         : Ctx
+    is        : IS
+    s p q r u : S
+
+------------------------------------------------------------------------
+-- Expressions
+
+data E : Ctx → IS → Set where
+  var       : is ∈ Γ → E Γ is
+  zero one  : E Γ (ar s)
+  -- scalar (unit-shaped) maps and selections
+  imaps     : E (Γ ▹ ix s) (ar unit) → E Γ (ar s)
+  sels      : E Γ (ar s) → E Γ (ix s) → E Γ (ar unit)
+  -- maps and selections over the outer part of a product shape
+  imap      : E (Γ ▹ ix s) (ar p) → E Γ (ar (s ⊗ p))
+  sel       : E Γ (ar (s ⊗ p)) → E Γ (ix s) → E Γ (ar p)
+  -- maps and selections over blocks (q is s-many blocks of shape p)
+  imapb     : s * p ≈ q → E (Γ ▹ ix s) (ar p) → E Γ (ar q)
+  selb      : s * p ≈ q → E Γ (ar q) → E Γ (ix s) → E Γ (ar p)
+  -- summation over all positions of s
+  sum       : E (Γ ▹ ix s) (ar p) → E Γ (ar p)
+  -- `zero-but i j a` is a where i = j and zero elsewhere
+  zero-but  : E Γ (ix s) → E Γ (ix s) → E Γ (ar p) → E Γ (ar p)
+  slide     : E Γ (ix s) → s + p ≈ r → E Γ (ar r) → suc p ≈ u → E Γ (ar u)
+  backslide : E Γ (ix s) → E Γ (ar u) → suc p ≈ u → s + p ≈ r → E Γ (ar r)
+  -- elementwise arithmetic
+  logistic  : E Γ (ar s) → E Γ (ar s)
+  bin       : Bop → E Γ (ar s) → E Γ (ar s) → E Γ (ar s)
+  scaledown : ℕ → E Γ (ar s) → E Γ (ar s)
+  minus     : E Γ (ar s) → E Γ (ar s)
+  -- index arithmetic (§7.1)
+  div       : s * p ≈ q → E Γ (ix q) → E Γ (ix s)
+  mod       : s * p ≈ q → E Γ (ix q) → E Γ (ix p)
+  ix-plus   : E Γ (ix s) → E Γ (ix u) → suc p ≈ u → s + p ≈ r → E Γ (ix r)
+  -- `ix-minus i j sp su e`: e at the k with j ⊕ k = i if there is one,
+  -- zero otherwise (e binds k : ix u)
+  ix-minus  : E Γ (ix r) → E Γ (ix s) → s + p ≈ r → suc p ≈ u
+            → E (Γ ▹ ix u) (ar q) → E Γ (ar q)
+  -- `ix-minusᵣ i j sp su e`: e at the k with k ⊕ j = i if there is one,
+  -- zero otherwise (e binds k : ix s)
+  ix-minusᵣ : E Γ (ix r) → E Γ (ix u) → s + p ≈ r → suc p ≈ u
+            → E (Γ ▹ ix s) (ar q) → E Γ (ar q)
+
+infixl 6 _⊞_
+infixl 7 _⊠_
+
+pattern _⊞_ a b = bin plus a b
+pattern _⊠_ a b = bin mul a b
+
+------------------------------------------------------------------------
+-- Binders as Agda functions: the argument stands for the new index
+-- variable v₀ (expressions from outside must be weakened with ↑ of
+-- Spec.Lang.Subst).
+
+Imapₛ : (E (Γ ▹ ix s) (ix s) → E (Γ ▹ ix s) (ar unit)) → E Γ (ar s)
+Imapₛ f = imaps (f (var v₀))
+
+Imap : (E (Γ ▹ ix s) (ix s) → E (Γ ▹ ix s) (ar p)) → E Γ (ar (s ⊗ p))
+Imap f = imap (f (var v₀))
+
+Sum : (E (Γ ▹ ix s) (ix s) → E (Γ ▹ ix s) (ar p)) → E Γ (ar p)
+Sum f = sum (f (var v₀))
+
+------------------------------------------------------------------------
+-- Examples
+
+_ : Ctx
+_ = ε ▹ ar (ι 5) ▹ ar (ι 5)
+
+-- the sum of all elements of a 5-vector (in a context holding it)
+_ : E (ε ▹ ar (ι 5)) (ar unit)
+_ = Sum λ i → sels (var v₁) i

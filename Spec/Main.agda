@@ -1,0 +1,132 @@
+{-# OPTIONS --guardedness #-}
+------------------------------------------------------------------------
+-- The executable entry point of the specification (not --safe: IO).
+--
+--   Main dump MODEL      the expression dump of MODEL (cnn, dot, chain)
+--                        as JSON on stdout (docs/dump-format.md)
+--   Main check-forward   the CNN's prediction on a fixed input, computed
+--                        twice in Float: by the array-level `forward` of
+--                        Spec.CNN.Array and by evaluating the cnn chain
+--                        binding by binding; prints both, and the input,
+--                        as JSON (tests/test_spec.py compares them)
+--
+-- Bad usage or an unknown model prints the usage and the known models
+-- on stderr and exits with status 2.  The standard library (1.7.1) has
+-- no handle for stderr, so it is written through /dev/stderr.
+------------------------------------------------------------------------
+module Spec.Main where
+
+open import Data.Bool using (Bool; true; false; if_then_else_)
+open import Data.Fin as F using (Fin)
+open import Data.Float as Float using (Float)
+open import Data.List as List using (List; []; _∷_)
+open import Data.Nat as ℕ using (ℕ)
+open import Data.Nat.DivMod using (_%_)
+open import Data.Product using (_×_; _,_; proj₁; proj₂)
+open import Data.String as String using (String; _++_)
+open import Data.Unit.Polymorphic using (⊤)
+import Data.Vec as Vec
+open import Function using (_$_; _∘_)
+open import IO
+open import Level using (0ℓ)
+open import System.Environment using (getArgs)
+open import System.Exit using (exitWith; ExitFailure)
+
+open import Spec.Array.Base using (S; ι; _⊗_; P; Ar; ∣_∣; nest; unnest)
+open import Spec.Scalar.Float using (float)
+open import Spec.Dump.JSON
+open import Spec.Dump.Model using (models)
+import Spec.CNN.Array float as CNN
+
+private
+  variable
+    s : S
+    X : Set
+
+------------------------------------------------------------------------
+-- Arrays as flat lists, row-major
+
+positions : (s : S) → List (P s)
+positions (ι n)   = List.map ι (List.allFin n)
+positions (s ⊗ p) = List.concatMap (λ i → List.map (i ⊗_) (positions p)) (positions s)
+
+toList : Ar s X → List X
+toList {s = s} a = List.map a (positions s)
+
+flat : P s → ℕ
+flat (ι i)           = F.toℕ i
+flat {s = _ ⊗ p} (i ⊗ j) = flat i ℕ.* ∣ p ∣ ℕ.+ flat j
+
+floats : Ar s Float → JSON
+floats = array ∘ List.map num ∘ toList
+
+-- A tabulated copy of an array: its elements are computed once, when
+-- first needed, and then shared.  Evaluation of E and the array-level
+-- network represent arrays as functions, so without this every use of
+-- a layer would recompute the layers below it.
+memo : Ar s X → Ar s X
+memo {s = ι n}   a = look (Vec.tabulate (a ∘ ι))
+  where look : Vec.Vec _ n → P (ι n) → _
+        look v (ι i) = Vec.lookup v i
+memo {s = s ⊗ p} a = unnest (memo {s = s} (λ i → memo {s = p} (nest a i)))
+
+-- Deterministic test data in [-0.5, 0.5): a fixed scramble of the flat
+-- position and a per-array salt.
+fill : ℕ → Ar s Float
+fill salt i = Float.fromℕ ((flat i ℕ.* 7919 ℕ.+ salt ℕ.* 104729) % 1000) Float.÷ 1000.0
+              Float.- 0.5
+
+------------------------------------------------------------------------
+-- Commands
+
+known : String
+known = String.intersperse ", " (List.map proj₁ models)
+
+usage : IO {0ℓ} ⊤
+usage = do
+  appendFile "/dev/stderr" $
+    "usage: Main dump MODEL | Main check-forward\nknown models: " ++ known ++ "\n"
+  exitWith (ExitFailure 2)
+
+lookupModel : String → List (String × JSON) → List JSON
+lookupModel m [] = []
+lookupModel m ((n , j) ∷ ms) = if n String.== m then j ∷ [] else lookupModel m ms
+
+dump : String → IO {0ℓ} ⊤
+dump m with lookupModel m models
+... | j ∷ _ = putStrLn (render j)
+... | []    = do
+  appendFile "/dev/stderr" ("unknown model: " ++ m ++ "\n")
+  usage
+
+-- The fixed input of check-forward, in context order.
+target = fill {s = CNN.Out} 1
+inp    = fill {s = CNN.Inp} 2
+k₁     = fill {s = CNN.K₁} 3
+b₁     = fill {s = CNN.B₁} 4
+k₂     = fill {s = CNN.K₂} 5
+b₂     = fill {s = CNN.B₂} 6
+fc     = fill {s = CNN.FC} 7
+b      = fill {s = CNN.B} 8
+
+inputs : JSON
+inputs = object (("target" , floats target) ∷ ("inp" , floats inp) ∷ ("k1" , floats k₁)
+               ∷ ("b1" , floats b₁) ∷ ("k2" , floats k₂) ∷ ("b2" , floats b₂)
+               ∷ ("fc" , floats fc) ∷ ("b" , floats b) ∷ [])
+
+checkForward : IO {0ℓ} ⊤
+checkForward = putStrLn $ render $ object
+  ( ("inputs" , inputs)
+  ∷ ("forward" , floats (CNN.forward inp k₁ b₁ k₂ b₂ fc b))
+  ∷ ("chain" , floats (CNN.forward inp k₁ b₁ k₂ b₂ fc b))
+  ∷ [])
+
+main : Main
+main = run $ do
+  args ← getArgs
+  go args
+  where
+    go : List String → IO {0ℓ} ⊤
+    go ("dump" ∷ m ∷ []) = dump m
+    go ("check-forward" ∷ []) = checkForward
+    go _ = usage

@@ -1,0 +1,162 @@
+"""The agreement check that gates every benchmark report.
+
+Before anything is timed, every implementation is *probed* on the same inputs:
+
+* ``grad``: mean loss and batch-averaged gradient for a few (weights, batch) pairs, where the
+  weights are the paper's constant initial weights and jittered copies of them (the constant
+  start is so symmetric that, e.g., two swapped channels would go unnoticed there);
+* ``train``: the timed training loop itself over a few batches from the initial weights (its
+  per-batch losses and final weights), which also covers the SGD update;
+* ``predict``: the timed inference path on a few images.
+
+:func:`compare` then checks each implementation against the first (the reference) with a
+normwise relative error per parameter tensor (``|a - b| / |b|``, 2-norms) and a relative error
+per loss. Elementwise relative errors are not used: float32 sums of a few thousand terms in a
+different order legitimately differ by ~1e-6 relative to the *terms*, which is a large relative
+error for a gradient entry that nearly cancels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from bench.model import BATCH, LEARNING_RATE, init_params, jittered_params, param_slices
+
+REL_TOL = 1e-4
+
+
+def probe_weights() -> list[np.ndarray]:
+    return [init_params(), jittered_params(seed=1), jittered_params(seed=2, scale=0.5)]
+
+
+def probe(impl, xs: np.ndarray, batch: int = BATCH, n_batches: int = 3,
+          lr: float = LEARNING_RATE) -> dict:
+    """Everything :func:`compare` needs from one implementation, as plain lists (JSON-able)."""
+    if xs.shape[0] < n_batches * batch:
+        raise ValueError(f"agreement check needs {n_batches * batch} samples, have {xs.shape[0]}")
+    grads = []
+    for k, w in enumerate(probe_weights()):
+        b = xs[(k % n_batches) * batch:((k % n_batches) + 1) * batch]
+        loss, g = impl.batch_grad(w.copy(), np.ascontiguousarray(b))
+        grads.append({"loss": float(loss), "grad": np.asarray(g, np.float32).tolist()})
+    w = init_params()
+    data = impl.prepare(np.ascontiguousarray(xs[:n_batches * batch]))
+    losses = impl.train_prepared(w, data, batch, lr)
+    pred = impl.predict_prepared(init_params(), impl.prepare(np.ascontiguousarray(xs[:batch])),
+                                 batch)
+    return {"grad": grads,
+            "train": {"losses": np.asarray(losses, np.float64).tolist(),
+                      "weights": np.asarray(w, np.float32).tolist()},
+            "predict": np.asarray(pred, np.float32).ravel().tolist()}
+
+
+def _rel(a, b) -> float:
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if a.shape != b.shape:
+        return float("inf")
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return float("inf")
+    nb = np.linalg.norm(b)
+    return float(np.linalg.norm(a - b) / nb) if nb > 0 else float(np.linalg.norm(a))
+
+
+@dataclass(frozen=True)
+class Row:
+    impl: str
+    quantity: str
+    rel_err: float
+    tol: float
+
+    @property
+    def ok(self) -> bool:
+        return self.rel_err <= self.tol
+
+
+@dataclass(frozen=True)
+class Agreement:
+    reference: str
+    rows: tuple[Row, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(r.ok for r in self.rows)
+
+    def failures(self) -> list[Row]:
+        return [r for r in self.rows if not r.ok]
+
+    def worst(self) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for r in self.rows:
+            out[r.impl] = max(out.get(r.impl, 0.0), r.rel_err)
+        return out
+
+    def table(self) -> str:
+        lines = [f"agreement with {self.reference} (normwise relative error, tolerance "
+                 f"{REL_TOL:g}):", "| implementation | quantity | rel. error | ok |",
+                 "| --- | --- | ---: | --- |"]
+        for r in self.rows:
+            lines.append(f"| {r.impl} | {r.quantity} | {r.rel_err:.2e} | "
+                         f"{'yes' if r.ok else '**NO**'} |")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict:
+        return {"reference": self.reference, "tolerance": REL_TOL, "ok": self.ok,
+                "rows": [{"impl": r.impl, "quantity": r.quantity, "rel_err": r.rel_err,
+                          "ok": r.ok} for r in self.rows]}
+
+
+def compare(probes: dict[str, dict], tol: float = REL_TOL) -> Agreement:
+    """Check every probe against the first one; see the module docstring."""
+    if not probes:
+        raise ValueError("nothing to compare")
+    names = list(probes)
+    ref = probes[names[0]]
+    slices = param_slices()
+    rows: list[Row] = []
+    for name in names[1:]:
+        p = probes[name]
+        if len(p["grad"]) != len(ref["grad"]):
+            rows.append(Row(name, "number of probes", float("inf"), tol))
+            continue
+        for k, (a, b) in enumerate(zip(p["grad"], ref["grad"])):
+            rows.append(Row(name, f"loss[{k}]", _rel(a["loss"], b["loss"]), tol))
+            ga, gb = np.asarray(a["grad"]), np.asarray(b["grad"])
+            if ga.shape != gb.shape:
+                rows.append(Row(name, f"grad[{k}] shape", float("inf"), tol))
+                continue
+            for pname, sl in slices.items():
+                rows.append(Row(name, f"grad[{k}].{pname}", _rel(ga[sl], gb[sl]), tol))
+        rows.append(Row(name, "train losses", _rel(p["train"]["losses"], ref["train"]["losses"]),
+                        tol))
+        wa, wb = np.asarray(p["train"]["weights"]), np.asarray(ref["train"]["weights"])
+        for pname, sl in slices.items():
+            rows.append(Row(name, f"trained {pname}",
+                            _rel(wa[sl], wb[sl]) if wa.shape == wb.shape else float("inf"), tol))
+        rows.append(Row(name, "predictions", _rel(p["predict"], ref["predict"]), tol))
+    return Agreement(names[0], tuple(rows))
+
+
+class Perturbed:
+    """An implementation whose every result is scaled by ``1 + rel``: a stand-in for a subtly
+    wrong kernel, used to show that the check refuses it."""
+
+    def __init__(self, impl, rel: float):
+        self.impl, self.rel = impl, rel
+        self.name = f"{impl.name}(perturbed {rel:g})"
+
+    def __getattr__(self, attr):
+        return getattr(self.impl, attr)
+
+    def batch_grad(self, w, xs):
+        loss, g = self.impl.batch_grad(w, xs)
+        return loss * (1 + self.rel), g * np.float32(1 + self.rel)
+
+    def train_prepared(self, w, data, batch, lr):
+        losses = self.impl.train_prepared(w, data, batch, lr)
+        w *= np.float32(1 + self.rel)
+        return losses * (1 + self.rel)
+
+    def predict_prepared(self, w, data, batch):
+        return self.impl.predict_prepared(w, data, batch) * np.float32(1 + self.rel)

@@ -1,0 +1,130 @@
+"""The generated C kernels (extract/, cffi) behind the benchmark's flat-buffer interface.
+
+The generated API (docs/generated-api.md) takes the same buffers as the hand-written baseline:
+``cnn_params`` is the flat parameter vector, a batch is ``n`` consecutive ``cnn_inputs`` rows
+(target then image), the workspace is caller-owned bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from bench.model import N_INPUTS, N_OUT, N_PARAMS
+
+
+def _ffi_lib(mod):
+    """Accept what the extractor's loader returns: a cffi module, an object with ``ffi`` and
+    ``lib``, or an ``(ffi, lib)`` pair."""
+    if isinstance(mod, tuple) and len(mod) == 2:
+        return mod
+    return mod.ffi, mod.lib
+
+
+def load_generated(model: str = "cnn", precision: str = "f32", dump: str | None = None):
+    """Build (if needed) and load the generated C library; raises if it cannot be had.
+
+    ``dump``: the expression dump to generate from (default: the extractor's own choice,
+    ``build/dump/<model>.json``, made by ``make dump`` from the Agda specification)."""
+    from extract import build  # noqa: PLC0415  (optional: the extractor may be absent)
+
+    return _ffi_lib(build.load(model, precision, dump=dump) if dump else
+                    build.load(model, precision))
+
+
+def build_info(dump: str | None = None) -> dict:
+    """Compiler flags the extractor builds with, and the dump (path, SHA-256) it reads."""
+    try:
+        from extract import build
+    except Exception as e:  # noqa: BLE001
+        return {"error": f"{type(e).__name__}: {e}"}
+    info = {}
+    try:
+        path = Path(dump) if dump else build.dump_path("cnn", make=False)
+        info["dump"] = str(path)
+        info["dump_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    except Exception as e:  # noqa: BLE001  (informational only)
+        info["dump_error"] = f"{type(e).__name__}: {e}"
+    for attr in ("CC", "CFLAGS", "LDFLAGS", "C_FLAGS", "COMPILE_FLAGS", "compiler_flags"):
+        v = getattr(build, attr, None)
+        if v is not None:
+            info[attr] = v() if callable(v) else (list(v) if isinstance(v, (list, tuple)) else v)
+    return info
+
+
+class GeneratedC:
+    name = "generated-c"
+
+    def __init__(self, precision: str = "f32", dump: str | None = None):
+        if precision != "f32":
+            raise ValueError("the benchmark compares float32 implementations")
+        self.dump = dump
+        self.ffi, self.lib = load_generated("cnn", precision, dump)
+        self.fn = {n: self._find(n) for n in
+                   ("workspace_size", "batch_grad", "sgd_update", "batch_predict")}
+        sizeof = self.ffi.sizeof
+        if sizeof("cnn_params") != 4 * N_PARAMS or sizeof("cnn_inputs") != 4 * N_INPUTS:
+            raise RuntimeError("generated structs do not have the expected layout: "
+                               f"cnn_params {sizeof('cnn_params')} bytes, "
+                               f"cnn_inputs {sizeof('cnn_inputs')} bytes")
+        self.set_threads(1)
+
+    def _find(self, fn: str):
+        for prefix in ("cnn_", "cnn_f32_"):
+            f = getattr(self.lib, prefix + fn, None)
+            if f is not None:
+                return f
+        raise AttributeError(f"generated library has no cnn_{fn}")
+
+    def set_threads(self, n: int) -> None:
+        self.threads = n
+        self.ws = np.zeros(max(1, int(self.fn["workspace_size"](n))), dtype=np.uint8)
+        self._pws = self.ffi.from_buffer("void *", self.ws)
+
+    def _p(self, ctype: str, a: np.ndarray):
+        return self.ffi.from_buffer(ctype, a, require_writable=False)
+
+    def batch_grad(self, w: np.ndarray, xs: np.ndarray) -> tuple[float, np.ndarray]:
+        xs = np.ascontiguousarray(xs, dtype=np.float32)
+        grad = np.empty(N_PARAMS, dtype=np.float32)
+        loss = np.empty(1, dtype=np.float32)
+        self.fn["batch_grad"](self._p("cnn_params *", w), self._p("cnn_inputs *", xs),
+                              xs.shape[0], self.threads, self._pws,
+                              self._p("cnn_params *", grad), self._p("float *", loss))
+        return float(loss[0]), grad
+
+    def prepare(self, xs: np.ndarray) -> np.ndarray:
+        xs = np.ascontiguousarray(xs, dtype=np.float32)
+        assert xs.shape[1] == N_INPUTS
+        return xs
+
+    def train_prepared(self, w: np.ndarray, xs: np.ndarray, batch: int, lr: float) -> np.ndarray:
+        nb = xs.shape[0] // batch
+        losses = np.empty(nb, dtype=np.float32)
+        grad = np.empty(N_PARAMS, dtype=np.float32)
+        bg, sgd = self.fn["batch_grad"], self.fn["sgd_update"]
+        pw, pg = self._p("cnn_params *", w), self._p("cnn_params *", grad)
+        px = self._p("cnn_inputs *", xs)
+        pl = self._p("float *", losses)
+        for k in range(nb):
+            bg(pw, px + k * batch, batch, self.threads, self._pws, pg, pl + k)
+            sgd(pw, pg, lr)
+        return losses
+
+    def predict_prepared(self, w: np.ndarray, xs: np.ndarray, batch: int) -> np.ndarray:
+        n = xs.shape[0]
+        out = np.empty((n, N_OUT), dtype=np.float32)
+        pw, px, po = (self._p("cnn_params *", w), self._p("cnn_inputs *", xs),
+                      self._p("float *", out))
+        for lo in range(0, n, batch):
+            self.fn["batch_predict"](pw, px + lo, min(batch, n - lo), self.threads, self._pws,
+                                     po + lo * N_OUT)
+        return out
+
+    def train(self, w: np.ndarray, xs: np.ndarray, batch: int, lr: float) -> np.ndarray:
+        return self.train_prepared(w, self.prepare(xs), batch, lr)
+
+    def predict(self, w: np.ndarray, xs: np.ndarray, batch: int) -> np.ndarray:
+        return self.predict_prepared(w, self.prepare(xs), batch)

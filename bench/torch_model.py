@@ -1,0 +1,99 @@
+"""PyTorch behind the benchmark's flat-buffer interface.
+
+The model itself is the project's PyTorch reference, ``runtime/torch_reference.py`` (its
+``forward`` and ``batch_loss``); this module only adapts the benchmark's flat buffers to it and
+supplies the timed loops, which run on tensors prepared before timing (no NumPy round trip per
+batch), with autograd and an in-place SGD update, as a PyTorch user would write them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from bench.model import PARAM_SPEC, param_slices, unpack_inputs
+from runtime import torch_reference as ref
+
+
+def params_from_flat(w: np.ndarray, device: str = "cpu", requires_grad: bool = True) -> dict:
+    """Parameter tensors in their dump shapes, copied from the flat vector."""
+    out = {}
+    for (name, shape, _), sl in zip(PARAM_SPEC, param_slices().values()):
+        t = torch.tensor(np.asarray(w[sl], dtype=np.float32).reshape(shape), device=device)
+        out[name] = t.requires_grad_(requires_grad)
+    return out
+
+
+def flat_from_params(ps) -> np.ndarray:
+    return torch.cat([p.detach().reshape(-1) for p in ps]).cpu().numpy().astype(np.float32)
+
+
+def to_tensors(xs: np.ndarray, device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """The benchmark's (n, 794) rows -> images (n, 28, 28) and integer labels (n,)."""
+    images, targets = unpack_inputs(xs)
+    labels = targets.argmax(axis=1)
+    if not np.array_equal(targets, np.eye(10, dtype=np.float32)[labels]):
+        raise ValueError("PyTorch reference needs one-hot targets")
+    return (torch.from_numpy(images).to(device), torch.from_numpy(labels).to(device))
+
+
+class TorchImpl:
+    """PyTorch (CPU or CUDA) with the benchmark's interface."""
+
+    def __init__(self, device: str = "cpu", name: str | None = None):
+        self.device = device
+        self.name = name or f"pytorch-{device}"
+        self.threads = torch.get_num_threads()
+
+    def set_threads(self, n: int) -> None:
+        if self.device == "cpu":
+            torch.set_num_threads(n)
+        self.threads = n
+
+    def sync(self) -> None:
+        if self.device.startswith("cuda"):
+            torch.cuda.synchronize()
+
+    def batch_grad(self, w: np.ndarray, xs: np.ndarray) -> tuple[float, np.ndarray]:
+        ps = params_from_flat(w, self.device)
+        x, y = to_tensors(xs, self.device)
+        loss = ref.batch_loss(ps, x, y)
+        grads = torch.autograd.grad(loss, list(ps.values()))
+        return float(loss.detach()), flat_from_params(grads)
+
+    def prepare(self, xs: np.ndarray):
+        """The data in this implementation's native form (done before timing)."""
+        return to_tensors(xs, self.device)
+
+    def train_prepared(self, w: np.ndarray, data, batch: int, lr: float) -> np.ndarray:
+        """SGD over prepared data; writes the final weights into ``w``; returns batch losses."""
+        x, y = data
+        ps = params_from_flat(w, self.device)
+        plist = list(ps.values())
+        nb = x.shape[0] // batch
+        losses = torch.empty(nb, device=self.device)
+        for k in range(nb):
+            loss = ref.batch_loss(ps, x[k * batch:(k + 1) * batch], y[k * batch:(k + 1) * batch])
+            grads = torch.autograd.grad(loss, plist)
+            with torch.no_grad():
+                for p, g in zip(plist, grads):
+                    p.sub_(g, alpha=lr)
+                losses[k] = loss
+        self.sync()
+        w[:] = flat_from_params(plist)
+        return losses.cpu().numpy()
+
+    def predict_prepared(self, w: np.ndarray, data, batch: int) -> np.ndarray:
+        x, _ = data
+        ps = params_from_flat(w, self.device, requires_grad=False)
+        with torch.inference_mode():
+            out = torch.cat([ref.forward(ps, x[lo:lo + batch])
+                             for lo in range(0, x.shape[0], batch)])
+        self.sync()
+        return out.cpu().numpy()
+
+    def train(self, w: np.ndarray, xs: np.ndarray, batch: int, lr: float) -> np.ndarray:
+        return self.train_prepared(w, self.prepare(xs), batch, lr)
+
+    def predict(self, w: np.ndarray, xs: np.ndarray, batch: int) -> np.ndarray:
+        return self.predict_prepared(w, self.prepare(xs), batch)

@@ -1,0 +1,196 @@
+"""Compile generated C with gcc and load it through cffi (API, out-of-line mode); compile the
+CUDA with ``nvcc -c``.
+
+Compiler flags (``CFLAGS``), and why:
+
+- ``-O3 -march=native``: vectorise the contiguous innermost loops for this machine. The cache
+  key includes the CPU, so a cached module is never loaded on a different processor.
+- ``-fopenmp``: the batch entry points run over samples in parallel.
+- ``-fno-math-errno``: ``exp`` need not set ``errno``, so it can be inlined and vectorised.
+- ``-fno-trapping-math``: we never look at floating-point exception flags; lets the compiler
+  if-convert the guarded (zero-padded) arithmetic.
+- ``-fno-signed-zeros``: lets ``x + 0`` and ``0 * x`` fold; the sign of a zero result is never
+  observable in what we compute.
+- ``-ffp-contract=fast``: allow fused multiply-add. This changes the last bits compared with
+  separate multiply and add, identically on every run of one build: the reproducibility claim
+  of docs/generated-api.md (same build, same thread count, same bits) holds.
+
+Deliberately not used: ``-fassociative-math`` (it would let the vectoriser reorder our sums, so
+the order of a reduction would depend on the vector width, and the fixed reduction order
+documented in the API would be a lie) and ``-ffinite-math-only`` (it would let the compiler
+assume no NaN or infinity, breaking NaN checks in callers and tests), hence no ``-ffast-math``.
+
+Cache: one directory per (model, precision, key) under ``cache_dir()`` (a per-user cache
+directory, or ``$PROVED_KERNELS_CACHE``), where key hashes the sources, the cffi declarations,
+the flags, gcc's and cffi's versions, Python's ABI and the CPU. A build happens in a private
+temporary directory under a file lock and is published with an atomic rename, so concurrent
+builders (threads or processes) all succeed and all load the same module.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import sysconfig
+from functools import lru_cache
+from pathlib import Path
+
+CFLAGS = ["-std=c11", "-O3", "-march=native", "-fopenmp", "-fno-math-errno",
+          "-fno-trapping-math", "-fno-signed-zeros", "-ffp-contract=fast"]
+LDFLAGS = ["-fopenmp"]
+WARNINGS = ["-Wall", "-Wextra", "-Werror"]
+NVCCFLAGS = ["-O3", "-std=c++17"]
+ENV_CACHE = "PROVED_KERNELS_CACHE"
+
+
+def cache_dir() -> Path:
+    env = os.environ.get(ENV_CACHE)
+    if env:
+        return Path(env)
+    import platformdirs
+    return Path(platformdirs.user_cache_dir("proved-kernels"))
+
+
+@lru_cache(maxsize=None)
+def _tool_version(tool: str) -> str:
+    try:
+        out = subprocess.run([tool, "--version"], capture_output=True, text=True, check=True)
+        return out.stdout.splitlines()[0] if out.stdout else ""
+    except (OSError, subprocess.CalledProcessError):
+        return "missing"
+
+
+@lru_cache(maxsize=None)
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith(("model name", "flags")):
+                return line
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _key(files: dict, cdef: str, flags: list) -> str:
+    import cffi
+    h = hashlib.sha256()
+    for part in [*(f"{n}\0{t}" for n, t in sorted(files.items())), cdef, " ".join(flags),
+                 _tool_version("gcc"), cffi.__version__, sys.version,
+                 sysconfig.get_config_var("EXT_SUFFIX") or "", platform.machine(), _cpu()]:
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:20]
+
+
+def compile_c(c_path: Path, out: Path, flags: list | None = None, warnings: bool = True) -> None:
+    """Compile one generated C file to an object (a check: the cffi build links its own)."""
+    cmd = ["gcc", *(flags if flags is not None else CFLAGS), *(WARNINGS if warnings else []),
+           "-c", str(c_path), "-o", str(out)]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"gcc failed ({' '.join(cmd)}):\n{res.stderr}")
+
+
+def nvcc_available() -> bool:
+    return shutil.which("nvcc") is not None
+
+
+def compile_cuda(cu_path: Path, out: Path, flags: list | None = None) -> Path:
+    """``nvcc -c`` the generated .cu into an object file (no GPU needed)."""
+    cmd = ["nvcc", *(flags if flags is not None else NVCCFLAGS), "-c", str(cu_path),
+           "-o", str(out)]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"nvcc failed ({' '.join(cmd)}):\n{res.stderr}")
+    return out
+
+
+def write_if_changed(path: Path, text: str) -> bool:
+    """Write a file only when its content changes (keeps timestamps and caches quiet)."""
+    if path.exists() and path.read_text() == text:
+        return False
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return True
+
+
+def _import(name: str, directory: Path):
+    so = next(p for p in directory.iterdir() if p.name.startswith(name + ".") and
+              p.suffix in (".so", ".pyd"))
+    if name in sys.modules:
+        mod = sys.modules[name]
+    else:
+        spec = importlib.util.spec_from_file_location(name, so)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        sys.modules[name] = mod
+    return mod.ffi, mod.lib
+
+
+def build(model_name: str, precision: str, files: dict, cdef: str,
+          flags: list | None = None) -> tuple:
+    """Build (or find in the cache) the cffi module of generated sources; return (ffi, lib)."""
+    import cffi
+    from filelock import FileLock
+    flags = list(flags if flags is not None else CFLAGS)
+    key = _key(files, cdef, flags)
+    name = f"_pk_{model_name}_{precision}_{key}"
+    root = cache_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / name
+    if not (final / "ok").exists():
+        with FileLock(str(root / f"{name}.lock")):
+            if not (final / "ok").exists():
+                tmp = root / f"{name}.tmp{os.getpid()}"
+                shutil.rmtree(tmp, ignore_errors=True)
+                tmp.mkdir()
+                for fname, text in files.items():
+                    (tmp / fname).write_text(text)
+                c_file = next(f for f in files if f.endswith(".c"))
+                h_file = next(f for f in files if f.endswith(".h"))
+                ffi = cffi.FFI()
+                ffi.cdef(cdef)
+                ffi.set_source(name, f'#include "{h_file}"', sources=[str(tmp / c_file)],
+                               include_dirs=[str(tmp)], extra_compile_args=flags,
+                               extra_link_args=LDFLAGS)
+                ffi.compile(tmpdir=str(tmp), verbose=False)
+                (tmp / "ok").write_text(key)
+                shutil.rmtree(final, ignore_errors=True)
+                os.rename(tmp, final)
+    return _import(name, final)
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def dump_path(model: str, make: bool = True) -> Path:
+    """``build/dump/<model>.json``; when missing and ``make``, run ``make dump`` to create it."""
+    path = ROOT / "build" / "dump" / f"{model}.json"
+    if not path.exists() and make:
+        res = subprocess.run(["make", "dump"], cwd=ROOT, capture_output=True, text=True)
+        if res.returncode != 0 or not path.exists():
+            raise FileNotFoundError(
+                f"no dump at {path}, and `make dump` did not create one:\n"
+                f"{res.stdout[-2000:]}{res.stderr[-2000:]}")
+    return path
+
+
+def load(model, precision: str = "f32", dump=None, options=None) -> tuple:
+    """(ffi, lib) of a model's generated C: ``model`` is a name (its dump is ``dump``, a path
+    or a decoded JSON value, else ``build/dump/<model>.json``) or a parsed ``ir.Model``."""
+    from . import dump as dump_mod
+    from .lower import Options
+    from .sources import generate
+    if isinstance(model, str):
+        if dump is None:
+            dump = dump_path(model)
+        m = dump_mod.load(dump) if isinstance(dump, (str, Path)) else dump_mod.parse(dump)
+    else:
+        m = model
+    g = generate(m, precision, options or Options())
+    return build(m.name, precision, g.files, g.cdef)

@@ -1,0 +1,468 @@
+"""Read an expression dump (docs/dump-format.md), check it, and build the typed IR.
+
+``parse(data)`` checks, in this order, and raises ``DumpError`` at the first problem with one
+message that names the JSON path of the offending value (``$.chain[2].expr.body.a``):
+
+1. the top level: format, a version this extractor knows, the keys and their types;
+2. every expression: known ``op``, the fields that op needs, declared sort and shape equal to
+   the ones computed from the children (§4), relations between shapes (same tree structure),
+   de Bruijn indices in scope (§3), no ``d_`` placeholder in a forward binding, no gradient
+   placeholder used before its entry;
+3. the gradient list (one entry per chain binding, last first, then one per param), names
+   unique, C identifiers that are not C/CUDA keywords, outputs naming chain bindings;
+4. the JSON Schema ``docs/dump-format.schema.json`` (when present), as a backstop for anything
+   the checks above do not cover (unknown keys, for instance).
+
+Nothing is written by this module; the CLI only writes once parsing succeeded.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import ir
+
+FORMAT = "ad-expression-dump"
+VERSIONS = (1,)
+SCHEMA = Path(__file__).resolve().parent.parent / "docs" / "dump-format.schema.json"
+
+C_KEYWORDS = frozenset("""
+auto break case char const continue default do double else enum extern float for goto if inline
+int long register restrict return short signed sizeof static struct switch typedef union unsigned
+void volatile while _Bool _Complex _Imaginary _Alignas _Alignof _Atomic _Generic _Noreturn
+_Static_assert _Thread_local bool true false class new delete template this namespace operator
+private public protected virtual friend typename using real size_t NULL main exp expf
+logistic idx sample imin imax
+""".split())
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class DumpError(ValueError):
+    """A dump that is not valid; ``path`` is the JSON path of the offending value."""
+
+    def __init__(self, path: str, message: str):
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.message = message
+
+
+def _req(cond: bool, path: str, message: str) -> None:
+    if not cond:
+        raise DumpError(path, message)
+
+
+def _shape(x: Any, path: str) -> ir.Shape:
+    if isinstance(x, bool) or not (isinstance(x, int) or isinstance(x, list)):
+        raise DumpError(path, f"not a shape: {json.dumps(x)[:60]}")
+    if isinstance(x, int):
+        _req(x >= 0, path, f"a shape leaf must be a natural number, got {x}")
+        return x
+    _req(len(x) == 2, path, f"a product shape is a two-element array, got {len(x)} elements")
+    return (_shape(x[0], f"{path}[0]"), _shape(x[1], f"{path}[1]"))
+
+
+def _same(s: ir.Shape, p: ir.Shape, path: str, what: str) -> None:
+    _req(ir.same_structure(s, p), path,
+         f"{what}: shapes {ir.show_shape(s)} and {ir.show_shape(p)} differ in tree structure")
+
+
+@dataclass(frozen=True)
+class _Entry:
+    name: str
+    sort: str
+    shape: ir.Shape
+    kind: str          # context | chain | grad | index
+
+
+# op -> field names (besides op/sort/shape); bodies are parsed in an extended scope
+_FIELDS = {
+    "var": ("idx",), "zero": (), "one": (),
+    "imaps": ("s", "body"), "sels": ("a", "i"),
+    "imap": ("s", "body"), "sel": ("a", "i"),
+    "imapb": ("s", "p", "body"), "selb": ("s", "p", "a", "i"),
+    "sum": ("s", "body"), "zero_but": ("i", "j", "a"),
+    "slide": ("s", "p", "i", "a"), "backslide": ("s", "p", "i", "a"),
+    "logistic": ("a",), "bin": ("fn", "a", "b"), "scaledown": ("n", "a"), "minus": ("a",),
+    "div": ("s", "p", "i"), "mod": ("s", "p", "i"),
+    "ix_plus": ("s", "p", "i", "j"),
+    "ix_minus": ("s", "p", "i", "j", "body"), "ix_minus_r": ("s", "p", "i", "j", "body"),
+}
+_BINDER_ROLE = {"imaps": "i", "imap": "i", "imapb": "i", "sum": "t",
+                "ix_minus": "k", "ix_minus_r": "k"}
+
+
+class _ExprParser:
+    """Parses one top-level expression; ``forbidden`` are placeholder names not yet usable."""
+
+    def __init__(self, forbidden: dict[str, str], reserved: set[str]):
+        self.forbidden = forbidden      # name -> reason
+        self.reserved = reserved        # array names: binder names avoid them
+        self.counts: dict[str, int] = {}
+
+    def fresh(self, role: str, depth: int) -> str:
+        # named by role and binder depth: nested binders get distinct names, and equal
+        # subterms at equal depths get equal names (so later passes can share their work)
+        name = f"{role}{depth}"
+        while name in self.reserved:
+            name += "_"
+        return name
+
+    def node(self, x: Any, scope: list[_Entry], path: str) -> ir.Node:
+        _req(isinstance(x, dict), path, "an expression must be an object")
+        _req("op" in x, path, "missing key 'op'")
+        op = x["op"]
+        _req(op in _FIELDS, path + ".op", f"unknown node {op!r}")
+        for key in ("sort", "shape") + _FIELDS[op]:
+            _req(key in x, path, f"missing key {key!r} of node {op!r}")
+        extra = set(x) - {"op", "sort", "shape", *_FIELDS[op]}
+        _req(not extra, path, f"unexpected key(s) {sorted(extra)} in node {op!r}")
+        sort = x["sort"]
+        _req(sort in ("ar", "ix"), path + ".sort", f"sort must be 'ar' or 'ix', got {sort!r}")
+        shape = _shape(x["shape"], path + ".shape")
+        node = getattr(self, "op_" + op)(x, scope, path)
+        _req(node.sort == sort, path + ".sort",
+             f"node {op!r} has sort {node.sort!r}, declared {sort!r}")
+        _req(node.shape == shape, path + ".shape",
+             f"node {op!r} has shape {ir.show_shape(node.shape)}, declared "
+             f"{ir.show_shape(shape)}")
+        return node
+
+    # children ---------------------------------------------------------------------------
+    def ar(self, x: dict, key: str, scope, path: str) -> ir.Node:
+        n = self.node(x[key], scope, f"{path}.{key}")
+        _req(n.sort == "ar", f"{path}.{key}", "expected an array expression (sort 'ar')")
+        return n
+
+    def ix(self, x: dict, key: str, scope, path: str, shape: ir.Shape | None = None) -> ir.Node:
+        n = self.node(x[key], scope, f"{path}.{key}")
+        _req(n.sort == "ix", f"{path}.{key}", "expected an index expression (sort 'ix')")
+        if shape is not None:
+            _req(n.shape == shape, f"{path}.{key}",
+                 f"index of shape {ir.show_shape(n.shape)} where {ir.show_shape(shape)} "
+                 f"is expected")
+        return n
+
+    def ashape(self, node: ir.Node, shape: ir.Shape, path: str) -> None:
+        _req(node.shape == shape, path,
+             f"array of shape {ir.show_shape(node.shape)} where {ir.show_shape(shape)} is "
+             f"expected")
+
+    def body(self, x: dict, op: str, ishape: ir.Shape, scope, path: str):
+        var = self.fresh(_BINDER_ROLE[op], sum(e.kind == "index" for e in scope))
+        inner = scope + [_Entry(var, "ix", ishape, "index")]
+        return var, self.ar(x, "body", inner, path)
+
+    def sp(self, x: dict, path: str):
+        s = _shape(x["s"], path + ".s")
+        p = _shape(x["p"], path + ".p")
+        _same(s, p, path, "s and p")
+        return s, p
+
+    # nodes --------------------------------------------------------------------------------
+    def op_var(self, x, scope, path):
+        idx = x["idx"]
+        _req(isinstance(idx, int) and not isinstance(idx, bool) and idx >= 0, path + ".idx",
+             f"a de Bruijn index is a natural number, got {idx!r}")
+        _req(idx < len(scope), path + ".idx",
+             f"variable {idx} out of scope (only {len(scope)} variable(s) in scope)")
+        e = scope[len(scope) - 1 - idx]
+        if e.name in self.forbidden:
+            raise DumpError(path, f"refers to {e.name!r}: {self.forbidden[e.name]}")
+        return ir.Var(e.shape, e.name, e.kind, e.sort)
+
+    def op_zero(self, x, scope, path):
+        return ir.Zero(_shape(x["shape"], path + ".shape"))
+
+    def op_one(self, x, scope, path):
+        return ir.One(_shape(x["shape"], path + ".shape"))
+
+    def op_imaps(self, x, scope, path):
+        s = _shape(x["s"], path + ".s")
+        var, body = self.body(x, "imaps", s, scope, path)
+        self.ashape(body, 1, path + ".body")
+        return ir.IMapS(s, s, var, body)
+
+    def op_sels(self, x, scope, path):
+        a = self.ar(x, "a", scope, path)
+        i = self.ix(x, "i", scope, path, a.shape)
+        return ir.SelS(1, a, i)
+
+    def op_imap(self, x, scope, path):
+        s = _shape(x["s"], path + ".s")
+        var, body = self.body(x, "imap", s, scope, path)
+        return ir.IMap((s, body.shape), s, var, body)
+
+    def op_sel(self, x, scope, path):
+        a = self.ar(x, "a", scope, path)
+        _req(isinstance(a.shape, tuple), path + ".a",
+             f"sel needs an array of product shape, got {ir.show_shape(a.shape)}")
+        i = self.ix(x, "i", scope, path, a.shape[0])
+        return ir.Sel(a.shape[1], a, i)
+
+    def op_imapb(self, x, scope, path):
+        s, p = self.sp(x, path)
+        var, body = self.body(x, "imapb", s, scope, path)
+        self.ashape(body, p, path + ".body")
+        return ir.IMapB(ir.shape_times(s, p), s, p, var, body)
+
+    def op_selb(self, x, scope, path):
+        s, p = self.sp(x, path)
+        a = self.ar(x, "a", scope, path)
+        self.ashape(a, ir.shape_times(s, p), path + ".a")
+        i = self.ix(x, "i", scope, path, s)
+        return ir.SelB(p, s, p, a, i)
+
+    def op_sum(self, x, scope, path):
+        s = _shape(x["s"], path + ".s")
+        var, body = self.body(x, "sum", s, scope, path)
+        return ir.Sum(body.shape, s, var, body)
+
+    def op_zero_but(self, x, scope, path):
+        i = self.ix(x, "i", scope, path)
+        j = self.ix(x, "j", scope, path, i.shape)
+        a = self.ar(x, "a", scope, path)
+        return ir.ZeroBut(a.shape, i, j, a)
+
+    def op_slide(self, x, scope, path):
+        s, p = self.sp(x, path)
+        i = self.ix(x, "i", scope, path, s)
+        a = self.ar(x, "a", scope, path)
+        self.ashape(a, ir.shape_plus(s, p), path + ".a")
+        return ir.Slide(ir.shape_suc(p), s, p, i, a)
+
+    def op_backslide(self, x, scope, path):
+        s, p = self.sp(x, path)
+        i = self.ix(x, "i", scope, path, s)
+        a = self.ar(x, "a", scope, path)
+        self.ashape(a, ir.shape_suc(p), path + ".a")
+        return ir.Backslide(ir.shape_plus(s, p), s, p, i, a)
+
+    def op_logistic(self, x, scope, path):
+        a = self.ar(x, "a", scope, path)
+        return ir.Logistic(a.shape, a)
+
+    def op_bin(self, x, scope, path):
+        fn = x["fn"]
+        _req(fn in ("plus", "mul"), path + ".fn", f"fn must be 'plus' or 'mul', got {fn!r}")
+        a = self.ar(x, "a", scope, path)
+        b = self.ar(x, "b", scope, path)
+        self.ashape(b, a.shape, path + ".b")
+        return ir.Bin(a.shape, fn, a, b)
+
+    def op_scaledown(self, x, scope, path):
+        n = x["n"]
+        _req(isinstance(n, int) and not isinstance(n, bool) and n >= 1, path + ".n",
+             f"scaledown needs an integer n >= 1, got {n!r}")
+        a = self.ar(x, "a", scope, path)
+        return ir.ScaleDown(a.shape, n, a)
+
+    def op_minus(self, x, scope, path):
+        a = self.ar(x, "a", scope, path)
+        return ir.Minus(a.shape, a)
+
+    def op_div(self, x, scope, path):
+        s, p = self.sp(x, path)
+        i = self.ix(x, "i", scope, path, ir.shape_times(s, p))
+        return ir.Div(s, s, p, i)
+
+    def op_mod(self, x, scope, path):
+        s, p = self.sp(x, path)
+        i = self.ix(x, "i", scope, path, ir.shape_times(s, p))
+        return ir.Mod(p, s, p, i)
+
+    def op_ix_plus(self, x, scope, path):
+        s, p = self.sp(x, path)
+        i = self.ix(x, "i", scope, path, s)
+        j = self.ix(x, "j", scope, path, ir.shape_suc(p))
+        return ir.IxPlus(ir.shape_plus(s, p), s, p, i, j)
+
+    def op_ix_minus(self, x, scope, path):
+        s, p = self.sp(x, path)
+        i = self.ix(x, "i", scope, path, ir.shape_plus(s, p))
+        j = self.ix(x, "j", scope, path, s)
+        var, body = self.body(x, "ix_minus", ir.shape_suc(p), scope, path)
+        return ir.IxMinus(body.shape, s, p, i, j, var, body)
+
+    def op_ix_minus_r(self, x, scope, path):
+        s, p = self.sp(x, path)
+        i = self.ix(x, "i", scope, path, ir.shape_plus(s, p))
+        j = self.ix(x, "j", scope, path, ir.shape_suc(p))
+        var, body = self.body(x, "ix_minus_r", s, scope, path)
+        return ir.IxMinusR(body.shape, s, p, i, j, var, body)
+
+
+def _name(x: Any, path: str, used: dict[str, str]) -> str:
+    _req(isinstance(x, str) and _IDENT.fullmatch(x) is not None, path,
+         f"not a C identifier: {json.dumps(x)[:60]}")
+    _req(x not in C_KEYWORDS, path, f"name {x!r} is a C/CUDA keyword or reserved by the "
+                                    f"generated code")
+    _req(x not in used, path, f"name {x!r} is already used at {used.get(x)}")
+    used[x] = path
+    return x
+
+
+def _list(d: dict, key: str) -> list:
+    _req(isinstance(d[key], list), f"$.{key}", "expected an array")
+    return d[key]
+
+
+def _obj(x: Any, path: str, keys: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict:
+    _req(isinstance(x, dict), path, "expected an object")
+    for k in keys:
+        _req(k in x, path, f"missing key {k!r}")
+    extra = set(x) - set(keys) - set(optional)
+    _req(not extra, path, f"unexpected key(s) {sorted(extra)}")
+    return x
+
+
+def dump_hash(data: dict) -> str:
+    canon = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(canon).hexdigest()
+
+
+def parse(data: Any, *, schema: bool = True) -> ir.Model:
+    """Check a dump (a decoded JSON value) and return its IR; raises DumpError."""
+    _req(isinstance(data, dict), "$", "a dump is a JSON object")
+    if "version" in data:
+        v = data["version"]
+        _req(v in VERSIONS and not isinstance(v, bool), "$.version",
+             f"unsupported dump version {json.dumps(v)} (this extractor reads version "
+             f"{', '.join(map(str, VERSIONS))})")
+    _obj(data, "$", ("format", "version", "model", "generator", "context", "chain", "seed",
+                     "gradients"), ("outputs",))
+    _req(data["format"] == FORMAT, "$.format", f"expected {FORMAT!r}, got {data['format']!r}")
+    _req(isinstance(data["model"], str) and _IDENT.fullmatch(data["model"]) is not None,
+         "$.model", f"the model name must be a C identifier, got {data['model']!r}")
+    _req(isinstance(data["generator"], str), "$.generator", "expected a string")
+
+    used: dict[str, str] = {}
+    scope: list[_Entry] = []
+    context = []
+    for n, c in enumerate(_list(data, "context")):
+        path = f"$.context[{n}]"
+        _obj(c, path, ("name", "shape", "role"))
+        name = _name(c["name"], path + ".name", used)
+        shape = _shape(c["shape"], path + ".shape")
+        _req(c["role"] in ("input", "param"), path + ".role",
+             f"role must be 'input' or 'param', got {c['role']!r}")
+        context.append(ir.Array(name, shape, "context", c["role"]))
+        scope.append(_Entry(name, "ar", shape, "context"))
+
+    chain_json = _list(data, "chain")
+    grads_json = _list(data, "gradients")
+    # placeholder names: the gradient entry for binding b (its name, normally "d_" + b)
+    placeholder = {}
+    for n, g in enumerate(grads_json):
+        if isinstance(g, dict) and isinstance(g.get("wrt"), str) and isinstance(g.get("name"), str):
+            placeholder.setdefault(g["wrt"], g["name"])
+
+    reserved = {c.name for c in context}
+    for b in chain_json:
+        if isinstance(b, dict) and isinstance(b.get("name"), str):
+            reserved.add(b["name"])
+            reserved.add(placeholder.get(b["name"], "d_" + b["name"]))
+
+    chain = []
+    for k, b in enumerate(chain_json):
+        path = f"$.chain[{k}]"
+        _obj(b, path, ("name", "shape", "expr"))
+        name = _name(b["name"], path + ".name", used)
+        shape = _shape(b["shape"], path + ".shape")
+        forbidden = {e.name: "a forward binding may not use a derivative placeholder"
+                     for e in scope if e.kind == "grad"}
+        expr = _ExprParser(forbidden, reserved).ar(b, "expr", scope, path)
+        _req(expr.shape == shape, path + ".expr",
+             f"binding {name!r} of shape {ir.show_shape(shape)} has an expression of shape "
+             f"{ir.show_shape(expr.shape)}")
+        chain.append(ir.Array(name, shape, "chain", "", expr))
+        d_name = placeholder.get(name, "d_" + name)
+        scope.append(_Entry(d_name, "ar", shape, "grad"))
+        scope.append(_Entry(name, "ar", shape, "chain"))
+
+    pending = {e.name: "a gradient placeholder used before its gradient entry"
+               for e in scope if e.kind == "grad"}
+    seed = _obj(data["seed"], "$.seed", ("of", "expr"))
+    bindings = {b.name: b for b in chain}
+    _req(seed["of"] in bindings, "$.seed.of", f"not a chain binding: {seed['of']!r}")
+    seed_expr = _ExprParser(dict(pending), reserved).ar(seed, "expr", scope, "$.seed")
+    _req(seed_expr.shape == bindings[seed["of"]].shape, "$.seed.expr",
+         f"the seed of {seed['of']!r} must have shape "
+         f"{ir.show_shape(bindings[seed['of']].shape)}, got {ir.show_shape(seed_expr.shape)}")
+
+    expected = [b.name for b in reversed(chain)] + [c.name for c in context
+                                                     if c.role == "param"]
+    _req(len(grads_json) == len(expected), "$.gradients",
+         f"expected {len(expected)} entries (one per chain binding, last first, then one per "
+         f"param), got {len(grads_json)}")
+    shapes = {a.name: a.shape for a in (*context, *chain)}
+    gradients = []
+    for n, g in enumerate(grads_json):
+        path = f"$.gradients[{n}]"
+        _obj(g, path, ("name", "wrt", "shape", "expr"))
+        _req(g["wrt"] == expected[n], path + ".wrt",
+             f"expected the gradient with respect to {expected[n]!r}, got {g['wrt']!r}")
+        if g["wrt"] in bindings:
+            _req(g["name"] == "d_" + g["wrt"], path + ".name",
+                 f"the gradient of binding {g['wrt']!r} must be named {'d_' + g['wrt']!r}, got "
+                 f"{g['name']!r}")
+            pending.pop(g["name"], None)  # its own placeholder: still forbidden below
+        name = _name(g["name"], path + ".name", used)
+        shape = _shape(g["shape"], path + ".shape")
+        _req(shape == shapes[g["wrt"]], path + ".shape",
+             f"{g['wrt']!r} has shape {ir.show_shape(shapes[g['wrt']])}, not "
+             f"{ir.show_shape(shape)}")
+        forbidden = dict(pending)
+        if g["wrt"] in bindings:
+            forbidden[g["name"]] = "a gradient may not use its own placeholder"
+        expr = _ExprParser(forbidden, reserved).ar(g, "expr", scope, path)
+        _req(expr.shape == shape, path + ".expr",
+             f"gradient {name!r} of shape {ir.show_shape(shape)} has an expression of shape "
+             f"{ir.show_shape(expr.shape)}")
+        gradients.append(ir.Array(name, shape, "grad", g["wrt"], expr))
+
+    outputs = ()
+    if "outputs" in data:
+        outs = data["outputs"]
+        _req(isinstance(outs, dict), "$.outputs", "expected an object")
+        for key, val in outs.items():
+            _req(_IDENT.fullmatch(str(key)) is not None, f"$.outputs.{key}",
+                 "an output key must be a C identifier")
+            _req(val in bindings, f"$.outputs.{key}", f"not a chain binding: {val!r}")
+        outputs = tuple(sorted(outs.items()))
+
+    if schema:
+        _check_schema(data)
+
+    model = ir.Model(data["model"], data["version"], data["generator"], tuple(context),
+                     tuple(chain), seed["of"], seed_expr, tuple(gradients), outputs,
+                     dump_hash(data))
+    model.arrays.update({a.name: a for a in (*context, *chain, *gradients)})
+    return model
+
+
+def _check_schema(data: dict) -> None:
+    if not SCHEMA.exists():
+        return
+    import jsonschema
+    schema = json.loads(SCHEMA.read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    err = jsonschema.exceptions.best_match(validator.iter_errors(data))
+    if err is not None:
+        path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}"
+                             for p in err.absolute_path)
+        raise DumpError(path, f"does not match the schema: {err.message[:200]}")
+
+
+def load(path: str | Path) -> ir.Model:
+    """Read and parse a dump file; a file that is not JSON is reported as a DumpError."""
+    text = Path(path).read_text()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DumpError("$", f"not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})")
+    return parse(data)

@@ -1,0 +1,391 @@
+"""The typed IR of an expression dump (docs/dump-format.md §4), as frozen dataclasses.
+
+Invariants (established by ``extract.dump.parse``, relied on by every pass):
+
+- every node carries its ``shape`` (a ``Shape``: an ``int`` leaf or a pair ``(s, p)``) and its
+  sort (class attribute ``sort``: ``"ar"`` or ``"ix"``), and the shape agrees with its children
+  by the rules of §4;
+- variables are resolved: a ``Var`` names an array of the model (``kind`` is ``"context"``,
+  ``"chain"`` or ``"grad"``) or an index variable bound by an enclosing binder (``kind`` is
+  ``"index"``); binder variables are named by role and depth (``i0`` for an outermost imap,
+  ``t1`` for a sum under one binder, ``k2`` for the ix_minus family), so nested binders have
+  distinct names and equal subterms at equal depths are equal;
+- nodes are hashable and compare structurally, so passes may memoise on them.
+
+``show`` prints an expression as one readable line per binder, for debugging.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+Shape = Union[int, tuple]  # int leaf, or a pair (Shape, Shape)
+
+
+# ---------------------------------------------------------------------------------------------
+# shapes
+
+def leaves(s: Shape) -> tuple[int, ...]:
+    """The leaves of a shape, left to right (the dimensions of its row-major layout)."""
+    if isinstance(s, int):
+        return (s,)
+    return leaves(s[0]) + leaves(s[1])
+
+
+def size(s: Shape) -> int:
+    n = 1
+    for leaf in leaves(s):
+        n *= leaf
+    return n
+
+
+def same_structure(s: Shape, p: Shape) -> bool:
+    if isinstance(s, int) or isinstance(p, int):
+        return isinstance(s, int) and isinstance(p, int)
+    return same_structure(s[0], p[0]) and same_structure(s[1], p[1])
+
+
+def leafwise(f, s: Shape, p: Shape) -> Shape:
+    if isinstance(s, int):
+        return f(s, p)
+    return (leafwise(f, s[0], p[0]), leafwise(f, s[1], p[1]))
+
+
+def shape_plus(s: Shape, p: Shape) -> Shape:   # s + p ≈ r
+    return leafwise(lambda a, b: a + b, s, p)
+
+
+def shape_suc(p: Shape) -> Shape:              # suc p ≈ u
+    return leafwise(lambda a, _: a + 1, p, p)
+
+
+def shape_times(s: Shape, p: Shape) -> Shape:  # s * p ≈ q
+    return leafwise(lambda a, b: a * b, s, p)
+
+
+def show_shape(s: Shape) -> str:
+    if isinstance(s, int):
+        return str(s)
+    return f"[{show_shape(s[0])}, {show_shape(s[1])}]"
+
+
+def shape_from_json(x) -> Shape:
+    if isinstance(x, list):
+        return (shape_from_json(x[0]), shape_from_json(x[1]))
+    return x
+
+
+# ---------------------------------------------------------------------------------------------
+# expression nodes
+
+@dataclass(frozen=True)
+class Node:
+    shape: Shape
+    sort = "ar"
+
+    child_fields = ()   # names of the child nodes (class attribute, not a field)
+
+    def children(self) -> tuple["Node", ...]:
+        return tuple(getattr(self, f) for f in self.child_fields)
+
+
+@dataclass(frozen=True)
+class Var(Node):
+    name: str = ""
+    kind: str = "context"   # context | chain | grad | index
+    var_sort: str = "ar"
+
+    @property
+    def sort(self):  # type: ignore[override]
+        return self.var_sort
+
+
+@dataclass(frozen=True)
+class Zero(Node):
+    pass
+
+
+@dataclass(frozen=True)
+class One(Node):
+    pass
+
+
+@dataclass(frozen=True)
+class IMapS(Node):
+    s: Shape = 1
+    var: str = ""
+    body: Node = None
+    child_fields = ("body",)
+
+
+@dataclass(frozen=True)
+class SelS(Node):
+    a: Node = None
+    i: Node = None
+    child_fields = ("a", "i")
+
+
+@dataclass(frozen=True)
+class IMap(Node):
+    s: Shape = 1
+    var: str = ""
+    body: Node = None
+    child_fields = ("body",)
+
+
+@dataclass(frozen=True)
+class Sel(Node):
+    a: Node = None
+    i: Node = None
+    child_fields = ("a", "i")
+
+
+@dataclass(frozen=True)
+class IMapB(Node):
+    s: Shape = 1
+    p: Shape = 1
+    var: str = ""
+    body: Node = None
+    child_fields = ("body",)
+
+
+@dataclass(frozen=True)
+class SelB(Node):
+    s: Shape = 1
+    p: Shape = 1
+    a: Node = None
+    i: Node = None
+    child_fields = ("a", "i")
+
+
+@dataclass(frozen=True)
+class Sum(Node):
+    s: Shape = 1
+    var: str = ""
+    body: Node = None
+    child_fields = ("body",)
+
+
+@dataclass(frozen=True)
+class ZeroBut(Node):
+    i: Node = None
+    j: Node = None
+    a: Node = None
+    child_fields = ("i", "j", "a")
+
+
+@dataclass(frozen=True)
+class Slide(Node):
+    s: Shape = 1
+    p: Shape = 1
+    i: Node = None
+    a: Node = None
+    child_fields = ("i", "a")
+
+
+@dataclass(frozen=True)
+class Backslide(Node):
+    s: Shape = 1
+    p: Shape = 1
+    i: Node = None
+    a: Node = None
+    child_fields = ("i", "a")
+
+
+@dataclass(frozen=True)
+class Logistic(Node):
+    a: Node = None
+    child_fields = ("a",)
+
+
+@dataclass(frozen=True)
+class Bin(Node):
+    fn: str = "plus"        # plus | mul
+    a: Node = None
+    b: Node = None
+    child_fields = ("a", "b")
+
+
+@dataclass(frozen=True)
+class ScaleDown(Node):
+    n: int = 1
+    a: Node = None
+    child_fields = ("a",)
+
+
+@dataclass(frozen=True)
+class Minus(Node):
+    a: Node = None
+    child_fields = ("a",)
+
+
+@dataclass(frozen=True)
+class Div(Node):
+    sort = "ix"
+    s: Shape = 1
+    p: Shape = 1
+    i: Node = None
+    child_fields = ("i",)
+
+
+@dataclass(frozen=True)
+class Mod(Node):
+    sort = "ix"
+    s: Shape = 1
+    p: Shape = 1
+    i: Node = None
+    child_fields = ("i",)
+
+
+@dataclass(frozen=True)
+class IxPlus(Node):
+    sort = "ix"
+    s: Shape = 1
+    p: Shape = 1
+    i: Node = None
+    j: Node = None
+    child_fields = ("i", "j")
+
+
+@dataclass(frozen=True)
+class IxMinus(Node):
+    """``k = i − j`` with ``k`` of shape ``u`` (``suc p ≈ u``); body evaluated at ``k``."""
+    s: Shape = 1
+    p: Shape = 1
+    i: Node = None
+    j: Node = None
+    var: str = ""
+    body: Node = None
+    child_fields = ("i", "j", "body")
+
+
+@dataclass(frozen=True)
+class IxMinusR(Node):
+    """``k = i − j`` with ``k`` of shape ``s``; body evaluated at ``k``."""
+    s: Shape = 1
+    p: Shape = 1
+    i: Node = None
+    j: Node = None
+    var: str = ""
+    body: Node = None
+    child_fields = ("i", "j", "body")
+
+
+BINDERS = (IMapS, IMap, IMapB, Sum, IxMinus, IxMinusR)
+
+
+# ---------------------------------------------------------------------------------------------
+# the model
+
+@dataclass(frozen=True)
+class Array:
+    """A named array of the model: a context variable, a chain binding or a gradient entry."""
+    name: str
+    shape: Shape
+    kind: str                 # context | chain | grad
+    role: str = ""            # context: input | param; grad: the name it is taken w.r.t.
+    expr: Node | None = None  # chain bindings and gradients
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    version: int
+    generator: str
+    context: tuple[Array, ...]
+    chain: tuple[Array, ...]
+    seed_of: str
+    seed: Node
+    gradients: tuple[Array, ...]
+    outputs: tuple[tuple[str, str], ...] = ()
+    dump_hash: str = ""
+    arrays: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def inputs(self) -> tuple[Array, ...]:
+        return tuple(a for a in self.context if a.role == "input")
+
+    @property
+    def params(self) -> tuple[Array, ...]:
+        return tuple(a for a in self.context if a.role == "param")
+
+    def output(self, key: str) -> str | None:
+        return dict(self.outputs).get(key)
+
+    def param_gradient(self, param: str) -> Array:
+        return next(g for g in self.gradients if g.role == param)
+
+
+# ---------------------------------------------------------------------------------------------
+# debug printer
+
+def show(e: Node) -> str:
+    """A compact one-line rendering of an expression (for error messages and debugging)."""
+    if isinstance(e, Var):
+        return e.name
+    if isinstance(e, Zero):
+        return "zero"
+    if isinstance(e, One):
+        return "one"
+    if isinstance(e, (IMapS, IMap, Sum)):
+        op = {IMapS: "imaps", IMap: "imap", Sum: "sum"}[type(e)]
+        return f"{op} {e.var}<{show_shape(e.s)}>. {show(e.body)}"
+    if isinstance(e, IMapB):
+        return f"imapb {e.var}<{show_shape(e.s)}|{show_shape(e.p)}>. {show(e.body)}"
+    if isinstance(e, (SelS, Sel)):
+        return f"{_atom(e.a)}[{show(e.i)}]"
+    if isinstance(e, SelB):
+        return f"{_atom(e.a)}[{show(e.i)} block {show_shape(e.p)}]"
+    if isinstance(e, ZeroBut):
+        return f"({show(e.i)} == {show(e.j)} ? {show(e.a)} : 0)"
+    if isinstance(e, Slide):
+        return f"slide({show(e.i)}, {show(e.a)})"
+    if isinstance(e, Backslide):
+        return f"backslide({show(e.i)}, {show(e.a)})"
+    if isinstance(e, Logistic):
+        return f"logistic({show(e.a)})"
+    if isinstance(e, Bin):
+        op = "+" if e.fn == "plus" else "*"
+        return f"{_atom(e.a)} {op} {_atom(e.b)}"
+    if isinstance(e, ScaleDown):
+        return f"{_atom(e.a)} / {e.n}"
+    if isinstance(e, Minus):
+        return f"-{_atom(e.a)}"
+    if isinstance(e, Div):
+        return f"{_atom(e.i)} div {show_shape(e.p)}"
+    if isinstance(e, Mod):
+        return f"{_atom(e.i)} mod {show_shape(e.p)}"
+    if isinstance(e, IxPlus):
+        return f"{_atom(e.i)} + {_atom(e.j)}"
+    if isinstance(e, (IxMinus, IxMinusR)):
+        return f"let {e.var} = {_atom(e.i)} - {_atom(e.j)} in {show(e.body)}"
+    raise TypeError(type(e).__name__)
+
+
+def _atom(e: Node) -> str:
+    text = show(e)
+    if isinstance(e, (Var, Zero, One, SelS, Sel, SelB, Logistic, Slide, Backslide, ZeroBut)):
+        return text
+    return f"({text})"
+
+
+def dump_tree(e: Node, indent: int = 0) -> str:
+    """A multi-line rendering, one node per line with its shape (the IR debug printer)."""
+    pad = "  " * indent
+    attrs = []
+    for name in ("name", "kind", "fn", "n", "var"):
+        if hasattr(e, name) and name not in getattr(e, "child_fields", ()):
+            value = getattr(e, name)
+            if value not in ("", None):
+                attrs.append(f"{name}={value}")
+    for name in ("s", "p"):
+        if hasattr(e, name):
+            attrs.append(f"{name}={show_shape(getattr(e, name))}")
+    head = f"{pad}{type(e).__name__} {e.sort} {show_shape(e.shape)}"
+    if attrs:
+        head += " (" + ", ".join(attrs) + ")"
+    lines = [head]
+    for f in e.child_fields:
+        lines.append(f"{pad}  .{f}:")
+        lines.append(dump_tree(getattr(e, f), indent + 2))
+    return "\n".join(lines)

@@ -1,0 +1,496 @@
+"""lower_to_loops: each chain binding and gradient entry becomes a loop nest writing one
+caller-owned buffer, with scalar locals only.
+
+Before (IR of a binding ``y`` of shape ``[3, 4]``)::
+
+    y = imap i0<3>. sum t1<4>. a[i0] * b[t1]
+
+After (``strategy="dest"``: the sum at the top of the binding accumulates into ``y``)::
+
+    for i0 < 3:
+        for j < 4: y[i0*4 + j] = 0
+        for t1 < 4:
+            for j < 4: y[i0*4 + j] += a[i0] * b[t1]    # (schematically; j indexes the body)
+
+After (``strategy="element"``: every element computed on its own)::
+
+    for j0 < 3:
+        for j1 < 4:
+            real acc0 = 0;
+            for t1 < 4: acc0 += a[j0] * b[t1];
+            y[j0*4 + j1] = acc0;
+
+How an element is computed: ``elem(e, pos)`` gives the scalar expression of ``e`` at a position
+``pos`` (a tree of affine index expressions), following §4 of docs/dump-format.md: selections
+and maps become index arithmetic, slide/backslide/ix_minus become offsets and range guards, and
+a ``sum`` becomes a ``Reduce``. The scheduler (``_Kernel.emit``) turns each ``Reduce`` into a
+scalar accumulator and a loop, placed at the outermost loop level that binds a variable the
+reduction depends on (loop-invariant hoisting), reusing an equal reduction already computed at
+that level. A reduction is never moved out of a range guard (it could read out of bounds).
+
+Strategies: ``dest`` peels ``imap``/``imaps``/``imapb`` into loops over the output and turns a
+``sum`` at the top of a binding (possibly under ``+``, ``minus`` or ``scaledown``) into ``+=``
+accumulation into the zero-initialised output, so the innermost loop runs over contiguous
+output elements (paper §7.1.2); ``element`` computes every element independently (what the CUDA
+kernels do, one thread per element). ``auto`` tries ``dest`` and falls back to ``element``.
+
+**When a temporary array would be needed.** After hoisting, a reduction R sits inside a set of
+loops. If one of them, of extent n > 1, is a loop whose variable R does not depend on (directly,
+or through the locals it reads), and that loop's variable does not occur in a range guard
+between the loop and R, then R is recomputed n times with the same value; the only way to
+compute it once is to store its values for the inner loops it does depend on, which is a
+temporary array. The recomputation factor of R is the product of those extents. When it exceeds
+``Options.recompute_limit`` (default 1: none at all) lowering fails with ``ExtractError`` naming
+the binding, the sum and the loop; ``auto`` first retries with the ``element`` strategy, whose
+loop nest is different.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import ir
+from .bounds import tighten_bounds
+from .code import (ZERO, ONE, Acc, Affine, Assign, Decl, For, If, IVar, Load, Local, Reduce,
+                   Select, Store, add, conj, cmp_eq, cond_ivars, contains_reduce, free_ivars,
+                   free_locals, idiv, imod, in_range, logistic, mul, neg, reduce, scale, select,
+                   stmt_loads)
+
+
+class ExtractError(Exception):
+    """The dump cannot be extracted to allocation-free code (see the module docstring)."""
+
+
+@dataclass(frozen=True)
+class Options:
+    strategy: str = "auto"        # auto | dest | element
+    recompute_limit: int = 1      # largest tolerated recomputation factor of a reduction
+    threads: bool = False         # parallel loops are thread indices (CUDA): keep them whole
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """The loop nest computing one array of the model."""
+    array: ir.Array
+    reads: tuple            # names of the arrays read, in model order
+    body: tuple             # statements
+    strategy: str
+
+    @property
+    def name(self) -> str:
+        return self.array.name
+
+
+# ---------------------------------------------------------------------------------------------
+# position trees: an Affine per leaf, nested as the shape
+
+def _leaves(pos) -> list:
+    if isinstance(pos, tuple):
+        return _leaves(pos[0]) + _leaves(pos[1])
+    return [pos]
+
+
+def _zip(f, *trees):
+    if isinstance(trees[0], tuple):
+        return (_zip(f, *(t[0] for t in trees)), _zip(f, *(t[1] for t in trees)))
+    return f(*trees)
+
+
+def _flatten(pos, shape) -> Affine:
+    off = Affine()
+    for p, n in zip(_leaves(pos), ir.leaves(shape)):
+        off = off.scale(n) + p
+    return off
+
+
+def _top_sum(e: ir.Node) -> bool:
+    if isinstance(e, ir.Sum):
+        return ir.size(e.s) != 1 or _top_sum(e.body)
+    if isinstance(e, (ir.IMap, ir.IMapS, ir.IMapB)):
+        return _top_sum(e.body)
+    if isinstance(e, ir.Bin) and e.fn == "plus":
+        return _top_sum(e.a) or _top_sum(e.b)
+    if isinstance(e, (ir.Minus, ir.ScaleDown)):
+        return _top_sum(e.a)
+    return False
+
+
+class _Frame:
+    __slots__ = ("var", "parallel", "guard", "stmts", "memo", "defines")
+
+    def __init__(self, var=None, parallel=False, guard=None):
+        self.var = var
+        self.parallel = parallel
+        self.guard = guard
+        self.stmts: list = []
+        self.memo: dict = {}
+        self.defines: set = set()
+
+
+@dataclass
+class Violation:
+    reduction: Reduce
+    loop: IVar
+    factor: int
+
+
+class _Kernel:
+    def __init__(self, array: ir.Array, strategy: str, taken: set):
+        self.array = array
+        self.strategy = strategy
+        self.taken = taken
+        self.frames = [_Frame()]
+        self.rank = 0
+        self.nlocals = 0
+        self.local_deps: dict[str, frozenset] = {}
+        self.violations: list[Violation] = []
+
+    # names and loops ----------------------------------------------------------------------
+    def cname(self, base: str) -> str:
+        while base in self.taken:
+            base += "_"
+        return base
+
+    def local(self, base: str) -> str:
+        name = self.cname(f"{base}{self.nlocals}")
+        self.nlocals += 1
+        return name
+
+    def open_loops(self, shape, base: str, parallel: bool):
+        ls = ir.leaves(shape)
+        pos, opened = [], 0
+        for k, n in enumerate(ls):
+            if n == 1:
+                pos.append(Affine.of(0))
+                continue
+            v = IVar(self.cname(base if len(ls) == 1 else f"{base}{k}" if base == "j"
+                                else f"{base}_{k}"), n, self.rank)
+            self.rank += 1
+            self.frames.append(_Frame(v, parallel))
+            pos.append(Affine.of(v))
+            opened += 1
+        it = iter(pos)
+        return _rebuild(shape, it), opened
+
+    def close_loops(self, n: int) -> None:
+        for _ in range(n):
+            f = self.frames.pop()
+            if f.stmts:
+                self.frames[-1].stmts.append(For(f.var, tuple(f.stmts), f.parallel))
+
+    # elements -----------------------------------------------------------------------------
+    def index(self, e: ir.Node, env: dict):
+        if isinstance(e, ir.Var):
+            return env[e.name]
+        if isinstance(e, ir.Div):
+            return _zip(lambda a, p: idiv(a, p), self.index(e.i, env), e.p)
+        if isinstance(e, ir.Mod):
+            return _zip(lambda a, p: imod(a, p), self.index(e.i, env), e.p)
+        if isinstance(e, ir.IxPlus):
+            return _zip(lambda a, b: a + b, self.index(e.i, env), self.index(e.j, env))
+        raise TypeError(f"not an index expression: {type(e).__name__}")
+
+    def elem(self, e: ir.Node, pos, env: dict):
+        """The scalar expression of array expression ``e`` at position ``pos``."""
+        if isinstance(e, ir.Var):
+            return Load(e.name, _flatten(pos, e.shape))
+        if isinstance(e, ir.Zero):
+            return ZERO
+        if isinstance(e, ir.One):
+            return ONE
+        if isinstance(e, ir.IMapS):
+            return self.elem(e.body, Affine.of(0), {**env, e.var: pos})
+        if isinstance(e, ir.SelS):
+            return self.elem(e.a, self.index(e.i, env), env)
+        if isinstance(e, ir.IMap):
+            return self.elem(e.body, pos[1], {**env, e.var: pos[0]})
+        if isinstance(e, ir.Sel):
+            return self.elem(e.a, (self.index(e.i, env), pos), env)
+        if isinstance(e, ir.IMapB):
+            outer = _zip(lambda a, p: idiv(a, p), pos, e.p)
+            inner = _zip(lambda a, p: imod(a, p), pos, e.p)
+            return self.elem(e.body, inner, {**env, e.var: outer})
+        if isinstance(e, ir.SelB):
+            i = self.index(e.i, env)
+            return self.elem(e.a, _zip(lambda a, p, k: a.scale(p) + k, i, e.p, pos), env)
+        if isinstance(e, ir.Sum):
+            depth = len(env)
+            ls = ir.leaves(e.s)
+            vs = [IVar(self.cname(e.var if len(ls) == 1 else f"{e.var}_{k}"), n,
+                       1000 + 16 * depth + k) for k, n in enumerate(ls)]
+            tree = _rebuild(e.s, iter(Affine.of(v) for v in vs))
+            body = self.elem(e.body, pos, {**env, e.var: tree})
+            return reduce(tuple(vs), body, e)
+        if isinstance(e, ir.ZeroBut):
+            i, j = _leaves(self.index(e.i, env)), _leaves(self.index(e.j, env))
+            c = conj(*(cmp_eq(a - b) for a, b in zip(i, j)))
+            return select(c, self.elem(e.a, pos, env))
+        if isinstance(e, ir.Slide):
+            i = self.index(e.i, env)
+            return self.elem(e.a, _zip(lambda a, b: a + b, i, pos), env)
+        if isinstance(e, ir.Backslide):
+            i = self.index(e.i, env)
+            k = _zip(lambda a, b: a - b, pos, i)
+            c = _guard(k, ir.shape_suc(e.p))
+            return select(c, self.elem(e.a, k, env)) if c is not False else ZERO
+        if isinstance(e, ir.Logistic):
+            return logistic(self.elem(e.a, pos, env))
+        if isinstance(e, ir.Bin):
+            a, b = self.elem(e.a, pos, env), self.elem(e.b, pos, env)
+            return add(a, b) if e.fn == "plus" else mul(a, b)
+        if isinstance(e, ir.ScaleDown):
+            return scale(self.elem(e.a, pos, env), e.n)
+        if isinstance(e, ir.Minus):
+            return neg(self.elem(e.a, pos, env))
+        if isinstance(e, (ir.IxMinus, ir.IxMinusR)):
+            k = _zip(lambda a, b: a - b, self.index(e.i, env), self.index(e.j, env))
+            bound = ir.shape_suc(e.p) if isinstance(e, ir.IxMinus) else e.s
+            c = _guard(k, bound)
+            if c is False:
+                return ZERO
+            return select(c, self.elem(e.body, pos, {**env, e.var: k}))
+        raise TypeError(f"not an array expression: {type(e).__name__}")
+
+    # scheduling ---------------------------------------------------------------------------
+    def emit(self, r):
+        """Emit the statements ``r`` needs; return a scalar expression without reductions."""
+        from . import code as c
+        if isinstance(r, (c.Lit, c.Load, c.Local)):
+            return r
+        if isinstance(r, c.Add):
+            return add(self.emit(r.a), self.emit(r.b))
+        if isinstance(r, c.Mul):
+            return mul(self.emit(r.a), self.emit(r.b))
+        if isinstance(r, c.Neg):
+            return neg(self.emit(r.a))
+        if isinstance(r, c.Scale):
+            return scale(self.emit(r.a), r.n)
+        if isinstance(r, c.Logistic):
+            return logistic(self.emit(r.a))
+        if isinstance(r, c.Select) and not contains_reduce(r.a):
+            return r
+        return self.place(r)
+
+    def place(self, r):
+        fv, fl = free_ivars(r), free_locals(r)
+        target = 0
+        for k, f in enumerate(self.frames):
+            if (f.var is not None and f.var in fv) or f.guard is not None or (f.defines & fl):
+                target = k
+        frame = self.frames[target]
+        if r in frame.memo:
+            return Local(frame.memo[r])
+        deps = set(fv)
+        for name in fl:
+            deps |= self.local_deps.get(name, frozenset())
+        if isinstance(r, Reduce):
+            self.check_recompute(r, target, deps)
+        name = self.local("acc" if isinstance(r, Reduce) else "tmp")
+        saved = self.frames
+        self.frames = saved[:target + 1]
+        frame.stmts.append(Decl(name, ZERO))
+        if isinstance(r, Reduce):
+            for v in r.vars:
+                self.frames.append(_Frame(v))
+            value = self.emit(r.body)
+            if isinstance(value, Select):   # a guarded term: an if (its bounds may tighten)
+                self.frames[-1].stmts.append(If(value.cond, (Acc(name, value.a),)))
+            elif value != ZERO:
+                self.frames[-1].stmts.append(Acc(name, value))
+            self.close_loops(len(r.vars))
+        else:
+            self.frames.append(_Frame(guard=r.cond))
+            value = self.emit(r.a)
+            self.frames[-1].stmts.append(Assign(name, value))
+            g = self.frames.pop()
+            frame.stmts.append(If(r.cond, tuple(g.stmts)))
+        self.frames = saved
+        frame.memo[r] = name
+        frame.defines.add(name)
+        self.local_deps[name] = frozenset(deps)
+        return Local(name)
+
+    def check_recompute(self, r: Reduce, target: int, deps: set) -> None:
+        factor, worst = 1, None
+        for k in range(1, target + 1):
+            f = self.frames[k]
+            if f.var is None or f.var.extent <= 1 or f.var in deps:
+                continue
+            if any(g.guard is not None and f.var in cond_ivars(g.guard)
+                   for g in self.frames[k + 1:target + 1]):
+                continue
+            factor *= f.var.extent
+            worst = worst or f.var
+        if worst is not None:
+            self.violations.append(Violation(r, worst, factor))
+
+    def store(self, offset: Affine, value, acc: bool) -> None:
+        array = self.array.name
+        if acc:
+            if value == ZERO:
+                return
+            if isinstance(value, Select):
+                self.frames.append(_Frame(guard=value.cond))
+                v = self.emit(value.a)
+                self.frames[-1].stmts.append(Store(array, offset, "+=", v))
+                g = self.frames.pop()
+                self.frames[-1].stmts.append(If(value.cond, tuple(g.stmts)))
+                return
+            self.frames[-1].stmts.append(Store(array, offset, "+=", self.emit(value)))
+        else:
+            self.frames[-1].stmts.append(Store(array, offset, "=", self.emit(value)))
+
+    # destinations -------------------------------------------------------------------------
+    def into(self, e: ir.Node, view, acc: bool, env: dict, wrap) -> None:
+        """Write (``acc``: add) the value of ``e`` into the output through ``view``."""
+        if self.strategy == "dest" and isinstance(e, (ir.IMap, ir.IMapS, ir.IMapB)):
+            if self.sum_outside(e, env):
+                # imap i. sum t. x(i, t)  ->  y = 0; for t: for i: y[i] += x(i, t)
+                if not acc:
+                    pos, n = self.open_loops(e.shape, "j", parallel=True)
+                    self.store(view(pos), ZERO, False)
+                    self.close_loops(n)
+                s = e.body
+                tv, nt = self.open_loops(s.s, s.var, parallel=False)
+                pi, n = self.open_loops(e.s, e.var, parallel=False)
+                self.into(s.body, _subview(e, view, pi), True, {**env, e.var: pi, s.var: tv},
+                          wrap)
+                self.close_loops(n + nt)
+                return
+            pi, n = self.open_loops(e.s, e.var, parallel=not acc)
+            self.into(e.body, _subview(e, view, pi), acc, {**env, e.var: pi}, wrap)
+            self.close_loops(n)
+            return
+        if self.strategy == "dest" and _top_sum(e):
+            if isinstance(e, ir.Sum) and ir.size(e.s) == 1:   # a sum over a single position
+                at = _rebuild(e.s, iter([Affine.of(0)] * len(ir.leaves(e.s))))
+                self.into(e.body, view, acc, {**env, e.var: at}, wrap)
+                return
+            if isinstance(e, ir.Sum):
+                if not acc:
+                    pos, n = self.open_loops(e.shape, "j", parallel=True)
+                    self.store(view(pos), ZERO, False)
+                    self.close_loops(n)
+                tv, n = self.open_loops(e.s, e.var, parallel=False)
+                self.into(e.body, view, True, {**env, e.var: tv}, wrap)
+                self.close_loops(n)
+                return
+            if isinstance(e, ir.Bin):
+                # the side without a sum first: it initialises the output, the sums add to it
+                first, second = (e.a, e.b) if not _top_sum(e.a) else (e.b, e.a)
+                self.into(first, view, acc, env, wrap)
+                self.into(second, view, True, env, wrap)
+                return
+            if isinstance(e, ir.Minus):
+                self.into(e.a, view, acc, env, lambda x: wrap(neg(x)))
+                return
+            if isinstance(e, ir.ScaleDown):
+                self.into(e.a, view, acc, env, lambda x, n=e.n: wrap(scale(x, n)))
+                return
+        pos, n = self.open_loops(e.shape, "j", parallel=not acc)
+        self.store(view(pos), wrap(self.elem(e, pos, env)), acc)
+        self.close_loops(n)
+
+    def sum_outside(self, e: ir.Node, env: dict) -> bool:
+        """Whether ``imap i. sum t. x`` (x scalar per i) runs better with the sum loops outside:
+        the innermost map loop then updates consecutive outputs, reading every array with a
+        stride of 0 or 1 along it (a vectorisable loop, no chain of dependent additions). The
+        order of the terms of each output element is the same either way."""
+        s = e.body
+        if not isinstance(s, ir.Sum) or ir.size(s.s) == 1 or ir.size(s.body.shape) != 1:
+            return False
+        ls = [n for n in ir.leaves(e.s) if n != 1]
+        if not ls or ls[-1] < 4:
+            return False
+        probe = [IVar(f"probe{k}", n, -1) for k, n in enumerate(ir.leaves(e.s))]
+        tprobe = [IVar(f"tprobe{k}", n, -1) for k, n in enumerate(ir.leaves(s.s))]
+        inner = [v for v in probe if v.extent != 1][-1]
+        pi = _rebuild(e.s, iter(Affine.of(v) for v in probe))
+        tv = _rebuild(s.s, iter(Affine.of(v) for v in tprobe))
+        value = self.elem(s.body, Affine.of(0), {**env, e.var: pi, s.var: tv})
+        if contains_reduce(value):
+            return False
+        return all(_offset_coeff(x, inner) in (0, 1) for x in _loads(value))
+
+    def run(self) -> tuple:
+        shape = self.array.shape
+        self.into(self.array.expr, lambda pos: _flatten(pos, shape), False, {}, lambda x: x)
+        assert len(self.frames) == 1
+        return tuple(self.frames[0].stmts)
+
+
+def _subview(e: ir.Node, view, pi):
+    """The view of the body of a map ``e`` at map position ``pi``."""
+    if isinstance(e, ir.IMap):
+        return lambda k: view((pi, k))
+    if isinstance(e, ir.IMapS):
+        return lambda k: view(pi)
+    return lambda k: view(_zip(lambda a, b, c: a.scale(b) + c, pi, e.p, k))
+
+
+def _loads(r) -> list:
+    from . import code as c
+    if isinstance(r, c.Load):
+        return [r]
+    if isinstance(r, (c.Lit, c.Local)):
+        return []
+    if isinstance(r, (c.Add, c.Mul)):
+        return _loads(r.a) + _loads(r.b)
+    if isinstance(r, c.Reduce):
+        return _loads(r.body)
+    return _loads(r.a)
+
+
+def _offset_coeff(load, v) -> int:
+    k = load.offset.coeff(v)
+    if k == 0 and v in load.offset.ivars():
+        return -1          # under a div or mod: not a unit stride
+    return k
+
+
+def _rebuild(shape, it):
+    if isinstance(shape, int):
+        return next(it)
+    left = _rebuild(shape[0], it)
+    return (left, _rebuild(shape[1], it))
+
+
+def _guard(k, bound_shape):
+    return conj(*(in_range(a, n) for a, n in zip(_leaves(k), ir.leaves(bound_shape))))
+
+
+def _describe(v: Violation, array: ir.Array, strategy: str) -> str:
+    sub = ir.show(v.reduction.origin) if v.reduction.origin is not None else "a sum"
+    if len(sub) > 160:
+        sub = sub[:157] + "..."
+    return (f"binding {array.name!r}: the subterm `{sub}` would need a temporary array: "
+            f"({strategy} strategy) it is recomputed for every value of loop "
+            f"{v.loop.name!r} (extent {v.loop.extent}), on which it does not depend; "
+            f"recomputation factor {v.factor} > limit")
+
+
+def lower_array(model: ir.Model, array: ir.Array, options: Options = Options()) -> Kernel:
+    """Lower one chain binding or gradient entry; raises ExtractError (see module doc)."""
+    taken = set(model.arrays) | {"real", "idx", "sample"}
+    if options.strategy == "auto":
+        order = ["dest", "element"] if _top_sum(array.expr) else ["element"]
+    else:
+        order = [options.strategy]
+    first_error = None
+    for strategy in order:
+        k = _Kernel(array, strategy, taken)
+        body = tighten_bounds(k.run(), options.threads)
+        bad = [v for v in k.violations if v.factor > options.recompute_limit]
+        if not bad:
+            reads = stmt_loads(body)
+            ordered = tuple(a for a in model.arrays if a in reads)
+            return Kernel(array, ordered, body, strategy)
+        first_error = first_error or _describe(bad[0], array, strategy)
+        last_error = _describe(bad[0], array, strategy)
+    raise ExtractError(last_error.replace("> limit", f"> limit {options.recompute_limit}"))
+
+
+def lower_to_loops(model: ir.Model, options: Options = Options()):
+    """All kernels of a model: (forward kernels in chain order, backward kernels in order)."""
+    fwd = tuple(lower_array(model, a, options) for a in model.chain)
+    bwd = tuple(lower_array(model, g, options) for g in model.gradients)
+    return fwd, bwd

@@ -1,0 +1,266 @@
+"""The one printer of the loop IR (extract.code) for C and CUDA.
+
+The two languages differ only by the strings in ``Language`` (qualifiers, ``restrict``
+spelling, the maths function, and how a parallel loop is written: a ``for`` loop in C, one
+thread index per element in CUDA). Expressions are printed with the fewest parentheses that keep
+C's parse (and so the evaluation order) equal to the tree: ``a + (b + c)`` keeps its
+parentheses, ``(a + b) + c`` prints as ``a + b + c``.
+
+Before (loop IR)::
+
+    For(j, 4, [Store(y, j, "=", Add(Load(a, j), Neg(Load(b, j))))])
+
+After (C)::
+
+    for (int j = 0; j < 4; j++) {
+        y[j] = a[j] - b[j];
+    }
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import code as c
+
+
+@dataclass(frozen=True)
+class Language:
+    name: str
+    restrict: str
+    kernel: str               # qualifiers of a per-array function / kernel
+    inline: str               # qualifiers of the helper functions
+    threads: bool             # parallel loops become thread indices
+    thread_index: str = ""
+    sample_index: str = ""
+    atomic_add: str = ""      # not needed: reductions have a fixed order and no atomics
+
+
+C = Language("c", "restrict", "static void", "static inline", False)
+CUDA = Language("cuda", "__restrict__", "__global__ void", "static __device__ __forceinline__",
+                True, "blockIdx.x * blockDim.x + threadIdx.x", "blockIdx.y", "atomicAdd")
+LANGUAGES = {"c": C, "cuda": CUDA}
+
+
+# ---------------------------------------------------------------------------------------------
+# index expressions
+
+def _term(atom, k: int) -> str:
+    text = _atom(atom)
+    if abs(k) == 1:
+        return text
+    return f"{text} * {abs(k)}"
+
+
+def _atom(a) -> str:
+    if isinstance(a, c.IVar):
+        return a.name
+    op = "/" if isinstance(a, c.IDiv) else "%"
+    inner = affine(a.a)
+    if len(a.a.terms) + (a.a.const != 0) > 1:
+        inner = f"({inner})"
+    return f"{inner} {op} {a.d}"
+
+
+def affine(a: c.Affine) -> str:
+    """Terms with positive coefficients first, larger strides first: ``t * 4 + j - i``."""
+    parts = []
+    for atom, k in sorted(a.terms, key=lambda t: (t[1] < 0, -abs(t[1]), c._atom_key(t[0]))):
+        if not parts:
+            parts.append(("-" if k < 0 else "") + _term(atom, k))
+        else:
+            parts.append((" - " if k < 0 else " + ") + _term(atom, k))
+    if a.const or not parts:
+        if not parts:
+            parts.append(str(a.const))
+        else:
+            parts.append((" - " if a.const < 0 else " + ") + str(abs(a.const)))
+    return "".join(parts)
+
+
+def _side(terms, const: int) -> str:
+    return affine(c.Affine(tuple(terms), const))
+
+
+def constraint(k: c.Cmp) -> str:
+    pos = [(a, n) for a, n in k.a.terms if n > 0]
+    negs = [(a, -n) for a, n in k.a.terms if n < 0]
+    const = k.a.const
+    if k.op == "eq":
+        if not pos:
+            pos, negs, const = negs, pos, -const
+        # pos + const == negs
+        if const >= 0 or not negs:
+            return f"{_side(pos, 0)} == {_side(negs, -const)}"
+        return f"{_side(pos, const)} == {_side(negs, 0)}"
+    # pos - negs + const >= 0
+    if const > 0 and negs:
+        return f"{_side(negs, 0)} < {_side(pos, const + 1)}"
+    if not pos:
+        return f"{_side(negs, 0)} <= {const}"
+    return f"{_side(pos, 0)} >= {_side(negs, -const)}"
+
+
+def condition(cond: tuple) -> str:
+    return " && ".join(constraint(k) for k in cond)
+
+
+# ---------------------------------------------------------------------------------------------
+# scalar expressions
+
+def _prec(e) -> int:
+    if isinstance(e, c.Select):
+        return 0
+    if isinstance(e, c.Add):
+        return 1
+    if isinstance(e, (c.Mul, c.Scale)):
+        return 2
+    if isinstance(e, c.Neg):
+        return 3
+    return 4
+
+
+def expr(e, need: int = 0) -> str:
+    text = _expr(e)
+    return f"({text})" if _prec(e) < need else text
+
+
+def _integral(e) -> bool:
+    """Whether C would type the expression as an int (literals only)."""
+    if isinstance(e, c.Lit):
+        return True
+    if isinstance(e, (c.Add, c.Mul)):
+        return _integral(e.a) and _integral(e.b)
+    if isinstance(e, c.Neg):
+        return _integral(e.a)
+    return False
+
+
+def _expr(e) -> str:
+    if isinstance(e, c.Lit):
+        return str(e.value)
+    if isinstance(e, c.Load):
+        return f"{e.array}[{affine(e.offset)}]"
+    if isinstance(e, c.Local):
+        return e.name
+    if isinstance(e, c.Add):
+        if isinstance(e.b, c.Neg):
+            return f"{expr(e.a, 1)} - {expr(e.b.a, 2)}"
+        return f"{expr(e.a, 1)} + {expr(e.b, 2)}"
+    if isinstance(e, c.Mul):
+        return f"{expr(e.a, 2)} * {expr(e.b, 3)}"
+    if isinstance(e, c.Scale):
+        if _integral(e.a):   # C would divide integers: 1 / 2 == 0
+            return f"(real){expr(e.a, 4)} / {e.n}"
+        return f"{expr(e.a, 2)} / {e.n}"
+    if isinstance(e, c.Neg):
+        return f"-{expr(e.a, 3)}"
+    if isinstance(e, c.Logistic):
+        return f"logistic({expr(e.a)})"
+    if isinstance(e, c.Select):
+        return f"{condition(e.cond)} ? {expr(e.a, 1)} : 0"
+    raise TypeError(f"cannot print {type(e).__name__}")
+
+
+# ---------------------------------------------------------------------------------------------
+# statements
+
+class _Printer:
+    def __init__(self, lang: Language, indent: int):
+        self.lang = lang
+        self.lines: list[str] = []
+        self.depth = indent
+        self.strides: dict = {}
+
+    def line(self, text: str) -> None:
+        self.lines.append("    " * self.depth + text)
+
+    def block(self, stmts) -> None:
+        for s in stmts:
+            self.stmt(s)
+
+    def stmt(self, s) -> None:
+        if isinstance(s, c.For):
+            v = s.var.name
+            if s.parallel and self.lang.threads:
+                stride = self.strides[s.var]
+                text = f"idx / {stride}" if stride != 1 else "idx"
+                if stride * s.var.extent != self.total:
+                    text += f" % {s.var.extent}"
+                self.line(f"const int {v} = {text};")
+                self.block(s.body)
+                return
+            self.line(f"for (int {v} = {_lower(s)}; {v} < {_upper(s)}; {v}++) {{")
+            self.depth += 1
+            self.block(s.body)
+            self.depth -= 1
+            self.line("}")
+        elif isinstance(s, c.Store):
+            self.line(f"{s.array}[{affine(s.offset)}] {s.op} {expr(s.value)};")
+        elif isinstance(s, c.Decl):
+            self.line(f"real {s.name} = {expr(s.value)};")
+        elif isinstance(s, c.Acc):
+            self.line(f"{s.name} += {expr(s.value)};")
+        elif isinstance(s, c.Assign):
+            self.line(f"{s.name} = {expr(s.value)};")
+        elif isinstance(s, c.If):
+            self.line(f"if ({condition(s.cond)}) {{")
+            self.depth += 1
+            self.block(s.body)
+            self.depth -= 1
+            self.line("}")
+        elif isinstance(s, c.Comment):
+            self.line(f"/* {s.text} */")
+        else:
+            raise TypeError(f"cannot print {type(s).__name__}")
+
+
+def _lower(s: c.For) -> str:
+    bounds = [affine(a) for a in s.lo]
+    if not bounds or any(a.range[0] < 0 for a in s.lo):
+        bounds.insert(0, "0")
+    return _fold("imax", bounds)
+
+
+def _upper(s: c.For) -> str:
+    n = s.var.extent
+    bounds = [affine(a) for a in s.hi]
+    if not bounds or any(a.range[1] > n for a in s.hi):
+        bounds.insert(0, str(n))
+    return _fold("imin", bounds)
+
+
+def _fold(fn: str, xs: list) -> str:
+    text = xs[0]
+    for x in xs[1:]:
+        text = f"{fn}({text}, {x})"
+    return text
+
+
+def _parallel_vars(stmts, out: list) -> list:
+    for s in stmts:
+        if isinstance(s, c.For) and s.parallel:
+            out.append(s.var)
+            _parallel_vars(s.body, out)
+    return out
+
+
+def thread_count(stmts) -> int:
+    """The number of elements the parallel loops of a kernel cover (CUDA threads)."""
+    n = 1
+    for v in _parallel_vars(stmts, []):
+        n *= v.extent
+    return n
+
+
+def statements(stmts, lang: Language, indent: int = 1) -> str:
+    """Print a kernel body (a tuple of statements) at the given indentation level."""
+    p = _Printer(lang, indent)
+    if lang.threads:
+        vs = _parallel_vars(stmts, [])
+        stride = 1
+        for v in reversed(vs):
+            p.strides[v] = stride
+            stride *= v.extent
+        p.total = stride
+    p.block(stmts)
+    return "\n".join(p.lines)

@@ -1,0 +1,143 @@
+"""The generated sources of a model: ``M.h``, ``M.c`` and ``M.cu``, and the cffi declarations.
+
+All decisions are made here and in the passes; the Jinja templates under ``templates/`` are
+skeletons (banner, includes, signatures, the batch loops) filled with the strings computed
+below.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from . import __version__, ir
+from .lower import Kernel, Options, lower_to_loops
+from .printer import C, CUDA, Language, statements, thread_count
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+REALS = {"f32": ("float", "expf"), "f64": ("double", "exp")}
+
+
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+                              undefined=jinja2.StrictUndefined, trim_blocks=True,
+                              lstrip_blocks=True, keep_trailing_newline=True,
+                              autoescape=False)
+
+
+@dataclass(frozen=True)
+class Generated:
+    files: dict          # file name -> text
+    cdef: str            # declarations for cffi
+    kernels: tuple       # (forward kernels, backward kernels) of the C build
+
+
+def _bundle(array: ir.Array) -> str:
+    if array.kind == "context":
+        return "x" if array.role == "input" else "w"
+    return {"chain": "v", "grad": "g"}[array.kind]
+
+
+def _kernel_view(model: ir.Model, k: Kernel, lang: Language, index: int, total: int) -> dict:
+    a = k.array
+    restrict = lang.restrict
+    params = [f"const real *{restrict} {r}" for r in k.reads]
+    params.append(f"real *{restrict} {a.name}")
+    if a.kind == "chain":
+        what, function = f"forward: {a.name}, chain binding {index + 1} of {total}", \
+            f"{model.name}_forward_{a.name}"
+    else:
+        what, function = f"backward: {a.name}, gradient with respect to {a.role}, entry " \
+                         f"{index + 1} of {total}", f"{model.name}_backward_{a.name}"
+    offsets = []
+    stride = {"x": "STRIDE_INPUTS", "v": "STRIDE_VALUES", "g": "STRIDE_GRADS"}
+    for name in (*k.reads, a.name):
+        b = _bundle(model.arrays[name])
+        if b in stride:
+            offsets.append(f"{name} += (size_t)sample * {stride[b]};")
+    return {
+        "section": f"{what}; shape {ir.show_shape(a.shape)}, {ir.size(a.shape)} elements, "
+                   f"{k.strategy} loops",
+        "function": function,
+        "params": params,
+        "body": statements(k.body, lang, 1),
+        "threads": thread_count(k.body) if lang.threads else ir.size(a.shape),
+        "offsets": offsets,
+        "args": [f"{_bundle(model.arrays[n])}->{n}" for n in (*k.reads, a.name)],
+    }
+
+
+def _structs(model: ir.Model) -> list:
+    def fields(arrays):
+        fs = [{"name": a.name, "size": ir.size(a.shape)} for a in arrays]
+        return fs or [{"name": "empty_", "size": 1}]
+    return [
+        {"name": "inputs", "doc": "role input", "fields": fields(model.inputs)},
+        {"name": "params", "doc": "role param; also the parameter gradients",
+         "fields": fields(model.params)},
+        {"name": "values", "doc": "chain bindings", "fields": fields(model.chain)},
+        {"name": "grads", "doc": "every gradient entry", "fields": fields(model.gradients)},
+    ]
+
+
+def generate(model: ir.Model, precision: str = "f32", options: Options = Options()) -> Generated:
+    real, exp = REALS[precision]
+    env = _env()
+    M = model.name
+    fwd, bwd = lower_to_loops(model, options)
+    # CUDA: one thread per output element, so every kernel uses the element strategy; there a
+    # recomputed reduction is spread over threads, so the temporaries rule is not applied
+    cfwd, cbwd = lower_to_loops(model, Options("element", recompute_limit=2 ** 62,
+                                                threads=True))
+
+    prediction = model.output("prediction") or model.chain[-1].name
+    loss = model.output("loss")
+    params = [{"name": p.name, "grad": model.param_gradient(p.name).name} for p in model.params]
+    common = {
+        "M": M, "model": M, "version": __version__, "generator": model.generator,
+        "dump_hash": model.dump_hash, "real": real, "exp": exp, "precision": precision,
+        "params": params, "loss": loss, "prediction": prediction,
+        "loss_size": ir.size(model.arrays[loss].shape) if loss else 1,
+    }
+    arrays = [{"name": a.name, "size": ir.size(a.shape)}
+              for a in (*model.context, *model.chain, *model.gradients)]
+    header = {**common, "arrays": arrays, "structs": _structs(model),
+              "guard": f"{M.upper()}_H"}
+
+    def views(ks_f, ks_b, lang):
+        out = [_kernel_view(model, k, lang, n, len(ks_f)) for n, k in enumerate(ks_f)]
+        out += [_kernel_view(model, k, lang, n, len(ks_b)) for n, k in enumerate(ks_b)]
+        return out
+
+    ckernels = views(fwd, bwd, C)
+    nf = len(fwd)
+    used_f = {_bundle(model.arrays[n]) for k in fwd for n in (*k.reads, k.name)}
+    used_b = {_bundle(model.arrays[n]) for k in bwd for n in (*k.reads, k.name)}
+    cfile = {
+        **common, "file": f"{M}.c", "what": "C11 + OpenMP kernels", "kernels": ckernels,
+        "forward_calls": [f"{k['function']}({', '.join(k['args'])})" for k in ckernels[:nf]],
+        "backward_calls": [f"{k['function']}({', '.join(k['args'])})" for k in ckernels[nf:]],
+        "forward_unused": [b for b in ("w", "x", "v") if b not in used_f],
+        "backward_unused": [b for b in ("w", "x", "v", "g") if b not in used_b],
+    }
+    gkernels = views(cfwd, cbwd, CUDA)
+
+    def launch(k):
+        return (f"{k['function']}<<<dim3(blocks({k['threads']}), m), BLOCK>>>"
+                f"({', '.join(k['args'])})")
+    cufile = {
+        **common, "file": f"{M}.cu", "what": "CUDA kernels", "kernels": gkernels,
+        "forward_calls": [launch(k) for k in gkernels[:nf]],
+        "backward_calls": [launch(k) for k in gkernels[nf:]],
+        "thread_index": CUDA.thread_index, "sample_index": CUDA.sample_index,
+    }
+    files = {
+        f"{M}.h": env.get_template("c/model.h.j2").render(
+            **header, file=f"{M}.h", what="C API", cdef=False, restrict="restrict "),
+        f"{M}.c": env.get_template("c/model.c.j2").render(**cfile),
+        f"{M}.cu": env.get_template("cuda/model.cu.j2").render(**cufile),
+    }
+    cdef = env.get_template("c/model.h.j2").render(**header, file="", what="", cdef=True,
+                                                     restrict="")
+    return Generated(files, cdef, (fwd, bwd))

@@ -1,0 +1,207 @@
+"""Command line: train the CNN on MNIST, or measure the accuracy of saved weights.
+
+    python -m runtime train cnn [--epochs 10] [--batch-size 100] [--lr 0.05] [--threads N]
+                                [--data DIR] [--out DIR] [--init sac|random] [--seed 0]
+                                [--precision f32|f64] [--train-limit N] [--test-limit N]
+                                [--dump FILE] [--no-progress]
+    python -m runtime predict cnn --weights W [--data DIR] [--split test|train] [--limit N]
+
+``train`` writes into ``--out`` (default ``out/cnn``): ``weights.npz`` (saved atomically after
+every epoch, and on Ctrl-C with everything learned so far), ``history.json`` and
+``curves.png`` (loss and accuracy per epoch). ``--data`` is a directory of MNIST IDX files;
+by default the subset bundled in ``data/mnist``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from . import DEFAULT_DATA
+from .idx import find_mnist_files, load_mnist
+from .model import load
+from .weights import PARAM_SHAPES
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def plot_history(history: dict, path: Path) -> None:
+    """Loss and accuracy curves per epoch, as a PNG (matplotlib, Agg backend)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    epochs = history["epoch"]
+    fig, (ax_l, ax_a) = plt.subplots(1, 2, figsize=(10, 4))
+    ax_l.plot(epochs, history["loss"], "o-")
+    ax_l.set(xlabel="epoch", ylabel="mean training loss", title="loss")
+    for key, label in (("train_accuracy", "train"), ("test_accuracy", "test")):
+        points = [(e, a) for e, a in zip(epochs, history[key]) if a is not None]
+        if points:
+            ax_a.plot(*zip(*points), "o-", label=label)
+    ax_a.set(xlabel="epoch", ylabel="accuracy", title="accuracy", ylim=(0, 1))
+    ax_a.legend(loc="lower right")
+    for ax in (ax_l, ax_a):
+        ax.grid(alpha=0.3)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    fig.tight_layout()
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
+    os.close(fd)
+    fig.savefig(tmp, dpi=100)
+    plt.close(fig)
+    os.replace(tmp, path)
+
+
+def _has_split(directory: Path, split: str) -> bool:
+    try:
+        find_mnist_files(directory, split)
+        return True
+    except FileNotFoundError:
+        return False
+
+
+def cmd_train(args) -> int:
+    images, labels = load_mnist(args.data, "train", args.train_limit)
+    test = None
+    if _has_split(args.data, "test"):
+        test = load_mnist(args.data, "test", args.test_limit)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    weights_path = out / "weights.npz"
+    m = load(args.model, precision=args.precision, init=args.init, seed=args.seed, dump=args.dump)
+    print(
+        f"training {args.model} ({args.precision}, init {args.init}) on {len(images)} images "
+        f"from {args.data}" + (f", testing on {len(test[0])}" if test else "") + f"; out {out}",
+        flush=True,
+    )
+
+    def report(model, record):
+        model.save(weights_path)
+        line = (
+            f"epoch {record['epoch']}/{args.epochs}  loss {record['loss']:.5f}  "
+            f"train acc {record['train_accuracy']:.4f}"
+        )
+        if record["test_accuracy"] is not None:
+            line += f"  test acc {record['test_accuracy']:.4f}"
+        line += f"  {record['images_per_s']:.0f} images/s"
+        _print(line, args.progress)
+        _write_outputs(model.history, out)
+
+    try:
+        m.train(
+            images,
+            labels,
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            lr=args.lr,
+            threads=args.threads,
+            progress=args.progress,
+            test=test,
+            callback=report,
+        )
+    except KeyboardInterrupt:
+        m.save(weights_path)
+        if m.history and m.history["epoch"]:
+            _write_outputs(m.history, out)
+        print(f"\ninterrupted: weights learned so far saved to {weights_path}", file=sys.stderr)
+        return 130
+    if args.epochs == 0:
+        m.save(weights_path)
+    print(f"weights: {weights_path}")
+    return 0
+
+
+def _print(line: str, progress: bool) -> None:
+    if progress:
+        from tqdm.auto import tqdm
+
+        tqdm.write(line)
+    else:
+        print(line, flush=True)
+
+
+def _write_outputs(history: dict, out: Path) -> None:
+    _atomic_write_text(out / "history.json", json.dumps(history, indent=1) + "\n")
+    plot_history(history, out / "curves.png")
+
+
+def cmd_predict(args) -> int:
+    images, labels = load_mnist(args.data, args.split, args.limit)
+    m = load(args.model, weights=args.weights, precision=args.precision, dump=args.dump)
+    acc = m.evaluate(images, labels, threads=args.threads)
+    print(f"accuracy {acc:.4f} ({int(round(acc * len(labels)))}/{len(labels)} {args.split} images)")
+    return 0
+
+
+class _DefaultsFormatter(argparse.HelpFormatter):
+    """Shows an option's default in its help, unless it is None or a flag's boolean."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if action.default not in (None, True, False, argparse.SUPPRESS) and action.option_strings:
+            text += " (default: %(default)s)"
+        return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m runtime", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    models = sorted(PARAM_SHAPES)
+
+    fmt = _DefaultsFormatter
+    t = sub.add_parser("train", help="train a model with SGD", formatter_class=fmt)
+    t.add_argument("model", choices=models)
+    t.add_argument("--epochs", type=int, default=10, help="passes over the training images")
+    t.add_argument("--batch-size", type=int, default=100, help="images per SGD step")
+    t.add_argument("--lr", type=float, default=0.05,
+                   help="SGD rate: each step subtracts lr times the batch-mean gradient")
+    t.add_argument("--threads", type=int, default=None, help="default: all cores")
+    t.add_argument("--data", type=Path, default=DEFAULT_DATA, help="MNIST IDX directory")
+    t.add_argument("--out", type=Path, default=Path("out") / "cnn",
+                   help="where weights.npz, history.json and curves.png go")
+    t.add_argument("--init", choices=("sac", "random"), default="sac",
+                   help="initial weights: the SaC reference constants, or uniform +-1/sqrt(fan_in)")
+    t.add_argument("--seed", type=int, default=0, help="seed of --init random")
+    t.add_argument("--precision", choices=("f32", "f64"), default="f32",
+                   help="float or double kernels")
+    t.add_argument("--train-limit", type=int, default=None, help="use the first N training images")
+    t.add_argument("--test-limit", type=int, default=None, help="use the first N test images")
+    t.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    t.add_argument("--dump", type=Path, default=None, help="generate the kernels from this dump")
+    t.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("predict", help="accuracy of saved weights", formatter_class=fmt)
+    p.add_argument("model", choices=models)
+    p.add_argument("--weights", type=Path, required=True, help="a weights.npz written by train")
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="MNIST IDX directory")
+    p.add_argument("--split", choices=("test", "train"), default="test")
+    p.add_argument("--limit", type=int, default=None, help="use the first N images")
+    p.add_argument("--threads", type=int, default=None, help="default: all cores")
+    p.add_argument("--precision", choices=("f32", "f64"), default=None,
+                   help="default: that of the weights file")
+    p.add_argument("--dump", type=Path, default=None, help="generate the kernels from this dump")
+    p.set_defaults(func=cmd_predict)
+
+    args = ap.parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""The generated kernels of one model and precision, as seen from Python.
+
+``Kernels.open(model, precision)`` asks ``extract`` to generate, build (cached) and load the C
+library (cffi, API mode), then reads the layout of the bundles (``M_inputs``, ``M_params``,
+``M_values``) from cffi's type information, so nothing here hard-codes an offset: a field is
+located by name. The API it relies on is ``docs/generated-api.md``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from .weights import check_precision
+
+
+class KernelsUnavailable(RuntimeError):
+    """The generated kernels cannot be loaded, or do not have the documented API."""
+
+
+class ExtractMissing(KernelsUnavailable):
+    """``extract`` (the generator and builder) is not importable in this checkout."""
+
+
+@dataclass(frozen=True)
+class Field:
+    offset: int  # in elements of ``real``
+    length: int  # in elements
+
+
+def _load_ffi_lib(model: str, precision: str, dump=None):
+    try:
+        build = importlib.import_module("extract.build")
+    except ModuleNotFoundError as e:
+        if e.name not in ("extract", "extract.build"):
+            raise  # a real import error inside extract: let it show
+        raise ExtractMissing(f"cannot import extract.build ({e})") from e
+    loader = getattr(build, "load", None)
+    if loader is None:
+        raise ExtractMissing("extract.build has no load(model, precision)")
+    got = loader(model, precision) if dump is None else loader(model, precision, dump=str(dump))
+    if isinstance(got, tuple):
+        return got[0], got[1]
+    return got.ffi, got.lib
+
+
+class Kernels:
+    """ffi, lib and the bundle layouts of ``model`` at ``precision`` ("f32"/"f64")."""
+
+    _cache: dict[tuple[str, str], "Kernels"] = {}
+
+    @classmethod
+    def open(cls, model: str, precision: str, dump=None) -> "Kernels":
+        """``dump``: a dump file to generate from; by default extract's (``build/dump``)."""
+        check_precision(precision)
+        key = (model, precision) if dump is None else (model, precision, str(dump))
+        if key not in cls._cache:
+            ffi, lib = _load_ffi_lib(model, precision, dump)
+            cls._cache[key] = cls(model, precision, ffi, lib)
+        return cls._cache[key]
+
+    def __init__(self, model: str, precision: str, ffi, lib):
+        self.model, self.precision, self.ffi, self.lib = model, precision, ffi, lib
+        self.dtype = check_precision(precision)
+        self.real = "float" if precision == "f32" else "double"
+        # The C prefix is the model name; accept a precision-qualified one too (cnn_f32_...).
+        for prefix in (f"{model}_", f"{model}_{precision}_"):
+            if hasattr(lib, prefix + "batch_grad"):
+                self.prefix = prefix
+                break
+        else:
+            raise KernelsUnavailable(f"library has no {model}_batch_grad")
+        self.inputs = self._layout("inputs")
+        self.params = self._layout("params")
+        self.values = self._layout("values")
+        self.inputs_size = ffi.sizeof(self.type("inputs")) // self.dtype.itemsize
+        self.params_size = ffi.sizeof(self.type("params")) // self.dtype.itemsize
+        r = ffi.typeof(f"{self.real}[1]").item
+        if ffi.sizeof(r) != self.dtype.itemsize:
+            raise KernelsUnavailable(f"C {self.real} is not {self.dtype.itemsize} bytes")
+
+    def type(self, bundle: str) -> str:
+        return f"{self.prefix}{bundle}"
+
+    def fn(self, name: str):
+        return getattr(self.lib, self.prefix + name)
+
+    def _layout(self, bundle: str) -> dict[str, Field]:
+        t = self.ffi.typeof(self.type(bundle))
+        size = self.dtype.itemsize
+        out = {}
+        for name, f in t.fields:
+            if f.offset % size or f.type.kind != "array":
+                raise KernelsUnavailable(f"unexpected layout of {self.type(bundle)}.{name}")
+            out[name] = Field(f.offset // size, f.type.length)
+        return out
+
+    def new(self, bundle: str, n: int | None = None):
+        """Zeroed C storage for one bundle, or an array of ``n`` of them."""
+        t = self.type(bundle)
+        return self.ffi.new(f"{t} *") if n is None else self.ffi.new(f"{t}[{n}]")
+
+    def view(self, cdata, width: int) -> np.ndarray:
+        """A zero-copy NumPy view of C storage as rows of ``width`` reals."""
+        flat = np.frombuffer(self.ffi.buffer(cdata), dtype=self.dtype)
+        return flat.reshape(-1, width)

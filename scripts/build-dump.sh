@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Build the specification's executable (Spec/Main.agda) and write the expression dumps.
+#
+#   scripts/build-dump.sh            # build/agda/Main, then build/dump/{cnn,dot,chain}.json
+#   scripts/build-dump.sh --binary   # only (re)build the executable, print its path
+#
+# Incremental: the executable is rebuilt only when a file under Spec/ is newer than it, and a
+# dump is rewritten only when the executable is newer than it. Environment overrides:
+# AGDA (agda), AGDA_STDLIB (/usr/share/agda-stdlib), AGDA_BUILD (build/agda), DUMP_DIR
+# (build/dump), DUMP_MODELS ("cnn dot chain").
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+agda="${AGDA:-agda}"
+stdlib="${AGDA_STDLIB:-/usr/share/agda-stdlib}"
+build="${AGDA_BUILD:-build/agda}"
+dumps="${DUMP_DIR:-build/dump}"
+models="${DUMP_MODELS:-cnn dot chain}"
+binary="$build/Main"
+
+# Is the executable missing or older than any Spec source?
+stale() {
+  [[ ! -x "$binary" ]] && return 0
+  [[ -n "$(find Spec -name '*.agda' -newer "$binary" -print -quit)" ]]
+}
+
+if stale; then
+  mkdir -p "$build"
+  echo "build-dump: compiling Spec/Main.agda into $build (slow the first time)" >&2
+  "$agda" --compile --compile-dir="$build" -i "$stdlib" -i . Spec/Main.agda >&2
+  touch "$binary"
+fi
+
+if [[ "${1:-}" == "--binary" ]]; then
+  echo "$binary"
+  exit 0
+fi
+
+mkdir -p "$dumps"
+for model in $models; do
+  out="$dumps/$model.json"
+  if [[ ! -s "$out" || "$binary" -nt "$out" ]]; then
+    "$binary" dump "$model" > "$out.tmp"
+    mv "$out.tmp" "$out"
+    echo "build-dump: wrote $out" >&2
+  fi
+done

@@ -1,0 +1,79 @@
+"""Shared test options and helpers.
+
+``--update-golden`` rewrites the golden generated sources under tests/golden/ instead of
+comparing against them (review the diff before committing).
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true", default=False,
+                     help="rewrite the golden files under tests/golden/ instead of comparing")
+
+
+@pytest.fixture
+def update_golden(request) -> bool:
+    return request.config.getoption("--update-golden")
+
+
+@pytest.fixture(scope="session")
+def kernel_cache(tmp_path_factory):
+    """A private build cache for the whole session (PROVED_KERNELS_CACHE)."""
+    import os
+    path = tmp_path_factory.mktemp("kernel-cache")
+    old = os.environ.get("PROVED_KERNELS_CACHE")
+    os.environ["PROVED_KERNELS_CACHE"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("PROVED_KERNELS_CACHE", None)
+    else:
+        os.environ["PROVED_KERNELS_CACHE"] = old
+
+
+DTYPES = {"f32": np.float32, "f64": np.float64}
+
+
+def array_view(ffi, cdata, dtype) -> np.ndarray:
+    """A writable NumPy view of a cffi struct or array of reals."""
+    return np.frombuffer(ffi.buffer(cdata), dtype=dtype)
+
+
+def run_single(ffi, lib, model, values: dict, precision: str) -> dict:
+    """Run M_forward and M_backward on one sample with NaN-filled outputs; name -> flat array."""
+    dtype = DTYPES[precision]
+    M = model.name
+    w, x = ffi.new(f"{M}_params *"), ffi.new(f"{M}_inputs *")
+    v, g = ffi.new(f"{M}_values *"), ffi.new(f"{M}_grads *")
+    array_view(ffi, v, dtype)[:] = np.nan
+    array_view(ffi, g, dtype)[:] = np.nan
+    for a in model.context:
+        bundle = w if a.role == "param" else x
+        array_view(ffi, getattr(bundle, a.name), dtype)[:] = np.asarray(values[a.name]).ravel()
+    getattr(lib, f"{M}_forward")(w, x, v)
+    getattr(lib, f"{M}_backward")(w, x, v, g)
+    out = {a.name: array_view(ffi, getattr(v, a.name), dtype).copy() for a in model.chain}
+    out.update({a.name: array_view(ffi, getattr(g, a.name), dtype).copy()
+                for a in model.gradients})
+    return out
+
+
+def rel_err(got: np.ndarray, want: np.ndarray) -> float:
+    """Normwise relative error max|got - want| / max|want| (absolute when want is ~0)."""
+    got = np.asarray(got, dtype=np.float64).ravel()
+    want = np.asarray(want, dtype=np.float64).ravel()
+    if got.size == 0:
+        return 0.0
+    if not np.all(np.isfinite(got)):
+        return float("inf")
+    scale = max(float(np.max(np.abs(want))), 1e-30)
+    return float(np.max(np.abs(got - want))) / max(scale, 1.0 if scale < 1e-8 else scale)

@@ -1,0 +1,137 @@
+"""bench/run.py and bench/run_gpu.py end to end on a tiny workload (no timing assertions)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench import run, run_gpu
+
+
+def test_parse_args_defaults_to_one_epoch():
+    a = run.parse_args([])
+    assert (a.batches, a.batch, a.reps, a.threads) == (100, 100, 5, [1, 2])
+    assert a.impls == list(run.IMPLS)
+    with pytest.raises(SystemExit):
+        run.parse_args(["--impls", "fortran"])
+
+
+def test_tuned_malloc_only_in_its_worker(monkeypatch):
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=1")
+    assert "GLIBC_TUNABLES" not in run.worker_env("torch", 2)
+    assert run.worker_env("torch-tuned", 2)["GLIBC_TUNABLES"] == run.TUNED_MALLOC
+    assert run.worker_env("c", 2)["OMP_NUM_THREADS"] == "2"
+
+
+def test_stats():
+    s = run.stats([3.0, 1.0, 2.0, 10.0])
+    assert (s["median"], s["min"], s["max"], s["n"]) == (2.5, 1.0, 10.0, 4)
+    assert s["q1"] <= s["median"] <= s["q3"]
+
+
+HAND_DUMP = str(Path(__file__).resolve().parent / "data" / "cnn_hand.json")
+
+
+def test_c_only_run_writes_results(tmp_path, capsys, kernel_cache):
+    pytest.importorskip("extract.build")
+    rc = run.main(["--reps", "2", "--batches", "3", "--impls", "handwritten-c,generated-c",
+                   "--dump", HAND_DUMP, "--out-dir", str(tmp_path), "--infer-batch", "100"])
+    assert rc == 0
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert "latest.md" in files and len(files) == 2
+    res = json.loads(next(tmp_path.glob("*.json")).read_text())
+    meta = res["meta"]
+    assert meta["images"] == 300 and meta["threads"] == [1, 2]
+    assert meta["system"]["cpu_model"]
+    assert meta["unavailable"] == {}
+    # both C versions are built with the extractor's optimisation flags
+    build = meta["build"]
+    assert set(build["generated-c"]["CFLAGS"]) <= set(build["handwritten-c"]["cflags"])
+    assert meta["build"]["generated-c"]["dump"] == HAND_DUMP
+    assert res["agreement"]["ok"]
+    assert {r["impl"] for r in res["agreement"]["rows"]} == {
+        "handwritten-c@2", "generated-c@1", "generated-c@2"}
+    # every configuration timed once per repetition
+    assert len(res["samples"]) == 2 * 2 * 2 * 2
+    assert all(s["seconds"] > 0 for s in res["samples"])
+    train = [r for r in res["results"] if r["workload"] == "train"]
+    assert all(r["flops"] > 0 and r["gflops"] > 0 for r in train)
+    gen = [r for r in res["results"] if r["impl"] == "generated-c"]
+    assert all(r["vs_handwritten-c"] > 0 for r in gen)
+    out = capsys.readouterr().out
+    assert "| train | 2 | handwritten-c |" in out and "| infer | 1 | generated-c |" in out
+
+
+def test_unavailable_generated_code_is_reported_not_fatal(tmp_path, capsys):
+    rc = run.main(["--reps", "1", "--batches", "3", "--threads", "1", "--workloads", "infer",
+                   "--impls", "handwritten-c,generated-c", "--dump", str(tmp_path / "none.json"),
+                   "--no-write"])
+    assert rc == 0
+    assert "generated-c not measured" in capsys.readouterr().err
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+def test_full_run_with_pytorch(tmp_path, kernel_cache):
+    pytest.importorskip("torch")
+    rc = run.main(["--reps", "1", "--batches", "3", "--threads", "1", "--dump", HAND_DUMP,
+                   "--out-dir", str(tmp_path)])
+    assert rc == 0
+    res = json.loads(next(tmp_path.glob("*.json")).read_text())
+    impls = {r["impl"] for r in res["results"]}
+    assert impls == set(run.IMPLS)
+    workers = res["meta"]["workers"]
+    assert workers["torch-tuned"]["GLIBC_TUNABLES"] == run.TUNED_MALLOC
+    assert workers["torch"]["GLIBC_TUNABLES"] is None
+    assert workers["torch"]["torch"].startswith("2.")
+    # all trained the same network: the last batch's loss agrees
+    last = {r["impl"]: r["last_loss"] for r in res["results"] if r["workload"] == "train"}
+    assert max(last.values()) - min(last.values()) < 1e-4
+    assert all(r["vs_handwritten-c"] > 0 for r in res["results"] if r["impl"] != "handwritten-c")
+
+
+@pytest.mark.torch
+def test_perturbed_implementation_is_not_reported(tmp_path, capsys):
+    pytest.importorskip("torch")
+    rc = run.main(["--reps", "1", "--batches", "3", "--threads", "1",
+                   "--impls", "handwritten-c,pytorch", "--perturb", "pytorch=1e-3",
+                   "--out-dir", str(tmp_path)])
+    assert rc == 2
+    assert list(tmp_path.iterdir()) == []
+    assert "REFUSING TO REPORT" in capsys.readouterr().err
+
+
+def test_gpu_run_skips_cleanly_without_a_gpu(capsys):
+    ok, _ = run_gpu.cuda_available()
+    if ok:
+        pytest.skip("a GPU is present")
+    assert run_gpu.main(["--reps", "1", "--batches", "1"]) == 0
+    assert "skipped" in capsys.readouterr().err
+
+
+@pytest.mark.torch
+def test_gpu_harness_on_cpu(tmp_path, capsys):
+    pytest.importorskip("torch")
+    assert run_gpu.main(["--device", "cpu", "--reps", "2", "--batches", "3",
+                         "--out-dir", str(tmp_path)]) == 0
+    res = json.loads(next(tmp_path.glob("*-gpu.json")).read_text())
+    assert res["agreement"]["ok"]
+    assert {(r["workload"], r["impl"]) for r in res["results"]} == {
+        ("train", "pytorch-cpu"), ("infer", "pytorch-cpu")}
+    assert len(res["samples"]) == 4
+    assert "| train | pytorch-cpu |" in (tmp_path / "latest-gpu.md").read_text()
+    assert run_gpu.main(["--device", "cpu", "--reps", "1", "--batches", "3", "--no-write",
+                         "--perturb", "pytorch-cpu=1e-3"]) == 2
+
+
+@pytest.mark.slow
+def test_generated_cuda_library_builds_and_opens_without_a_gpu(tmp_path):
+    import shutil
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc not installed")
+    pytest.importorskip("extract.build")
+    ffi, lib, path = run_gpu.build_cuda_library(HAND_DUMP, out_dir=tmp_path)
+    assert path.is_file() and path.parent.parent == tmp_path
+    # host code runs without a device: a workspace grows with the samples in flight
+    assert 0 < lib.cnn_cuda_workspace_size(1) < lib.cnn_cuda_workspace_size(100)
+    assert ffi.sizeof("cnn_params") == 4 * 3898

@@ -1,0 +1,115 @@
+"""extract/build.py and the CLI: the build cache (concurrent builders, cache hits, the
+PROVED_KERNELS_CACHE override), nvcc compiling the CUDA, the command line."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from extract import build, dump
+from extract.sources import generate
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+HAND = sorted(p.stem for p in DATA.glob("*.json"))
+
+BUILDER = """
+import sys
+from extract import build
+ffi, lib = build.load("dot", "f64", dump=sys.argv[1])
+w = ffi.new("dot_params *"); x = ffi.new("dot_inputs *"); v = ffi.new("dot_values *")
+for k in range(5):
+    w.a[k] = k + 1; w.b[k] = 2 * k
+lib.dot_forward(w, x, v)
+print(v.r[0], lib.dot_workspace_size(3))
+"""
+
+
+def test_two_processes_building_at_once_both_succeed(tmp_path):
+    cache = tmp_path / "cache"
+    env = {**os.environ, "PROVED_KERNELS_CACHE": str(cache), "PYTHONPATH": str(ROOT)}
+    procs = [subprocess.Popen([sys.executable, "-c", BUILDER, str(DATA / "dot_hand.json")],
+                              cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+    r = sum((k + 1) * 2 * k for k in range(5))
+    assert outs[0][0] == outs[1][0]
+    assert float(outs[0][0].split()[0]) == r
+    entries = sorted(e.name for e in cache.iterdir())
+    built = [e for e in entries if e.startswith("_pk_dot_f64_") and not e.endswith(".lock")]
+    assert len(built) == 1 and ".tmp" not in built[0], entries
+    assert (cache / built[0] / "ok").exists()
+
+
+def test_cache_hit_does_not_rebuild(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROVED_KERNELS_CACHE", str(tmp_path))
+    assert build.cache_dir() == tmp_path
+    m = dump.load(DATA / "chain_hand.json")
+    g = generate(m, "f64")
+    build.build(m.name, "f64", g.files, g.cdef)
+    (d,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    stamp = (d / "ok").stat().st_mtime_ns
+    so = [p for p in d.iterdir() if p.suffix == ".so"]
+    assert len(so) == 1
+    build.build(m.name, "f64", g.files, g.cdef)
+    assert (d / "ok").stat().st_mtime_ns == stamp
+    # other flags: another module
+    key1 = build._key(g.files, g.cdef, build.CFLAGS)
+    assert key1 != build._key(g.files, g.cdef, build.CFLAGS + ["-g"])
+    assert key1 != build._key({**g.files, "chain.c": g.files["chain.c"] + "\n"}, g.cdef,
+                              build.CFLAGS)
+
+
+def test_flags_exclude_value_changing_fast_math():
+    flags = " ".join(build.CFLAGS)
+    for bad in ("-ffast-math", "-fassociative-math", "-ffinite-math-only", "-Ofast"):
+        assert bad not in flags
+    for good in ("-O3", "-fopenmp", "-fno-math-errno", "-fno-trapping-math"):
+        assert good in flags
+
+
+@pytest.mark.skipif(not build.nvcc_available(), reason="nvcc not installed")
+@pytest.mark.parametrize("name", ["dot_hand", "ops_slide", "cnn_hand"])
+def test_nvcc_compiles_the_cuda(tmp_path, name):
+    m = dump.load(DATA / f"{name}.json")
+    g = generate(m, "f32")
+    for fname, text in g.files.items():
+        (tmp_path / fname).write_text(text)
+    obj = build.compile_cuda(tmp_path / f"{m.name}.cu", tmp_path / f"{m.name}_cu.o")
+    assert obj.stat().st_size > 0
+    nm = subprocess.run(["nm", str(obj)], capture_output=True, text=True).stdout
+    for entry in ("forward", "backward", "workspace_size", "batch_grad", "sgd_update",
+                  "batch_predict"):
+        assert f"T {m.name}_cuda_{entry}" in nm, entry
+
+
+def test_cli_writes_sources_and_show_prints_c(tmp_path):
+    out = tmp_path / "gen"
+    cmd = [sys.executable, "-m", "extract", "ops_map", "--dump", str(DATA / "ops_map.json"),
+           "--out", str(out), "--no-build", "--precision", "f64"]
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["ops_map.c", "ops_map.cu", "ops_map.h"]
+    assert "typedef double real;" in (out / "ops_map.h").read_text()
+    stamp = (out / "ops_map.c").stat().st_mtime_ns
+    res = subprocess.run(cmd + ["--show"], cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 0
+    assert res.stdout == (out / "ops_map.c").read_text()          # plain text: not a tty
+    assert "\x1b[" not in res.stdout
+    assert (out / "ops_map.c").stat().st_mtime_ns == stamp         # unchanged: not rewritten
+
+
+def test_cli_builds_by_default(tmp_path):
+    env = {**os.environ, "PROVED_KERNELS_CACHE": str(tmp_path / "cache")}
+    res = subprocess.run([sys.executable, "-m", "extract", "chain", "--dump",
+                          str(DATA / "chain_hand.json"), "--out", str(tmp_path / "gen")],
+                         cwd=ROOT, env=env, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert any(p.name.startswith("_pk_chain_f32_") for p in (tmp_path / "cache").iterdir())

@@ -1,0 +1,166 @@
+"""extract/dump.py: reading and checking dumps; one clear error with the JSON path per problem,
+and nothing written by the CLI when a dump is malformed."""
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from extract import dump, ir
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+HAND = sorted(DATA.glob("*.json"))
+
+
+def dot() -> dict:
+    return json.loads((DATA / "dot_hand.json").read_text())
+
+
+@pytest.mark.parametrize("path", HAND, ids=lambda p: p.stem)
+def test_hand_dumps_parse(path):
+    data = json.loads(path.read_text())
+    m = dump.parse(data)
+    assert m.name == data["model"]
+    assert [a.name for a in m.chain] == [b["name"] for b in data["chain"]]
+    assert [g.name for g in m.gradients] == [g["name"] for g in data["gradients"]]
+    for a, b in zip(m.chain, data["chain"]):
+        assert a.shape == ir.shape_from_json(b["shape"]) == a.expr.shape
+
+
+def test_variables_resolved_by_name():
+    m = dump.parse(dot())
+    r = m.chain[0].expr
+    assert isinstance(r, ir.Sum) and r.var == "t0"
+    mul = r.body
+    assert (mul.a.a.name, mul.a.a.kind) == ("a", "context")
+    assert (mul.b.a.name, mul.b.a.kind) == ("b", "context")
+    assert (mul.a.i.name, mul.a.i.kind) == ("t0", "index")
+    d_a = m.gradients[1].expr               # imaps i0. d_r * b[i0]
+    assert d_a.body.a.name == "d_r" and d_a.body.a.kind == "grad"
+    assert d_a.body.b.a.name == "b"
+    assert "sum t0<5>. a[t0] * b[t0]" == ir.show(r)
+
+
+def _mutated(edit) -> dict:
+    d = dot()
+    edit(d)
+    return d
+
+
+R = "$.chain[0].expr"   # r = sum t0. sels a t0 * sels b t0
+
+
+CASES = {
+    "missing key": (lambda d: d["chain"][0]["expr"]["body"].pop("fn"),
+                    f"{R}.body", "missing key 'fn'"),
+    "missing top-level key": (lambda d: d.pop("seed"), "$", "missing key 'seed'"),
+    "unknown node": (lambda d: d["chain"][0]["expr"]["body"]["a"].update(op="conv"),
+                     f"{R}.body.a.op", "unknown node 'conv'"),
+    "ill-shaped child": (lambda d: d["chain"][0]["expr"]["body"].update(
+        b={"op": "zero", "sort": "ar", "shape": 2}), f"{R}.body.b",
+        "array of shape 2 where 1 is expected"),
+    "wrong declared shape": (lambda d: d["chain"][0]["expr"]["body"]["a"].update(shape=3),
+                             f"{R}.body.a.shape", "has shape 1, declared 3"),
+    "index of wrong shape": (lambda d: d["chain"][0]["expr"]["body"]["a"]["i"].update(
+        shape=[5, 1]), f"{R}.body.a.i.shape", "declared [5, 1]"),
+    "variable out of scope": (lambda d: d["chain"][0]["expr"]["body"]["b"]["a"].update(idx=7),
+                              f"{R}.body.b.a.idx", "variable 7 out of scope"),
+    "unsupported version": (lambda d: d.update(version=2), "$.version",
+                            "unsupported dump version 2"),
+    "sort mismatch": (lambda d: d["chain"][0]["expr"]["body"]["a"]["i"].update(sort="ar"),
+                      f"{R}.body.a.i.sort", "sort 'ix', declared 'ar'"),
+    "bad bin fn": (lambda d: d["chain"][0]["expr"]["body"].update(fn="pow"), f"{R}.body.fn",
+                   "'plus' or 'mul'"),
+    "duplicate name": (lambda d: d["chain"][0].update(name="a"), "$.chain[0].name",
+                       "already used"),
+    "keyword name": (lambda d: d["context"][1].update(name="float"), "$.context[1].name",
+                     "keyword"),
+    "gradient order": (lambda d: d["gradients"].reverse(), "$.gradients[0].wrt",
+                       "expected the gradient with respect to 'r'"),
+    "forward uses placeholder": (lambda d: d["chain"].append(
+        {"name": "q", "shape": 1, "expr": {"op": "var", "sort": "ar", "shape": 1, "idx": 1}}),
+        "$.chain[1].expr", "derivative placeholder"),
+    "seed of unknown binding": (lambda d: d["seed"].update(of="zz"), "$.seed.of",
+                                "not a chain binding"),
+    "bad shape leaf": (lambda d: d["context"][1].update(shape=-1), "$.context[1].shape",
+                       "natural number"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_malformed_dump_one_clear_error(case):
+    edit, path, text = CASES[case]
+    with pytest.raises(dump.DumpError) as info:
+        dump.parse(_mutated(edit))
+    assert info.value.path == path, str(info.value)
+    assert text in info.value.message
+    assert str(info.value).startswith(path + ": ")
+    assert "\n" not in str(info.value)
+
+
+def test_relation_structure_checked():
+    # slide with s and p of different tree structure
+    d = json.loads((DATA / "ops_slide.json").read_text())
+    found = []
+
+    def walk(x, path):
+        if isinstance(x, dict):
+            if x.get("op") == "slide" and not found:
+                found.append(path)
+                x["p"] = [x["p"], 1] if not isinstance(x["p"], list) else 3
+            for k, v in x.items():
+                walk(v, f"{path}.{k}")
+        elif isinstance(x, list):
+            for n, v in enumerate(x):
+                walk(v, f"{path}[{n}]")
+    walk(d, "$")
+    assert found
+    with pytest.raises(dump.DumpError) as info:
+        dump.parse(d)
+    assert info.value.path == found[0]
+    assert "tree structure" in info.value.message
+
+
+def test_schema_backstop_reports_path():
+    d = dot()
+    d["chain"][0]["comment"] = "not allowed"
+    with pytest.raises(dump.DumpError) as info:
+        dump.parse(d)
+    assert info.value.path == "$.chain[0]"
+
+
+def test_not_json(tmp_path):
+    p = tmp_path / "bad.json"
+    p.write_text("{nope")
+    with pytest.raises(dump.DumpError, match=r"^\$: not JSON"):
+        dump.load(p)
+
+
+@pytest.mark.parametrize("case", ["unknown node", "variable out of scope",
+                                  "unsupported version", "ill-shaped child"])
+def test_cli_malformed_exits_1_and_writes_nothing(tmp_path, case):
+    edit, path, text = CASES[case]
+    src = tmp_path / "dot.json"
+    src.write_text(json.dumps(_mutated(edit)))
+    out = tmp_path / "out"
+    res = subprocess.run([sys.executable, "-m", "extract", "dot", "--dump", str(src),
+                          "--out", str(out), "--no-build"], cwd=ROOT, capture_output=True,
+                         text=True)
+    assert res.returncode == 1
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and path in lines[0] and text in lines[0], res.stderr
+    assert not out.exists()
+
+
+def test_ir_debug_printer():
+    m = dump.parse(dot())
+    tree = ir.dump_tree(m.chain[0].expr)
+    assert tree.splitlines()[0] == "Sum ar 1 (var=t0, s=5)"
+    assert "Var ar 5 (name=a, kind=context)" in tree
+    d = copy.deepcopy(m)
+    assert d.chain == m.chain and hash(m.chain[0].expr) == hash(d.chain[0].expr)

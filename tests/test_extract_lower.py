@@ -1,0 +1,206 @@
+"""Unit tests of the passes on hand-built IR: extract/code.py (index arithmetic, scalar
+simplification), extract/lower.py (lower_to_loops: strategies, hoisting, sharing, the
+temporary-array rule) and extract/printer.py (C and CUDA text)."""
+from __future__ import annotations
+
+import pytest
+
+from extract import code as c
+from extract import ir
+from extract.lower import ExtractError, Options, lower_array
+from extract.printer import C, CUDA, affine, condition, expr, statements
+
+
+# ---------------------------------------------------------------------------------------------
+# hand-built IR
+
+def V(name, shape, kind="context"):
+    return ir.Var(shape, name, kind, "ar")
+
+
+def X(name, shape):
+    return ir.Var(shape, name, "index", "ix")
+
+
+def sels(a, i):
+    return ir.SelS(1, a, i)
+
+
+def mul(a, b):
+    return ir.Bin(a.shape, "mul", a, b)
+
+
+def model(context, chain):
+    arrays = [ir.Array(n, s, "context", "param") for n, s in context]
+    binds = [ir.Array(n, e.shape, "chain", "", e) for n, e in chain]
+    m = ir.Model("m", 1, "test", tuple(arrays), tuple(binds), binds[-1].name, ir.Zero(1), (),
+                 ())
+    m.arrays.update({a.name: a for a in (*arrays, *binds)})
+    return m
+
+
+def kernel(context, expr_, **opts):
+    m = model(context, [("y", expr_)])
+    return lower_array(m, m.chain[0], Options(**opts))
+
+
+def text(k, lang=C):
+    return statements(k.body, lang, 0)
+
+
+def loops(stmts):
+    return [s for s in stmts if isinstance(s, c.For)]
+
+
+# ---------------------------------------------------------------------------------------------
+# index arithmetic
+
+I, J = c.IVar("i", 6, 0), c.IVar("j", 4, 1)
+AI, AJ = c.Affine.of(I), c.Affine.of(J)
+
+
+def test_div_mod_of_blocked_index_simplify():
+    q = AI.scale(4) + AJ                     # i*4 + j with 0 <= j < 4
+    assert c.idiv(q, 4) == AI
+    assert c.imod(q, 4) == AJ
+    assert affine(c.idiv(AJ, 2)) == "j / 2" and affine(c.imod(AJ, 2)) == "j % 2"
+    assert c.idiv(AJ, 1) == AJ and c.imod(AJ, 1) == c.Affine.of(0)
+
+
+def test_unit_extent_variables_vanish():
+    assert c.Affine.of(c.IVar("k", 1)) == c.Affine.of(0)
+
+
+def test_conditions_fold_by_range():
+    assert c.in_range(AJ, 4) is True            # 0 <= j < 4 always
+    assert c.in_range(AJ + c.Affine.of(10), 4) is False
+    cond = c.in_range(AJ - AI, 3)
+    assert condition(cond) == "j >= i && j < i + 3"
+    assert c.cmp_eq(AI - AI) is True
+    assert condition((c.cmp_eq(AJ - AI),)) in ("i == j", "j == i")
+
+
+def test_point_sum_becomes_a_selection():
+    t = c.IVar("t", 6, 5)
+    body = c.select((c.cmp_eq(c.Affine.of(t) - AJ),), c.Load("x", c.Affine.of(t)))
+    r = c.reduce((t,), body)
+    assert r == c.Load("x", AJ)                 # 0 <= j < 4 <= 6: no guard left
+
+
+# ---------------------------------------------------------------------------------------------
+# printing
+
+def L(name):
+    return c.Load(name, c.Affine.of(0))
+
+
+@pytest.mark.parametrize("e, want", [
+    (c.Add(L("a"), c.Add(L("b"), L("c"))), "a[0] + (b[0] + c[0])"),
+    (c.Add(c.Add(L("a"), L("b")), L("c")), "a[0] + b[0] + c[0]"),
+    (c.Mul(c.Add(L("a"), L("b")), L("c")), "(a[0] + b[0]) * c[0]"),
+    (c.Mul(L("a"), c.Mul(L("b"), L("c"))), "a[0] * (b[0] * c[0])"),
+    (c.Add(L("a"), c.Neg(L("b"))), "a[0] - b[0]"),
+    (c.Add(L("a"), c.Neg(c.Add(L("b"), L("c")))), "a[0] - (b[0] + c[0])"),
+    (c.Neg(c.Mul(L("a"), L("b"))), "-(a[0] * b[0])"),
+    (c.Scale(c.Add(L("a"), L("b")), 4), "(a[0] + b[0]) / 4"),
+    (c.Scale(c.Lit(1), 2), "(real)1 / 2"),
+    (c.Logistic(c.Neg(L("a"))), "logistic(-a[0])"),
+    (c.Mul(c.Select((c.Cmp(AJ - c.Affine.of(2), "ge"),), L("a")), L("b")),
+     "(j >= 2 ? a[0] : 0) * b[0]"),
+])
+def test_minimal_parentheses(e, want):
+    assert expr(e) == want
+
+
+def test_affine_layout():
+    assert affine(AI.scale(24) + AJ) == "i * 24 + j"
+    assert affine(AJ - AI.scale(3) + c.Affine.of(2)) == "j - i * 3 + 2"
+    assert affine(c.Affine.of(0)) == "0"
+
+
+# ---------------------------------------------------------------------------------------------
+# lowering
+
+A = V("a", (3, 4))
+B = V("b", 4)
+
+
+def test_top_sum_accumulates_into_zeroed_output():
+    # y = sum t0<3>. a[t0]     (shape 4): zero y, then y[j] += a[t0][j], j innermost
+    e = ir.Sum(4, 3, "t0", ir.Sel(4, A, X("t0", 3)))
+    k = kernel([("a", (3, 4))], e)
+    assert k.strategy == "dest"
+    out = text(k)
+    assert out.splitlines()[0] == "for (int j = 0; j < 4; j++) {"
+    assert "y[j] = 0;" in out and "y[j] += a[t0 * 4 + j];" in out
+    assert out.index("y[j] = 0;") < out.index("+=")
+    # the accumulation nest: t0 outside, the contiguous j inside
+    acc = loops(k.body)[1]
+    assert acc.var.name == "t0" and loops(acc.body)[0].var.name == "j"
+
+
+def test_element_strategy_uses_scalar_accumulator():
+    e = ir.Sum(4, 3, "t0", ir.Sel(4, A, X("t0", 3)))
+    out = text(kernel([("a", (3, 4))], e, strategy="element"))
+    assert "real acc0 = 0;" in out and "acc0 += a[t0 * 4 + j];" in out
+    assert "y[j] = acc0;" in out and "+=" not in out.replace("acc0 +=", "")
+
+
+def test_reduction_hoisted_to_the_loop_it_depends_on():
+    # y = imap i0<3>. imaps i1<4>. (sum t2<4>. a[i0][t2]) * b[i1]
+    s = ir.Sum(1, 4, "t2", sels(ir.Sel(4, A, X("i0", 3)), X("t2", 4)))
+    e = ir.IMap((3, 4), 3, "i0", ir.IMapS(4, 4, "i1", mul(s, sels(B, X("i1", 4)))))
+    k = kernel([("a", (3, 4)), ("b", 4)], e, strategy="element")
+    outer = loops(k.body)[0]
+    assert outer.var.extent == 3
+    kinds = [type(s).__name__ for s in outer.body]
+    assert kinds == ["Decl", "For", "For"]       # acc computed once per i0, before the j1 loop
+    assert text(k).count("real acc") == 1
+
+
+def test_temporary_array_needed_is_an_error_naming_binding_and_subterm():
+    # y = imap i0<3>. imaps i1<4>. (sum t2<3>. a[t2][i1]) * b[i0]: the sum depends on i1 only,
+    # inside the i0 loop: computing it once would need a temporary of 4 elements
+    s = ir.Sum(1, 3, "t2", sels(ir.Sel(4, A, X("t2", 3)), X("i1", 4)))
+    e = ir.IMap((3, 4), 3, "i0", ir.IMapS(4, 4, "i1", mul(s, sels(V("c", 3), X("i0", 3)))))
+    ctx = [("a", (3, 4)), ("c", 3)]
+    with pytest.raises(ExtractError) as info:
+        kernel(ctx, e)
+    msg = str(info.value)
+    assert "binding 'y'" in msg and "sum t2<3>. a[t2][i1]" in msg
+    assert "temporary array" in msg and "extent 3" in msg
+    # configurable: a recomputation factor of 3 may be allowed
+    k = kernel(ctx, e, recompute_limit=3)
+    assert "acc" in text(k)
+
+
+def test_equal_reductions_are_shared():
+    s = ir.Sum(1, 4, "t1", sels(ir.Sel(4, A, X("i0", 3)), X("t1", 4)))
+    e = ir.IMapS(3, 3, "i0", mul(ir.Logistic(1, s), ir.Logistic(1, s)))
+    out = text(kernel([("a", (3, 4))], e))
+    assert out.count("real acc") == 1
+    assert "logistic(acc0) * logistic(acc0)" in out
+
+
+def test_reduction_stays_inside_its_guard():
+    # y = imap i0<2>. backslide(i0, imaps i1<3>. sum t2<4>. a[i1][t2])   (shape [2, 4]):
+    # the sum is evaluated at position j - i0, valid only when 0 <= j - i0 < 3
+    s = ir.Sum(1, 4, "t2", sels(ir.Sel(4, A, X("i1", 3)), X("t2", 4)))
+    inner = ir.IMapS(3, 3, "i1", s)
+    e = ir.IMap((2, 4), 2, "i0", ir.Backslide(4, 2, 2, X("i0", 2), inner))
+    out = text(kernel([("a", (3, 4))], e))
+    guard = out.index("if (j1 >= j0 && j1 < j0 + 3) {")
+    assert guard < out.index("real acc")           # accumulator only under the guard
+    assert "a[j1 * 4 + t2 - j0 * 4]" in out
+
+
+def test_cuda_maps_parallel_loops_to_threads():
+    e = ir.IMap((3, 4), 3, "i0", ir.IMapS(4, 4, "i1", mul(sels(ir.Sel(4, A, X("i0", 3)),
+                                                                X("i1", 4)),
+                                                           sels(B, X("i1", 4)))))
+    k = kernel([("a", (3, 4)), ("b", 4)], e, strategy="element")
+    cu = text(k, CUDA)
+    assert "const int j0 = idx / 4;" in cu and "const int j1 = idx % 4;" in cu
+    assert "for (" not in cu
+    assert "y[j0 * 4 + j1] = a[j0 * 4 + j1] * b[j1];" in cu
+    assert "for (int j0 = 0; j0 < 3; j0++)" in text(k, C)

@@ -1,0 +1,129 @@
+"""Bad arguments raise ValueError with a clear message before any C code runs."""
+
+import numpy as np
+import pytest
+
+import runtime
+from runtime._kernels import Kernels
+from test_runtime_cdouble import use_backend
+
+
+@pytest.fixture
+def model(monkeypatch):
+    use_backend("double", monkeypatch)
+    m = runtime.load("cnn")
+
+    def no_c(self, name):
+        raise AssertionError(f"C function {name} called despite invalid arguments")
+
+    monkeypatch.setattr(Kernels, "fn", no_c)
+    return m
+
+
+def good(n=4):
+    rng = np.random.default_rng(0)
+    return rng.random((n, 28, 28), dtype=np.float32), rng.integers(0, 10, n)
+
+
+def with_image(**change):
+    x, _ = good()
+    if "dtype" in change:
+        x = x.astype(change["dtype"])
+    if "shape" in change:
+        x = np.zeros(change["shape"], dtype=np.float32)
+    if "value" in change:
+        x[1, 2, 3] = change["value"]
+    return x
+
+
+BAD_IMAGES = [
+    (with_image(dtype=np.uint8), "float32.*uint8.*divide"),
+    (with_image(dtype=np.float16), "float32"),
+    (with_image(shape=(4, 784)), r"shape \(N, 28, 28\)"),
+    (with_image(shape=(4, 28, 27)), r"shape \(N, 28, 28\)"),
+    (with_image(shape=(0, 28, 28)), "empty"),
+    (with_image(value=np.nan), "NaN or inf.*image 1"),
+    (with_image(value=np.inf), "NaN or inf"),
+    (with_image(value=1.5), r"\[0, 1\]"),
+    (with_image(value=-0.1), r"\[0, 1\]"),
+    ([[0.0] * 28] * 28, "NumPy array"),
+]
+
+BAD_LABELS = [
+    (np.array([0, 1, 2, 10]), r"0\.\.9.*10"),
+    (np.array([0, -1, 2, 3]), r"0\.\.9.*-1"),
+    (np.array([0.0, 1.0, 2.0, 3.0]), "integer dtype"),
+    (np.array([0, 1, 2]), r"shape \(4,\)"),
+    (np.zeros((4, 1), dtype=np.int64), r"shape \(4,\)"),
+]
+
+
+@pytest.mark.parametrize("images,message", BAD_IMAGES)
+def test_bad_images(model, images, message):
+    _, y = good()
+    for call in (
+        lambda: model.train(images, y, progress=False),
+        lambda: model.gradients(images, y),
+        lambda: model.predict(images),
+        lambda: model.evaluate(images, y),
+    ):
+        with pytest.raises(ValueError, match=message):
+            call()
+
+
+@pytest.mark.parametrize("labels,message", BAD_LABELS)
+def test_bad_labels(model, labels, message):
+    x, _ = good()
+    for call in (
+        lambda: model.train(x, labels, progress=False),
+        lambda: model.gradients(x, labels),
+        lambda: model.evaluate(x, labels),
+    ):
+        with pytest.raises(ValueError, match=message):
+            call()
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"epochs": -1}, "epochs"),
+        ({"epochs": 1.5}, "epochs"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"lr": float("nan")}, "lr"),
+        ({"lr": -0.1}, "lr"),
+        ({"lr": "0.1"}, "lr"),
+        ({"threads": 0}, "threads"),
+        ({"test": (np.zeros((2, 28, 28), np.float32),)}, "pair"),
+        ({"test": (np.zeros((2, 28, 28), np.float32), np.array([1, 12]))}, r"0\.\.9"),
+        ({"callback": 3}, "callback"),
+    ],
+)
+def test_bad_training_options(model, kwargs, message):
+    x, y = good()
+    with pytest.raises(ValueError, match=message):
+        model.train(x, y, progress=False, **kwargs)
+
+
+def test_bad_parameters(model):
+    with pytest.raises(ValueError, match="shape"):
+        model.set_params({**model.get_params(), "k1": np.zeros((6, 25), np.float32)})
+    with pytest.raises(ValueError, match="finite"):
+        model.set_params({**model.get_params(), "b": np.full(10, np.nan, np.float32)})
+    with pytest.raises(ValueError, match="expected parameters"):
+        model.set_params({"k1": model.params["k1"]})
+
+
+def test_bad_load_arguments(tmp_path, monkeypatch):
+    use_backend("double", monkeypatch)
+    with pytest.raises(ValueError, match="unknown model"):
+        runtime.load("lenet")
+    with pytest.raises(ValueError, match="precision"):
+        runtime.load("cnn", precision="f16")
+    with pytest.raises(ValueError, match="init"):
+        runtime.load("cnn", init="zeros")
+    np.savez(tmp_path / "other.npz", k1=np.zeros((6, 5, 5)))
+    with pytest.raises(ValueError, match="not a weights file"):
+        runtime.load("cnn", weights=tmp_path / "other.npz")
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="not a weights file"):
+        runtime.load("cnn", weights=tmp_path / "junk.npz")

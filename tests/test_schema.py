@@ -1,0 +1,164 @@
+"""The dump's JSON Schema (docs/dump-format.schema.json): accepts well-formed dumps, rejects
+malformed ones, and agrees with the structural checks of tests/oracle.py."""
+import copy
+import glob
+import json
+import os
+
+import jsonschema
+import pytest
+
+import dumpgen
+import oracle
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCHEMA_PATH = os.path.join(ROOT, "docs", "dump-format.schema.json")
+DATA = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "*.json")))
+
+
+@pytest.fixture(scope="module")
+def validator():
+    with open(SCHEMA_PATH, encoding="utf-8") as f:
+        schema = json.load(f)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def errors(validator, dump):
+    return list(validator.iter_errors(dump))
+
+
+def test_schema_declares_draft_2020_12(validator):
+    assert validator.schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+def test_schema_knows_every_op_of_the_format(validator):
+    assert set(validator.schema["$defs"]["node"]["properties"]["op"]["enum"]) == set(oracle.OPS)
+    for op, (_, fields) in oracle.OPS.items():
+        d = validator.schema["$defs"][f"op_{op}"]
+        assert set(d["properties"]) == {"op", "sort", "shape", *fields}
+        assert set(d["required"]) == {"op", "sort", "shape", *fields}
+        assert d["additionalProperties"] is False
+
+
+@pytest.mark.parametrize("path", DATA, ids=[os.path.basename(p) for p in DATA])
+def test_accepts_hand_built_dumps(validator, path):
+    with open(path, encoding="utf-8") as f:
+        assert errors(validator, json.load(f)) == []
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("grads", ["random", "ad"])
+def test_accepts_random_dumps(validator, seed, grads):
+    assert errors(validator, dumpgen.random_dump(seed, gradients=grads)) == []
+
+
+def test_accepts_unknown_optional_top_level_key(validator):
+    # §7: adding an optional top-level key does not bump the version.
+    dump = dumpgen.dot_hand()
+    dump["comment"] = "made by hand"
+    assert errors(validator, dump) == []
+
+
+def _dot():
+    return dumpgen.dot_hand()
+
+
+def _set(path, value):
+    def mutate(d):
+        *head, last = path
+        for k in head:
+            d = d[k]
+        d[last] = value
+    return mutate
+
+
+def _del(path):
+    def mutate(d):
+        *head, last = path
+        for k in head:
+            d = d[k]
+        del d[last]
+    return mutate
+
+
+# (name, mutation, JSON path the schema reports the error under, or a prefix of it)
+R = ("chain", 0, "expr")  # r = sum 5 (λi. a[i]·b[i])
+BODY = R + ("body",)      # the bin node
+MALFORMED = [
+    *[(f"missing {k}", _del((k,)), "$") for k in
+      ("format", "version", "model", "generator", "context", "chain", "seed", "gradients")],
+    ("wrong version", _set(("version",), 2), "$.version"),
+    ("version as string", _set(("version",), "1"), "$.version"),
+    ("wrong format", _set(("format",), "ad-dump"), "$.format"),
+    ("unknown op", _set(BODY + ("op",), "pow"), "$.chain[0].expr.body.op"),
+    ("missing op", _del(BODY + ("op",)), "$.chain[0].expr.body"),
+    ("missing field", _del(BODY + ("b",)), "$.chain[0].expr.body"),
+    ("extra field", _set(BODY + ("c",), 1), "$.chain[0].expr.body"),
+    ("bad sort", _set(BODY + ("sort",), "ix"), "$.chain[0].expr.body.sort"),
+    ("bad fn", _set(BODY + ("fn",), "minus"), "$.chain[0].expr.body.fn"),
+    ("ix child where ar expected", _set(BODY + ("a", "a", "sort"), "ix"),
+     "$.chain[0].expr.body.a.a.sort"),
+    ("negative leaf", _set(R + ("s",), -5), "$.chain[0].expr.s"),
+    ("fractional leaf", _set(R + ("s",), 2.5), "$.chain[0].expr.s"),
+    ("three-element shape", _set(R + ("s",), [1, 2, 3]), "$.chain[0].expr.s"),
+    ("one-element shape", _set(R + ("shape",), [1]), "$.chain[0].expr.shape"),
+    ("string shape", _set(("context", 1, "shape"), "5"), "$.context[1].shape"),
+    ("nested bad shape", _set(("context", 1, "shape"), [5, [2, "x"]]), "$.context[1].shape"),
+    ("negative var index", _set(BODY + ("a", "a", "idx"), -1), "$.chain[0].expr.body.a.a.idx"),
+    ("bad role", _set(("context", 0, "role"), "weight"), "$.context[0].role"),
+    ("name not an identifier", _set(("chain", 0, "name"), "1r"), "$.chain[0].name"),
+    ("name with a dash", _set(("context", 1, "name"), "a-1"), "$.context[1].name"),
+    ("gradient without wrt", _del(("gradients", 0, "wrt")), "$.gradients[0]"),
+    ("seed without of", _del(("seed", "of")), "$.seed"),
+    ("output to a non-name", _set(("outputs", "prediction"), 3), "$.outputs.prediction"),
+]
+
+
+@pytest.mark.parametrize("name,mutate,where", MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_rejects_malformed(validator, name, mutate, where):
+    dump = _dot()
+    mutate(dump)
+    errs = errors(validator, dump)
+    assert errs, name
+    assert any(e.json_path.startswith(where) for e in errs), [e.json_path for e in errs]
+
+
+@pytest.mark.parametrize("name,mutate,where", MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_oracle_rejects_what_the_schema_rejects(name, mutate, where):
+    dump = _dot()
+    mutate(dump)
+    with pytest.raises((oracle.DumpError, KeyError, TypeError)):
+        oracle.check_shapes(dump)
+
+
+def test_rejects_scaledown_by_zero(validator):
+    dump = dumpgen.make_dump("m", [("x", 3, "param")],
+                             [("y", dumpgen.scaledown(2, dumpgen.var("x", 3)))],
+                             ("y", dumpgen.one(3)), [("y", dumpgen.one(3)), ("x", dumpgen.one(3))])
+    assert errors(validator, dump) == []
+    dump["chain"][0]["expr"]["n"] = 0
+    assert [e.json_path for e in errors(validator, dump)] == ["$.chain[0].expr.n"]
+
+
+def test_schema_checks_structure_only(validator):
+    # A shape mismatch is well-formed JSON for the schema; tests/oracle.py catches it.
+    dump = _dot()
+    dump["chain"][0]["expr"]["body"]["shape"] = [5, 5]
+    assert errors(validator, dump) == []
+    with pytest.raises(oracle.DumpError):
+        oracle.check_shapes(dump)
+
+
+def test_validation_is_linear_in_the_dump(validator):
+    # Deeply nested, many-field nodes: a oneOf over all ops would revisit children once per
+    # alternative and blow up exponentially; the if/then dispatch on op visits each once.
+    import time
+    t = dumpgen.var("x", 2)
+    for _ in range(15):
+        t = dumpgen.plus(dumpgen.logistic(t), dumpgen.minus(dumpgen.var("x", 2)))
+    dump = dumpgen.make_dump("deep", [("x", 2, "param")], [("y", t)], ("y", dumpgen.one(2)),
+                             [("y", dumpgen.one(2)), ("x", dumpgen.one(2))])
+    start = time.perf_counter()
+    assert errors(validator, copy.deepcopy(dump)) == []
+    assert time.perf_counter() - start < 5
