@@ -36,12 +36,17 @@ open import Spec.Array.Base using (S; ι; _⊗_; P; Ar; ∣_∣; nest; unnest)
 open import Spec.Scalar.Float using (float)
 open import Spec.Dump.JSON
 open import Spec.Dump.Model using (models)
+open import Spec.Lang.Syntax using (Ctx; ε; _▹_; ar; E; v₂)
+open import Spec.Lang.Chain using (Chain; ε; _▹_)
+open import Spec.Lang.Eval float using (Env; ⟦_⟧; lookup)
 import Spec.CNN.Array float as CNN
+import Spec.Model.CNN as Model
 
 private
   variable
-    s : S
-    X : Set
+    s p : S
+    X   : Set
+    Γ Δ : Ctx
 
 ------------------------------------------------------------------------
 -- Arrays as flat lists, row-major
@@ -77,6 +82,24 @@ fill salt i = Float.fromℕ ((flat i ℕ.* 7919 ℕ.+ salt ℕ.* 104729) % 1000)
               Float.- 0.5
 
 ------------------------------------------------------------------------
+-- Running a chain forward
+
+-- The base context of a chain.
+Base : Chain Γ → Ctx
+Base {Γ} (ε _) = Γ
+Base (c ▹ _)   = Base c
+
+-- A binding's value (tabulated) after a zero placeholder for its
+-- derivative.  (A separate function, not a `let`, so that the
+-- environment is shared and not recomputed.)
+extend : Env Δ → E Δ (ar p) → Env (Δ ▹ ar p ▹ ar p)
+extend ρ e = (ρ , (λ _ → 0.0)) , memo (⟦ e ⟧ ρ)
+
+run-chain : (c : Chain Γ) → Env (Base c) → Env Γ
+run-chain (ε _)         ρ = ρ
+run-chain (c ▹ (_ , e)) ρ = extend (run-chain c ρ) e
+
+------------------------------------------------------------------------
 -- Commands
 
 known : String
@@ -109,6 +132,9 @@ b₂     = fill {s = CNN.B₂} 6
 fc     = fill {s = CNN.FC} 7
 b      = fill {s = CNN.B} 8
 
+base : Env Model.Γ
+base = ((((((((_ , target) , inp) , k₁) , b₁) , k₂) , b₂) , fc) , b)
+
 inputs : JSON
 inputs = object (("target" , floats target) ∷ ("inp" , floats inp) ∷ ("k1" , floats k₁)
                ∷ ("b1" , floats b₁) ∷ ("k2" , floats k₂) ∷ ("b2" , floats b₂)
@@ -118,7 +144,7 @@ checkForward : IO {0ℓ} ⊤
 checkForward = putStrLn $ render $ object
   ( ("inputs" , inputs)
   ∷ ("forward" , floats (CNN.forward inp k₁ b₁ k₂ b₂ fc b))
-  ∷ ("chain" , floats (CNN.forward inp k₁ b₁ k₂ b₂ fc b))
+  ∷ ("chain" , floats (lookup v₂ (run-chain Model.chain base)))   -- r
   ∷ [])
 
 main : Main

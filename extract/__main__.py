@@ -59,10 +59,9 @@ def main(argv=None) -> int:
     else:
         print(f"wrote {', '.join(str(out / n) for n in gen.files)}")
     if not args.no_build:
-        ffi, lib = build.build(model.name, args.precision, gen.files, gen.cdef)
+        build.build(model.name, args.precision, gen.files, gen.cdef)
         if not args.show:
-            print(f"built {lib.__name__ if hasattr(lib, '__name__') else 'module'} in "
-                  f"{build.cache_dir()}")
+            print(f"built and loaded {model.name} ({args.precision}); cache {build.cache_dir()}")
     return 0
 
 

@@ -68,6 +68,16 @@ def _tighten_for(s: For, threads: bool) -> list:
                 return []
             inner = subst_stmts(guard.body, m)
             return list(inner) if where is True else [If(where, inner)]
+    # a point: v div d == X and v mod d == Y  ->  v == d*X + Y
+    point = None if (s.lo or s.hi) else _div_mod_point(cond, v)
+    if point is not None:
+        m = {v: point}
+        where = conj(in_range(point, v.extent), *(cmp_eq(x.a.subst(m)) if x.op == "eq"
+                                                  else _ge(x.a.subst(m)) for x in cond))
+        if where is False:
+            return []
+        inner = subst_stmts(guard.body, m)
+        return list(inner) if where is True else [If(where, inner)]
     lo, hi, keep, outside = list(s.lo), list(s.hi), [], []
     for c in cond:
         k = c.a.coeff(v)
@@ -90,8 +100,47 @@ def _tighten_for(s: For, threads: bool) -> list:
     lo = [a for a in lo if a.range[1] > 0]            # drop bounds that never bind
     hi = [a for a in hi if a.range[0] < v.extent]
     inner = (If(tuple(keep), guard.body),) if keep else guard.body
+    if len(lo) == 1 and len(hi) == 1 and (hi[0] - lo[0]).is_const and lo[0].range[0] >= 0 \
+            and hi[0].range[1] <= v.extent:
+        # for v in [e, e + n): count from 0 instead, v = w + e (a constant trip count)
+        n = (hi[0] - lo[0]).const
+        if n <= 0:
+            return []
+        w = IVar(v.name, n, v.rank)
+        body2 = subst_stmts(inner, {v: Affine.of(w) + lo[0]})
+        loop = For(w, body2, s.parallel)
+        return [If(tuple(outside), (loop,))] if outside else [loop]
     loop = For(v, tuple(inner), s.parallel, tuple(lo), tuple(hi))
     return [If(tuple(outside), (loop,))] if outside else [loop]
+
+
+def _side(c: Cmp, v, kind):
+    """For ``X == op(v + r, d)`` (op: IDiv or IMod, v nowhere else): (X, r, d)."""
+    if c.op != "eq":
+        return None
+    atoms = [(a, k) for a, k in c.a.terms
+             if a == v or (not isinstance(a, IVar) and v in a.a.ivars())]
+    if len(atoms) != 1:
+        return None
+    (atom, k), = atoms
+    if not isinstance(atom, kind) or abs(k) != 1 or atom.a.coeff(v) != 1:
+        return None
+    r = atom.a - Affine.of(v)
+    x = (c.a - Affine.of(atom).scale(k)).scale(-k)
+    if v in r.ivars() or v in x.ivars():
+        return None
+    return x, r, atom.d
+
+
+def _div_mod_point(cond: tuple, v):
+    from .code import IMod
+    divs = [t for t in (_side(c, v, IDiv) for c in cond) if t is not None]
+    mods = [t for t in (_side(c, v, IMod) for c in cond) if t is not None]
+    for x, r, d in divs:
+        for y, r2, d2 in mods:
+            if r == r2 and d == d2:
+                return x.scale(d) + y - r
+    return None
 
 
 def _block_bounds(c: Cmp, v):

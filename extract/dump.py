@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -325,8 +326,14 @@ def dump_hash(data: dict) -> str:
     return hashlib.sha256(canon).hexdigest()
 
 
+def deep_enough() -> None:
+    """Expressions are trees walked recursively; AD output can nest deeply."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 50000))
+
+
 def parse(data: Any, *, schema: bool = True) -> ir.Model:
     """Check a dump (a decoded JSON value) and return its IR; raises DumpError."""
+    deep_enough()
     _req(isinstance(data, dict), "$", "a dump is a JSON object")
     if "version" in data:
         v = data["version"]
@@ -461,6 +468,7 @@ def _check_schema(data: dict) -> None:
 def load(path: str | Path) -> ir.Model:
     """Read and parse a dump file; a file that is not JSON is reported as a DumpError."""
     text = Path(path).read_text()
+    deep_enough()
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

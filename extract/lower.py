@@ -31,8 +31,14 @@ that level. A reduction is never moved out of a range guard (it could read out o
 Strategies: ``dest`` peels ``imap``/``imaps``/``imapb`` into loops over the output and turns a
 ``sum`` at the top of a binding (possibly under ``+``, ``minus`` or ``scaledown``) into ``+=``
 accumulation into the zero-initialised output, so the innermost loop runs over contiguous
-output elements (paper §7.1.2); ``element`` computes every element independently (what the CUDA
-kernels do, one thread per element). ``auto`` tries ``dest`` and falls back to ``element``.
+output elements (paper §7.1.2); ``imap i. sum t. x`` with a scalar ``x`` runs the sum loops
+outside the map loops when that makes the innermost loop a unit-stride one (``sum_outside``).
+``element`` computes every element independently (what the CUDA kernels do, one thread per
+element). ``auto`` tries ``dest`` and falls back to ``element``.
+
+The whole pass, per array: ``share_bindings`` (extract/share.py) first, then the loop nest
+above, then ``tighten_bounds`` (extract/bounds.py: guards become loop bounds or points) and,
+for C, ``interchange_loops`` (extract/interchange.py).
 
 **When a temporary array would be needed.** After hoisting, a reduction R sits inside a set of
 loops. If one of them, of extent n > 1, is a loop whose variable R does not depend on (directly,
@@ -50,6 +56,7 @@ from dataclasses import dataclass
 
 from . import ir
 from .bounds import tighten_bounds
+from .interchange import interchange_loops
 from .code import (ZERO, ONE, Acc, Affine, Assign, Decl, For, If, IVar, Load, Local, Reduce,
                    Select, Store, add, conj, cmp_eq, cond_ivars, contains_reduce, free_ivars,
                    free_locals, idiv, imod, in_range, logistic, mul, neg, reduce, scale, select,
@@ -343,18 +350,22 @@ class _Kernel:
     def into(self, e: ir.Node, view, acc: bool, env: dict, wrap) -> None:
         """Write (``acc``: add) the value of ``e`` into the output through ``view``."""
         if self.strategy == "dest" and isinstance(e, (ir.IMap, ir.IMapS, ir.IMapB)):
-            if self.sum_outside(e, env):
+            sums = self.sum_outside(e, env)
+            if sums:
                 # imap i. sum t. x(i, t)  ->  y = 0; for t: for i: y[i] += x(i, t)
                 if not acc:
                     pos, n = self.open_loops(e.shape, "j", parallel=True)
                     self.store(view(pos), ZERO, False)
                     self.close_loops(n)
-                s = e.body
-                tv, nt = self.open_loops(s.s, s.var, parallel=False)
+                inner_env, opened = dict(env), 0
+                for sm in sums:
+                    tv, nt = self.open_loops(sm.s, sm.var, parallel=False)
+                    inner_env[sm.var] = tv
+                    opened += nt
                 pi, n = self.open_loops(e.s, e.var, parallel=False)
-                self.into(s.body, _subview(e, view, pi), True, {**env, e.var: pi, s.var: tv},
-                          wrap)
-                self.close_loops(n + nt)
+                inner_env[e.var] = pi
+                self.into(sums[-1].body, _subview(e, view, pi), True, inner_env, wrap)
+                self.close_loops(n + opened)
                 return
             pi, n = self.open_loops(e.s, e.var, parallel=not acc)
             self.into(e.body, _subview(e, view, pi), acc, {**env, e.var: pi}, wrap)
@@ -390,26 +401,32 @@ class _Kernel:
         self.store(view(pos), wrap(self.elem(e, pos, env)), acc)
         self.close_loops(n)
 
-    def sum_outside(self, e: ir.Node, env: dict) -> bool:
-        """Whether ``imap i. sum t. x`` (x scalar per i) runs better with the sum loops outside:
-        the innermost map loop then updates consecutive outputs, reading every array with a
-        stride of 0 or 1 along it (a vectorisable loop, no chain of dependent additions). The
-        order of the terms of each output element is the same either way."""
-        s = e.body
-        if not isinstance(s, ir.Sum) or ir.size(s.s) == 1 or ir.size(s.body.shape) != 1:
-            return False
+    def sum_outside(self, e: ir.Node, env: dict) -> list:
+        """The sums to run outside the loops of ``imap i. sum t. ... x`` (x scalar per i), or
+        ``[]``: with the sum loops outside, the innermost map loop updates consecutive outputs
+        and reads every array with a stride of 0 or 1 along it (a vectorisable loop, not a
+        chain of dependent additions). Each output gets the same terms either way."""
+        sums, b = [], e.body
+        while isinstance(b, ir.Sum):
+            sums.append(b)
+            b = b.body
+        if not sums or all(ir.size(sm.s) == 1 for sm in sums) or ir.size(b.shape) != 1:
+            return []
         ls = [n for n in ir.leaves(e.s) if n != 1]
         if not ls or ls[-1] < 4:
-            return False
+            return []
         probe = [IVar(f"probe{k}", n, -1) for k, n in enumerate(ir.leaves(e.s))]
-        tprobe = [IVar(f"tprobe{k}", n, -1) for k, n in enumerate(ir.leaves(s.s))]
         inner = [v for v in probe if v.extent != 1][-1]
-        pi = _rebuild(e.s, iter(Affine.of(v) for v in probe))
-        tv = _rebuild(s.s, iter(Affine.of(v) for v in tprobe))
-        value = self.elem(s.body, Affine.of(0), {**env, e.var: pi, s.var: tv})
+        penv = {**env, e.var: _rebuild(e.s, iter(Affine.of(v) for v in probe))}
+        for d, sm in enumerate(sums):
+            tprobe = [IVar(f"tprobe{d}_{k}", n, -1) for k, n in enumerate(ir.leaves(sm.s))]
+            penv[sm.var] = _rebuild(sm.s, iter(Affine.of(v) for v in tprobe))
+        value = self.elem(b, Affine.of(0), penv)
         if contains_reduce(value):
-            return False
-        return all(_offset_coeff(x, inner) in (0, 1) for x in _loads(value))
+            return []
+        if all(_offset_coeff(x, inner) in (0, 1) for x in _loads(value)):
+            return sums
+        return []
 
     def run(self) -> tuple:
         shape = self.array.shape
@@ -458,14 +475,14 @@ def _guard(k, bound_shape):
     return conj(*(in_range(a, n) for a, n in zip(_leaves(k), ir.leaves(bound_shape))))
 
 
-def _describe(v: Violation, array: ir.Array, strategy: str) -> str:
+def _describe(v: Violation, array: ir.Array, strategy: str, limit: int) -> str:
     sub = ir.show(v.reduction.origin) if v.reduction.origin is not None else "a sum"
     if len(sub) > 160:
         sub = sub[:157] + "..."
     return (f"binding {array.name!r}: the subterm `{sub}` would need a temporary array: "
             f"({strategy} strategy) it is recomputed for every value of loop "
             f"{v.loop.name!r} (extent {v.loop.extent}), on which it does not depend; "
-            f"recomputation factor {v.factor} > limit")
+            f"recomputation factor {v.factor} > limit {limit} (see --recompute-limit)")
 
 
 def lower_array(model: ir.Model, array: ir.Array, options: Options = Options()) -> Kernel:
@@ -475,22 +492,27 @@ def lower_array(model: ir.Model, array: ir.Array, options: Options = Options()) 
         order = ["dest", "element"] if _top_sum(array.expr) else ["element"]
     else:
         order = [options.strategy]
-    first_error = None
+    error = None
     for strategy in order:
         k = _Kernel(array, strategy, taken)
         body = tighten_bounds(k.run(), options.threads)
+        if not options.threads:
+            body = interchange_loops(body)
         bad = [v for v in k.violations if v.factor > options.recompute_limit]
         if not bad:
             reads = stmt_loads(body)
             ordered = tuple(a for a in model.arrays if a in reads)
             return Kernel(array, ordered, body, strategy)
-        first_error = first_error or _describe(bad[0], array, strategy)
-        last_error = _describe(bad[0], array, strategy)
-    raise ExtractError(last_error.replace("> limit", f"> limit {options.recompute_limit}"))
+        error = _describe(bad[0], array, strategy, options.recompute_limit)
+    raise ExtractError(error)
 
 
 def lower_to_loops(model: ir.Model, options: Options = Options()):
     """All kernels of a model: (forward kernels in chain order, backward kernels in order)."""
+    from .dump import deep_enough
+    from .share import share_bindings
+    deep_enough()
+    model = share_bindings(model)
     fwd = tuple(lower_array(model, a, options) for a in model.chain)
     bwd = tuple(lower_array(model, g, options) for g in model.gradients)
     return fwd, bwd

@@ -103,7 +103,7 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     arrays = [{"name": a.name, "size": ir.size(a.shape)}
               for a in (*model.context, *model.chain, *model.gradients)]
     header = {**common, "arrays": arrays, "structs": _structs(model),
-              "guard": f"{M.upper()}_H"}
+              "guard": f"{M.upper()}_H", "guard_restrict": f"{M.upper()}_RESTRICT"}
 
     def views(ks_f, ks_b, lang):
         out = [_kernel_view(model, k, lang, n, len(ks_f)) for n, k in enumerate(ks_f)]
@@ -134,7 +134,8 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     }
     files = {
         f"{M}.h": env.get_template("c/model.h.j2").render(
-            **header, file=f"{M}.h", what="C API", cdef=False, restrict="restrict "),
+            **header, file=f"{M}.h", what="C API", cdef=False,
+            restrict=f"{M.upper()}_RESTRICT "),
         f"{M}.c": env.get_template("c/model.c.j2").render(**cfile),
         f"{M}.cu": env.get_template("cuda/model.cu.j2").render(**cufile),
     }

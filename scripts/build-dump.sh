@@ -3,6 +3,10 @@
 #
 #   scripts/build-dump.sh            # build/agda/Main, then build/dump/{cnn,dot,chain}.json
 #   scripts/build-dump.sh --binary   # only (re)build the executable, print its path
+#   scripts/build-dump.sh --check-forward
+#                                    # also build/dump/check-forward.json (Main check-forward:
+#                                    # the CNN forward pass, array-level vs chain; about a
+#                                    # minute of CPU, as the array-level network recomputes)
 #
 # Incremental: the executable is rebuilt only when a file under Spec/ is newer than it, and a
 # dump is rewritten only when the executable is newer than it. Environment overrides:
@@ -39,11 +43,20 @@ if [[ "${1:-}" == "--binary" ]]; then
 fi
 
 mkdir -p "$dumps"
-for model in $models; do
-  out="$dumps/$model.json"
+# write FILE COMMAND...: run the executable into FILE unless FILE is newer than it
+write() {
+  local out="$1"
+  shift
   if [[ ! -s "$out" || "$binary" -nt "$out" ]]; then
-    "$binary" dump "$model" > "$out.tmp"
+    "$binary" "$@" > "$out.tmp"
     mv "$out.tmp" "$out"
     echo "build-dump: wrote $out" >&2
   fi
+}
+
+for model in $models; do
+  write "$dumps/$model.json" dump "$model"
 done
+if [[ "${1:-}" == "--check-forward" ]]; then
+  write "$dumps/check-forward.json" check-forward
+fi

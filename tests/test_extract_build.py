@@ -2,7 +2,6 @@
 PROVED_KERNELS_CACHE override), nvcc compiling the CUDA, the command line."""
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -113,3 +112,38 @@ def test_cli_builds_by_default(tmp_path):
                          cwd=ROOT, env=env, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert any(p.name.startswith("_pk_chain_f32_") for p in (tmp_path / "cache").iterdir())
+
+
+def test_default_dump_path_and_make_fallback(tmp_path, monkeypatch):
+    monkeypatch.setattr(build, "ROOT", tmp_path)
+    (tmp_path / "build" / "dump").mkdir(parents=True)
+    there = tmp_path / "build" / "dump" / "dot.json"
+    there.write_text((DATA / "dot_hand.json").read_text())
+    assert build.dump_path("dot") == there
+    # missing, and `make dump` cannot make it (no Makefile here): one clear error
+    with pytest.raises(FileNotFoundError, match="make dump"):
+        build.dump_path("cnn")
+    assert build.dump_path("cnn", make=False) == tmp_path / "build" / "dump" / "cnn.json"
+
+
+@pytest.mark.skipif(not build.nvcc_available(), reason="nvcc not installed")
+def test_nvcc_compiles_random_dump_cuda(tmp_path):
+    import dumpgen
+    from extract.lower import Options
+    d = dumpgen.random_dump(3, depth=4, n_chain=3, model="rnd3")
+    m = dump.parse(d)
+    g = generate(m, "f64", Options(recompute_limit=2 ** 62))
+    for fname, text in g.files.items():
+        (tmp_path / fname).write_text(text)
+    assert build.compile_cuda(tmp_path / "rnd3.cu", tmp_path / "rnd3.o").stat().st_size > 0
+
+
+@pytest.mark.skipif(not build.nvcc_available(), reason="nvcc not installed")
+def test_nvcc_compiles_the_spec_cnn(tmp_path):
+    path = ROOT / "build" / "dump" / "cnn.json"
+    if not path.exists():
+        pytest.skip("no build/dump/cnn.json (run `make dump`)")
+    g = generate(dump.load(path), "f32")
+    for fname, text in g.files.items():
+        (tmp_path / fname).write_text(text)
+    assert build.compile_cuda(tmp_path / "cnn.cu", tmp_path / "cnn.o").stat().st_size > 0

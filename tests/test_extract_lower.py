@@ -204,3 +204,33 @@ def test_cuda_maps_parallel_loops_to_threads():
     assert "for (" not in cu
     assert "y[j0 * 4 + j1] = a[j0 * 4 + j1] * b[j1];" in cu
     assert "for (int j0 = 0; j0 < 3; j0++)" in text(k, C)
+
+
+def test_share_bindings_reads_the_binding():
+    from extract.share import share_bindings
+    c11 = V("c11", 4)
+    lg = ir.Logistic(4, c11)
+    grad_expr = mul(lg, ir.Bin(4, "plus", ir.One(4), ir.Minus(4, lg)))
+    m = model([("c11", 4)], [("c1", lg)])
+    g = ir.Array("d_c11", 4, "grad", "c11", grad_expr)
+    m = ir.Model("m", 1, "t", m.context, m.chain, "c1", ir.Zero(4), (g,), ())
+    m.arrays.update({a.name: a for a in (*m.context, *m.chain, g)})
+    shared = share_bindings(m)
+    assert ir.show(shared.gradients[0].expr) == "c1 * (one + (-c1))"
+    assert shared.chain[0].expr == lg                      # the binding itself is unchanged
+    k = lower_array(shared, shared.gradients[0])
+    assert "logistic" not in text(k) and k.reads == ("c1",)
+
+
+def test_accumulation_nest_gets_a_contiguous_innermost_loop():
+    # y[t0][t1] = sum over t2 of d[t0][t2] * x[t1 + t2]: the t1 loop becomes innermost
+    d, x = V("d", (3, 8)), V("x", 12)
+    body = lambda t0, t1, t2: mul(sels(ir.Sel(8, d, t0), t2),
+                                  sels(ir.Slide(5, 8, 4, t2, x), t1))
+    e = ir.Sum((3, 5), 3, "t0", ir.Sum((3, 5), 5, "t1", ir.Sum((3, 5), 8, "t2", ir.IMap(
+        (3, 5), 3, "i3", ir.ZeroBut(5, X("i3", 3), X("t0", 3), ir.IMapS(5, 5, "i4", ir.ZeroBut(
+            1, X("i4", 5), X("t1", 5), body(X("t0", 3), X("t1", 5), X("t2", 8)))))))))
+    out = text(kernel([("d", (3, 8)), ("x", 12)], e))
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip().startswith("for")]
+    assert [ln.split()[2] for ln in lines[-3:]] == ["t0", "t2", "t1"], out
+    assert "y[t0 * 5 + t1] += d[t0 * 8 + t2] * x[t1 + t2];" in out

@@ -217,3 +217,31 @@ def test_generated_code_shapes_are_constants():
     assert "real *restrict c11)" in c
     assert "/* ==== forward: c11, chain binding 1 of 9;" in c
     assert re.search(r"for \(int \w+ = 0; \w+ < 24; \w+\+\+\)", c)
+
+
+def test_random_dumps_compile_with_warnings_as_errors(tmp_path):
+    for seed in range(10):
+        d = dumpgen.random_dump(seed, model=f"rnd{seed}")
+        m = dump.parse(d)
+        g = generate(m, "f32", ALLOW_RECOMPUTE)
+        for fname, text in g.files.items():
+            (tmp_path / fname).write_text(text)
+        build.compile_c(tmp_path / f"{m.name}.c", tmp_path / f"{m.name}.o")
+
+
+# ---------------------------------------------------------------------------------------------
+# the dumps printed by the Agda spec (build/dump, or their golden copies), when present
+
+ROOT = Path(__file__).resolve().parent.parent
+REAL = {name: [p for p in (ROOT / "build" / "dump" / f"{name}.json",
+                           ROOT / "tests" / "golden" / "dump" / f"{name}.json") if p.exists()]
+        for name in ("dot", "chain", "cnn")}
+
+
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_spec_dumps_match_oracle(kernel_cache, name, precision):
+    if not REAL[name]:
+        pytest.skip(f"no dump of {name} (run `make dump`)")
+    d = json.loads(REAL[name][0].read_text())
+    check_against_oracle(d, precision)          # the default rule must accept the spec's dumps

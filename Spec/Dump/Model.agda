@@ -1,8 +1,108 @@
 {-# OPTIONS --safe --without-K #-}
+------------------------------------------------------------------------
+-- The whole expression dump of a model (docs/dump-format.md §2), and
+-- the table of models that `Main dump MODEL` prints.
+--
+-- A model is a chain (Spec.Lang.Chain) whose last binding is the one
+-- the reverse pass is seeded on, the seed expression, the names of the
+-- base variables that are data (role "input"; every other base
+-- variable is a "param"), and optional named outputs.  The dump lists
+--   context   : the base variables, outermost first, with their roles;
+--   chain     : the forward bindings, in evaluation order, as written;
+--   seed      : the seed expression, of the last binding;
+--   gradients : the reverse pass (chain-grads-opt: every expression
+--               through the optimiser opt*): one entry per binding,
+--               last first, then one per param in context order (the
+--               gradients of inputs are computed but not dumped).
+------------------------------------------------------------------------
 module Spec.Dump.Model where
-open import Data.List using (List; []; _∷_)
+
+open import Data.Bool using (Bool; not; if_then_else_)
+open import Data.List as List using (List; []; _∷_)
 open import Data.Product using (_×_; _,_)
-open import Data.String using (String)
+open import Data.String as String using (String)
+open import Relation.Binary.PropositionalEquality using (_≡_; refl)
+
+open import Spec.Array.Base using (S)
+open import Spec.Lang.Syntax using (Ctx; IS; ar; E; _▹_)
+open import Spec.Lang.Chain
 open import Spec.Dump.JSON
+open import Spec.Dump.Expr using (shape; sortName; shapeOf; expr)
+
+import Spec.Model.Dot as Dot
+import Spec.Model.ChainExample as ChainExample
+import Spec.Model.CNN as CNN
+
+private
+  variable
+    Γ Δ : Ctx
+    p   : S
+
+generator : String
+generator = "agda-spec 0.1.0"
+
+------------------------------------------------------------------------
+-- Parts of the dump
+
+private
+  member : String → List String → Bool
+  member x = List.any (x String.==_)
+
+  role : List String → String → String
+  role inputs x = if member x inputs then "input" else "param"
+
+  context-entry : List String → String × IS → JSON
+  context-entry inputs (x , is) = object
+    (("name" , string x) ∷ ("shape" , shape (shapeOf is)) ∷ ("role" , string (role inputs x)) ∷ [])
+
+  binding-entry : Binding → JSON
+  binding-entry (binding x s e) = object
+    (("name" , string x) ∷ ("shape" , shape s) ∷ ("expr" , expr e) ∷ [])
+
+  gradient-entry : Gradient Γ → JSON
+  gradient-entry (gradient x w s e) = object
+    (("name" , string x) ∷ ("wrt" , string w) ∷ ("shape" , shape s) ∷ ("expr" , expr e) ∷ [])
+
+  is-input : List String → Gradient Γ → Bool
+  is-input inputs g = member (Gradient.wrt g) inputs
+
+-- The name of the last binding.
+last-name : Chain Γ → String
+last-name (ε _)         = ""
+last-name (_ ▹ (x , _)) = x
+
+------------------------------------------------------------------------
+-- The dump
+
+-- dump name inputs chain seed outputs
+dump : String → List String → Chain (Δ ▹ ar p ▹ ar p) → E (Δ ▹ ar p ▹ ar p) (ar p)
+     → List (String × String) → JSON
+dump model inputs c seed outputs = object
+  ( ("format"    , string "ad-expression-dump")
+  ∷ ("version"   , nat 1)
+  ∷ ("model"     , string model)
+  ∷ ("generator" , string generator)
+  ∷ ("context"   , array (List.map (context-entry inputs) (base-vars c)))
+  ∷ ("chain"     , array (List.map binding-entry (bindings c)))
+  ∷ ("seed"      , object (("of" , string (last-name c)) ∷ ("expr" , expr seed) ∷ []))
+  ∷ ("gradients" , array (List.map gradient-entry
+                           (List.boolFilter (λ g → not (is-input inputs g)) (chain-grads-opt c seed))))
+  ∷ outputs-entry outputs)
+  where
+    outputs-entry : List (String × String) → List (String × JSON)
+    outputs-entry [] = []
+    outputs-entry os = ("outputs" , object (List.map (λ (k , v) → k , string v) os)) ∷ []
+
+------------------------------------------------------------------------
+-- The models
+
 models : List (String × JSON)
-models = ("dot" , null) ∷ []
+models =
+    ("cnn"   , dump "cnn" CNN.inputs CNN.chain CNN.seed
+                    (("prediction" , "r") ∷ ("loss" , "loss") ∷ []))
+  ∷ ("dot"   , dump "dot" Dot.inputs Dot.chain Dot.seed [])
+  ∷ ("chain" , dump "chain" ChainExample.inputs ChainExample.chain ChainExample.seed [])
+  ∷ []
+
+_ : List.map (λ (x , _) → x) models ≡ "cnn" ∷ "dot" ∷ "chain" ∷ []
+_ = refl

@@ -67,6 +67,45 @@ _ : optimise ∂b ≡ Imapₛ λ i → ↑ seed ⊠ sels (↑ a) i
 _ = refl
 
 ------------------------------------------------------------------------
+-- The rewrites of §7.1.1: no blocked or windowed temporary survives a
+-- selection.
+
+module _ where
+  -- a : ar 4, j : ix 2, k : ix 3 (windows of 3 in 4 at offsets < 2)
+  Cs : Ctx
+  Cs = ε ▹ ar (ι 4) ▹ ix (ι 2) ▹ ix (ι 3)
+
+  _ : optimise {Γ = Cs} (sels (slide (var v₁) ι (var v₂) ι) (var v₀))
+    ≡ sels (var v₂) (ix-plus (var v₁) (var v₀) ι ι)
+  _ = refl
+
+  -- a : ar 3, j : ix 2, k : ix 4 (a placed at offset j, read at k)
+  Cb : Ctx
+  Cb = ε ▹ ar (ι 3) ▹ ix (ι 2) ▹ ix (ι 4)
+
+  _ : optimise {Γ = Cb} (sels (backslide (var v₁) (var v₂) ι ι) (var v₀))
+    ≡ ix-minus (var v₀) (var v₁) ι ι (sels (var v₃) (var v₀))
+  _ = refl
+
+  -- Σ_t [k = j ⊕ t] a[t]  =  a[k − j] where defined
+  _ : optimise {Γ = Cb} (Sum λ t → zero-but (var v₁) (ix-plus (var v₂) t ι ι) (sels (var v₃) t))
+    ≡ ix-minus (var v₀) (var v₁) ι ι (sels (var v₃) (var v₀))
+  _ = refl
+
+  -- a : ar (2 ⊗ 2) read as a blocked 4-vector at i : ix 4
+  Ck : Ctx
+  Ck = ε ▹ ar (ι 2 ⊗ ι 2) ▹ ix (ι 4)
+
+  _ : optimise {Γ = Ck} (sels (imapb ι (sel (var v₂) (var v₀))) (var v₀))
+    ≡ sels (sel (var v₁) (div ι (var v₀))) (mod ι (var v₀))
+  _ = refl
+
+  -- scaledown moves under a sum
+  _ : optimise {Γ = Ck} (scaledown 4 (Sum λ i → sel (var v₂) i))
+    ≡ Sum λ i → scaledown 4 (sel (var v₂) i)
+  _ = refl
+
+------------------------------------------------------------------------
 -- The chain x = a · b, y = x · x (§6.3)
 
 chain-ctx : ChainCtx

@@ -7,14 +7,21 @@
 -- Spec.Lang.Opt.Properties, holds for any commutative ring); together
 -- they remove the array temporaries that reverse mode introduces:
 --
---   selections (sels/sel/selb) go into constructors (β-rules for imaps,
---     imap, imapb, slide, backslide) and through linear and pointwise
+--   η: imapb, slide and backslide become scalar maps (imaps) over
+--     index arithmetic (div/mod, ix-plus, ix-minus), so no blocked or
+--     windowed array is ever built;
+--   β: a selection from a map is its body at the index (sels/imaps,
+--     sel/imap; with η this gives the paper's §7.1.1 rules for
+--     sels into imapb, slide and backslide);
+--   selections (sels/sel/selb) go through linear and pointwise
 --     operations (bin, sum, zero-but, minus, scaledown, logistic,
---     ix-minus);
---   sums go under maps (ctx-swap), split over ⊞, and a sum of a
---     zero-but whose condition pins the summation index collapses to
---     one term (sub) or to an index subtraction (ix-minus, ix-minusᵣ);
---   scaledown goes under a sum;
+--     ix-minus, ix-minusᵣ);
+--   sums go under maps (ctx-swap), split over ⊞ and minus, and a sum
+--     of a zero-but whose condition pins the summation index collapses
+--     to one term (sub) or to an index subtraction (ix-minus,
+--     ix-minusᵣ);
+--   scaledown goes under a sum; products move conditionals and scalar
+--     maps outwards;
 --   constant folding with zero and one.
 --
 -- Each pass only looks at the results of optimising the children, so
@@ -26,9 +33,6 @@ module Spec.Lang.Opt where
 open import Data.Bool using (Bool; true; false; _∧_; if_then_else_)
 open import Data.Maybe using (Maybe; just; nothing)
 open import Data.Nat as ℕ using (ℕ; suc)
-import Data.Nat.Properties as ℕₚ
-open import Relation.Nullary using (Dec; yes; no; does)
-open import Relation.Binary.PropositionalEquality using (_≡_; refl; cong₂)
 
 open import Spec.Array.Base using (S; ι; _⊗_; unit; _+_≈_; suc_≈_; _*_≈_)
 open import Spec.Lang.Syntax
@@ -41,58 +45,56 @@ private
     s s′ p q r t u  : S
 
 ------------------------------------------------------------------------
--- Decidable equality of shapes
+-- Sums of conditionals.  The summation index is v₀ of Γ ▹ ix s; `fb`
+-- is the unoptimised result to fall back on.
 
-infix 4 _≟ₛ_
-
-_≟ₛ_ : (s t : S) → Dec (s ≡ t)
-ι m ≟ₛ ι n with m ℕₚ.≟ n
-... | yes refl = yes refl
-... | no  m≢n  = no λ { refl → m≢n refl }
-(s ⊗ p) ≟ₛ (t ⊗ u) with s ≟ₛ t | p ≟ₛ u
-... | yes refl | yes refl = yes refl
-... | no  s≢t  | _        = no λ { refl → s≢t refl }
-... | yes _    | no  p≢u  = no λ { refl → p≢u refl }
-ι _ ≟ₛ (_ ⊗ _) = no λ ()
-(_ ⊗ _) ≟ₛ ι _ = no λ ()
-
-------------------------------------------------------------------------
--- Sums of conditionals.  In all of these the summation index is v₀ of
--- Γ ▹ ix s, and `fb` is the unoptimised result to fall back on.
-
--- Σ_t [i = j ⊕ t] a  =  ix-minus i j a,   when t is v₀ and i, j do not mention it;
--- Σ_t [i = t ⊕ k] a  =  ix-minusᵣ i k a,  when t is v₀ and i, k do not mention it.
 private
-  plusᵣ : E (Γ ▹ ix s) (ix r) → E (Γ ▹ ix s) (ix s′) → E (Γ ▹ ix s) (ix u)
+  -- Σ_t [i = t ⊕ k] a  =  ix-minusᵣ i k a   (t is v₀; i, k do not mention it)
+  plusᵣ : E Γ (ix r) → E (Γ ▹ ix s) (ix s′) → E (Γ ▹ ix s) (ix u)
         → suc p ≈ u → s′ + p ≈ r → E (Γ ▹ ix s) (ar q) → E Γ (ar q) → E Γ (ar q)
   plusᵣ i (var j) k su sp a fb with eq? v₀ j
   ... | neq _ _ = fb
-  ... | eq with str v₀ i | str v₀ k
-  ...   | just i′ | just k′ = ix-minusᵣ i′ k′ sp su a
-  ...   | _       | _       = fb
+  ... | eq with str v₀ k
+  ...   | just k′ = ix-minusᵣ i k′ sp su a
+  ...   | nothing = fb
   plusᵣ i j k su sp a fb = fb
 
-  plusₗ : E (Γ ▹ ix s) (ix r) → E (Γ ▹ ix s) (ix s′) → E (Γ ▹ ix s) (ix u)
-        → suc p ≈ u → s′ + p ≈ r → E (Γ ▹ ix s) (ar q) → E Γ (ar q) → E Γ (ar q)
+  -- Σ_t [i = j ⊕ t] a  =  ix-minus i j a    (t is v₀; i, j do not mention it)
+  plusₗ : E Γ (ix r) → E (Γ ▹ ix s) (ix s′) → E (Γ ▹ ix s) (ix u)
+       → suc p ≈ u → s′ + p ≈ r → E (Γ ▹ ix s) (ar q) → E Γ (ar q) → E Γ (ar q)
   plusₗ i j (var k) su sp a fb with eq? v₀ k
   ... | neq _ _ = plusᵣ i j (var k) su sp a fb
-  ... | eq with str v₀ i | str v₀ j
-  ...   | just i′ | just j′ = ix-minus i′ j′ sp su a
-  ...   | _       | _       = plusᵣ i j (var v₀) su sp a fb
+  ... | eq with str v₀ j
+  ...   | just j′ = ix-minus i j′ sp su a
+  ...   | nothing = fb
   plusₗ i j k su sp a fb = plusᵣ i j k su sp a fb
 
--- `sum-zb i j a` is (an optimised) sum (zero-but i j a).
+  -- Σ_t [i = j] a, where i does not mention t and j does:
+  -- Σ_t [i = t] a  =  a at i,  and the two cases above.
+  pin : E Γ (ix t) → E (Γ ▹ ix s) (ix t) → E (Γ ▹ ix s) (ar p) → E Γ (ar p) → E Γ (ar p)
+  pin i (var j) a fb with eq? v₀ j
+  ... | eq      = sub v₀ a i
+  ... | neq _ _ = fb
+  pin i (ix-plus j k su sp) a fb = plusₗ i j k su sp a fb
+  pin i j a fb = fb
+
+  -- Σ_t [t = t] a  =  Σ_t a
+  both : E (Γ ▹ ix s) (ix t) → E (Γ ▹ ix s) (ix t) → E (Γ ▹ ix s) (ar p) → E Γ (ar p) → E Γ (ar p)
+  both (var i) (var j) a fb with eq? v₀ i
+  ... | neq _ _ = fb
+  ... | eq with str v₀ (var j)
+  ...   | nothing = sum a
+  ...   | just _  = fb
+  both i j a fb = fb
+
+-- `sum-zb i j a` is (an optimised) sum (zero-but i j a); a condition
+-- that does not mention the summation index moves out of the sum.
 sum-zb : E (Γ ▹ ix s) (ix t) → E (Γ ▹ ix s) (ix t) → E (Γ ▹ ix s) (ar p) → E Γ (ar p)
-sum-zb (var i) (var j) a with eq? v₀ i
-... | eq with str v₀ (var j)
-...   | nothing = sum a
-...   | just j′ = sub v₀ a j′
-sum-zb (var i) (var j) a | neq _ i′ with eq? v₀ j
-...   | eq       = sub v₀ a (var i′)
-...   | neq _ j′ = zero-but (var i′) (var j′) (sum a)
-sum-zb i (ix-plus j k su sp) a = plusₗ i j k su sp a (sum (zero-but i (ix-plus j k su sp) a))
-sum-zb (ix-plus j k su sp) i a = plusₗ i j k su sp a (sum (zero-but (ix-plus j k su sp) i a))
-sum-zb i j a = sum (zero-but i j a)
+sum-zb i j a with str v₀ i | str v₀ j
+... | just i′ | just j′ = zero-but i′ j′ (sum a)
+... | just i′ | nothing = pin i′ j a (sum (zero-but i j a))
+... | nothing | just j′ = pin j′ i a (sum (zero-but i j a))
+... | nothing | nothing = both i j a (sum (zero-but i j a))
 
 ------------------------------------------------------------------------
 -- Constant folding
@@ -102,12 +104,17 @@ plus-opt zero b    = b
 plus-opt a    zero = a
 plus-opt a    b    = a ⊞ b
 
+-- (also moves conditionals out of, and scalar maps over, products)
 mul-opt : E Γ (ar s) → E Γ (ar s) → E Γ (ar s)
-mul-opt zero _    = zero
-mul-opt _    zero = zero
-mul-opt one  b    = b
-mul-opt a    one  = a
-mul-opt a    b    = a ⊠ b
+mul-opt zero             _                = zero
+mul-opt _                zero             = zero
+mul-opt one              b                = b
+mul-opt a                one              = a
+mul-opt (zero-but i j a) b                = zero-but i j (a ⊠ b)
+mul-opt a                (zero-but i j b) = zero-but i j (a ⊠ b)
+mul-opt (imaps a)        b                = imaps (a ⊠ sels (↑ b) (var v₀))
+mul-opt a                (imaps b)        = imaps (sels (↑ a) (var v₀) ⊠ b)
+mul-opt a                b                = a ⊠ b
 
 ------------------------------------------------------------------------
 -- One pass
@@ -125,9 +132,6 @@ opt (sels e i) with opt e | opt i
 ... | zero                  | _  = zero
 ... | one                   | _  = one
 ... | imaps a               | i′ = sub v₀ a i′
-... | imapb m a             | i′ = sels (sub v₀ a (div m i′)) (mod m i′)
-... | slide j sp a su       | i′ = sels a (ix-plus j i′ su sp)
-... | backslide j a su sp   | i′ = ix-minus i′ j sp su (sels (↑ a) (var v₀))
 ... | bin op a b            | i′ = bin op (sels a i′) (sels b i′)
 ... | sum a                 | i′ = sum (sels a (↑ i′))
 ... | zero-but j k a        | i′ = zero-but j k (sels a i′)
@@ -156,32 +160,30 @@ opt (sel e i) with opt e | opt i
 ... | ix-minusᵣ j k sp su a | i′ = ix-minusᵣ j k sp su (sel a (↑ i′))
 ... | a                     | i′ = sel a i′
 
+-- η: a blocked map is a scalar map that picks block and element
 opt (imapb m e) with opt e
 ... | zero = zero
-... | e′   = imapb m e′
+... | e′   = imaps (sels (sub v₀ (ren (ext vₛ) e′) (div m (var v₀))) (mod m (var v₀)))
 
-opt (selb {s = s} {p = p} m e i) with opt e | opt i
+opt (selb m e i) with opt e | opt i
 ... | zero                  | _  = zero
 ... | one                   | _  = one
-... | imapb {s = s′} {p = p′} m′ a | i′ with s ≟ₛ s′ | p ≟ₛ p′
-...   | yes refl | yes refl = sub v₀ a i′
-...   | _        | _        = selb m (imapb m′ a) i′
-opt (selb m e i) | bin op a b            | i′ = bin op (selb m a i′) (selb m b i′)
-opt (selb m e i) | sum a                 | i′ = sum (selb m a (↑ i′))
-opt (selb m e i) | zero-but j k a        | i′ = zero-but j k (selb m a i′)
-opt (selb m e i) | minus a               | i′ = minus (selb m a i′)
-opt (selb m e i) | scaledown n a         | i′ = scaledown n (selb m a i′)
-opt (selb m e i) | logistic a            | i′ = logistic (selb m a i′)
-opt (selb m e i) | ix-minus j k sp su a  | i′ = ix-minus j k sp su (selb m a (↑ i′))
-opt (selb m e i) | ix-minusᵣ j k sp su a | i′ = ix-minusᵣ j k sp su (selb m a (↑ i′))
-opt (selb m e i) | a                     | i′ = selb m a i′
+... | bin op a b            | i′ = bin op (selb m a i′) (selb m b i′)
+... | sum a                 | i′ = sum (selb m a (↑ i′))
+... | zero-but j k a        | i′ = zero-but j k (selb m a i′)
+... | minus a               | i′ = minus (selb m a i′)
+... | scaledown n a         | i′ = scaledown n (selb m a i′)
+... | logistic a            | i′ = logistic (selb m a i′)
+... | ix-minus j k sp su a  | i′ = ix-minus j k sp su (selb m a (↑ i′))
+... | ix-minusᵣ j k sp su a | i′ = ix-minusᵣ j k sp su (selb m a (↑ i′))
+... | a                     | i′ = selb m a i′
 
 opt (sum e) with opt e
 ... | zero             = zero
 ... | imaps a          = imaps (sum (ctx-swap v₁ a))
 ... | imap a           = imap (sum (ctx-swap v₁ a))
-... | imapb m a        = imapb m (sum (ctx-swap v₁ a))
 ... | a ⊞ b            = sum a ⊞ sum b
+... | minus a          = minus (sum a)
 ... | zero-but i j a   = sum-zb i j a
 ... | a                = sum a
 
@@ -189,13 +191,14 @@ opt (zero-but i j e) with opt e
 ... | zero = zero
 ... | a    = zero-but (opt i) (opt j) a
 
+-- η: windows become scalar maps over index arithmetic
 opt (slide i sp e su) with opt i | opt e
 ... | _  | zero = zero
-... | i′ | a    = slide i′ sp a su
+... | i′ | a    = imaps (sels (↑ a) (ix-plus (↑ i′) (var v₀) su sp))
 
 opt (backslide i e su sp) with opt i | opt e
 ... | _  | zero = zero
-... | i′ | a    = backslide i′ a su sp
+... | i′ | a    = imaps (ix-minus (var v₀) (↑ i′) sp su (sels (↑↑ a) (var v₀)))
 
 opt (logistic e) = logistic (opt e)
 opt (e ⊞ e₁)     = plus-opt (opt e) (opt e₁)

@@ -2,6 +2,7 @@
 ------------------------------------------------------------------------
 -- Laws of index arithmetic (Spec.Array.Index).
 --
+--  * positions have decidable equality (_≟ₚ_);
 --  * ⊕ is injective in each argument, on Fin and leafwise on positions;
 --  * the subtractions are complete: left-subtracting j from j ⊕ k
 --    answers yes with k (⊖-⊕, ⊖ₚ-⊕ₚ), and right-subtracting k from
@@ -29,6 +30,20 @@ private
   variable
     m n : ℕ
     s p q r u : S
+
+------------------------------------------------------------------------
+-- Positions have decidable equality
+
+infix 4 _≟ₚ_
+
+_≟ₚ_ : (i j : P s) → Dec (i ≡ j)
+ι i ≟ₚ ι j with i Fₚ.≟ j
+... | yes refl = yes refl
+... | no  i≢j  = no λ e → i≢j (ι-injective e)
+(i ⊗ i′) ≟ₚ (j ⊗ j′) with i ≟ₚ j | i′ ≟ₚ j′
+... | yes refl | yes refl = yes refl
+... | no  i≢j  | _        = no λ e → i≢j (proj₁ (⊗-injective e))
+... | yes _    | no i′≢j′ = no λ e → i′≢j′ (proj₂ (⊗-injective e))
 
 ------------------------------------------------------------------------
 -- ⊕ on Fin

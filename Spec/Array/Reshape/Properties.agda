@@ -6,7 +6,8 @@
 -- reshape of arrays is invertible (reshape-rev).  Reshapes also form a
 -- category up to pointwise equality of their actions (_≅_): eq is the
 -- identity and _∙_ an associative composition; `reshape` is a functor
--- from it, and commutes with map and zipWith.
+-- from it, and commutes with map and zipWith.  In a commutative monoid
+-- reshaping does not change a sum (sum-reshape).
 ------------------------------------------------------------------------
 module Spec.Array.Reshape.Properties where
 
@@ -14,10 +15,14 @@ open import Data.Nat as ℕ using (ℕ)
 open import Data.Fin as F using (Fin)
 open import Data.Fin.Properties as Fₚ using (remQuot-combine; combine-remQuot)
 open import Data.Product using (proj₁; proj₂)
+open import Function using (_∘_)
+open import Algebra.Structures using (IsCommutativeMonoid)
 open import Relation.Binary.PropositionalEquality
 
 open import Spec.Array.Base
 open import Spec.Array.Reshape
+open import Spec.Array.Properties using (sum-cong; sum₁-suc; tail)
+open import Spec.Proofs.Sum using (sum-swap)
 
 private
   variable
@@ -150,3 +155,77 @@ reshape-injective : (ρ : Reshape s p) {a b : Ar s X}
                   → reshape ρ a ≗ reshape ρ b → a ≗ b
 reshape-injective ρ {a} {b} e i =
   trans (sym (reshape-rev ρ a i)) (trans (e (i ⟨ rev ρ ⟩)) (reshape-rev ρ b i))
+
+------------------------------------------------------------------------
+-- Reshaping does not change a sum in a commutative monoid
+
+module _ {A : Set} {_•_ : A → A → A} {ε : A}
+         (isCM : IsCommutativeMonoid _≡_ _•_ ε) where
+
+  open IsCommutativeMonoid isCM using (assoc; identityˡ)
+
+  private
+    Σ : Ar s A → A
+    Σ = sum _•_ ε
+
+    injι : ∀ {n} l → P (ι n) → P (ι (n ℕ.+ l))
+    injι l (ι j) = ι (F.inject+ l j)
+
+    raiseι : ∀ {l} n → P (ι l) → P (ι (n ℕ.+ l))
+    raiseι n (ι k) = ι (F.raise n k)
+
+  -- A vector of n + l elements sums as its first n and its last l.
+  sum₁-+ : ∀ n l (a : Ar (ι (n ℕ.+ l)) A) → Σ a ≡ Σ (a ∘ injι l) • Σ (a ∘ raiseι n)
+  sum₁-+ ℕ.zero l a =
+    sym (trans (identityˡ _) (sum-cong {s = ι l} _•_ ε λ { (ι k) → refl }))
+  sum₁-+ (ℕ.suc n) l a =
+    begin
+      Σ a
+        ≡⟨ sum₁-suc _•_ ε a ⟩
+      a₀ • Σ (tail a)
+        ≡⟨ cong (a₀ •_) (sum₁-+ n l (tail a)) ⟩
+      a₀ • (Σ (tail a ∘ injι l) • Σ (tail a ∘ raiseι n))
+        ≡⟨ sym (assoc _ _ _) ⟩
+      (a₀ • Σ (tail a ∘ injι l)) • Σ (tail a ∘ raiseι n)
+        ≡⟨ cong₂ _•_ (cong (a₀ •_) (sum-cong {s = ι n} _•_ ε λ { (ι j) → refl }))
+                     (sum-cong {s = ι l} _•_ ε λ { (ι k) → refl }) ⟩
+      (a₀ • Σ (tail (a ∘ injι l))) • Σ (a ∘ raiseι (ℕ.suc n))
+        ≡⟨ cong (_• Σ (a ∘ raiseι (ℕ.suc n))) (sym (sum₁-suc _•_ ε (a ∘ injι l))) ⟩
+      Σ (a ∘ injι l) • Σ (a ∘ raiseι (ℕ.suc n))
+        ∎
+    where open ≡-Reasoning
+          a₀ = a (ι F.zero)
+
+  -- Splitting a vector into rows keeps its sum.
+  sum-split : ∀ {m n} (a : Ar (ι (m ℕ.* n)) A) → Σ (reshape (split {m} {n}) a) ≡ Σ a
+  sum-split {ℕ.zero}  a = refl
+  sum-split {ℕ.suc m} {n} a =
+    begin
+      Σ (reshape ρ a)
+        ≡⟨ sum₁-suc _•_ ε (λ i → Σ (nest (reshape ρ a) i)) ⟩
+      Σ (nest (reshape ρ a) (ι F.zero)) • Σ (tail (λ i → Σ (nest (reshape ρ a) i)))
+        ≡⟨ cong₂ _•_ (sum-cong {s = ι n} _•_ ε λ { (ι j) → refl })
+                     (sum-cong {s = ι m} _•_ ε λ { (ι i) →
+                        sum-cong {s = ι n} _•_ ε λ { (ι j) → refl } }) ⟩
+      Σ (a ∘ injι (m ℕ.* n)) • Σ (reshape (split {m} {n}) (a ∘ raiseι n))
+        ≡⟨ cong (Σ (a ∘ injι (m ℕ.* n)) •_) (sum-split {m} {n} (a ∘ raiseι n)) ⟩
+      Σ (a ∘ injι (m ℕ.* n)) • Σ (a ∘ raiseι n)
+        ≡⟨ sym (sum₁-+ n (m ℕ.* n) a) ⟩
+      Σ a
+        ∎
+    where open ≡-Reasoning
+          ρ = split {ℕ.suc m} {n}
+
+  sum-reshape : (ρ : Reshape s p) (a : Ar s A) → Σ (reshape ρ a) ≡ Σ a
+  sum-reshape eq      a = refl
+  sum-reshape (ρ ∙ σ) a = trans (sum-reshape ρ (reshape σ a)) (sum-reshape σ a)
+  sum-reshape (_⊗_ {s′ = s′} ρ σ) a =
+    trans (sum-cong _•_ ε λ i → sum-reshape σ (nest a (i ⟨ ρ ⟩)))
+          (sum-reshape ρ (λ i → Σ {s = s′} (nest a i)))
+  sum-reshape (split {m} {n}) a = sum-split {m} {n} a
+  sum-reshape (flat {m} {n})  a =
+    trans (sym (sum-split {m} {n} (reshape flat a)))
+          (sum-cong _•_ ε (rev-reshape (split {m} {n}) a))
+  sum-reshape swap    a = sym (sum-swap isCM (λ j i → a (j ⊗ i)))
+  sum-reshape assocl  a = refl
+  sum-reshape assocr  a = refl

@@ -1,11 +1,16 @@
 {-# OPTIONS --safe --without-K #-}
 ------------------------------------------------------------------------
--- Soundness of the optimiser's selection rules (Spec.Lang.Opt, the
--- sels/sel/selb cases): each lemma says that the right-hand side of a
--- rule means, pointwise, what its left-hand side means.  Rules that
--- hold by definition of ⟦_⟧ (selection through bin, minus, scaledown,
--- logistic, slide) need no lemma and are proved by refl in
--- Spec.Proofs.Opt.  No law of the scalars is needed.
+-- Soundness of the optimiser's selection and η rules (Spec.Lang.Opt,
+-- the sels/sel/selb cases and the η-rules that turn imapb, slide and
+-- backslide into scalar maps): each lemma says that the right-hand
+-- side of a rule means, pointwise, what its left-hand side means.
+-- Rules that hold by definition of ⟦_⟧ (selection through bin, minus,
+-- scaledown, logistic) need no lemma and are proved by refl in
+-- Spec.Proofs.Opt.Main.  No law of the scalars is needed.
+--
+-- (sels-imapb, sels-backslide and selb-imapb are the paper's §7.1.1
+-- rules in their direct form; the current optimiser reaches the same
+-- results through the η-rules and sels-imaps.)
 --
 -- Also: the index lemmas the β-rule for blocks needs (a proof of
 -- s * p ≈ q is unique; div and mod invert combine).
@@ -23,13 +28,14 @@ open import Relation.Nullary using (yes; no)
 open import Relation.Binary.PropositionalEquality hiding (subst)
 
 open import Spec.Array.Base as A using (S; ι; _⊗_; P; Ar; K; _*_≈_)
-open import Spec.Array.Index as Ix using (_⊖ₚ_; _⊖ᵣₚ_; combine)
+open import Spec.Array.Index as Ix using (_⊖ₚ_; _⊖ᵣₚ_; _⊕ₚ_; combine)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst
 open import Spec.Lang.Eval 𝕊
 open import Spec.Proofs.Sum using (sum-cong)
 open import Spec.Proofs.Val 𝕊
-open import Spec.Proofs.Ren 𝕊 using (eval-↑)
+open import Spec.Proofs.Ren 𝕊 using (eval-↑; eval-ren; ext-EnvRen)
+import Spec.Array.Slide as Sl
 open import Spec.Proofs.Sub 𝕊 using (eval-sub₁)
 
 private
@@ -170,3 +176,38 @@ selb-ix-minusᵣ : (m : s * p ≈ q) (j : E Γ (ix r)) (k : E Γ (ix u))
 selb-ix-minusᵣ m j k sp su a i ρ x with (⟦ j ⟧ ρ ⊖ᵣₚ ⟦ k ⟧ ρ) su sp
 ... | yes (l , _) = cong (λ y → ⟦ a ⟧ (ρ , l) (combine m y x)) (eval-↑ i ρ l)
 ... | no  _       = refl
+
+------------------------------------------------------------------------
+-- η-rules: blocked maps and windows as scalar maps
+
+imapb-η : (m : s * p ≈ q) (e : E (Γ ▹ ix s) (ar p)) (ρ : Env Γ)
+        → ⟦ imaps (sels (sub v₀ (ren (ext vₛ) e) (div m (var v₀))) (mod m (var v₀))) ⟧ ρ
+          ≈ ⟦ imapb m e ⟧ ρ
+imapb-η m e ρ k =
+  trans (eval-sub₁ v₀ (ren (ext vₛ) e) (div m (var v₀)) (ρ , k) (Ix.mod m k))
+        (eval-ren (ext vₛ) {γ = (ρ , k) , Ix.div m k} {δ = ρ , Ix.div m k}
+                  (ext-EnvRen {ρ = vₛ} {γ = ρ , k} {δ = ρ} (λ {is} x → Same-refl is (lookup x ρ))
+                              (Ix.div m k))
+                  e (Ix.mod m k))
+
+slide-η : (i : E Γ (ix s)) (a : E Γ (ar r)) (sp : A._+_≈_ s p r) (su : A.suc p ≈ u) (ρ : Env Γ)
+        → ⟦ imaps (sels (↑ a) (ix-plus (↑ i) (var v₀) su sp)) ⟧ ρ ≈ ⟦ slide i sp a su ⟧ ρ
+slide-η i a sp su ρ j =
+  trans (eval-↑ a ρ j _) (cong (λ y → ⟦ a ⟧ ρ ((y ⊕ₚ j) su sp)) (eval-↑ i ρ j))
+
+private
+  at-backslide : (su : A.suc p ≈ u) (sp : A._+_≈_ s p r) (x : P s) (b : Ar u (Scalar.R 𝕊))
+                 (l : P r) (z : P A.unit)
+               → at ((l ⊖ₚ x) su sp) (λ k _ → b k) z ≡ Sl.backslide x b su (Scalar.0# 𝕊) sp l
+  at-backslide su sp x b l z with (l ⊖ₚ x) su sp
+  ... | yes _ = refl
+  ... | no  _ = refl
+
+backslide-η : (i : E Γ (ix s)) (a : E Γ (ar u)) (su : A.suc p ≈ u) (sp : A._+_≈_ s p r)
+              (ρ : Env Γ)
+            → ⟦ imaps (ix-minus (var v₀) (↑ i) sp su (sels (↑↑ a) (var v₀))) ⟧ ρ
+              ≈ ⟦ backslide i a su sp ⟧ ρ
+backslide-η i a su sp ρ l =
+  trans (ix-minus-cong {i = l} {i′ = l} sp su {g = λ k _ → ⟦ a ⟧ ρ k} refl (eval-↑ i ρ l)
+                       (λ k _ → trans (eval-↑ (↑ a) (ρ , l) k k) (eval-↑ a ρ l k)) (ι F.zero))
+        (at-backslide su sp (⟦ i ⟧ ρ) (⟦ a ⟧ ρ) l (ι F.zero))

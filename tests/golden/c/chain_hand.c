@@ -11,6 +11,16 @@ static inline real logistic(real x)
     return 1 / (1 + expf(-x));
 }
 
+static inline int imin(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+static inline int imax(int a, int b)
+{
+    return a > b ? a : b;
+}
+
 /* ==== forward: x, chain binding 1 of 2; shape 5, 5 elements, element loops ==== */
 static void chain_forward_x(const real *restrict a,
                             const real *restrict b,

@@ -7,7 +7,10 @@
 #include <stddef.h>
 
 #ifdef __cplusplus
+#define CHAIN_RESTRICT __restrict__
 extern "C" {
+#else
+#define CHAIN_RESTRICT restrict
 #endif
 
 typedef float real;
@@ -48,19 +51,19 @@ typedef struct {
 } chain_grads;
 
 /* one sample */
-void chain_forward(const chain_params *restrict w, const chain_inputs *restrict x,
-                   chain_values *restrict v);
-void chain_backward(const chain_params *restrict w, const chain_inputs *restrict x,
-                    const chain_values *restrict v, chain_grads *restrict g);
+void chain_forward(const chain_params *CHAIN_RESTRICT w, const chain_inputs *CHAIN_RESTRICT x,
+                   chain_values *CHAIN_RESTRICT v);
+void chain_backward(const chain_params *CHAIN_RESTRICT w, const chain_inputs *CHAIN_RESTRICT x,
+                    const chain_values *CHAIN_RESTRICT v, chain_grads *CHAIN_RESTRICT g);
 
 /* a batch of n samples (OpenMP over samples; see docs/generated-api.md) */
 size_t chain_workspace_size(int nthreads);
-void chain_batch_grad(const chain_params *restrict w, const chain_inputs *restrict xs, int n,
-                      int nthreads, void *restrict ws, chain_params *restrict grad,
-                      real *restrict loss);
-void chain_sgd_update(chain_params *restrict w, const chain_params *restrict grad, real lr);
-void chain_batch_predict(const chain_params *restrict w, const chain_inputs *restrict xs, int n,
-                         int nthreads, void *restrict ws, real *restrict out);
+void chain_batch_grad(const chain_params *CHAIN_RESTRICT w, const chain_inputs *CHAIN_RESTRICT xs, int n,
+                      int nthreads, void *CHAIN_RESTRICT ws, chain_params *CHAIN_RESTRICT grad,
+                      real *CHAIN_RESTRICT loss);
+void chain_sgd_update(chain_params *CHAIN_RESTRICT w, const chain_params *CHAIN_RESTRICT grad, real lr);
+void chain_batch_predict(const chain_params *CHAIN_RESTRICT w, const chain_inputs *CHAIN_RESTRICT xs, int n,
+                         int nthreads, void *CHAIN_RESTRICT ws, real *CHAIN_RESTRICT out);
 
 #ifdef __cplusplus
 }

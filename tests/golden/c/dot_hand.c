@@ -11,6 +11,16 @@ static inline real logistic(real x)
     return 1 / (1 + expf(-x));
 }
 
+static inline int imin(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+static inline int imax(int a, int b)
+{
+    return a > b ? a : b;
+}
+
 /* ==== forward: r, chain binding 1 of 1; shape 1, 1 elements, dest loops ==== */
 static void dot_forward_r(const real *restrict a,
                           const real *restrict b,

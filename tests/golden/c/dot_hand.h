@@ -7,7 +7,10 @@
 #include <stddef.h>
 
 #ifdef __cplusplus
+#define DOT_RESTRICT __restrict__
 extern "C" {
+#else
+#define DOT_RESTRICT restrict
 #endif
 
 typedef float real;
@@ -45,19 +48,19 @@ typedef struct {
 } dot_grads;
 
 /* one sample */
-void dot_forward(const dot_params *restrict w, const dot_inputs *restrict x,
-                 dot_values *restrict v);
-void dot_backward(const dot_params *restrict w, const dot_inputs *restrict x,
-                  const dot_values *restrict v, dot_grads *restrict g);
+void dot_forward(const dot_params *DOT_RESTRICT w, const dot_inputs *DOT_RESTRICT x,
+                 dot_values *DOT_RESTRICT v);
+void dot_backward(const dot_params *DOT_RESTRICT w, const dot_inputs *DOT_RESTRICT x,
+                  const dot_values *DOT_RESTRICT v, dot_grads *DOT_RESTRICT g);
 
 /* a batch of n samples (OpenMP over samples; see docs/generated-api.md) */
 size_t dot_workspace_size(int nthreads);
-void dot_batch_grad(const dot_params *restrict w, const dot_inputs *restrict xs, int n,
-                    int nthreads, void *restrict ws, dot_params *restrict grad,
-                    real *restrict loss);
-void dot_sgd_update(dot_params *restrict w, const dot_params *restrict grad, real lr);
-void dot_batch_predict(const dot_params *restrict w, const dot_inputs *restrict xs, int n,
-                       int nthreads, void *restrict ws, real *restrict out);
+void dot_batch_grad(const dot_params *DOT_RESTRICT w, const dot_inputs *DOT_RESTRICT xs, int n,
+                    int nthreads, void *DOT_RESTRICT ws, dot_params *DOT_RESTRICT grad,
+                    real *DOT_RESTRICT loss);
+void dot_sgd_update(dot_params *DOT_RESTRICT w, const dot_params *DOT_RESTRICT grad, real lr);
+void dot_batch_predict(const dot_params *DOT_RESTRICT w, const dot_inputs *DOT_RESTRICT xs, int n,
+                       int nthreads, void *DOT_RESTRICT ws, real *DOT_RESTRICT out);
 
 #ifdef __cplusplus
 }

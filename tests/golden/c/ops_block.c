@@ -11,6 +11,16 @@ static inline real logistic(real x)
     return 1 / (1 + expf(-x));
 }
 
+static inline int imin(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+static inline int imax(int a, int b)
+{
+    return a > b ? a : b;
+}
+
 /* ==== forward: s, chain binding 1 of 3; shape [2, 3], 6 elements, dest loops ==== */
 static void ops_block_forward_s(const real *restrict x,
                                 real *restrict s)
@@ -79,11 +89,9 @@ static void ops_block_backward_d_s(const real *restrict x,
     for (int i0_0 = 0; i0_0 < 2; i0_0++) {
         for (int i0_1 = 0; i0_1 < 3; i0_1++) {
             d_s[i0_0 * 3 + i0_1] = 0;
-            for (int t1_0 = 0; t1_0 < 4; t1_0++) {
-                for (int t1_1 = 0; t1_1 < 6; t1_1++) {
-                    if (i0_0 == t1_0 / 2 && i0_1 == t1_1 / 2) {
-                        d_s[i0_0 * 3 + i0_1] += d_z[t1_0 * 6 + t1_1] * x[t1_0 * 6 + t1_1] * g[t1_0 % 2 * 2 + t1_1 % 2];
-                    }
+            for (int t1_0 = 0; t1_0 < 2; t1_0++) {
+                for (int t1_1 = 0; t1_1 < 2; t1_1++) {
+                    d_s[i0_0 * 3 + i0_1] += d_z[i0_0 * 12 + t1_0 * 6 + i0_1 * 2 + t1_1] * x[i0_0 * 12 + t1_0 * 6 + i0_1 * 2 + t1_1] * g[t1_0 * 2 + t1_1];
                 }
             }
         }
@@ -114,9 +122,11 @@ static void ops_block_backward_d_g(const real *restrict x,
         for (int i0_1 = 0; i0_1 < 2; i0_1++) {
             d_g[i0_0 * 2 + i0_1] = 0;
             for (int t1_0 = 0; t1_0 < 4; t1_0++) {
-                for (int t1_1 = 0; t1_1 < 6; t1_1++) {
-                    if (i0_0 == t1_0 % 2 && i0_1 == t1_1 % 2) {
-                        d_g[i0_0 * 2 + i0_1] += d_z[t1_0 * 6 + t1_1] * x[t1_0 * 6 + t1_1] * s[t1_0 / 2 * 3 + t1_1 / 2];
+                if (i0_0 == t1_0 % 2) {
+                    for (int t1_1 = 0; t1_1 < 6; t1_1++) {
+                        if (i0_1 == t1_1 % 2) {
+                            d_g[i0_0 * 2 + i0_1] += d_z[t1_0 * 6 + t1_1] * x[t1_0 * 6 + t1_1] * s[t1_0 / 2 * 3 + t1_1 / 2];
+                        }
                     }
                 }
             }

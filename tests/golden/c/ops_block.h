@@ -7,7 +7,10 @@
 #include <stddef.h>
 
 #ifdef __cplusplus
+#define OPS_BLOCK_RESTRICT __restrict__
 extern "C" {
+#else
+#define OPS_BLOCK_RESTRICT restrict
 #endif
 
 typedef float real;
@@ -52,19 +55,19 @@ typedef struct {
 } ops_block_grads;
 
 /* one sample */
-void ops_block_forward(const ops_block_params *restrict w, const ops_block_inputs *restrict x,
-                       ops_block_values *restrict v);
-void ops_block_backward(const ops_block_params *restrict w, const ops_block_inputs *restrict x,
-                        const ops_block_values *restrict v, ops_block_grads *restrict g);
+void ops_block_forward(const ops_block_params *OPS_BLOCK_RESTRICT w, const ops_block_inputs *OPS_BLOCK_RESTRICT x,
+                       ops_block_values *OPS_BLOCK_RESTRICT v);
+void ops_block_backward(const ops_block_params *OPS_BLOCK_RESTRICT w, const ops_block_inputs *OPS_BLOCK_RESTRICT x,
+                        const ops_block_values *OPS_BLOCK_RESTRICT v, ops_block_grads *OPS_BLOCK_RESTRICT g);
 
 /* a batch of n samples (OpenMP over samples; see docs/generated-api.md) */
 size_t ops_block_workspace_size(int nthreads);
-void ops_block_batch_grad(const ops_block_params *restrict w, const ops_block_inputs *restrict xs, int n,
-                          int nthreads, void *restrict ws, ops_block_params *restrict grad,
-                          real *restrict loss);
-void ops_block_sgd_update(ops_block_params *restrict w, const ops_block_params *restrict grad, real lr);
-void ops_block_batch_predict(const ops_block_params *restrict w, const ops_block_inputs *restrict xs, int n,
-                             int nthreads, void *restrict ws, real *restrict out);
+void ops_block_batch_grad(const ops_block_params *OPS_BLOCK_RESTRICT w, const ops_block_inputs *OPS_BLOCK_RESTRICT xs, int n,
+                          int nthreads, void *OPS_BLOCK_RESTRICT ws, ops_block_params *OPS_BLOCK_RESTRICT grad,
+                          real *OPS_BLOCK_RESTRICT loss);
+void ops_block_sgd_update(ops_block_params *OPS_BLOCK_RESTRICT w, const ops_block_params *OPS_BLOCK_RESTRICT grad, real lr);
+void ops_block_batch_predict(const ops_block_params *OPS_BLOCK_RESTRICT w, const ops_block_inputs *OPS_BLOCK_RESTRICT xs, int n,
+                             int nthreads, void *OPS_BLOCK_RESTRICT ws, real *OPS_BLOCK_RESTRICT out);
 
 #ifdef __cplusplus
 }

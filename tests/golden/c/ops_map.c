@@ -11,6 +11,16 @@ static inline real logistic(real x)
     return 1 / (1 + expf(-x));
 }
 
+static inline int imin(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+static inline int imax(int a, int b)
+{
+    return a > b ? a : b;
+}
+
 /* ==== forward: h, chain binding 1 of 2; shape [2, 3], 6 elements, element loops ==== */
 static void ops_map_forward_h(const real *restrict x,
                               const real *restrict w,

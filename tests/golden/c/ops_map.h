@@ -7,7 +7,10 @@
 #include <stddef.h>
 
 #ifdef __cplusplus
+#define OPS_MAP_RESTRICT __restrict__
 extern "C" {
+#else
+#define OPS_MAP_RESTRICT restrict
 #endif
 
 typedef float real;
@@ -48,19 +51,19 @@ typedef struct {
 } ops_map_grads;
 
 /* one sample */
-void ops_map_forward(const ops_map_params *restrict w, const ops_map_inputs *restrict x,
-                     ops_map_values *restrict v);
-void ops_map_backward(const ops_map_params *restrict w, const ops_map_inputs *restrict x,
-                      const ops_map_values *restrict v, ops_map_grads *restrict g);
+void ops_map_forward(const ops_map_params *OPS_MAP_RESTRICT w, const ops_map_inputs *OPS_MAP_RESTRICT x,
+                     ops_map_values *OPS_MAP_RESTRICT v);
+void ops_map_backward(const ops_map_params *OPS_MAP_RESTRICT w, const ops_map_inputs *OPS_MAP_RESTRICT x,
+                      const ops_map_values *OPS_MAP_RESTRICT v, ops_map_grads *OPS_MAP_RESTRICT g);
 
 /* a batch of n samples (OpenMP over samples; see docs/generated-api.md) */
 size_t ops_map_workspace_size(int nthreads);
-void ops_map_batch_grad(const ops_map_params *restrict w, const ops_map_inputs *restrict xs, int n,
-                        int nthreads, void *restrict ws, ops_map_params *restrict grad,
-                        real *restrict loss);
-void ops_map_sgd_update(ops_map_params *restrict w, const ops_map_params *restrict grad, real lr);
-void ops_map_batch_predict(const ops_map_params *restrict w, const ops_map_inputs *restrict xs, int n,
-                           int nthreads, void *restrict ws, real *restrict out);
+void ops_map_batch_grad(const ops_map_params *OPS_MAP_RESTRICT w, const ops_map_inputs *OPS_MAP_RESTRICT xs, int n,
+                        int nthreads, void *OPS_MAP_RESTRICT ws, ops_map_params *OPS_MAP_RESTRICT grad,
+                        real *OPS_MAP_RESTRICT loss);
+void ops_map_sgd_update(ops_map_params *OPS_MAP_RESTRICT w, const ops_map_params *OPS_MAP_RESTRICT grad, real lr);
+void ops_map_batch_predict(const ops_map_params *OPS_MAP_RESTRICT w, const ops_map_inputs *OPS_MAP_RESTRICT xs, int n,
+                           int nthreads, void *OPS_MAP_RESTRICT ws, real *OPS_MAP_RESTRICT out);
 
 #ifdef __cplusplus
 }

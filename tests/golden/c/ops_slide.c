@@ -11,6 +11,16 @@ static inline real logistic(real x)
     return 1 / (1 + expf(-x));
 }
 
+static inline int imin(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+static inline int imax(int a, int b)
+{
+    return a > b ? a : b;
+}
+
 /* ==== forward: c, chain binding 1 of 3; shape [4, 3], 12 elements, dest loops ==== */
 static void ops_slide_forward_c(const real *restrict x,
                                 const real *restrict k,
@@ -103,35 +113,29 @@ static void ops_slide_backward_d_x(const real *restrict k,
             d_x[j0 * 4 + j1] = 0;
         }
     }
+    for (int t1_0 = 0; t1_0 < 2; t1_0++) {
+        for (int t1_1 = 0; t1_1 < 2; t1_1++) {
+            for (int i0_0 = 0; i0_0 < 4; i0_0++) {
+                for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+                    d_x[t1_0 * 4 + i0_0 * 4 + t1_1 + i0_1] += d_c2[i0_0 * 3 + i0_1] * k[t1_0 * 2 + t1_1] / 2;
+                }
+            }
+        }
+    }
+    for (int t1_0 = 0; t1_0 < 4; t1_0++) {
+        for (int t1_1 = 0; t1_1 < 3; t1_1++) {
+            for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+                for (int i0_1 = 0; i0_1 < 2; i0_1++) {
+                    d_x[t1_0 * 4 + i0_0 * 4 + t1_1 + i0_1] += d_c2[t1_0 * 3 + t1_1] * k[i0_0 * 2 + i0_1] / 2;
+                }
+            }
+        }
+    }
     for (int t0_0 = 0; t0_0 < 2; t0_0++) {
         for (int t0_1 = 0; t0_1 < 2; t0_1++) {
-            for (int j0 = 0; j0 < 5; j0++) {
-                for (int j1 = 0; j1 < 4; j1++) {
-                    if (j0 >= t0_0 && j0 < t0_0 + 4 && j1 >= t0_1 && j1 < t0_1 + 3) {
-                        d_x[j0 * 4 + j1] += d_c[j0 * 3 + j1 - t0_0 * 3 - t0_1] * k[t0_0 * 2 + t0_1];
-                    }
-                }
-            }
-        }
-    }
-    for (int i0_0 = 0; i0_0 < 5; i0_0++) {
-        for (int i0_1 = 0; i0_1 < 4; i0_1++) {
-            for (int t1_0 = 0; t1_0 < 4; t1_0++) {
-                for (int t1_1 = 0; t1_1 < 3; t1_1++) {
-                    if (i0_0 >= t1_0 && i0_0 < t1_0 + 2 && i0_1 >= t1_1 && i0_1 < t1_1 + 2) {
-                        d_x[i0_0 * 4 + i0_1] += d_c2[t1_0 * 3 + t1_1] * k[i0_0 * 2 + i0_1 - t1_0 * 2 - t1_1] / 2;
-                    }
-                }
-            }
-        }
-    }
-    for (int i0_0 = 0; i0_0 < 5; i0_0++) {
-        for (int i0_1 = 0; i0_1 < 4; i0_1++) {
-            for (int t1_0 = 0; t1_0 < 2; t1_0++) {
-                for (int t1_1 = 0; t1_1 < 2; t1_1++) {
-                    if (i0_0 >= t1_0 && i0_0 < t1_0 + 4 && i0_1 >= t1_1 && i0_1 < t1_1 + 3) {
-                        d_x[i0_0 * 4 + i0_1] += d_c2[i0_0 * 3 + i0_1 - t1_0 * 3 - t1_1] * k[t1_0 * 2 + t1_1] / 2;
-                    }
+            for (int j0 = 0; j0 < 4; j0++) {
+                for (int j1 = 0; j1 < 3; j1++) {
+                    d_x[t0_0 * 4 + j0 * 4 + t0_1 + j1] += d_c[j0 * 3 + j1] * k[t0_0 * 2 + t0_1];
                 }
             }
         }

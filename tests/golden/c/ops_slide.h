@@ -7,7 +7,10 @@
 #include <stddef.h>
 
 #ifdef __cplusplus
+#define OPS_SLIDE_RESTRICT __restrict__
 extern "C" {
+#else
+#define OPS_SLIDE_RESTRICT restrict
 #endif
 
 typedef float real;
@@ -52,19 +55,19 @@ typedef struct {
 } ops_slide_grads;
 
 /* one sample */
-void ops_slide_forward(const ops_slide_params *restrict w, const ops_slide_inputs *restrict x,
-                       ops_slide_values *restrict v);
-void ops_slide_backward(const ops_slide_params *restrict w, const ops_slide_inputs *restrict x,
-                        const ops_slide_values *restrict v, ops_slide_grads *restrict g);
+void ops_slide_forward(const ops_slide_params *OPS_SLIDE_RESTRICT w, const ops_slide_inputs *OPS_SLIDE_RESTRICT x,
+                       ops_slide_values *OPS_SLIDE_RESTRICT v);
+void ops_slide_backward(const ops_slide_params *OPS_SLIDE_RESTRICT w, const ops_slide_inputs *OPS_SLIDE_RESTRICT x,
+                        const ops_slide_values *OPS_SLIDE_RESTRICT v, ops_slide_grads *OPS_SLIDE_RESTRICT g);
 
 /* a batch of n samples (OpenMP over samples; see docs/generated-api.md) */
 size_t ops_slide_workspace_size(int nthreads);
-void ops_slide_batch_grad(const ops_slide_params *restrict w, const ops_slide_inputs *restrict xs, int n,
-                          int nthreads, void *restrict ws, ops_slide_params *restrict grad,
-                          real *restrict loss);
-void ops_slide_sgd_update(ops_slide_params *restrict w, const ops_slide_params *restrict grad, real lr);
-void ops_slide_batch_predict(const ops_slide_params *restrict w, const ops_slide_inputs *restrict xs, int n,
-                             int nthreads, void *restrict ws, real *restrict out);
+void ops_slide_batch_grad(const ops_slide_params *OPS_SLIDE_RESTRICT w, const ops_slide_inputs *OPS_SLIDE_RESTRICT xs, int n,
+                          int nthreads, void *OPS_SLIDE_RESTRICT ws, ops_slide_params *OPS_SLIDE_RESTRICT grad,
+                          real *OPS_SLIDE_RESTRICT loss);
+void ops_slide_sgd_update(ops_slide_params *OPS_SLIDE_RESTRICT w, const ops_slide_params *OPS_SLIDE_RESTRICT grad, real lr);
+void ops_slide_batch_predict(const ops_slide_params *OPS_SLIDE_RESTRICT w, const ops_slide_inputs *OPS_SLIDE_RESTRICT xs, int n,
+                             int nthreads, void *OPS_SLIDE_RESTRICT ws, real *OPS_SLIDE_RESTRICT out);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,6 @@
  * DO NOT EDIT: regenerate with `python -m extract chain --precision f32`. */
 #include <stddef.h>
 
-#define restrict __restrict__ /* chain.h is C; C++ spells restrict this way */
 #include "chain.h"
 
 /* entry points: as in chain.h with the prefix chain_cuda_, over device pointers */
@@ -28,6 +27,16 @@ void chain_cuda_batch_predict(const chain_params *w, const chain_inputs *xs, int
 static __device__ __forceinline__ real logistic(real x)
 {
     return 1 / (1 + expf(-x));
+}
+
+static __device__ __forceinline__ int imin(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+static __device__ __forceinline__ int imax(int a, int b)
+{
+    return a > b ? a : b;
 }
 
 /* ==== forward: x, chain binding 1 of 2; shape 5, 5 elements, element loops ==== */

@@ -3,7 +3,6 @@
  * DO NOT EDIT: regenerate with `python -m extract dot --precision f32`. */
 #include <stddef.h>
 
-#define restrict __restrict__ /* dot.h is C; C++ spells restrict this way */
 #include "dot.h"
 
 /* entry points: as in dot.h with the prefix dot_cuda_, over device pointers */
@@ -28,6 +27,16 @@ void dot_cuda_batch_predict(const dot_params *w, const dot_inputs *xs, int n, in
 static __device__ __forceinline__ real logistic(real x)
 {
     return 1 / (1 + expf(-x));
+}
+
+static __device__ __forceinline__ int imin(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+static __device__ __forceinline__ int imax(int a, int b)
+{
+    return a > b ? a : b;
 }
 
 /* ==== forward: r, chain binding 1 of 1; shape 1, 1 elements, element loops ==== */

@@ -3,7 +3,6 @@
  * DO NOT EDIT: regenerate with `python -m extract ops_block --precision f32`. */
 #include <stddef.h>
 
-#define restrict __restrict__ /* ops_block.h is C; C++ spells restrict this way */
 #include "ops_block.h"
 
 /* entry points: as in ops_block.h with the prefix ops_block_cuda_, over device pointers */
@@ -28,6 +27,16 @@ void ops_block_cuda_batch_predict(const ops_block_params *w, const ops_block_inp
 static __device__ __forceinline__ real logistic(real x)
 {
     return 1 / (1 + expf(-x));
+}
+
+static __device__ __forceinline__ int imin(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+static __device__ __forceinline__ int imax(int a, int b)
+{
+    return a > b ? a : b;
 }
 
 /* ==== forward: s, chain binding 1 of 3; shape [2, 3], 6 elements, element loops ==== */
@@ -135,9 +144,9 @@ __global__ void ops_block_backward_d_s(const real *__restrict__ x,
     const int j0 = idx / 3;
     const int j1 = idx % 3;
     real acc0 = 0;
-    for (int t1_0 = 0; t1_0 < 4; t1_0++) {
-        for (int t1_1 = 0; t1_1 < 6; t1_1++) {
-            acc0 += j0 == t1_0 / 2 && j1 == t1_1 / 2 ? d_z[t1_0 * 6 + t1_1] * x[t1_0 * 6 + t1_1] * g[t1_0 % 2 * 2 + t1_1 % 2] : 0;
+    for (int t1_0 = 0; t1_0 < 2; t1_0++) {
+        for (int t1_1 = 0; t1_1 < 2; t1_1++) {
+            acc0 += d_z[j0 * 12 + t1_0 * 6 + j1 * 2 + t1_1] * x[j0 * 12 + t1_0 * 6 + j1 * 2 + t1_1] * g[t1_0 * 2 + t1_1];
         }
     }
     d_s[j0 * 3 + j1] = acc0;
@@ -182,8 +191,12 @@ __global__ void ops_block_backward_d_g(const real *__restrict__ x,
     const int j1 = idx % 2;
     real acc0 = 0;
     for (int t1_0 = 0; t1_0 < 4; t1_0++) {
-        for (int t1_1 = 0; t1_1 < 6; t1_1++) {
-            acc0 += j0 == t1_0 % 2 && j1 == t1_1 % 2 ? d_z[t1_0 * 6 + t1_1] * x[t1_0 * 6 + t1_1] * s[t1_0 / 2 * 3 + t1_1 / 2] : 0;
+        if (j0 == t1_0 % 2) {
+            for (int t1_1 = 0; t1_1 < 6; t1_1++) {
+                if (j1 == t1_1 % 2) {
+                    acc0 += d_z[t1_0 * 6 + t1_1] * x[t1_0 * 6 + t1_1] * s[t1_0 / 2 * 3 + t1_1 / 2];
+                }
+            }
         }
     }
     d_g[j0 * 2 + j1] = acc0;

@@ -3,7 +3,6 @@
  * DO NOT EDIT: regenerate with `python -m extract ops_map --precision f32`. */
 #include <stddef.h>
 
-#define restrict __restrict__ /* ops_map.h is C; C++ spells restrict this way */
 #include "ops_map.h"
 
 /* entry points: as in ops_map.h with the prefix ops_map_cuda_, over device pointers */
@@ -28,6 +27,16 @@ void ops_map_cuda_batch_predict(const ops_map_params *w, const ops_map_inputs *x
 static __device__ __forceinline__ real logistic(real x)
 {
     return 1 / (1 + expf(-x));
+}
+
+static __device__ __forceinline__ int imin(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+static __device__ __forceinline__ int imax(int a, int b)
+{
+    return a > b ? a : b;
 }
 
 /* ==== forward: h, chain binding 1 of 2; shape [2, 3], 6 elements, element loops ==== */

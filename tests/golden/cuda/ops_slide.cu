@@ -3,7 +3,6 @@
  * DO NOT EDIT: regenerate with `python -m extract ops_slide --precision f32`. */
 #include <stddef.h>
 
-#define restrict __restrict__ /* ops_slide.h is C; C++ spells restrict this way */
 #include "ops_slide.h"
 
 /* entry points: as in ops_slide.h with the prefix ops_slide_cuda_, over device pointers */
@@ -28,6 +27,16 @@ void ops_slide_cuda_batch_predict(const ops_slide_params *w, const ops_slide_inp
 static __device__ __forceinline__ real logistic(real x)
 {
     return 1 / (1 + expf(-x));
+}
+
+static __device__ __forceinline__ int imin(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+static __device__ __forceinline__ int imax(int a, int b)
+{
+    return a > b ? a : b;
 }
 
 /* ==== forward: c, chain binding 1 of 3; shape [4, 3], 12 elements, element loops ==== */
@@ -161,21 +170,21 @@ __global__ void ops_slide_backward_d_x(const real *__restrict__ k,
     const int j0 = idx / 4;
     const int j1 = idx % 4;
     real acc0 = 0;
-    for (int t0_0 = 0; t0_0 < 2; t0_0++) {
-        for (int t0_1 = 0; t0_1 < 2; t0_1++) {
-            acc0 += j0 >= t0_0 && j0 < t0_0 + 4 && j1 >= t0_1 && j1 < t0_1 + 3 ? d_c[j0 * 3 + j1 - t0_0 * 3 - t0_1] * k[t0_0 * 2 + t0_1] : 0;
+    for (int t0_0 = imax(0, j0 - 3); t0_0 < imin(2, j0 + 1); t0_0++) {
+        for (int t0_1 = imax(0, j1 - 2); t0_1 < imin(2, j1 + 1); t0_1++) {
+            acc0 += d_c[j0 * 3 + j1 - t0_0 * 3 - t0_1] * k[t0_0 * 2 + t0_1];
         }
     }
     real acc1 = 0;
-    for (int t1_0 = 0; t1_0 < 4; t1_0++) {
-        for (int t1_1 = 0; t1_1 < 3; t1_1++) {
-            acc1 += j0 >= t1_0 && j0 < t1_0 + 2 && j1 >= t1_1 && j1 < t1_1 + 2 ? d_c2[t1_0 * 3 + t1_1] * k[j0 * 2 + j1 - t1_0 * 2 - t1_1] : 0;
+    for (int t1_0 = imax(0, j0 - 1); t1_0 < imin(4, j0 + 1); t1_0++) {
+        for (int t1_1 = imax(0, j1 - 1); t1_1 < imin(3, j1 + 1); t1_1++) {
+            acc1 += d_c2[t1_0 * 3 + t1_1] * k[j0 * 2 + j1 - t1_0 * 2 - t1_1];
         }
     }
     real acc2 = 0;
-    for (int t1_0 = 0; t1_0 < 2; t1_0++) {
-        for (int t1_1 = 0; t1_1 < 2; t1_1++) {
-            acc2 += j0 >= t1_0 && j0 < t1_0 + 4 && j1 >= t1_1 && j1 < t1_1 + 3 ? d_c2[j0 * 3 + j1 - t1_0 * 3 - t1_1] * k[t1_0 * 2 + t1_1] : 0;
+    for (int t1_0 = imax(0, j0 - 3); t1_0 < imin(2, j0 + 1); t1_0++) {
+        for (int t1_1 = imax(0, j1 - 2); t1_1 < imin(2, j1 + 1); t1_1++) {
+            acc2 += d_c2[j0 * 3 + j1 - t1_0 * 3 - t1_1] * k[t1_0 * 2 + t1_1];
         }
     }
     d_x[j0 * 4 + j1] = acc0 + acc1 / 2 + acc2 / 2;
