@@ -42,3 +42,8 @@ import Spec.Model.Dot
 import Spec.Model.ChainExample
 import Spec.Dump.Model
 import Spec.Array.Properties
+import Spec.Proofs.Opt.Fold
+import Spec.Proofs.Opt.SumZb
+import Spec.Proofs.Opt.Main
+import Spec.Proofs.Opt
+import Spec.Proofs.SumBlock

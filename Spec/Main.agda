@@ -7,8 +7,12 @@
 --   Main check-forward   the CNN's prediction on a fixed input, computed
 --                        twice in Float: by the array-level `forward` of
 --                        Spec.CNN.Array and by evaluating the cnn chain
---                        binding by binding; prints both, and the input,
---                        as JSON (tests/test_spec.py compares them)
+--                        binding by binding; prints both, the chain's
+--                        loss and the input as JSON (tests/test_spec.py
+--                        compares them).  The array-level network
+--                        recomputes every layer for every use (arrays
+--                        are functions), so this takes about a minute;
+--                        the chain tabulates each binding once (memo).
 --
 -- Bad usage or an unknown model prints the usage and the known models
 -- on stderr and exits with status 2.  The standard library (1.7.1) has
@@ -16,13 +20,14 @@
 ------------------------------------------------------------------------
 module Spec.Main where
 
-open import Data.Bool using (Bool; true; false; if_then_else_)
-open import Data.Fin as F using (Fin)
+open import Data.Bool using (if_then_else_)
+open import Data.Fin as F using ()
 open import Data.Float as Float using (Float)
 open import Data.List as List using (List; []; _∷_)
+open import Data.Maybe using (Maybe; just; nothing)
 open import Data.Nat as ℕ using (ℕ)
 open import Data.Nat.DivMod using (_%_)
-open import Data.Product using (_×_; _,_; proj₁; proj₂)
+open import Data.Product using (_×_; _,_; proj₁)
 open import Data.String as String using (String; _++_)
 open import Data.Unit.Polymorphic using (⊤)
 import Data.Vec as Vec
@@ -36,7 +41,7 @@ open import Spec.Array.Base using (S; ι; _⊗_; P; Ar; ∣_∣; nest; unnest)
 open import Spec.Scalar.Float using (float)
 open import Spec.Dump.JSON
 open import Spec.Dump.Model using (models)
-open import Spec.Lang.Syntax using (Ctx; ε; _▹_; ar; E; v₂)
+open import Spec.Lang.Syntax using (Ctx; ε; _▹_; ar; E; v₀; v₂)
 open import Spec.Lang.Chain using (Chain; ε; _▹_)
 open import Spec.Lang.Eval float using (Env; ⟦_⟧; lookup)
 import Spec.CNN.Array float as CNN
@@ -111,18 +116,26 @@ usage = do
     "usage: Main dump MODEL | Main check-forward\nknown models: " ++ known ++ "\n"
   exitWith (ExitFailure 2)
 
-lookupModel : String → List (String × JSON) → List JSON
-lookupModel m [] = []
-lookupModel m ((n , j) ∷ ms) = if n String.== m then j ∷ [] else lookupModel m ms
+lookupModel : String → List (String × JSON) → Maybe JSON
+lookupModel m []             = nothing
+lookupModel m ((n , j) ∷ ms) = if n String.== m then just j else lookupModel m ms
 
 dump : String → IO {0ℓ} ⊤
 dump m with lookupModel m models
-... | j ∷ _ = putStrLn (render j)
-... | []    = do
+... | just j  = putStrLn (render j)
+... | nothing = do
   appendFile "/dev/stderr" ("unknown model: " ++ m ++ "\n")
   usage
 
 -- The fixed input of check-forward, in context order.
+target : Ar CNN.Out Float
+inp    : Ar CNN.Inp Float
+k₁     : Ar CNN.K₁ Float
+b₁     : Ar CNN.B₁ Float
+k₂     : Ar CNN.K₂ Float
+b₂     : Ar CNN.B₂ Float
+fc     : Ar CNN.FC Float
+b      : Ar CNN.B Float
 target = fill {s = CNN.Out} 1
 inp    = fill {s = CNN.Inp} 2
 k₁     = fill {s = CNN.K₁} 3
@@ -140,11 +153,16 @@ inputs = object (("target" , floats target) ∷ ("inp" , floats inp) ∷ ("k1" ,
                ∷ ("b1" , floats b₁) ∷ ("k2" , floats k₂) ∷ ("b2" , floats b₂)
                ∷ ("fc" , floats fc) ∷ ("b" , floats b) ∷ [])
 
+-- Every binding of the cnn chain (and a zero for each placeholder).
+chain-values : Env Model.Φ
+chain-values = run-chain Model.chain base
+
 checkForward : IO {0ℓ} ⊤
 checkForward = putStrLn $ render $ object
-  ( ("inputs" , inputs)
+  ( ("inputs"  , inputs)
   ∷ ("forward" , floats (CNN.forward inp k₁ b₁ k₂ b₂ fc b))
-  ∷ ("chain" , floats (lookup v₂ (run-chain Model.chain base)))   -- r
+  ∷ ("chain"   , floats (lookup v₂ chain-values))     -- r
+  ∷ ("loss"    , floats (lookup v₀ chain-values))     -- loss
   ∷ [])
 
 main : Main

@@ -22,8 +22,18 @@
 --
 -- None of these needs a law of the scalars: they hold for every
 -- `Scalar`, Float included.
+--
+-- 3. opt-sound       the optimiser preserves meaning: ⟦ opt e ⟧ ρ and
+--                    ⟦ e ⟧ ρ agree at every position, for every e and ρ;
+--    opt*-sound      so does any number of passes,
+--    optimise-sound  and the optimiser the dump uses.
+--    These assume `Laws 𝕊`: 0# 1# _+_ _*_ -_ form a commutative ring
+--    (with _≡_) and scaledown n is additive.  They cover every rule of
+--    Spec.Lang.Opt (selections, η-rules for blocks and windows, sums,
+--    sum-zb, constant folding).
 ------------------------------------------------------------------------
 open import Spec.Scalar using (Scalar)
+open import Spec.Scalar.Laws using (Laws)
 
 module Spec.Theorems (𝕊 : Scalar) where
 
@@ -32,9 +42,11 @@ open import Data.Product using (_,_)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst
 open import Spec.Lang.Eval 𝕊
+open import Spec.Lang.Opt using (opt; opt*; optimise)
 open import Spec.Proofs.Val 𝕊 using (Same)
 import Spec.Proofs.Ren 𝕊 as Ren
 import Spec.Proofs.Sub 𝕊 as Sub
+import Spec.Proofs.Opt 𝕊 as Opt
 open Ren using (drop; swap-env)
 open Sub using (insert)
 
@@ -74,3 +86,17 @@ eval-sub = Sub.eval-sub
 eval-sub₁ : (v : is ∈ Γ) (e : E Γ ip) (e₁ : E (Γ / v) is) (γ : Env (Γ / v))
           → Same ip (⟦ sub v e e₁ ⟧ γ) (⟦ e ⟧ (insert v γ (⟦ e₁ ⟧ γ)))
 eval-sub₁ = Sub.eval-sub₁
+
+------------------------------------------------------------------------
+-- The optimiser
+
+module _ (laws : Laws 𝕊) where
+
+  opt-sound : (e : E Γ is) (ρ : Env Γ) → Same is (⟦ opt e ⟧ ρ) (⟦ e ⟧ ρ)
+  opt-sound = Opt.opt-sound laws
+
+  opt*-sound : ∀ n (e : E Γ is) (ρ : Env Γ) → Same is (⟦ opt* n e ⟧ ρ) (⟦ e ⟧ ρ)
+  opt*-sound = Opt.opt*-sound laws
+
+  optimise-sound : (e : E Γ is) (ρ : Env Γ) → Same is (⟦ optimise e ⟧ ρ) (⟦ e ⟧ ρ)
+  optimise-sound = Opt.optimise-sound laws

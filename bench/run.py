@@ -227,8 +227,10 @@ def markdown(meta: dict, rows: list[dict], agreement: Agreement) -> str:
            f"- FLOPs (bench/flops.py, exp = 1 FLOP): training "
            f"{meta['flops']['train_per_image']:.0f} and inference "
            f"{meta['flops']['infer_per_image']} per image",
-           f"- hand-written C: `{' '.join(hw.get('cflags', []))}`; "
-           + (f"generated C: `{' '.join(gen.get('CFLAGS', []))}` from dump "
+           f"- hand-written C: `{' '.join(hw.get('cflags', []))}`, linked "
+           f"`{' '.join(hw.get('ldflags', []))}`; "
+           + (f"generated C: `{' '.join(gen.get('CFLAGS', []))}`, linked "
+              f"`{' '.join(gen.get('LDFLAGS', []))}`, from dump "
               f"`{gen.get('dump', 'n/a')}` (sha256 {gen.get('dump_sha256', 'n/a')[:12]}); "
               if gen else "")
            + f"{s['cc'] or 'cc unknown'}",

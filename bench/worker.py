@@ -81,7 +81,8 @@ class Worker:
         build = {}
         for label, impl in self.impls.items():
             if hasattr(impl, "cflags"):
-                build[label] = {"cflags": list(impl.cflags), "library": str(impl.path)}
+                build[label] = {"cflags": list(impl.cflags), "library": str(impl.path),
+                                "ldflags": list(getattr(impl, "ldflags", ()))}
         if any(kind == "generated-c" for kind in msg["impls"].values()):
             from bench.generated import build_info
             build["generated-c"] = build_info(msg.get("dump"))

@@ -1,24 +1,34 @@
 """lower_to_loops: each chain binding and gradient entry becomes a loop nest writing one
 caller-owned buffer, with scalar locals only.
 
-Before (IR of a binding ``y`` of shape ``[3, 4]``)::
+Before (IR of a binding ``y`` of shape ``[3, 4]``, with ``x`` of shape ``[7, 4]``)::
 
-    y = imap i0<3>. sum t1<4>. a[i0] * b[t1]
+    y = imap i0<3>. sum t1<5>. x[i0 + t1]
 
-After (``strategy="dest"``: the sum at the top of the binding accumulates into ``y``)::
+After (``strategy="dest"``: the sum at the top of the map body accumulates into ``y``)::
 
-    for i0 < 3:
-        for j < 4: y[i0*4 + j] = 0
-        for t1 < 4:
-            for j < 4: y[i0*4 + j] += a[i0] * b[t1]    # (schematically; j indexes the body)
+    for (int i0 = 0; i0 < 3; i0++) {
+        for (int j = 0; j < 4; j++) {
+            y[i0 * 4 + j] = 0;
+        }
+        for (int t1 = 0; t1 < 5; t1++) {
+            for (int j = 0; j < 4; j++) {
+                y[i0 * 4 + j] += x[i0 * 4 + t1 * 4 + j];
+            }
+        }
+    }
 
 After (``strategy="element"``: every element computed on its own)::
 
-    for j0 < 3:
-        for j1 < 4:
+    for (int j0 = 0; j0 < 3; j0++) {
+        for (int j1 = 0; j1 < 4; j1++) {
             real acc0 = 0;
-            for t1 < 4: acc0 += a[j0] * b[t1];
-            y[j0*4 + j1] = acc0;
+            for (int t1 = 0; t1 < 5; t1++) {
+                acc0 += x[j0 * 4 + t1 * 4 + j1];
+            }
+            y[j0 * 4 + j1] = acc0;
+        }
+    }
 
 How an element is computed: ``elem(e, pos)`` gives the scalar expression of ``e`` at a position
 ``pos`` (a tree of affine index expressions), following §4 of docs/dump-format.md: selections

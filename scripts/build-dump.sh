@@ -24,10 +24,29 @@ dumps="${DUMP_DIR:-build/dump}"
 models="${DUMP_MODELS:-cnn dot chain}"
 binary="$build/Main"
 
-# Is the executable missing or older than any Spec source?
+# The Spec modules Spec/Main.agda depends on (itself included), as file names.
+sources() {
+  local todo=(Spec/Main.agda) seen=" " f m
+  while ((${#todo[@]})); do
+    f="${todo[0]}"
+    todo=("${todo[@]:1}")
+    [[ "$seen" == *" $f "* || ! -f "$f" ]] && continue
+    seen+="$f "
+    echo "$f"
+    for m in $(sed -n -E 's/^[[:space:]]*(open[[:space:]]+)?import[[:space:]]+(Spec\.[^[:space:]]+).*/\2/p' "$f"); do
+      todo+=("${m//.//}.agda")
+    done
+  done
+}
+
+# Is the executable missing or older than one of its sources?
 stale() {
   [[ ! -x "$binary" ]] && return 0
-  [[ -n "$(find Spec -name '*.agda' -newer "$binary" -print -quit)" ]]
+  local f
+  for f in $(sources); do
+    [[ "$f" -nt "$binary" ]] && return 0
+  done
+  return 1
 }
 
 if stale; then

@@ -147,3 +147,30 @@ def test_nvcc_compiles_the_spec_cnn(tmp_path):
     for fname, text in g.files.items():
         (tmp_path / fname).write_text(text)
     assert build.compile_cuda(tmp_path / "cnn.cu", tmp_path / "cnn.o").stat().st_size > 0
+
+
+def test_cli_extraction_error_exits_1_and_writes_nothing(tmp_path):
+    """A binding that would need a temporary array: y[i][j] = (sum_t a[t][j]) * c[i]."""
+    import json
+
+    import dumpgen as g
+    a, c = g.var("a", [3, 4]), g.var("c", 3)
+    y = g.imap(3, lambda i: g.imaps(4, lambda j: g.mul(
+        g.sum_(3, lambda t: g.sels(g.sel(a, t), j)), g.sels(c, i))))
+    d = g.make_dump("tmp", [("a", [3, 4], "param"), ("c", 3, "param")], [("y", y)],
+                    ("y", g.one([3, 4])),
+                    [("y", g.one([3, 4])), ("a", g.zero([3, 4])), ("c", g.zero(3))])
+    src = tmp_path / "tmp.json"
+    src.write_text(json.dumps(d))
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "extract", "tmp", "--dump", str(src), "--out", str(out),
+           "--no-build"]
+    res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 1
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "binding 'y'" in lines[0] and "temporary array" in lines[0]
+    assert not out.exists()
+    res = subprocess.run(cmd + ["--recompute-limit", "3"], cwd=ROOT, capture_output=True,
+                         text=True)
+    assert res.returncode == 0, res.stderr
+    assert (out / "tmp.c").exists()

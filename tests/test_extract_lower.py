@@ -234,3 +234,20 @@ def test_accumulation_nest_gets_a_contiguous_innermost_loop():
     lines = [ln.strip() for ln in out.splitlines() if ln.strip().startswith("for")]
     assert [ln.split()[2] for ln in lines[-3:]] == ["t0", "t2", "t1"], out
     assert "y[t0 * 5 + t1] += d[t0 * 8 + t2] * x[t1 + t2];" in out
+
+
+def test_guards_become_loop_bounds_and_points():
+    from extract.bounds import tighten_bounds
+    t = c.IVar("t", 5, 0)
+    j = c.IVar("j", 12, 1)
+    k = c.IVar("k", 12, 2)
+    at, aj, ak = c.Affine.of(t), c.Affine.of(j), c.Affine.of(k)
+    st = c.Store("y", aj, "+=", c.Load("x", aj - at))
+    window = c.For(j, (c.If(c.in_range(aj - at, 8), (st,)),))
+    (loop,) = tighten_bounds((c.For(t, (window,)),))
+    out = statements((loop,), C, 0)
+    assert "for (int j = 0; j < 8; j++) {" in out          # [t, t + 8) counted from 0
+    assert "y[t + j] += x[j];" in out and "if (" not in out
+    point = c.For(k, (c.If((c.cmp_eq(ak - at),), (c.Store("y", ak, "+=", c.Lit(1)),)),))
+    (stmt,) = tighten_bounds((point,))
+    assert statements((stmt,), C, 0) == "y[t] += 1;"        # 0 <= t < 5 <= 12: no guard

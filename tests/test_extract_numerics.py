@@ -245,3 +245,16 @@ def test_spec_dumps_match_oracle(kernel_cache, name, precision):
         pytest.skip(f"no dump of {name} (run `make dump`)")
     d = json.loads(REAL[name][0].read_text())
     check_against_oracle(d, precision)          # the default rule must accept the spec's dumps
+
+
+@pytest.mark.parametrize("name", sorted(REAL))
+def test_spec_dumps_compile_with_warnings_as_errors(tmp_path, name):
+    if not REAL[name]:
+        pytest.skip(f"no dump of {name} (run `make dump`)")
+    m = dump.load(REAL[name][0])
+    for precision in ("f32", "f64"):
+        g = generate(m, precision)
+        for fname, text in g.files.items():
+            (tmp_path / fname).write_text(text)
+            assert not ALLOC.search(text), fname
+        build.compile_c(tmp_path / f"{m.name}.c", tmp_path / f"{m.name}.o")

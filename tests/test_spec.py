@@ -306,6 +306,9 @@ def test_check_forward_matches_dump(check_forward, dumps):
     assert set(ins) == {c["name"] for c in d["context"]}
     out = oracle.evaluate(d, {k: np.array(v) for k, v in ins.items()}, forward_only=True)
     np.testing.assert_allclose(out["r"].ravel(), check_forward["forward"], rtol=1e-12)
+    np.testing.assert_allclose(out["loss"].ravel(), check_forward["loss"], rtol=1e-12)
+    r, t = np.array(check_forward["chain"]), np.array(ins["target"])
+    np.testing.assert_allclose(check_forward["loss"], [0.5 * np.sum((r - t) ** 2)], rtol=1e-12)
 
 
 # ------------------------------------------------------------------------------------------

@@ -66,6 +66,12 @@ private
   is-input : List String → Gradient Γ → Bool
   is-input inputs g = member (Gradient.wrt g) inputs
 
+-- The reverse pass as dumped: the gradients of the inputs are dropped.
+param-grads : List String → Chain (Δ ▹ ar p ▹ ar p) → E (Δ ▹ ar p ▹ ar p) (ar p)
+            → List (Gradient (Δ ▹ ar p ▹ ar p))
+param-grads inputs c seed =
+  List.boolFilter (λ g → not (is-input inputs g)) (chain-grads-opt c seed)
+
 -- The name of the last binding.
 last-name : Chain Γ → String
 last-name (ε _)         = ""
@@ -85,8 +91,7 @@ dump model inputs c seed outputs = object
   ∷ ("context"   , array (List.map (context-entry inputs) (base-vars c)))
   ∷ ("chain"     , array (List.map binding-entry (bindings c)))
   ∷ ("seed"      , object (("of" , string (last-name c)) ∷ ("expr" , expr seed) ∷ []))
-  ∷ ("gradients" , array (List.map gradient-entry
-                           (List.boolFilter (λ g → not (is-input inputs g)) (chain-grads-opt c seed))))
+  ∷ ("gradients" , array (List.map gradient-entry (param-grads inputs c seed)))
   ∷ outputs-entry outputs)
   where
     outputs-entry : List (String × String) → List (String × JSON)
@@ -105,4 +110,9 @@ models =
   ∷ []
 
 _ : List.map (λ (x , _) → x) models ≡ "cnn" ∷ "dot" ∷ "chain" ∷ []
+_ = refl
+
+-- The reverse pass of the dot model: one entry for the binding r, then
+-- one per param (the input `seed` gets none).
+_ : List.map Gradient.name (param-grads Dot.inputs Dot.chain Dot.seed) ≡ "d_r" ∷ "d_a" ∷ "d_b" ∷ []
 _ = refl

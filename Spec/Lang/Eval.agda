@@ -6,7 +6,7 @@
 --
 -- Environments are explicit (nested pairs, `lookup` finds a variable),
 -- and array values are functions, so laws about ⟦_⟧ are stated
--- pointwise (Spec.Lang.Eval.Properties).  Where the meaning needs a
+-- pointwise (Spec.Theorems, proofs in Spec.Proofs).  Where the meaning needs a
 -- case split on decided index arithmetic (zero-but, ix-minus,
 -- ix-minusᵣ) it goes through a small named helper (`if-eq`, `at`), so
 -- that a proof can rewrite the decision once.

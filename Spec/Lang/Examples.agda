@@ -4,7 +4,9 @@
 --
 --   * the gradient of the dot product with respect to a, before and
 --     after optimisation (paper §6.1);
+--   * the rewrites of §7.1.1, one by one;
 --   * the chain x = a·b, y = x·x and its gradients (paper §6.3);
+--   * the optimisation goal on the CNN of Spec.Model.CNN (temp-free);
 --   * a few evaluations with Float scalars.
 ------------------------------------------------------------------------
 module Spec.Lang.Examples where
@@ -16,7 +18,7 @@ open import Data.Product using (_,_)
 open import Data.Unit using (tt)
 open import Relation.Binary.PropositionalEquality using (_≡_; refl)
 
-open import Spec.Array.Base using (S; ι; _⊗_; unit; P; Ar)
+open import Spec.Array.Base using (S; ι; _⊗_; unit; P; Ar; _+_≈_; suc_≈_; _*_≈_)
 open import Spec.Scalar.Float using (float)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst
@@ -24,6 +26,9 @@ open import Spec.Lang.AD
 open import Spec.Lang.Opt
 open import Spec.Lang.Chain
 open import Spec.Lang.Eval float using (⟦_⟧; Env)
+import Spec.Model.CNN as CNN
+open import Data.Bool using (true)
+open import Data.List using (all)
 
 private
   variable
@@ -136,6 +141,65 @@ _ : chain-grads₀ test-chain one ≡
     ∷ gradient "d_b" "b" (ι 5) (zero ⊞ var v₃ ⊠ var v₅)
     ∷ []
 _ = refl
+
+------------------------------------------------------------------------
+-- The optimisation goal on the paper's CNN (Spec.Model.CNN): after opt*
+-- no gradient reads or builds a blocked or windowed array.
+
+_ : all (λ g → temp-free (Gradient.expr g)) (chain-grads-opt CNN.chain CNN.seed) ≡ true
+_ = refl
+
+------------------------------------------------------------------------
+-- A chain that uses every constructor with a derivative (slide,
+-- backslide, ix-minus, ix-minusᵣ, imapb, selb, div/mod, logistic,
+-- minus, scaledown, imap/sel, imaps/sels, sum), for numerical tests of
+-- ∇ and opt: dumped as a model (all context variables params, seed
+-- `one` on `loss`), its gradients must match finite differences.
+
+Ops-ctx : Ctx
+Ops-ctx = ε ▹ ar (ι 6) ▹ ar (ι 3) ▹ ar (ι 2 ⊗ ι 3)
+
+private
+  sp33 : ι 3 + ι 3 ≈ ι 6
+  sp33 = ι
+  su34 : suc ι 3 ≈ ι 4
+  su34 = ι
+  m23 : ι 2 * ι 3 ≈ ι 6
+  m23 = ι
+
+-- the full scope: a w m, then d_ and value of c (4), bs lm bl (6), loss (1)
+Ops-full : Ctx
+Ops-full = Ops-ctx ▹ ar (ι 4) ▹ ar (ι 4) ▹ ar (ι 6) ▹ ar (ι 6) ▹ ar (ι 6) ▹ ar (ι 6)
+                   ▹ ar (ι 6) ▹ ar (ι 6) ▹ ar unit ▹ ar unit
+
+ops-chain : Chain Ops-full
+ops-chain = let
+  a = var {Γ = Ops-ctx} v₂ ; w = var {Γ = Ops-ctx} v₁ ; m = var {Γ = Ops-ctx} v₀
+  -- c : ar 4, the correlation of a with w (through slide)
+  C₁ = ε (((tt , "a") , "w") , "m")
+       ▹ ("c" , Sum {s = ι 3} λ i → slide i sp33 (↑ a) su34 ⊠ Imapₛ λ _ → sels (↑↑ w) (↑ i))
+  w = ↑↑ w ; m = ↑↑ m ; c = var v₀
+  -- bs : ar 6, the transposed correlation of logistic c (through backslide)
+  C₂ = C₁ ▹ ("bs" , Sum {s = ι 3} λ j →
+                      backslide j (logistic (↑ c)) su34 sp33 ⊠ Imapₛ λ _ → sels (↑↑ w) (↑ j))
+  w = ↑↑ w ; m = ↑↑ m ; c = ↑↑ c ; bs = var v₀
+  -- lm : ar 6, left and right index subtraction
+  C₃ = C₂ ▹ ("lm" , Imapₛ {s = ι 6} λ k →
+                 (Sum {s = ι 3} λ j → ix-minus (↑ k) j sp33 su34
+                                        (sels (↑ ↑↑ c) (var v₀) ⊠ sels (↑ ↑↑ bs) (↑↑ k)))
+               ⊞ (Sum {s = ι 4} λ j → ix-minusᵣ (↑ k) j sp33 su34
+                                        (sels (↑ ↑↑ w) (var v₀) ⊠ sels (↑ ↑↑ c) (↑ j))))
+  m = ↑↑ m ; bs = ↑↑ bs ; lm = var v₀
+  -- bl : ar 6, blocks (imapb, selb) and div/mod
+  C₄ = C₃ ▹ ("bl" , imapb m23 (sel (↑ m) (var v₀) ⊠ minus (selb m23 (↑ lm) (var v₀)))
+                   ⊞ (Imapₛ λ k → sels (sel (↑ m) (div m23 k)) (mod m23 k)
+                                  ⊠ scaledown 3 (sels (↑ bs) k)))
+  bl = var v₀
+  in C₄ ▹ ("loss" , Sum λ k → sels (↑ bl ⊠ ↑ bl) k)
+
+ops-seed : E Ops-full (ar unit)
+ops-seed = one
+
 
 ------------------------------------------------------------------------
 -- Evaluation with Float scalars

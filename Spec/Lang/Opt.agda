@@ -3,8 +3,8 @@
 -- The optimiser: one bottom-up rewriting pass `opt` (paper §6.1 and
 -- §7.1.1) and its iteration `opt*`.
 --
--- Every rule is an equation of the semantics (opt-sound, stated in
--- Spec.Lang.Opt.Properties, holds for any commutative ring); together
+-- Every rule is an equation of the semantics (opt-sound, proved in
+-- Spec.Proofs.Opt for scalars with Spec.Scalar.Laws); together
 -- they remove the array temporaries that reverse mode introduces:
 --
 --   η: imapb, slide and backslide become scalar maps (imaps) over
@@ -225,6 +225,39 @@ opt (ix-minus i j sp su e) with opt e
 opt (ix-minusᵣ i j sp su e) with opt e
 ... | zero = zero
 ... | a    = ix-minusᵣ (opt i) (opt j) sp su a
+
+------------------------------------------------------------------------
+-- The optimisation goal: no node that builds a blocked or windowed
+-- array (imapb, selb, slide, backslide), so that every node lowers to
+-- scalar code over index arithmetic without a temporary.  A scalar
+-- selection from a block (sels (selb m a i) k, the element a[i·p + k])
+-- builds nothing.  (opt never returns imapb, slide or backslide at
+-- all; selb only survives where the input had one.)
+
+temp-free : E Γ is → Bool
+temp-free (var _)                 = true
+temp-free zero                    = true
+temp-free one                     = true
+temp-free (imaps e)               = temp-free e
+temp-free (sels (selb _ a i) k)   = temp-free a ∧ temp-free i ∧ temp-free k
+temp-free (sels e i)              = temp-free e ∧ temp-free i
+temp-free (imap e)                = temp-free e
+temp-free (sel e i)               = temp-free e ∧ temp-free i
+temp-free (imapb _ _)             = false
+temp-free (selb _ _ _)            = false
+temp-free (sum e)                 = temp-free e
+temp-free (zero-but i j e)        = temp-free i ∧ temp-free j ∧ temp-free e
+temp-free (slide _ _ _ _)         = false
+temp-free (backslide _ _ _ _)     = false
+temp-free (logistic e)            = temp-free e
+temp-free (bin _ e e₁)            = temp-free e ∧ temp-free e₁
+temp-free (scaledown _ e)         = temp-free e
+temp-free (minus e)               = temp-free e
+temp-free (div _ i)               = temp-free i
+temp-free (mod _ i)               = temp-free i
+temp-free (ix-plus i j _ _)       = temp-free i ∧ temp-free j
+temp-free (ix-minus i j _ _ e)    = temp-free i ∧ temp-free j ∧ temp-free e
+temp-free (ix-minusᵣ i j _ _ e)   = temp-free i ∧ temp-free j ∧ temp-free e
 
 ------------------------------------------------------------------------
 -- Iteration

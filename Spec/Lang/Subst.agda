@@ -6,7 +6,7 @@
 -- (a map of variables), `subst` a substitution (a map of variables to
 -- expressions).  Weakening, ↑, ctx-swap and `sub` are renamings and
 -- substitutions of a particular kind, so one law about `ren`/`subst`
--- (eval-ren, eval-sub in Spec.Lang.Eval.Properties) covers all of them.
+-- (eval-ren, eval-sub in Spec.Theorems) covers all of them.
 --
 --   Γ / v        the context Γ without the variable v
 --   wkv, wk      from Γ / v back into Γ

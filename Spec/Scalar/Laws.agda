@@ -4,7 +4,8 @@
 --
 -- `Laws 𝕊` says that 0# 1# _+_ _*_ -_ form a commutative ring (with
 -- propositional equality) and that `scaledown n`, division by n, is
--- additive.  Evaluation and AD never need these; only the proofs about
+-- additive and moves across products (scaledown n x · y = x ·
+-- scaledown n y).  Evaluation and AD never need these; only the proofs about
 -- them (Spec.Theorems) take a `Laws 𝕊` argument.  Float is not an
 -- instance: its + is not associative.
 --
@@ -27,6 +28,9 @@ record Laws (𝕊 : Scalar) : Set where
     isCommutativeRing : IsCommutativeRing _≡_ _+_ _*_ -_ 0# 1#
     scaledown-+       : ∀ n x y → scaledown n (x + y) ≡ scaledown n x + scaledown n y
     scaledown-0#      : ∀ n → scaledown n 0# ≡ 0#
+    -- scaledown is a scalar multiple: it moves across a product
+    -- (only the AD theorem uses this)
+    scaledown-*       : ∀ n x y → scaledown n x * y ≡ x * scaledown n y
 
   open IsCommutativeRing isCommutativeRing public
     using ( +-assoc; +-comm; +-identityˡ; +-identityʳ; -‿inverseˡ; -‿inverseʳ

@@ -34,9 +34,22 @@ def _extract_cflags() -> tuple[str, ...]:
                 "-fno-trapping-math", "-fno-signed-zeros", "-ffp-contract=fast")
 
 
+def _extract_ldflags() -> tuple[str, ...]:
+    """The generated C's link flags (extract/build.py: -fopenmp, and -lmvec on x86-64 glibc for
+    the vector expf that both C versions declare), so that both use the same libm."""
+    try:
+        from extract.build import LDFLAGS as flags
+        return tuple(flags)
+    except ImportError:
+        import platform
+        mvec = (platform.system() == "Linux" and platform.machine() == "x86_64"
+                and platform.libc_ver()[0] == "glibc")
+        return ("-fopenmp",) + (("-lmvec",) if mvec else ())
+
+
 # the generated C's flags, plus what a shared library and a warning-clean build need
 CFLAGS = _extract_cflags() + ("-fPIC", "-Wall", "-Wextra", "-Werror")
-LDFLAGS = ("-shared", "-lm")
+LDFLAGS = ("-shared",) + _extract_ldflags() + ("-lm",)
 
 
 def compiler_version(cc: str = CC) -> str:
@@ -86,6 +99,7 @@ class HandwrittenC:
 
     def __init__(self, cflags: tuple[str, ...] = CFLAGS):
         self.cflags = cflags
+        self.ldflags = LDFLAGS
         self.path = build(cflags)
         lib = ctypes.CDLL(str(self.path))
         vp, i, f = ctypes.c_void_p, ctypes.c_int, ctypes.c_float

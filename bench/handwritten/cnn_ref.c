@@ -2,7 +2,8 @@
  *
  * Plain loops with the innermost loop over contiguous memory (so the compiler vectorises it),
  * fused bias/activation where it is natural, and nothing else: no blocking, no intrinsics,
- * no im2col. This is the C a careful programmer writes in an afternoon.
+ * no im2col. This is the C a careful programmer writes in an afternoon. It is compiled and
+ * linked with the generated C's flags and declares the same vector expf (see below).
  */
 #include "cnn_ref.h"
 
@@ -11,6 +12,13 @@
 
 #ifdef _OPENMP
 #include <omp.h>
+#endif
+
+#if defined(__GLIBC__) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* glibc's libmvec has a vector expf; declaring it (as glibc's headers do under -ffast-math)
+ * lets the vectoriser use it. The library links -lmvec, like the generated C: both C versions
+ * use the same libm. */
+float expf(float) __attribute__((simd("notinbranch")));
 #endif
 
 /* per-thread workspace: a gradient accumulator and a loss sum, padded to a cache line */

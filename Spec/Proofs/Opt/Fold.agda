@@ -8,9 +8,9 @@
 -- plus-opt and mul-opt are defined by overlapping clauses (a zero or
 -- one on either side), so their soundness is proved one clause per
 -- pair of head constructors: the lines below the first few are
--- generated (tools: /tmp/pt/gen_fold.py at the time of writing; see
--- the report of the proofs task), and each is either refl or one
--- ring law.
+-- generated (Spec/Proofs/Opt/gen/gen_fold.py, spliced in by
+-- Spec/Proofs/Opt/gen/regen.py), and each is refl, one ring law or
+-- one of the mul-* lemmas.
 ------------------------------------------------------------------------
 open import Spec.Scalar using (Scalar)
 open import Spec.Scalar.Laws using (Laws)

@@ -10,8 +10,8 @@
 -- and then inspects the result's head constructor, each case here
 -- splits on that constructor too (`with opt e | opt-sound e`), and the
 -- unrewritten heads fall through to a congruence lemma.  The clauses
--- are regular enough to be generated (see the report of the proofs
--- task); each line is one rule.
+-- are regular enough to be generated (Spec/Proofs/Opt/gen/gen_opt.py,
+-- spliced in by Spec/Proofs/Opt/gen/regen.py); each line is one rule.
 --
 -- The soundness of `sum-zb` (the collapse of a sum of a zero-but) is a
 -- parameter of this module: Spec.Proofs.Opt supplies it.
@@ -45,7 +45,7 @@ open import Spec.Lang.Opt using (opt; opt*; same; plus-opt; mul-opt)
 open import Spec.Lang.Eval 𝕊
 open import Spec.Proofs.Val 𝕊
 open import Spec.Proofs.Opt.Sel 𝕊 hiding (_≈_)
-open import Spec.Proofs.Opt.Sum 𝕊 laws hiding (_≈_)
+open import Spec.Proofs.Opt.Sum 𝕊 laws hiding (_≈_; same)
 open import Spec.Proofs.Opt.Fold 𝕊 laws hiding (_≈_)
 
 open Scalar 𝕊 using (R; 0#; _+_; _*_; -_) renaming (logistic to logisticʳ; scaledown to scaledownʳ)

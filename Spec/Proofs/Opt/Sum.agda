@@ -17,6 +17,8 @@ module Spec.Proofs.Opt.Sum (𝕊 : Scalar) (laws : Laws 𝕊) where
 
 open import Data.Empty using (⊥; ⊥-elim)
 open import Data.Fin as F using (Fin)
+import Data.Nat.Properties as ℕₚ
+open import Axiom.UniquenessOfIdentityProofs using (module Decidable⇒UIP)
 open import Data.Maybe using (Maybe; just; nothing)
 open import Data.Product using (∃; _,_)
 open import Data.Unit using (⊤; tt)
@@ -155,13 +157,54 @@ sum-if-⊕ˡ {s = s} su sp x y f l with (x ⊖ᵣₚ y) su sp
 ------------------------------------------------------------------------
 -- Strengthening is sound
 
+-- x is the variable v (of a possibly different sort, a priori)
+data SameVar {Γ : Ctx} {is : IS} (v : is ∈ Γ) : ∀ {ip} → ip ∈ Γ → Set where
+  same : SameVar v v
+
+private
+  _≟S_ : (s t : S) → Dec (s ≡ t)
+  ι m ≟S ι n with m ℕₚ.≟ n
+  ... | yes refl = yes refl
+  ... | no  m≢n  = no λ { refl → m≢n refl }
+  (s ⊗ p) ≟S (t ⊗ u) with s ≟S t | p ≟S u
+  ... | yes refl | yes refl = yes refl
+  ... | no  s≢t  | _        = no λ { refl → s≢t refl }
+  ... | yes _    | no  p≢u  = no λ { refl → p≢u refl }
+  ι _ ≟S (_ ⊗ _) = no λ ()
+  (_ ⊗ _) ≟S ι _ = no λ ()
+
+  _≟IS_ : (a b : IS) → Dec (a ≡ b)
+  ix s ≟IS ix t with s ≟S t
+  ... | yes refl = yes refl
+  ... | no  s≢t  = no λ { refl → s≢t refl }
+  ar s ≟IS ar t with s ≟S t
+  ... | yes refl = yes refl
+  ... | no  s≢t  = no λ { refl → s≢t refl }
+  ix _ ≟IS ar _ = no λ ()
+  ar _ ≟IS ix _ = no λ ()
+
+  open Decidable⇒UIP _≟IS_ using () renaming (≡-irrelevant to IS-irrelevant)
+
+  SameVar-subst : ∀ {v : is ∈ Γ} {ip} {x : ip ∈ Γ} → SameVar v x
+                → (e : ip ≡ is) → Relation.Binary.PropositionalEquality.subst (_∈ Γ) e x ≡ v
+  SameVar-subst {Γ = Γ} {v = v} same e =
+    cong (λ e → Relation.Binary.PropositionalEquality.subst (_∈ Γ) e v) (IS-irrelevant e refl)
+
+-- (matching `same` directly would need K when both sorts are known)
+SameVar-≡ : {v x : is ∈ Γ} → SameVar v x → x ≡ v
+SameVar-≡ h = SameVar-subst h refl
+
+NothingOK : (v : is ∈ Γ) → E Γ (ix s) → Set
+NothingOK v (var x) = SameVar v x
+NothingOK v _       = ⊤
+
 StrOK : (v : is ∈ Γ) → E Γ (ix s) → Maybe (E (Γ / v) (ix s)) → Set
-StrOK v i nothing   = ⊤
+StrOK v i nothing   = NothingOK v i
 StrOK v i (just i′) = ∀ γ → ⟦ i ⟧ γ ≡ ⟦ i′ ⟧ (drop v γ)
 
 str-ok : (v : is ∈ Γ) (i : E Γ (ix s)) → StrOK v i (str v i)
 str-ok v (var x) with eq? v x
-... | eq      = tt
+... | eq      = same
 ... | neq _ y = λ γ → lookup-wkv v y γ
 str-ok v (div m i) with str v i | str-ok v i
 ... | nothing | _ = tt

@@ -6,6 +6,12 @@
 
 #include "ops_slide.h"
 
+#if defined(__GLIBC__) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* glibc's libmvec has vector versions of expf: let the vectoriser call them (the build links
+ * -lmvec; see extract/build.py) */
+real expf(real) __attribute__((simd("notinbranch")));
+#endif
+
 static inline real logistic(real x)
 {
     return 1 / (1 + expf(-x));

@@ -1,0 +1,78 @@
+{-# OPTIONS --safe --without-K #-}
+------------------------------------------------------------------------
+-- Forward-mode derivative of E (the semantics reverse mode is checked
+-- against in Spec.Proofs.AD).
+--
+-- A tangent environment `TEnv Γ` holds one array per array variable of
+-- Γ (index variables carry no derivative).  D⟦ e ⟧ ρ v is the
+-- directional derivative of ⟦ e ⟧ at ρ in the direction v, computed
+-- with dual-number rules over the ring: sums and products by the sum
+-- and product rules, everything built from indices (selections, maps,
+-- windows, blocks, conditionals) by doing the same to the tangents.
+-- The derivative of the logistic function is the law
+--     logistic′ x = logistic x · (1 − logistic x)
+-- used as the definition of σ′ below: it is the one fact about
+-- logistic that differentiation needs.
+------------------------------------------------------------------------
+open import Spec.Scalar using (Scalar)
+
+module Spec.Proofs.Forward (𝕊 : Scalar) where
+
+open import Data.Product using (_×_; _,_)
+open import Data.Unit using (⊤; tt)
+
+open import Spec.Array.Base as A using (S; P; Ar; K; map; zipWith; nest; unnest)
+open import Spec.Array.Index using (_⊖ₚ_; _⊖ᵣₚ_)
+import Spec.Array.Slide as Sl
+open import Spec.Array.Block using (block; unblock)
+open import Spec.Lang.Syntax
+open import Spec.Lang.Eval 𝕊
+
+open Scalar 𝕊 renaming (logistic to σ; scaledown to scaledownʳ)
+
+private
+  variable
+    Γ : Ctx
+    s : S
+
+------------------------------------------------------------------------
+-- Tangent environments
+
+TEnv : Ctx → Set
+TEnv ε          = ⊤
+TEnv (Γ ▹ ar s) = TEnv Γ × Ar s R
+TEnv (Γ ▹ ix s) = TEnv Γ
+
+tlookup : TEnv Γ → ar s ∈ Γ → Ar s R
+tlookup {Γ ▹ ar _} (v , w) v₀     = w
+tlookup {Γ ▹ ar _} (v , w) (vₛ x) = tlookup {Γ} v x
+tlookup {Γ ▹ ix _} v       (vₛ x) = tlookup {Γ} v x
+
+------------------------------------------------------------------------
+-- The derivative
+
+-- the derivative of logistic
+σ′ : R → R
+σ′ x = σ x * (1# + - σ x)
+
+D⟦_⟧ : E Γ (ar s) → Env Γ → TEnv Γ → Ar s R
+D⟦ var x ⟧                 ρ v = tlookup v x
+D⟦ zero ⟧                  ρ v = K 0#
+D⟦ one ⟧                   ρ v = K 0#
+D⟦ imaps e ⟧               ρ v = λ i → scal (D⟦ e ⟧ (ρ , i) v)
+D⟦ sels e i ⟧              ρ v = K (D⟦ e ⟧ ρ v (⟦ i ⟧ ρ))
+D⟦ imap e ⟧                ρ v = unnest λ i → D⟦ e ⟧ (ρ , i) v
+D⟦ sel e i ⟧               ρ v = nest (D⟦ e ⟧ ρ v) (⟦ i ⟧ ρ)
+D⟦ imapb m e ⟧             ρ v = unblock m (unnest λ i → D⟦ e ⟧ (ρ , i) v)
+D⟦ selb m e i ⟧            ρ v = nest (block m (D⟦ e ⟧ ρ v)) (⟦ i ⟧ ρ)
+D⟦ sum e ⟧                 ρ v = Σ λ i → D⟦ e ⟧ (ρ , i) v
+D⟦ zero-but i j e ⟧        ρ v = if-eq (⟦ i ⟧ ρ ≟ₚ ⟦ j ⟧ ρ) (D⟦ e ⟧ ρ v)
+D⟦ slide i sp e su ⟧       ρ v = Sl.slide (⟦ i ⟧ ρ) sp (D⟦ e ⟧ ρ v) su
+D⟦ backslide i e su sp ⟧   ρ v = Sl.backslide (⟦ i ⟧ ρ) (D⟦ e ⟧ ρ v) su 0# sp
+D⟦ logistic e ⟧            ρ v = λ k → σ′ (⟦ e ⟧ ρ k) * D⟦ e ⟧ ρ v k
+D⟦ bin plus e e₁ ⟧         ρ v = zipWith _+_ (D⟦ e ⟧ ρ v) (D⟦ e₁ ⟧ ρ v)
+D⟦ bin mul e e₁ ⟧          ρ v = λ k → D⟦ e ⟧ ρ v k * ⟦ e₁ ⟧ ρ k + ⟦ e ⟧ ρ k * D⟦ e₁ ⟧ ρ v k
+D⟦ scaledown n e ⟧         ρ v = map (scaledownʳ n) (D⟦ e ⟧ ρ v)
+D⟦ minus e ⟧               ρ v = map -_ (D⟦ e ⟧ ρ v)
+D⟦ ix-minus i j sp su e ⟧  ρ v = at ((⟦ i ⟧ ρ ⊖ₚ ⟦ j ⟧ ρ) su sp) λ k → D⟦ e ⟧ (ρ , k) v
+D⟦ ix-minusᵣ i j sp su e ⟧ ρ v = at ((⟦ i ⟧ ρ ⊖ᵣₚ ⟦ j ⟧ ρ) su sp) λ k → D⟦ e ⟧ (ρ , k) v
