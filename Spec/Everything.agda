@@ -47,3 +47,7 @@ import Spec.Proofs.Opt.SumZb
 import Spec.Proofs.Opt.Main
 import Spec.Proofs.Opt
 import Spec.Proofs.SumBlock
+import Spec.Proofs.Forward
+import Spec.Proofs.AD.Env
+import Spec.Proofs.AD
+import Spec.Proofs.Forward.Subst

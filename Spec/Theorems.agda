@@ -31,6 +31,27 @@
 --    (with _≡_) and scaledown n is additive.  They cover every rule of
 --    Spec.Lang.Opt (selections, η-rules for blocks and windows, sums,
 --    sum-zb, constant folding).
+--
+-- 4. ∇-correct       reverse mode is the adjoint of forward mode: for
+--                    every array expression e, seed s, gradient
+--                    environment δ, environment ρ and tangents v,
+--                      ipE Δ (∇ e s δ) ρ v ≡ ipE Δ δ ρ v + ⟨ ⟦ s ⟧ ρ , D⟦ e ⟧ ρ v ⟩
+--    ∇₀-correct      from the zero environment (the paper's statement):
+--                      Σₓ ⟨ ⟦ (∇₀ e s)ₓ ⟧ ρ , vₓ ⟩ ≡ ⟨ ⟦ s ⟧ ρ , D⟦ e ⟧ ρ v ⟩
+--    where ⟨ a , b ⟩ = Σᵢ aᵢ · bᵢ over all positions, ipE Δ δ ρ v sums
+--    ⟨ ⟦ δₓ ⟧ ρ , vₓ ⟩ over the array variables x of Δ (index variables
+--    carry no derivative; Spec.Proofs.AD.Env), and D⟦ e ⟧ ρ v is the
+--    forward (dual-number) derivative of e at ρ in direction v
+--    (Spec.Proofs.Forward; the derivative of logistic is taken to be
+--    σ x · (1 − σ x)).  Assumes `Laws 𝕊`, including scaledown-*.
+--
+-- 5. D-sub           the chain rule for inlining: the forward derivative
+--                    of subst σ e in direction w is that of e in the
+--                    direction whose entry x is the derivative of σ x
+--                    (given eval-sub's hypothesis on the values).
+--    D-ren           the same for renamings.  No law needed.
+--    (These are the forward half of the Chain theorem, which is not
+--    proved here.)
 ------------------------------------------------------------------------
 open import Spec.Scalar using (Scalar)
 open import Spec.Scalar.Laws using (Laws)
@@ -38,6 +59,8 @@ open import Spec.Scalar.Laws using (Laws)
 module Spec.Theorems (𝕊 : Scalar) where
 
 open import Data.Product using (_,_)
+open import Relation.Binary.PropositionalEquality using (_≡_)
+open Scalar 𝕊 using (_+_)
 
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst
@@ -47,6 +70,13 @@ open import Spec.Proofs.Val 𝕊 using (Same)
 import Spec.Proofs.Ren 𝕊 as Ren
 import Spec.Proofs.Sub 𝕊 as Sub
 import Spec.Proofs.Opt 𝕊 as Opt
+import Spec.Proofs.AD 𝕊 as AD
+import Spec.Proofs.Forward.Subst 𝕊 as FS
+open import Spec.Proofs.Sub 𝕊 using (EnvSub)
+open import Spec.Proofs.Ren 𝕊 using (EnvRen)
+open import Spec.Lang.AD using (EnvE; ∇; ∇₀)
+open import Spec.Proofs.Forward 𝕊 using (TEnv; D⟦_⟧; tlookup)
+open import Spec.Array.Base using (S)
 open Ren using (drop; swap-env)
 open Sub using (insert)
 
@@ -54,6 +84,7 @@ private
   variable
     Γ Δ   : Ctx
     is ip : IS
+    s     : S
 
 ------------------------------------------------------------------------
 -- Renaming
@@ -100,3 +131,32 @@ module _ (laws : Laws 𝕊) where
 
   optimise-sound : (e : E Γ is) (ρ : Env Γ) → Same is (⟦ optimise e ⟧ ρ) (⟦ e ⟧ ρ)
   optimise-sound = Opt.optimise-sound laws
+
+------------------------------------------------------------------------
+-- Reverse mode
+
+module _ (laws : Laws 𝕊) where
+  open import Spec.Proofs.AD.Env 𝕊 laws using (⟨_,_⟩) renaming (ip to ipE)
+
+  ∇-correct : (e sd : E Δ (ar s)) (δ : EnvE Δ Δ) (ρ : Env Δ) (v : TEnv Δ)
+            → ipE Δ (∇ e sd δ) ρ v ≡ ipE Δ δ ρ v + ⟨ ⟦ sd ⟧ ρ , D⟦ e ⟧ ρ v ⟩
+  ∇-correct = AD.∇-correct laws
+
+  ∇₀-correct : (e sd : E Δ (ar s)) (ρ : Env Δ) (v : TEnv Δ)
+             → ipE Δ (∇₀ e sd) ρ v ≡ ⟨ ⟦ sd ⟧ ρ , D⟦ e ⟧ ρ v ⟩
+  ∇₀-correct = AD.∇₀-correct laws
+
+------------------------------------------------------------------------
+-- The forward derivative under renaming and substitution
+
+D-ren : (ρ : Ren Γ Δ) {γ : Env Δ} {δ : Env Γ} {w : TEnv Δ} {t : TEnv Γ}
+      → EnvRen ρ γ δ
+      → (∀ {s} (x : ar s ∈ Γ) → ∀ i → tlookup w (ρ x) i ≡ tlookup {Γ} t x i)
+      → (e : E Γ (ar s)) → ∀ i → D⟦ ren ρ e ⟧ γ w i ≡ D⟦ e ⟧ δ t i
+D-ren = FS.D-ren
+
+D-sub : (σ : Sub Γ Δ) {γ : Env Δ} {δ : Env Γ} {w : TEnv Δ} {t : TEnv Γ}
+      → EnvSub σ γ δ
+      → (∀ {s} (x : ar s ∈ Γ) → ∀ i → D⟦ σ x ⟧ γ w i ≡ tlookup {Γ} t x i)
+      → (e : E Γ (ar s)) → ∀ i → D⟦ subst σ e ⟧ γ w i ≡ D⟦ e ⟧ δ t i
+D-sub = FS.D-sub

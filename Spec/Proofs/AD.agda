@@ -66,6 +66,9 @@ private
   ... | yes e = ⊥-elim (ne e)
   ... | no  _ = refl
 
+  ΣR-cong : (s : S) {a b : Ar s R} → (∀ i → a i ≡ b i) → ΣR {s = s} a ≡ ΣR {s = s} b
+  ΣR-cong s = sum-cong {s = s}
+
   -- (I + B) + A ≡ I + (A + B)
   swap-tail : ∀ I A B → (I + B) + A ≡ I + (A + B)
   swap-tail I A B = trans (+-assoc I B A) (cong (I +_) (+-comm B A))
@@ -113,89 +116,90 @@ private
 ∇-correct {Δ = Δ} (var x) sd δ ρ v = ip-update Δ δ x sd ρ v
 ∇-correct zero sd δ ρ v = sym (trans (cong (_ +_) (⟨⟩-zeroʳ (⟦ sd ⟧ ρ))) (+-identityʳ _))
 ∇-correct one  sd δ ρ v = sym (trans (cong (_ +_) (⟨⟩-zeroʳ (⟦ sd ⟧ ρ))) (+-identityʳ _))
-∇-correct (imaps e) sd δ ρ v =
+∇-correct (imaps {s = t} e) sd δ ρ v =
   trans (ip-map-bind Lin-Σ sum ρ (λ _ _ → refl) e (sels (↑ sd) (var v₀)) δ v
                      (λ k → ∇-correct e _ _ (ρ , k) v))
-        (cong (_ +_) (sum-cong λ k →
-           trans (⟨⟩-unit _ _) (cong (_* _) (eval-↑ sd ρ k k))))
-∇-correct (sels e i) sd δ ρ v =
+        (cong (_ +_) (ΣR-cong t λ k →
+           trans (⟨⟩-unit (⟦ sels (↑ sd) (var v₀) ⟧ (ρ , k)) (D⟦ e ⟧ (ρ , k) v))
+                 (cong (_* D⟦ e ⟧ (ρ , k) v (ι F.zero)) (eval-↑ sd ρ k k))))
+∇-correct (sels {s = t} e i) sd δ ρ v =
   trans (∇-correct e _ δ ρ v)
         (cong (_ +_) (trans
-          (sum-cong λ k → cong (_* D⟦ e ⟧ ρ v k)
-             (zero-but-cong {a = ⟦ ↑ sd ⟧ (ρ , k)} {b = ⟦ sd ⟧ ρ} refl (eval-↑ i ρ k) (eval-↑ sd ρ k) (ι F.zero)))
+          (ΣR-cong t λ k → cong (_* D⟦ e ⟧ ρ v k)
+             (zero-but-cong {i = k} {i′ = k} {a = ⟦ ↑ sd ⟧ (ρ , k)} {b = ⟦ sd ⟧ ρ} refl (eval-↑ i ρ k) (eval-↑ sd ρ k) (ι F.zero)))
           (trans (single-* (⟦ i ⟧ ρ) (⟦ sd ⟧ ρ) (ι F.zero) (D⟦ e ⟧ ρ v))
-                 (sym (⟨⟩-unit _ _)))))
-∇-correct (imap e) sd δ ρ v =
+                 (sym (⟨⟩-unit (⟦ sd ⟧ ρ) (D⟦ sels e i ⟧ ρ v))))))
+∇-correct (imap {s = t} {p = p} e) sd δ ρ v =
   trans (ip-map-bind Lin-Σ sum ρ (λ _ _ → refl) e (sel (↑ sd) (var v₀)) δ v
                      (λ k → ∇-correct e _ _ (ρ , k) v))
-        (cong (_ +_) (sum-cong λ k → sum-cong λ j → cong (_* _) (eval-↑ sd ρ k (k ⊗ j))))
-∇-correct (sel e i) sd δ ρ v =
+        (cong (_ +_) (ΣR-cong t λ k → ΣR-cong p λ j → cong (_* _) (eval-↑ sd ρ k (k ⊗ j))))
+∇-correct (sel {s = t} {p = p} e i) sd δ ρ v =
   trans (∇-correct e _ δ ρ v)
         (cong (_ +_) (trans
-          (sum-cong λ k → sum-cong λ j → cong (_* D⟦ e ⟧ ρ v (k ⊗ j))
-             (zero-but-cong {a = ⟦ ↑ sd ⟧ (ρ , k)} {b = ⟦ sd ⟧ ρ} refl (eval-↑ i ρ k) (eval-↑ sd ρ k) j))
+          (ΣR-cong t λ k → ΣR-cong p λ j → cong (_* D⟦ e ⟧ ρ v (k ⊗ j))
+             (zero-but-cong {i = k} {i′ = k} {a = ⟦ ↑ sd ⟧ (ρ , k)} {b = ⟦ sd ⟧ ρ} refl (eval-↑ i ρ k) (eval-↑ sd ρ k) j))
           (single-Σ* (⟦ i ⟧ ρ) (⟦ sd ⟧ ρ) (λ k j → D⟦ e ⟧ ρ v (k ⊗ j)))))
-∇-correct (imapb m e) sd δ ρ v =
+∇-correct (imapb {s = t} {p = p} m e) sd δ ρ v =
   trans (ip-map-bind Lin-Σ sum ρ (λ _ _ → refl) e (selb m (↑ sd) (var v₀)) δ v
                      (λ k → ∇-correct e _ _ (ρ , k) v))
         (cong (_ +_) (trans
-          (sum-cong λ k → sum-cong λ j → cong₂ _*_ (eval-↑ sd ρ k (combine m k j))
+          (ΣR-cong t λ k → ΣR-cong p λ j → cong₂ _*_ (eval-↑ sd ρ k (combine m k j))
              (cong₂ (λ a b → D⟦ e ⟧ (ρ , a) v b) (sym (div-combine m k j)) (sym (mod-combine m k j))))
           (sym (sum-combine m (λ l → ⟦ sd ⟧ ρ l * D⟦ imapb m e ⟧ ρ v l)))))
-∇-correct (selb m e i) sd δ ρ v =
+∇-correct (selb {s = t} {p = p} m e i) sd δ ρ v =
   trans (∇-correct e _ δ ρ v)
         (cong (_ +_) (trans
           (sum-combine m (λ l → g (Ix.div m l) (Ix.mod m l) * D⟦ e ⟧ ρ v l))
-          (trans (sum-cong λ k → sum-cong λ j →
+          (trans (ΣR-cong t λ k → ΣR-cong p λ j →
                     cong (_* D⟦ e ⟧ ρ v (combine m k j))
                       (trans (cong₂ g (div-combine m k j) (mod-combine m k j))
-                             (zero-but-cong {a = ⟦ ↑ sd ⟧ (ρ , k)} {b = ⟦ sd ⟧ ρ}
+                             (zero-but-cong {i = k} {i′ = k} {a = ⟦ ↑ sd ⟧ (ρ , k)} {b = ⟦ sd ⟧ ρ}
                                 refl (eval-↑ i ρ k) (eval-↑ sd ρ k) j)))
                  (single-Σ* (⟦ i ⟧ ρ) (⟦ sd ⟧ ρ) (λ k j → D⟦ e ⟧ ρ v (combine m k j))))))
   where g = λ a b → if-eq (a ≟ₚ ⟦ ↑ i ⟧ (ρ , a)) (⟦ ↑ sd ⟧ (ρ , a)) b
-∇-correct (sum e) sd δ ρ v =
+∇-correct (sum {s = t} e) sd δ ρ v =
   trans (ip-map-bind Lin-Σ sum ρ (λ _ _ → refl) e (↑ sd) δ v
                      (λ k → ∇-correct e _ _ (ρ , k) v))
-        (cong (_ +_) (trans (sum-cong λ k → ⟨⟩-cong (eval-↑ sd ρ k) (λ _ → refl))
+        (cong (_ +_) (trans (ΣR-cong t λ k → ⟨⟩-cong (eval-↑ sd ρ k) (λ _ → refl))
                             (sym (⟨⟩-Σʳ (⟦ sd ⟧ ρ) (λ k → D⟦ e ⟧ (ρ , k) v)))))
 ∇-correct (zero-but i j e) sd δ ρ v =
   trans (∇-correct e _ δ ρ v)
         (cong (_ +_) (zb-adj (⟦ i ⟧ ρ ≟ₚ ⟦ j ⟧ ρ) (⟦ sd ⟧ ρ) (D⟦ e ⟧ ρ v)))
-∇-correct (slide i sp e su) sd δ ρ v =
+∇-correct (slide {r = r} {u = u} i sp e su) sd δ ρ v =
   trans (∇-correct e _ δ ρ v)
-        (cong (_ +_) (trans (sum-cong λ k → *-comm _ _)
+        (cong (_ +_) (trans (ΣR-cong r λ k → *-comm _ _)
           (trans (sym (slide-backslide-adjoint +-isCommutativeMonoid distribˡ zeroʳ
                          (⟦ i ⟧ ρ) sp su (D⟦ e ⟧ ρ v) (⟦ sd ⟧ ρ)))
-                 (sum-cong λ k → *-comm _ _))))
+                 (ΣR-cong u λ k → *-comm _ _))))
 ∇-correct (backslide i e su sp) sd δ ρ v =
   trans (∇-correct e _ δ ρ v)
         (cong (_ +_) (slide-backslide-adjoint +-isCommutativeMonoid distribˡ zeroʳ
                         (⟦ i ⟧ ρ) sp su (⟦ sd ⟧ ρ) (D⟦ e ⟧ ρ v)))
-∇-correct (logistic e) sd δ ρ v =
+∇-correct {s = s} (logistic e) sd δ ρ v =
   trans (∇-correct e _ δ ρ v)
-        (cong (_ +_) (sum-cong λ k →
+        (cong (_ +_) (ΣR-cong s λ k →
            trans (cong (_* D⟦ e ⟧ ρ v k) (*-assoc _ _ _)) (*-assoc _ _ _)))
 ∇-correct (e ⊞ e₁) sd δ ρ v =
   trans (∇-correct e sd _ ρ v)
         (trans (cong (_+ ⟨ ⟦ sd ⟧ ρ , D⟦ e ⟧ ρ v ⟩) (∇-correct e₁ sd δ ρ v))
                (trans (swap-tail _ _ _)
                       (cong (_ +_) (sym (⟨⟩-+ʳ (⟦ sd ⟧ ρ) (D⟦ e ⟧ ρ v) (D⟦ e₁ ⟧ ρ v))))))
-∇-correct (e ⊠ e₁) sd δ ρ v =
+∇-correct {s = s} (e ⊠ e₁) sd δ ρ v =
   trans (∇-correct e _ _ ρ v)
         (trans (cong (_+ _) (∇-correct e₁ _ δ ρ v))
                (trans (swap-tail _ _ _)
                       (cong (_ +_) (trans
-                         (cong₂ _+_ (sum-cong λ k → trans (*-assoc _ _ _)
+                         (cong₂ _+_ (ΣR-cong s λ k → trans (*-assoc _ _ _)
                                                      (cong (⟦ sd ⟧ ρ k *_) (*-comm _ _)))
-                                    (sum-cong λ k → *-assoc _ _ _))
+                                    (ΣR-cong s λ k → *-assoc _ _ _))
                          (sym (⟨⟩-+ʳ (⟦ sd ⟧ ρ) (λ k → D⟦ e ⟧ ρ v k * ⟦ e₁ ⟧ ρ k)
                                                 (λ k → ⟦ e ⟧ ρ k * D⟦ e₁ ⟧ ρ v k)))))))
-∇-correct (scaledown n e) sd δ ρ v =
+∇-correct {s = s} (scaledown n e) sd δ ρ v =
   trans (∇-correct e _ δ ρ v)
-        (cong (_ +_) (sum-cong λ k → scaledown-* n _ _))
-∇-correct (minus e) sd δ ρ v =
+        (cong (_ +_) (ΣR-cong s λ k → scaledown-* n _ _))
+∇-correct {s = s} (minus e) sd δ ρ v =
   trans (∇-correct e _ δ ρ v)
-        (cong (_ +_) (sum-cong λ k → trans (-‿*-distribˡ _ _) (sym (-‿*-distribʳ _ _))))
+        (cong (_ +_) (ΣR-cong s λ k → trans (-‿*-distribˡ _ _) (sym (-‿*-distribʳ _ _))))
 ∇-correct (ix-minus i j sp su e) sd δ ρ v =
   trans (ip-map-bind (Lin-at d) (ix-minus i j sp su) ρ (λ e′ l → at-sem d (λ k → ⟦ e′ ⟧ (ρ , k)) l)
                      e (↑ sd) δ v (λ k → ∇-correct e _ _ (ρ , k) v))
@@ -213,5 +217,5 @@ private
 ∇₀-correct : (e sd : E Δ (ar s)) (ρ : Env Δ) (v : TEnv Δ)
            → ip Δ (∇₀ e sd) ρ v ≡ ⟨ ⟦ sd ⟧ ρ , D⟦ e ⟧ ρ v ⟩
 ∇₀-correct {Δ = Δ} e sd ρ v =
-  trans (∇-correct e sd env-zero ρ v)
+  trans (∇-correct e sd (env-zero {Δ}) ρ v)
         (trans (cong (_+ ⟨ ⟦ sd ⟧ ρ , D⟦ e ⟧ ρ v ⟩) (ip-zero Δ ρ v)) (+-identityˡ _))

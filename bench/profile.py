@@ -1,0 +1,177 @@
+"""Where the generated training step spends its time, per binding function.
+
+A small C driver includes the generated ``cnn.c`` (so its ``static`` binding functions are
+visible), runs one real sample forward and backward to fill every buffer, then times each call
+of ``cnn_forward`` / ``cnn_backward`` on its own (the call statements are copied from those two
+functions, so the driver follows whatever the extractor generates), plus the whole per-sample
+step and ``cnn_batch_grad`` over a batch at one thread. Same compiler and flags as the
+extractor's build (``extract/build.py``), the hand-written C timed alike per batch.
+
+    python -m bench.profile                  # table on stdout
+    python -m bench.profile --reps 2000 --markdown
+
+Times are the minimum over ``--rounds`` rounds of ``--reps`` back-to-back calls (the least
+disturbed by other processes on a shared machine; warm caches:
+one sample's buffers are ~60 KB, so they stay in L1/L2 as in the real batch loop).
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from bench.model import BATCH, jittered_params, load_dataset
+
+DRIVER = r"""
+#include "cnn.c"
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+#define TIME(label, stmt) do { \
+    double t_[ROUNDS]; \
+    for (int r_ = 0; r_ < ROUNDS; r_++) { \
+        double t0_ = now(); \
+        for (int i_ = 0; i_ < REPS; i_++) { stmt; __asm__ volatile("" ::: "memory"); } \
+        t_[r_] = (now() - t0_) / REPS; \
+    } \
+    qsort(t_, ROUNDS, sizeof t_[0], cmp); \
+    printf("%s\t%.1f\n", label, 1e9 * t_[0]); \
+} while (0)
+
+int main(int argc, char **argv)
+{
+    static cnn_params wbuf, grad;
+    static cnn_inputs xs[BATCH];
+    static cnn_values vals;
+    static cnn_grads grads;
+    (void)argc;
+    FILE *f = fopen(argv[1], "rb");
+    if (!f || fread(&wbuf, sizeof wbuf, 1, f) != 1 || fread(xs, sizeof xs, 1, f) != 1)
+        return 1;
+    fclose(f);
+    const cnn_params *restrict w = &wbuf;
+    const cnn_inputs *restrict x = &xs[0];
+    cnn_values *restrict v = &vals;
+    cnn_grads *restrict g = &grads;
+    cnn_forward(w, x, v);
+    cnn_backward(w, x, v, g);
+    /* FORWARD */
+    /* BACKWARD */
+    TIME("= forward (one sample)", cnn_forward(w, x, v));
+    TIME("= backward (one sample)", cnn_backward(w, x, v, g));
+    static unsigned char ws[1 << 20];
+    if (cnn_workspace_size(1) > sizeof ws) return 2;
+    real loss;
+    #undef REPS
+    #define REPS (BATCH_REPS)
+    TIME("= batch_grad (1 thread, one batch)",
+         cnn_batch_grad(w, xs, BATCH, 1, ws, &grad, &loss));
+    return 0;
+}
+"""
+
+
+def _calls(c_source: str, entry: str) -> list[str]:
+    """The call statements in the body of ``void cnn_<entry>(...)`` of the generated C."""
+    m = re.search(r"^void cnn_" + entry + r"\([^)]*\)\s*\{(.*?)^\}", c_source, re.S | re.M)
+    if not m:
+        raise RuntimeError(f"no cnn_{entry} in the generated C")
+    return [ln.strip() for ln in m.group(1).splitlines() if ln.strip().endswith(");")]
+
+
+def driver_source(c_source: str) -> str:
+    src = DRIVER
+    for entry, marker in (("forward", "/* FORWARD */"), ("backward", "/* BACKWARD */")):
+        lines = []
+        for call in _calls(c_source, entry):
+            name = call.split("(", 1)[0].replace(f"cnn_{entry}_", "")
+            lines.append(f'TIME("{entry} {name}", {call[:-1]});')
+        src = src.replace(marker, "\n    ".join(lines))
+    return src
+
+
+def run(reps: int, rounds: int, dump: str | None = None, cc: str = "gcc",
+        c_file: str | None = None) -> list[tuple]:
+    from extract import build as xbuild
+    from extract import dump as xdump
+    from extract.lower import Options
+    from extract.sources import generate
+    model = xdump.load(dump or xbuild.dump_path("cnn"))
+    files = dict(generate(model, "f32", Options()).files)
+    if c_file:                  # time an edited copy of the generated C instead
+        files["cnn.c"] = Path(c_file).read_text()
+    # a real batch and jittered weights, so that no activation is constant
+    ds = load_dataset(BATCH)
+    w = jittered_params(seed=1)
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        for name, text in files.items():
+            (t / name).write_text(text)
+        (t / "driver.c").write_text(driver_source(files["cnn.c"]))
+        (t / "data.bin").write_bytes(np.asarray(w, np.float32).tobytes()
+                                     + np.asarray(ds.xs, np.float32).tobytes())
+        cmd = [cc, *xbuild.CFLAGS, f"-DREPS={reps}", f"-DROUNDS={rounds}",
+               "-D_POSIX_C_SOURCE=199309L", f"-DBATCH={BATCH}", f"-DBATCH_REPS={max(1, reps // BATCH)}", "-I", tmp, str(t / "driver.c"), "-o", str(t / "driver"),
+               *xbuild.LDFLAGS, "-lm"]
+        subprocess.run(cmd, check=True)
+        out = subprocess.run([str(t / "driver"), str(t / "data.bin")], check=True,
+                             capture_output=True, text=True).stdout
+    rows = []
+    for line in out.splitlines():
+        label, ns = line.rsplit("\t", 1)
+        rows.append((label, float(ns)))
+    return rows
+
+
+def table(rows: list[tuple], markdown: bool) -> str:
+    parts = {lab: ns for lab, ns in rows if not lab.startswith("=")}
+    step = sum(parts.values())
+    batch = dict(rows).get("= batch_grad (1 thread, one batch)")
+    out = []
+    if markdown:
+        out += ["| function | ns / call | share of fwd+bwd |", "| --- | ---: | ---: |"]
+    for lab, ns in rows:
+        if lab.startswith("= batch_grad"):
+            ns = ns / BATCH
+        share = f"{100 * ns / step:.1f} %" if not lab.startswith("=") else ""
+        out.append(f"| {lab} | {ns:.0f} | {share} |" if markdown else
+                   f"{lab:36s} {ns:10.0f} ns  {share}")
+    out.append(f"sum of the parts: {step:.0f} ns per sample"
+               + (f"; batch_grad at 1 thread: {batch / BATCH:.0f} ns per image" if batch else ""))
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=500)
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--dump", default=None)
+    ap.add_argument("--c-file", default=None,
+                    help="time this (edited) cnn.c instead of the generated one")
+    ap.add_argument("--markdown", action="store_true")
+    a = ap.parse_args(argv)
+    print(table(run(a.reps, a.rounds, a.dump, c_file=a.c_file), a.markdown))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
