@@ -51,3 +51,8 @@ import Spec.Proofs.Forward
 import Spec.Proofs.AD.Env
 import Spec.Proofs.AD
 import Spec.Proofs.Forward.Subst
+import Spec.Proofs.Chain.Typed
+import Spec.Proofs.Chain.Inline
+import Spec.Proofs.Chain.OneHot
+import Spec.Proofs.Chain
+import Spec.Proofs.Chain.Example

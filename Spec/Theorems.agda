@@ -50,8 +50,34 @@
 --                    direction whose entry x is the derivative of σ x
 --                    (given eval-sub's hypothesis on the values).
 --    D-ren           the same for renamings.  No law needed.
---    (These are the forward half of the Chain theorem, which is not
---    proved here.)
+--    (These are the forward half of the Chain theorem, item 6.)
+--
+-- 6. chain-adjoint   reverse mode over a let-chain (Spec.Lang.Chain) is
+--                    the adjoint of forward mode through the chain: for
+--                    a chain c over the base context Γ₀ = baseCtx c with
+--                    full scope Φ, objective y, seed, an environment γ
+--                    of Φ and base tangents v,
+--                      ipE Γ₀ (base-env c y seed) γ v ≡ ⟨ ⟦ seed ⟧ γ , (ctan c γ v)_y ⟩
+--                    where base-env is the typed list of base gradients
+--                    of chain-grads (chain-grads-split: chain-grads c y
+--                    seed is exactly the binding entries followed by
+--                    those of base-env), ctan is forward mode through
+--                    the chain (x = e gets D⟦ e ⟧, placeholders get 0),
+--                    and γ is Consistent: each placeholder d_x holds the
+--                    value of the entry chain-grads emits for x.
+--    chain-∇-correct for a placeholder-free chain (PF: every binding is
+--                    `ren (emb c) e′` of an expression over the base
+--                    variables and earlier bindings) whose bindings hold
+--                    their values in γ (ValCons), with e* = inl c pf y
+--                    the objective with every binding inlined and s₀ a
+--                    seed over Γ₀ with the value of `seed`: for every
+--                    base array variable x and position i,
+--                      ⟦ (base-env c (emb c y) seed)ₓ ⟧ γ i ≡ ⟦ (∇₀ e* s₀)ₓ ⟧ γ₀ i
+--                    (γ₀ = base-env₀ c γ, the base part of γ): the shared
+--                    chain gradients equal those of the inlined
+--                    expression.  Assumes `Laws 𝕊`.  Spec.Proofs.Chain.
+--                    Example discharges every hypothesis for the paper's
+--                    chain example (x = a·b, y = x·x).
 ------------------------------------------------------------------------
 open import Spec.Scalar using (Scalar)
 open import Spec.Scalar.Laws using (Laws)
@@ -79,6 +105,13 @@ open import Spec.Proofs.Forward 𝕊 using (TEnv; D⟦_⟧; tlookup)
 open import Spec.Array.Base using (S)
 open Ren using (drop; swap-env)
 open Sub using (insert)
+open import Data.List using (_++_)
+open import Spec.Array.Base using (P)
+open import Spec.Lang.AD using (lookupE)
+open import Spec.Lang.Chain using (Chain; chain-grads)
+open import Spec.Proofs.Chain.Typed using (here; baseCtx; baseNames; base-env; seed-env; binding-grads; env-grads)
+import Spec.Proofs.Chain.Typed as CT
+open import Spec.Proofs.Chain.Inline 𝕊 using (ctan; PF; clean; emb; inl; ValCons; base-env₀)
 
 private
   variable
@@ -160,3 +193,30 @@ D-sub : (σ : Sub Γ Δ) {γ : Env Δ} {δ : Env Γ} {w : TEnv Δ} {t : TEnv Γ}
       → (∀ {s} (x : ar s ∈ Γ) → ∀ i → D⟦ σ x ⟧ γ w i ≡ tlookup {Γ} t x i)
       → (e : E Γ (ar s)) → ∀ i → D⟦ subst σ e ⟧ γ w i ≡ D⟦ e ⟧ δ t i
 D-sub = FS.D-sub
+
+------------------------------------------------------------------------
+-- Let-chains
+
+chain-grads-split : ∀ {Φ p} (c : Chain Φ) (y : ar p ∈ Φ) (seed : E Φ (ar p))
+                  → chain-grads c y seed
+                    ≡ binding-grads c (λ x → x) (seed-env y seed) ++ env-grads (baseNames c) (base-env c y seed)
+chain-grads-split = CT.chain-grads-split
+
+module _ (laws : Laws 𝕊) where
+  open import Spec.Proofs.AD.Env 𝕊 laws using (⟨_,_⟩) renaming (ip to ipE)
+  import Spec.Proofs.Chain 𝕊 laws as CH
+  open CH using (Consistent)
+
+  chain-adjoint : ∀ {Φ p} (c : Chain Φ) (y : ar p ∈ Φ) (seed : E Φ (ar p)) (γ : Env Φ) (v : TEnv (baseCtx c))
+                → Consistent c here γ (seed-env y seed)
+                → ipE (baseCtx c) (base-env c y seed) γ v ≡ ⟨ ⟦ seed ⟧ γ , tlookup (ctan c γ v) y ⟩
+  chain-adjoint = CH.chain-adjoint
+
+  chain-∇-correct : ∀ {Φ p} (c : Chain Φ) (pf : PF c) (y : ar p ∈ clean c) (seed : E Φ (ar p))
+                    (s₀ : E (baseCtx c) (ar p)) (γ : Env Φ)
+                  → ValCons c γ → Consistent c here γ (seed-env (emb c y) seed)
+                  → (∀ i → ⟦ s₀ ⟧ (base-env₀ c γ) i ≡ ⟦ seed ⟧ γ i)
+                  → (x : ar s ∈ baseCtx c) (i : P s)
+                  → ⟦ lookupE {baseCtx c} (base-env c (emb c y) seed) x ⟧ γ i
+                    ≡ ⟦ lookupE {baseCtx c} (∇₀ (inl c pf y) s₀) x ⟧ (base-env₀ c γ) i
+  chain-∇-correct = CH.chain-∇-correct

@@ -5,7 +5,7 @@ visible), runs one real sample forward and backward to fill every buffer, then t
 of ``cnn_forward`` / ``cnn_backward`` on its own (the call statements are copied from those two
 functions, so the driver follows whatever the extractor generates), plus the whole per-sample
 step and ``cnn_batch_grad`` over a batch at one thread. Same compiler and flags as the
-extractor's build (``extract/build.py``), the hand-written C timed alike per batch.
+extractor's build (``extract/build.py``).
 
     python -m bench.profile                  # table on stdout
     python -m bench.profile --reps 2000 --markdown

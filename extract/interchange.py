@@ -13,17 +13,13 @@ After (t1 innermost: consecutive outputs, unit-stride inputs)::
     for t0 < 6:  for t2 < 24:  for t1 < 5:
         y[t0 * 5 + t1] += d[t0 * 24 + t2] * x[t1 + t2];
 
-Then a loop that moves the output along the same dimension as the innermost loop (a sliding
-window, ``y[t + j]``) moves to just outside it, so that the two loops write one short run of
-outputs, kept in registers, instead of a fresh window per outer iteration (``d_s1`` of the CNN:
-``for t2_2: for i0_1: for i0_2`` becomes ``for i0_1: for t2_2: for i0_2``).
-
 Then, when the innermost loop runs along the output but the output block written by the
 innermost loops is too large to stay in registers (more than ``TILE`` elements), a short
-reduction loop (one the output does not move along, of extent <= ``SHORT``, every read of
-stride 0 or 1) moves to just outside the innermost loop: the compiler unrolls the pair, and
-the few outputs of the innermost loop are loaded and stored once per pass over the short loop
-instead of once per term (measured: ``d_k2`` of the CNN, 35 -> 23 us; see bench/PROFILE.md).
+reduction loop right outside that block (one the output does not move along, of extent <=
+``SHORT``, every read of stride 0 or 1 and one of stride 1) moves to just outside the innermost
+loop: the compiler unrolls the pair, and the few outputs of the innermost loop are loaded and
+stored once per pass over the short loop instead of once per term (measured on the CNN's
+``d_k2`` and ``c11``: see bench/PROFILE.md).
 
 Before (``d_k2``; 6*5*5 = 150 outputs touched per (t2_1, t2_2))::
 
@@ -98,7 +94,7 @@ def _nest(s: For):
                     continue
                 loops = loops[:n] + loops[n + 1:] + [cand]
                 break
-        loops = _hold_outputs(_slide_inward(loops, st), st)
+        loops = _hold_outputs(loops, st)
     out = tuple(body)
     for loop in reversed(loops):
         out = (For(loop.var, out, loop.parallel, loop.lo, loop.hi),)
@@ -112,26 +108,8 @@ def _movable(loops: list, n: int) -> bool:
         cand.var in a.ivars() for m in loops[n + 1:] for a in (*m.lo, *m.hi))
 
 
-def _slide_inward(loops: list, st: Store) -> list:
-    """The second move of the module doc: a loop along the innermost loop's output dimension
-    (same output stride) moves to just outside the innermost loop."""
-    inner = loops[-1]
-    k_in = _stride(st.offset, inner.var)
-    if inner.lo or inner.hi or k_in != 1 or len(loops) < 3:
-        return loops
-    reads = _loads(st.value)
-    for k in range(len(loops) - 3, -1, -1):
-        v = loops[k].var
-        if _stride(st.offset, v) != k_in or not _movable(loops, k):
-            continue
-        if any(_stride(ld.offset, v) not in (0, 1) for ld in reads):
-            continue
-        return loops[:k] + loops[k + 1:-1] + [loops[k], inner]
-    return loops
-
-
 def _hold_outputs(loops: list, st: Store) -> list:
-    """The third move of the module doc: a short reduction loop just outside the innermost."""
+    """The second move of the module doc: a short reduction loop just outside the innermost."""
     inner = loops[-1]
     if inner.lo or inner.hi or _stride(st.offset, inner.var) != 1:
         return loops
@@ -141,19 +119,17 @@ def _hold_outputs(loops: list, st: Store) -> list:
         n -= 1
     if tile <= TILE:
         return loops
-    reads = _loads(st.value)
-    for k in range(n, -1, -1):
-        v = loops[k].var
-        if _stride(st.offset, v) != 0 or v.extent < 2 or v.extent > SHORT:
-            continue
-        if any(_stride(ld.offset, v) not in (0, 1) for ld in reads):
-            continue
-        if not any(_stride(ld.offset, v) == 1 for ld in reads):
-            continue
-        if not _movable(loops, k):
-            continue
-        return loops[:k] + loops[k + 1:-1] + [loops[k], inner]
-    return loops
+    if n < 0:
+        return loops
+    # the reduction loop right outside the output block: moving it keeps the order of the
+    # reduction loops, so each output element receives its terms in the same order
+    v, reads = loops[n].var, _loads(st.value)
+    if _stride(st.offset, v) != 0 or not 2 <= v.extent <= SHORT or not _movable(loops, n):
+        return loops
+    if any(_stride(ld.offset, v) not in (0, 1) for ld in reads) or \
+            not any(_stride(ld.offset, v) == 1 for ld in reads):
+        return loops
+    return loops[:n] + loops[n + 1:-1] + [loops[n], inner]
 
 
 def interchange_loops(stmts) -> tuple:

@@ -48,7 +48,8 @@ element). ``auto`` tries ``dest`` and falls back to ``element``.
 
 The whole pass, per array: ``share_bindings`` (extract/share.py) first, then the loop nest
 above, then ``tighten_bounds`` (extract/bounds.py: guards become loop bounds or points) and,
-for C, ``interchange_loops`` (extract/interchange.py).
+for C, ``split_div_loops`` (extract/split.py: ``v / d`` indices become affine) and
+``interchange_loops`` (extract/interchange.py).
 
 **When a temporary array would be needed.** After hoisting, a reduction R sits inside a set of
 loops. If one of them, of extent n > 1, is a loop whose variable R does not depend on (directly,
@@ -67,6 +68,7 @@ from dataclasses import dataclass
 from . import ir
 from .bounds import tighten_bounds
 from .interchange import interchange_loops
+from .split import split_div_loops
 from .code import (ZERO, ONE, Acc, Affine, Assign, Decl, For, If, IVar, Load, Local, Reduce,
                    Select, Store, add, conj, cmp_eq, cond_ivars, contains_reduce, free_ivars,
                    free_locals, idiv, imod, in_range, logistic, mul, neg, reduce, scale, select,
@@ -507,7 +509,8 @@ def lower_array(model: ir.Model, array: ir.Array, options: Options = Options()) 
         k = _Kernel(array, strategy, taken)
         body = tighten_bounds(k.run(), options.threads)
         if not options.threads:
-            body = interchange_loops(body)
+            # splitting can turn a guard into an equality with a new loop: tighten again
+            body = interchange_loops(tighten_bounds(split_div_loops(body), options.threads))
         bad = [v for v in k.violations if v.factor > options.recompute_limit]
         if not bad:
             reads = stmt_loads(body)

@@ -165,3 +165,20 @@ def test_matches_pytorch_autograd(hw, batch):
     assert loss == pytest.approx(float(tl.detach()), rel=1e-5)
     for name, s in param_slices().items():
         assert rel(g[s], flat[s]) < 1e-5, name
+
+
+def test_built_like_the_generated_c(hw):
+    """Same compile and link flags as the extractor, and (where the extractor links libmvec)
+    the library really calls glibc's vector expf, as the generated C does."""
+    import shutil
+    import subprocess
+
+    from bench.handwritten import CFLAGS, LDFLAGS
+    from extract.build import CFLAGS as GEN_CFLAGS
+    from extract.build import LDFLAGS as GEN_LDFLAGS
+    assert tuple(CFLAGS[:len(GEN_CFLAGS)]) == tuple(GEN_CFLAGS)
+    assert all(f in LDFLAGS for f in GEN_LDFLAGS)
+    if "-lmvec" not in GEN_LDFLAGS or shutil.which("nm") is None:
+        pytest.skip("no libmvec on this platform")
+    syms = subprocess.run(["nm", "-D", str(hw.path)], capture_output=True, text=True).stdout
+    assert "_ZGV" in syms and "expf" in syms     # a libmvec vector variant of expf

@@ -49,9 +49,13 @@ static void ops_block_forward_z(const real *restrict x,
                                 const real *restrict s,
                                 real *restrict z)
 {
-    for (int j0 = 0; j0 < 4; j0++) {
-        for (int j1 = 0; j1 < 6; j1++) {
-            z[j0 * 6 + j1] = x[j0 * 6 + j1] * s[j0 / 2 * 3 + j1 / 2] * g[j0 % 2 * 2 + j1 % 2];
+    for (int j0_q = 0; j0_q < 2; j0_q++) {
+        for (int j0_r = 0; j0_r < 2; j0_r++) {
+            for (int j1_q = 0; j1_q < 3; j1_q++) {
+                for (int j1_r = 0; j1_r < 2; j1_r++) {
+                    z[j0_q * 12 + j0_r * 6 + j1_q * 2 + j1_r] = x[j0_q * 12 + j0_r * 6 + j1_q * 2 + j1_r] * s[j0_q * 3 + j1_q] * g[j0_r * 2 + j1_r];
+                }
+            }
         }
     }
 }
@@ -111,9 +115,13 @@ static void ops_block_backward_d_x(const real *restrict g,
                                    const real *restrict d_s,
                                    real *restrict d_x)
 {
-    for (int j0 = 0; j0 < 4; j0++) {
-        for (int j1 = 0; j1 < 6; j1++) {
-            d_x[j0 * 6 + j1] = d_z[j0 * 6 + j1] * s[j0 / 2 * 3 + j1 / 2] * g[j0 % 2 * 2 + j1 % 2] + d_s[j0 / 2 * 3 + j1 / 2] / 4;
+    for (int j0_q = 0; j0_q < 2; j0_q++) {
+        for (int j0_r = 0; j0_r < 2; j0_r++) {
+            for (int j1_q = 0; j1_q < 3; j1_q++) {
+                for (int j1_r = 0; j1_r < 2; j1_r++) {
+                    d_x[j0_q * 12 + j0_r * 6 + j1_q * 2 + j1_r] = d_z[j0_q * 12 + j0_r * 6 + j1_q * 2 + j1_r] * s[j0_q * 3 + j1_q] * g[j0_r * 2 + j1_r] + d_s[j0_q * 3 + j1_q] / 4;
+                }
+            }
         }
     }
 }
@@ -127,13 +135,9 @@ static void ops_block_backward_d_g(const real *restrict x,
     for (int i0_0 = 0; i0_0 < 2; i0_0++) {
         for (int i0_1 = 0; i0_1 < 2; i0_1++) {
             d_g[i0_0 * 2 + i0_1] = 0;
-            for (int t1_0 = 0; t1_0 < 4; t1_0++) {
-                if (i0_0 == t1_0 % 2) {
-                    for (int t1_1 = 0; t1_1 < 6; t1_1++) {
-                        if (i0_1 == t1_1 % 2) {
-                            d_g[i0_0 * 2 + i0_1] += d_z[t1_0 * 6 + t1_1] * x[t1_0 * 6 + t1_1] * s[t1_0 / 2 * 3 + t1_1 / 2];
-                        }
-                    }
+            for (int t1_0_q = 0; t1_0_q < 2; t1_0_q++) {
+                for (int t1_1_q = 0; t1_1_q < 3; t1_1_q++) {
+                    d_g[i0_0 * 2 + i0_1] += d_z[t1_0_q * 12 + i0_0 * 6 + t1_1_q * 2 + i0_1] * x[t1_0_q * 12 + i0_0 * 6 + t1_1_q * 2 + i0_1] * s[t1_0_q * 3 + t1_1_q];
                 }
             }
         }
