@@ -5,7 +5,7 @@ visible), runs one real sample forward and backward to fill every buffer, then t
 of ``cnn_forward`` / ``cnn_backward`` on its own (the call statements are copied from those two
 functions, so the driver follows whatever the extractor generates), plus the whole per-sample
 step and ``cnn_batch_grad`` over a batch at one thread. Same compiler and flags as the
-extractor's build (``extract/build.py``).
+extractor's cffi build: Python's ``CFLAGS`` (sysconfig), then those of ``extract/build.py``.
 
     python -m bench.profile                  # table on stdout
     python -m bench.profile --reps 2000 --markdown
@@ -20,6 +20,7 @@ import argparse
 import re
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -83,7 +84,7 @@ int main(int argc, char **argv)
     real loss;
     #undef REPS
     #define REPS (BATCH_REPS)
-    TIME("= batch_grad (1 thread, one batch)",
+    TIME("= batch_grad per image (1 thread, batch 100)",
          cnn_batch_grad(w, xs, BATCH, 1, ws, &grad, &loss));
     return 0;
 }
@@ -129,9 +130,11 @@ def run(reps: int, rounds: int, dump: str | None = None, cc: str = "gcc",
         (t / "driver.c").write_text(driver_source(files["cnn.c"]))
         (t / "data.bin").write_bytes(np.asarray(w, np.float32).tobytes()
                                      + np.asarray(ds.xs, np.float32).tobytes())
-        cmd = [cc, *xbuild.CFLAGS, f"-DREPS={reps}", f"-DROUNDS={rounds}",
-               "-D_POSIX_C_SOURCE=199309L", f"-DBATCH={BATCH}", f"-DBATCH_REPS={max(1, reps // BATCH)}", "-I", tmp, str(t / "driver.c"), "-o", str(t / "driver"),
-               *xbuild.LDFLAGS, "-lm"]
+        # as cffi compiles the module: Python's own CFLAGS first, then the extractor's
+        cmd = [cc, *(sysconfig.get_config_var("CFLAGS") or "").split(), *xbuild.CFLAGS,
+               f"-DREPS={reps}", f"-DROUNDS={rounds}", "-D_POSIX_C_SOURCE=199309L",
+               f"-DBATCH={BATCH}", f"-DBATCH_REPS={max(1, reps // BATCH)}", "-I", tmp,
+               str(t / "driver.c"), "-o", str(t / "driver"), *xbuild.LDFLAGS, "-lm"]
         subprocess.run(cmd, check=True)
         out = subprocess.run([str(t / "driver"), str(t / "data.bin")], check=True,
                              capture_output=True, text=True).stdout
@@ -145,7 +148,7 @@ def run(reps: int, rounds: int, dump: str | None = None, cc: str = "gcc",
 def table(rows: list[tuple], markdown: bool) -> str:
     parts = {lab: ns for lab, ns in rows if not lab.startswith("=")}
     step = sum(parts.values())
-    batch = dict(rows).get("= batch_grad (1 thread, one batch)")
+    batch = dict(rows).get("= batch_grad per image (1 thread, batch 100)")
     out = []
     if markdown:
         out += ["| function | ns / call | share of fwd+bwd |", "| --- | ---: | ---: |"]

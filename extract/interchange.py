@@ -24,7 +24,8 @@ stored once per pass over the short loop instead of once per term (measured on t
 Before (``d_k2``; 6*5*5 = 150 outputs touched per (t2_1, t2_2))::
 
     for t2_1 < 8:  for t2_2 < 8:  for i1_0 < 6:  for i1_1 < 5:  for i1_2 < 5:
-        y[i1_0 * 25 + i1_1 * 5 + i1_2] += d[t2_1 * 8 + t2_2] * x[i1_0 * 144 + (t2_1 + i1_1) * 12 + t2_2 + i1_2];
+        y[i1_0 * 25 + i1_1 * 5 + i1_2] +=
+            d[t2_1 * 8 + t2_2] * x[i1_0 * 144 + (t2_1 + i1_1) * 12 + t2_2 + i1_2];
 
 After (5 outputs held across the 8 iterations of t2_2)::
 

@@ -73,6 +73,18 @@ def test_flags_exclude_value_changing_fast_math():
         assert good in flags
 
 
+def test_cffi_command_line_leaves_signed_overflow_undefined():
+    """cffi puts Python's CFLAGS (CPython: -fwrapv) before ours; with -fwrapv in force gcc
+    cannot widen the int index arithmetic and the CNN step runs 2x slower (bench/PROFILE.md).
+    Ask gcc which setting wins on the command line cffi uses."""
+    import sysconfig
+    py = (sysconfig.get_config_var("CFLAGS") or "").split()
+    out = subprocess.run(["gcc", *py, *build.CFLAGS, "-Q", "--help=common"],
+                         capture_output=True, text=True, check=True).stdout
+    state = [ln.split()[-1] for ln in out.splitlines() if ln.split()[:1] == ["-fwrapv"]]
+    assert state == ["[disabled]"]
+
+
 @pytest.mark.skipif(not build.nvcc_available(), reason="nvcc not installed")
 @pytest.mark.parametrize("name", ["dot_hand", "ops_slide", "cnn_hand"])
 def test_nvcc_compiles_the_cuda(tmp_path, name):

@@ -1,0 +1,40 @@
+"""bench/profile.py: the driver times every binding call the generated C makes, and its per-call
+times add up to roughly the whole forward and backward calls it also times."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def rows():
+    from bench.profile import run
+    return run(reps=20, rounds=3, dump=str(DATA / "cnn_ad.json"))
+
+
+def test_every_binding_call_is_timed(rows):
+    from extract import dump
+    from extract.lower import Options
+    from extract.sources import generate
+    model = dump.load(DATA / "cnn_ad.json")
+    c_src = generate(model, "f32", Options()).files["cnn.c"]
+    calls = re.findall(r"^\s+cnn_(forward|backward)_(\w+)\(", c_src, re.M)
+    labels = [lab for lab, _ in rows if not lab.startswith("=")]
+    assert labels == [f"{e} {n}" for e, n in calls]
+    assert len(labels) == len(model.chain) + len(model.gradients)
+
+
+def test_parts_add_up_to_the_whole(rows):
+    t = dict(rows)
+    fwd = sum(ns for lab, ns in rows if lab.startswith("forward "))
+    bwd = sum(ns for lab, ns in rows if lab.startswith("backward "))
+    assert all(ns >= 0 for _, ns in rows)
+    # the whole calls are timed separately: the parts explain them (generous bounds: the
+    # machine is shared, and the whole call keeps values in cache between bindings)
+    whole = t["= forward (one sample)"] + t["= backward (one sample)"]
+    assert 0.3 * whole < fwd + bwd < 3 * whole
+    assert t["= batch_grad per image (1 thread, batch 100)"] > 0.3 * whole
