@@ -33,6 +33,7 @@ if __package__ in (None, ""):  # run as `python bench/run.py` (the Makefile's be
 from bench import flops
 from bench.check import Agreement, compare
 from bench.model import BATCH, LEARNING_RATE, REPO
+from runtime.experiment import cpu_model
 
 TUNED_MALLOC = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=268435456"
 RESULTS = REPO / "bench" / "results"
@@ -83,16 +84,6 @@ class WorkerProcess:
             except (OSError, subprocess.TimeoutExpired):
                 self.proc.kill()
                 self.proc.wait()
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def _cmd(*args: str) -> str | None:

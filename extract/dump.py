@@ -18,6 +18,7 @@ Nothing is written by this module; the CLI only writes once parsing succeeded.
 from __future__ import annotations
 
 import hashlib
+import functools
 import json
 import re
 import sys
@@ -117,7 +118,7 @@ class _ExprParser:
         _req(isinstance(x, dict), path, "an expression must be an object")
         _req("op" in x, path, "missing key 'op'")
         op = x["op"]
-        _req(op in _FIELDS, path + ".op", f"unknown node {op!r}")
+        _req(isinstance(op, str) and op in _FIELDS, path + ".op", f"unknown node {op!r}")
         for key in ("sort", "shape") + _FIELDS[op]:
             _req(key in x, path, f"missing key {key!r} of node {op!r}")
         extra = set(x) - {"op", "sort", "shape", *_FIELDS[op]}
@@ -395,7 +396,7 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
                for e in scope if e.kind == "grad"}
     seed = _obj(data["seed"], "$.seed", ("of", "expr"))
     bindings = {b.name: b for b in chain}
-    _req(seed["of"] in bindings, "$.seed.of", f"not a chain binding: {seed['of']!r}")
+    _req(isinstance(seed["of"], str) and seed["of"] in bindings, "$.seed.of", f"not a chain binding: {seed['of']!r}")
     seed_expr = _ExprParser(dict(pending), reserved).ar(seed, "expr", scope, "$.seed")
     _req(seed_expr.shape == bindings[seed["of"]].shape, "$.seed.expr",
          f"the seed of {seed['of']!r} must have shape "
@@ -439,7 +440,7 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
         for key, val in outs.items():
             _req(_IDENT.fullmatch(str(key)) is not None, f"$.outputs.{key}",
                  "an output key must be a C identifier")
-            _req(val in bindings, f"$.outputs.{key}", f"not a chain binding: {val!r}")
+            _req(isinstance(val, str) and val in bindings, f"$.outputs.{key}", f"not a chain binding: {val!r}")
         outputs = tuple(sorted(outs.items()))
 
     if schema:
@@ -452,12 +453,17 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
     return model
 
 
+@functools.lru_cache(maxsize=1)
+def _validator():
+    import jsonschema
+    return jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text()))
+
+
 def _check_schema(data: dict) -> None:
     if not SCHEMA.exists():
         return
     import jsonschema
-    schema = json.loads(SCHEMA.read_text())
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = _validator()
     err = jsonschema.exceptions.best_match(validator.iter_errors(data))
     if err is not None:
         path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}"

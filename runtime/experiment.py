@@ -36,7 +36,7 @@ from .model import default_threads, load
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "mnist"
 
 
-def _cpu() -> str:
+def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -64,7 +64,7 @@ def run(args) -> dict:
     print(
         f"CNN experiment: {len(x)} training images from {directory}, {len(xt)} test images; "
         f"{args.epochs} epochs, batch {args.batch_size}, lr {args.lr}, {args.precision}, "
-        f"init {args.init}, {threads} threads on {_cpu()}",
+        f"init {args.init}, {threads} threads on {cpu_model()}",
         flush=True,
     )
     history = m.train(
@@ -79,7 +79,7 @@ def run(args) -> dict:
             "threads": threads, "train_images": len(x), "test_images": len(xt),
             "data": str(directory), "dump": str(args.dump) if args.dump else "default",
         },
-        "machine": {"cpu": _cpu(), "cores": os.cpu_count(), "python": sys.version.split()[0]},
+        "machine": {"cpu": cpu_model(), "cores": os.cpu_count(), "python": sys.version.split()[0]},
         "history": history,
         "train_seconds": train_seconds,
         "images_per_s": args.epochs * len(x) / train_seconds if train_seconds else None,
@@ -107,11 +107,13 @@ def run(args) -> dict:
         from . import torch_reference as tr
 
         torch.set_num_threads(threads)
-        p = initial
+        # tensors made once, outside the timed loop (as the generated C's inputs are packed once)
+        pt = tr.to_tensors(initial, args.precision, requires_grad=True)
+        xt_, yt_ = tr._batch(x, y, args.precision)
         t0 = time.perf_counter()
-        for _ in range(args.epochs):
-            p, _ = tr.train_epoch(p, x, y, args.batch_size, args.lr, args.precision)
+        tr.sgd_epochs(pt, xt_, yt_, args.batch_size, args.lr, args.epochs)
         seconds = time.perf_counter() - t0
+        p = {k: t.detach().numpy().copy() for k, t in pt.items()}
         acc = float(np.mean(tr.predict(p, xt, args.precision).argmax(1) == yt))
         diff = max(float(np.abs(p[n] - m.params[n]).max()) for n in p)
         result["torch"] = {

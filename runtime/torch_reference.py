@@ -106,16 +106,26 @@ def train_epoch(params, images, labels, batch_size=100, lr=0.05, precision="f32"
     Returns (params as NumPy, mean loss). Works on tensors throughout (no NumPy round trip per
     batch), so it is also the timing baseline of the benchmark.
     """
-    torch = _torch()
     p = to_tensors(params, precision, requires_grad=True)
     x, y = _batch(images, labels, precision)
-    total = 0.0
+    loss = sgd_epochs(p, x, y, batch_size, lr, 1)[0]
+    return {k: t.detach().numpy().copy() for k, t in p.items()}, loss
+
+
+def sgd_epochs(p, x, y, batch_size=100, lr=0.05, epochs=1):
+    """In-order mini-batch SGD on tensors already made (``to_tensors(..., requires_grad=True)``
+    and ``_batch``), updating ``p`` in place; returns the mean loss of each epoch."""
+    torch = _torch()
     n = len(x)
-    for i in range(0, n, batch_size):
-        loss = batch_loss(p, x[i : i + batch_size], y[i : i + batch_size])
-        grads = torch.autograd.grad(loss, list(p.values()))
-        with torch.no_grad():
-            for t, g in zip(p.values(), grads):
-                t.sub_(lr * g)
-        total += float(loss.detach()) * len(x[i : i + batch_size])
-    return {k: t.detach().numpy().copy() for k, t in p.items()}, total / n
+    losses = []
+    for _ in range(epochs):
+        total = 0.0
+        for i in range(0, n, batch_size):
+            loss = batch_loss(p, x[i : i + batch_size], y[i : i + batch_size])
+            grads = torch.autograd.grad(loss, list(p.values()))
+            with torch.no_grad():
+                for t, g in zip(p.values(), grads):
+                    t.sub_(lr * g)
+            total += float(loss.detach()) * len(x[i : i + batch_size])
+        losses.append(total / n)
+    return losses

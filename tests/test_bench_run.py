@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+import bench.model
 from bench import run, run_gpu
 
 
@@ -33,7 +34,6 @@ HAND_DUMP = str(Path(__file__).resolve().parent / "data" / "cnn_hand.json")
 
 
 def test_c_only_run_writes_results(tmp_path, capsys, kernel_cache):
-    pytest.importorskip("extract.build")
     rc = run.main(["--reps", "2", "--batches", "3", "--impls", "handwritten-c,generated-c",
                    "--dump", HAND_DUMP, "--out-dir", str(tmp_path), "--infer-batch", "100"])
     assert rc == 0
@@ -129,9 +129,8 @@ def test_generated_cuda_library_builds_and_opens_without_a_gpu(tmp_path):
     import shutil
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc not installed")
-    pytest.importorskip("extract.build")
     ffi, lib, path = run_gpu.build_cuda_library(HAND_DUMP, out_dir=tmp_path)
     assert path.is_file() and path.parent.parent == tmp_path
     # host code runs without a device: a workspace grows with the samples in flight
     assert 0 < lib.cnn_cuda_workspace_size(1) < lib.cnn_cuda_workspace_size(100)
-    assert ffi.sizeof("cnn_params") == 4 * 3898
+    assert ffi.sizeof("cnn_params") == 4 * bench.model.N_PARAMS

@@ -164,3 +164,22 @@ def test_ir_debug_printer():
     assert "Var ar 5 (name=a, kind=context)" in tree
     d = copy.deepcopy(m)
     assert d.chain == m.chain and hash(m.chain[0].expr) == hash(d.chain[0].expr)
+
+
+@pytest.mark.parametrize("where", ["op", "seed", "output"])
+def test_a_list_where_a_name_belongs_is_a_dump_error(where):
+    """Non-string values in name positions are reported like any other malformed input, not as
+    a TypeError from hashing a list."""
+    d = json.loads((Path(__file__).parent / "data" / "dot_hand.json").read_text())
+    if where == "op":
+        d["chain"][0]["expr"]["op"] = ["sum"]
+        path = "$.chain[0].expr.op"
+    elif where == "seed":
+        d["seed"]["of"] = ["r"]
+        path = "$.seed.of"
+    else:
+        d["outputs"] = {"prediction": ["r"]}
+        path = "$.outputs.prediction"
+    with pytest.raises(dump.DumpError) as e:
+        dump.parse(d)
+    assert path in str(e.value)

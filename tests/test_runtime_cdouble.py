@@ -224,34 +224,24 @@ HAND_DUMP = Path(__file__).resolve().parent / "data" / "cnn_hand.json"
 
 def generated_dump():
     """The dump the generated kernels come from: the Agda one (``build/dump/cnn.json``) when it
-    has been built, else the hand-written ``tests/data/cnn_hand.json``; None if neither (or
-    ``extract`` is missing)."""
-    try:
-        from extract.build import dump_path
-    except ModuleNotFoundError:
-        return None
+    has been built, else the hand-written ``tests/data/cnn_hand.json`` (committed)."""
+    from extract.build import dump_path
+
     agda = dump_path("cnn", make=False)
     if agda.exists():
         return agda
-    return HAND_DUMP if HAND_DUMP.exists() else None
+    return HAND_DUMP
 
 
 def use_backend(name: str, monkeypatch):
     """Route ``runtime.load`` to the C double (``"double"``) or to the generated kernels
-    (``"generated"``; skips the test if ``extract`` or a dump is missing). Returns the dump
-    path used (None for the double)."""
-    from runtime._kernels import ExtractMissing
-
+    (``"generated"``; a missing or broken extractor fails the test). Returns the dump path used
+    (None for the double)."""
     if name == "double":
         for p in ("f32", "f64"):
             monkeypatch.setitem(Kernels._cache, ("cnn", p), double_kernels(p))
         return None
     dump = generated_dump()
-    if dump is None:
-        pytest.skip("generated kernels unavailable: no extract.build or no CNN dump")
-    try:
-        for p in ("f32", "f64"):
-            monkeypatch.setitem(Kernels._cache, ("cnn", p), Kernels.open("cnn", p, dump))
-    except ExtractMissing as e:
-        pytest.skip(f"generated kernels unavailable: {e}")
+    for p in ("f32", "f64"):
+        monkeypatch.setitem(Kernels._cache, ("cnn", p), Kernels.open("cnn", p, dump))
     return dump
