@@ -31,7 +31,6 @@ import Spec.Array.Block.Properties
 import Spec.Array.Slide.Properties
 import Spec.Scalar.Laws
 import Spec.Proofs.Sum
-import Spec.Proofs.Index
 import Spec.Proofs.Val
 import Spec.Proofs.Ren
 import Spec.Proofs.Sub

@@ -55,16 +55,7 @@ lookup (vₛ v) (ρ , _) = lookup v ρ
 ------------------------------------------------------------------------
 -- Decidable equality of positions
 
-infix 4 _≟ₚ_
-
-_≟ₚ_ : (i j : P s) → Dec (i ≡ j)
-ι i ≟ₚ ι j with i Fₚ.≟ j
-... | yes refl = yes refl
-... | no  i≢j  = no λ eq → i≢j (ι-injective eq)
-(i ⊗ i′) ≟ₚ (j ⊗ j′) with i ≟ₚ j | i′ ≟ₚ j′
-... | yes refl | yes refl = yes refl
-... | no  i≢j  | _        = no λ eq → i≢j (proj₁ (⊗-injective eq))
-... | yes _    | no  i≢j  = no λ eq → i≢j (proj₂ (⊗-injective eq))
+open import Spec.Array.Index.Properties public using (_≟ₚ_)
 
 ------------------------------------------------------------------------
 -- Helpers for the decided cases

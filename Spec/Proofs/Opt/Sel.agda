@@ -29,6 +29,7 @@ open import Relation.Binary.PropositionalEquality hiding (subst)
 
 open import Spec.Array.Base as A using (S; ι; _⊗_; P; Ar; K; _*_≈_)
 open import Spec.Array.Index as Ix using (_⊖ₚ_; _⊖ᵣₚ_; _⊕ₚ_; combine)
+open import Spec.Array.Index.Properties using (div-combine; mod-combine)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst
 open import Spec.Lang.Eval 𝕊
@@ -60,14 +61,6 @@ private
 *≈-irrelevant : (m m′ : s * p ≈ q) → m ≡ m′
 *≈-irrelevant ι        m′         = ι-unique m′ refl
 *≈-irrelevant (m ⊗ n) (m′ ⊗ n′) = cong₂ _⊗_ (*≈-irrelevant m m′) (*≈-irrelevant n n′)
-
-div-combine : (m : s * p ≈ q) (i : P s) (j : P p) → Ix.div m (combine m i j) ≡ i
-div-combine ι (ι i) (ι j) = cong (λ x → ι (proj₁ x)) (Fₚ.remQuot-combine i j)
-div-combine (m ⊗ n) (i ⊗ i′) (j ⊗ j′) = cong₂ _⊗_ (div-combine m i j) (div-combine n i′ j′)
-
-mod-combine : (m : s * p ≈ q) (i : P s) (j : P p) → Ix.mod m (combine m i j) ≡ j
-mod-combine ι (ι i) (ι j) = cong (λ x → ι (proj₂ x)) (Fₚ.remQuot-combine i j)
-mod-combine (m ⊗ n) (i ⊗ i′) (j ⊗ j′) = cong₂ _⊗_ (mod-combine m i j) (mod-combine n i′ j′)
 
 ------------------------------------------------------------------------
 -- Scalar selection (sels)

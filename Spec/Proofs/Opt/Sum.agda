@@ -32,7 +32,7 @@ open import Spec.Lang.Subst
 open import Spec.Lang.Opt using (sum-zb)
 open import Spec.Lang.Eval 𝕊
 open import Spec.Proofs.Sum as Sum using (sum-cong)
-open import Spec.Proofs.Index using (⊕ₚ-injectiveʳ; ⊕ₚ-injectiveˡ)
+open import Spec.Array.Index.Properties using (⊕ₚ-injectiveʳ; ⊕ₚ-injectiveˡ)
 open import Spec.Proofs.Val 𝕊
 open import Spec.Proofs.Ren 𝕊 using (eval-ctx-swap; drop; lookup-wkv)
 open import Spec.Proofs.Sub 𝕊 using (eval-sub₁)
@@ -137,7 +137,7 @@ sum-if-⊕ʳ : (su : suc p ≈ u) (sp : A._+_≈_ s p r) (x : P r) (y : P s) (f 
           → ΣR (λ k → if-eq (x ≟ₚ (y ⊕ₚ k) su sp) (f k) l) ≡ at ((x ⊖ₚ y) su sp) f l
 sum-if-⊕ʳ {u = u} su sp x y f l with (x ⊖ₚ y) su sp
 ... | yes (k₀ , e) =
-  trans (sum-single k₀ λ k ne → if-eq-ne (λ e′ → ne (⊕ₚ-injectiveʳ su sp y (trans (sym e′) (sym e))))
+  trans (sum-single k₀ λ k ne → if-eq-ne (λ e′ → ne (⊕ₚ-injectiveʳ y su sp (trans (sym e′) (sym e))))
                                          (f k) l)
         (trans (cong (λ z → if-eq (z ≟ₚ (y ⊕ₚ k₀) su sp) (f k₀) l) (sym e))
                (if-eq-refl ((y ⊕ₚ k₀) su sp) (f k₀) l))
@@ -148,7 +148,7 @@ sum-if-⊕ˡ : (su : suc p ≈ u) (sp : A._+_≈_ s p r) (x : P r) (y : P u) (f 
           → ΣR (λ k → if-eq (x ≟ₚ (k ⊕ₚ y) su sp) (f k) l) ≡ at ((x ⊖ᵣₚ y) su sp) f l
 sum-if-⊕ˡ {s = s} su sp x y f l with (x ⊖ᵣₚ y) su sp
 ... | yes (k₀ , e) =
-  trans (sum-single k₀ λ k ne → if-eq-ne (λ e′ → ne (⊕ₚ-injectiveˡ su sp y (trans (sym e′) (sym e))))
+  trans (sum-single k₀ λ k ne → if-eq-ne (λ e′ → ne (⊕ₚ-injectiveˡ y su sp (trans (sym e′) (sym e))))
                                          (f k) l)
         (trans (cong (λ z → if-eq (z ≟ₚ (k₀ ⊕ₚ y) su sp) (f k₀) l) (sym e))
                (if-eq-refl ((k₀ ⊕ₚ y) su sp) (f k₀) l))
