@@ -1,10 +1,13 @@
 """Where the generated training step spends its time, per binding function.
 
 A small C driver includes the generated ``cnn.c`` (so its ``static`` binding functions are
-visible), runs one real sample forward and backward to fill every buffer, then times each call
-of ``cnn_forward`` / ``cnn_backward`` on its own (the call statements are copied from those two
-functions, so the driver follows whatever the extractor generates), plus the whole per-sample
-step and ``cnn_batch_grad`` over a batch at one thread. Same compiler and flags as the
+visible), gathers one group of real samples into the lanes of the batch entry points
+(``cnn_LANES`` samples, extract/lanes.py), runs it forward and backward to fill every buffer,
+then times each call of ``cnn_forward_lanes`` / ``cnn_backward_lanes`` on its own (the call
+statements are copied from those two functions, so the driver follows whatever the extractor
+generates), plus the whole lane-group step, the one-sample ``cnn_forward`` + ``cnn_backward``,
+and ``cnn_batch_grad`` over a batch at one thread. Every figure is per image (a lane-group
+call divided by ``cnn_LANES``). Same compiler and flags as the
 extractor's cffi build: Python's ``CFLAGS`` (sysconfig), then those of ``extract/build.py``.
 
     python -m bench.profile                  # table on stdout
@@ -12,7 +15,7 @@ extractor's cffi build: Python's ``CFLAGS`` (sysconfig), then those of ``extract
 
 Times are the minimum over ``--rounds`` rounds of ``--reps`` back-to-back calls (the least
 disturbed by other processes on a shared machine; warm caches:
-one sample's buffers are ~60 KB, so they stay in L1/L2 as in the real batch loop).
+a group's buffers are ~0.75 MB, so they stay in L2 as in the real batch loop).
 """
 from __future__ import annotations
 
@@ -47,7 +50,8 @@ static int cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-#define TIME(label, stmt) do { \
+/* the minimum over ROUNDS of the mean time of REPS calls, per image (`images` per call) */
+#define TIME(label, stmt, images) do { \
     double t_[ROUNDS]; \
     for (int r_ = 0; r_ < ROUNDS; r_++) { \
         double t0_ = now(); \
@@ -55,7 +59,7 @@ static int cmp(const void *a, const void *b)
         t_[r_] = (now() - t0_) / REPS; \
     } \
     qsort(t_, ROUNDS, sizeof t_[0], cmp); \
-    printf("%s\t%.1f\n", label, 1e9 * t_[0]); \
+    printf("%s\t%.1f\n", label, 1e9 * t_[0] / (images)); \
 } while (0)
 
 int main(int argc, char **argv)
@@ -64,28 +68,34 @@ int main(int argc, char **argv)
     static cnn_inputs xs[BATCH];
     static cnn_values vals;
     static cnn_grads grads;
+    static cnn_inputs_lanes xl;
+    static cnn_values_lanes vl;
+    static cnn_grads_lanes gl;
     (void)argc;
     FILE *f = fopen(argv[1], "rb");
     if (!f || fread(&wbuf, sizeof wbuf, 1, f) != 1 || fread(xs, sizeof xs, 1, f) != 1)
         return 1;
     fclose(f);
     const cnn_params *restrict w = &wbuf;
-    const cnn_inputs *restrict x = &xs[0];
-    cnn_values *restrict v = &vals;
-    cnn_grads *restrict g = &grads;
-    cnn_forward(w, x, v);
-    cnn_backward(w, x, v, g);
+    const cnn_inputs_lanes *restrict x = &xl;
+    cnn_values_lanes *restrict v = &vl;
+    cnn_grads_lanes *restrict g = &gl;
+    cnn_gather(xs, cnn_LANES, &xl);
+    cnn_forward_lanes(w, x, v);
+    cnn_backward_lanes(w, x, v, g);
     /* FORWARD */
     /* BACKWARD */
-    TIME("= forward (one sample)", cnn_forward(w, x, v));
-    TIME("= backward (one sample)", cnn_backward(w, x, v, g));
-    static unsigned char ws[1 << 20];
+    TIME("= forward (lane group)", cnn_forward_lanes(w, x, v), cnn_LANES);
+    TIME("= backward (lane group)", cnn_backward_lanes(w, x, v, g), cnn_LANES);
+    TIME("= one sample forward + backward", (cnn_forward(w, &xs[0], &vals),
+                                            cnn_backward(w, &xs[0], &vals, &grads)), 1);
+    static unsigned char ws[1 << 23];
     if (cnn_workspace_size(1) > sizeof ws) return 2;
     real loss;
     #undef REPS
     #define REPS (BATCH_REPS)
-    TIME("= batch_grad per image (1 thread, batch 100)",
-         cnn_batch_grad(w, xs, BATCH, 1, ws, &grad, &loss));
+    TIME("= batch_grad (1 thread, batch 100)",
+         cnn_batch_grad(w, xs, BATCH, 1, ws, &grad, &loss), BATCH);
     return 0;
 }
 """
@@ -93,7 +103,8 @@ int main(int argc, char **argv)
 
 def _calls(c_source: str, entry: str) -> list[str]:
     """The call statements in the body of ``void cnn_<entry>(...)`` of the generated C."""
-    m = re.search(r"^void cnn_" + entry + r"\([^)]*\)\s*\{(.*?)^\}", c_source, re.S | re.M)
+    m = re.search(r"^(?:static )?void cnn_" + entry + r"\([^)]*\)\s*\{(.*?)^\}", c_source,
+                  re.S | re.M)
     if not m:
         raise RuntimeError(f"no cnn_{entry} in the generated C")
     return [ln.strip() for ln in m.group(1).splitlines() if ln.strip().endswith(");")]
@@ -103,9 +114,9 @@ def driver_source(c_source: str) -> str:
     src = DRIVER
     for entry, marker in (("forward", "/* FORWARD */"), ("backward", "/* BACKWARD */")):
         lines = []
-        for call in _calls(c_source, entry):
-            name = call.split("(", 1)[0].replace(f"cnn_{entry}_", "")
-            lines.append(f'TIME("{entry} {name}", {call[:-1]});')
+        for call in _calls(c_source, entry + "_lanes"):
+            name = call.split("(", 1)[0].replace(f"cnn_{entry}_", "").replace("_lanes", "")
+            lines.append(f'TIME("{entry} {name}", {call[:-1]}, cnn_LANES);')
         src = src.replace(marker, "\n    ".join(lines))
     return src
 
@@ -148,18 +159,16 @@ def run(reps: int, rounds: int, dump: str | None = None, cc: str = "gcc",
 def table(rows: list[tuple], markdown: bool) -> str:
     parts = {lab: ns for lab, ns in rows if not lab.startswith("=")}
     step = sum(parts.values())
-    batch = dict(rows).get("= batch_grad per image (1 thread, batch 100)")
+    batch = dict(rows).get("= batch_grad (1 thread, batch 100)")
     out = []
     if markdown:
-        out += ["| function | ns / call | share of fwd+bwd |", "| --- | ---: | ---: |"]
+        out += ["| function | ns / image | share of fwd+bwd |", "| --- | ---: | ---: |"]
     for lab, ns in rows:
-        if lab.startswith("= batch_grad"):
-            ns = ns / BATCH
         share = f"{100 * ns / step:.1f} %" if not lab.startswith("=") else ""
         out.append(f"| {lab} | {ns:.0f} | {share} |" if markdown else
                    f"{lab:36s} {ns:10.0f} ns  {share}")
-    out.append(f"sum of the parts: {step:.0f} ns per sample"
-               + (f"; batch_grad at 1 thread: {batch / BATCH:.0f} ns per image" if batch else ""))
+    out.append(f"sum of the parts: {step:.0f} ns per image"
+               + (f"; batch_grad at 1 thread: {batch:.0f} ns per image" if batch else ""))
     return "\n".join(out)
 
 

@@ -13,7 +13,8 @@ Three layers, all immutable:
   constructors fold constants and push ``Select`` outwards; ``reduce`` removes a sum whose
   body is non-zero at one point only (``Σ_t [t == e] x(t) = x(e)``).
 - **statements** ``For``, ``Store`` (``=`` or ``+=`` into an output buffer), ``Decl``, ``Acc``
-  and ``Assign`` of scalar locals, ``If``, ``Comment``.
+  and ``Assign`` of scalar locals, ``If``, ``Comment``, and ``Buffer``, a small local array
+  (only the lanes pass makes them: one value of a scalar local per sample lane).
 
 Conditions are tuples of constraints (a conjunction); a constraint is ``Cmp(a, "ge")`` for
 ``a >= 0`` or ``Cmp(a, "eq")`` for ``a == 0``.
@@ -555,6 +556,13 @@ class If(Stmt):
 @dataclass(frozen=True, eq=True)
 class Comment(Stmt):
     text: str
+
+
+@dataclass(frozen=True, eq=True)
+class Buffer(Stmt):
+    """``real name[size];``: a local array, read with ``Load`` and written with ``Store``."""
+    name: str
+    size: int
 
 
 def subst_stmts(stmts, m: dict) -> tuple:

@@ -84,6 +84,7 @@ class Options:
     strategy: str = "auto"        # auto | dest | element
     recompute_limit: int = 1      # largest tolerated recomputation factor of a reduction
     threads: bool = False         # parallel loops are thread indices (CUDA): keep them whole
+    blocks: bool = True           # lane kernels hold output blocks in registers (registers.py)
 
 
 @dataclass(frozen=True)

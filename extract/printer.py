@@ -162,14 +162,128 @@ def _expr(e) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# lane loops as vector statements (the batch kernels of the C file, extract/lanes.py)
+
+class _Vector:
+    """Prints the body of a loop over the sample lanes (``lane``, ``width`` samples) as one
+    statement on ``vreal`` values (GCC/Clang vector extension, ``width`` reals): a read with
+    the lane index is ``vload(&a[base])``, or ``buf[k]`` for a local ``vreal`` buffer; a read
+    without it (a parameter) is a scalar the vector operators broadcast. Returns None where
+    the value needs a scalar function (``logistic``): that loop stays a loop over lanes."""
+
+    def __init__(self, lane: c.IVar, width: int, buffers: set):
+        self.lane, self.width, self.buffers = lane, width, buffers
+
+    def base(self, off: c.Affine) -> c.Affine | None:
+        if off.coeff(self.lane) != 1 or self.lane in (off - c.Affine.of(self.lane)).ivars():
+            return None
+        return off - c.Affine.of(self.lane)
+
+    def ref(self, array: str, base: c.Affine) -> str:
+        if array in self.buffers:
+            k = c.Affine(tuple((a, n // self.width) for a, n in base.terms),
+                         base.const // self.width)
+            return f"{array}[{affine(k)}]"
+        return f"vload(&{array}[{affine(base)}])"
+
+    def expr(self, e):
+        """(text, precedence, is a vector) or None."""
+        if isinstance(e, c.Lit):
+            return str(e.value), 4, False
+        if isinstance(e, c.Load):
+            b = self.base(e.offset)
+            if b is None:
+                if self.lane in e.offset.ivars():
+                    return None
+                return f"{e.array}[{affine(e.offset)}]", 4, False
+            return self.ref(e.array, b), 4, True
+        if isinstance(e, (c.Add, c.Mul)):
+            neg = isinstance(e, c.Add) and isinstance(e.b, c.Neg)
+            a, b = self.expr(e.a), self.expr(e.b.a if neg else e.b)
+            if a is None or b is None:
+                return None
+            p = 1 if isinstance(e, c.Add) else 2
+            op = " - " if neg else " + " if p == 1 else " * "
+            return (_par(a, p) + op + _par(b, p + 1)), p, a[2] or b[2]
+        if isinstance(e, c.Scale):
+            a = self.expr(e.a)
+            if a is None:
+                return None
+            if not a[2] and _integral(e.a):
+                return f"(real){_par(a, 4)} / {e.n}", 2, False
+            return f"{_par(a, 2)} / {e.n}", 2, a[2]
+        if isinstance(e, c.Neg):
+            a = self.expr(e.a)
+            return None if a is None else (f"-{_par(a, 3)}", 3, a[2])
+        if isinstance(e, c.Select):
+            a = self.expr(e.a)
+            if a is None:
+                return None
+            zero = "(vreal){0}" if a[2] else "0"
+            return f"{condition(e.cond)} ? {_par(a, 1)} : {zero}", 0, a[2]
+        return None                      # Logistic: a scalar function
+
+    def store(self, s: c.Store) -> str | None:
+        b = self.base(s.offset)
+        v = self.expr(s.value)
+        if b is None or v is None:
+            return None
+        value = v[0] if v[2] else f"vsplat({v[0]})"
+        if s.array in self.buffers:
+            return f"{self.ref(s.array, b)} {s.op} {value};"
+        target = f"&{s.array}[{affine(b)}]"
+        if s.op == "+=":
+            return f"vstore({target}, vload({target}) + {_par((value, 1, True), 2)});"
+        return f"vstore({target}, {value});"
+
+
+    def scalar(self, s):
+        """A loop over lanes kept as a loop: a ``vreal`` buffer is read and written one lane at
+        a time, ``buf[k][l]`` (vector subscript)."""
+        def ref(array, off):
+            b = self.base(off)
+            k = self.ref(array, b)
+            return k, c.Affine.of(self.lane)
+
+        def walk(e):
+            if isinstance(e, c.Load):
+                if e.array in self.buffers:
+                    return c.Load(*ref(e.array, e.offset))
+                return e
+            if isinstance(e, (c.Lit, c.Local)):
+                return e
+            if isinstance(e, (c.Add, c.Mul)):
+                return type(e)(walk(e.a), walk(e.b))
+            if isinstance(e, c.Scale):
+                return c.Scale(walk(e.a), e.n)
+            if isinstance(e, c.Select):
+                return c.Select(e.cond, walk(e.a))
+            return type(e)(walk(e.a))
+
+        def stmt(x):
+            if isinstance(x, c.Store):
+                if x.array in self.buffers:
+                    return c.Store(*ref(x.array, x.offset), x.op, walk(x.value))
+                return c.Store(x.array, x.offset, x.op, walk(x.value))
+            return x
+        return c.For(s.var, tuple(stmt(x) for x in s.body), s.parallel, s.lo, s.hi)
+
+
+def _par(x, need: int) -> str:
+    text, prec, _ = x
+    return f"({text})" if prec < need else text
+
+
+# ---------------------------------------------------------------------------------------------
 # statements
 
 class _Printer:
-    def __init__(self, lang: Language, indent: int):
+    def __init__(self, lang: Language, indent: int, lanes=None):
         self.lang = lang
         self.lines: list[str] = []
         self.depth = indent
         self.strides: dict = {}
+        self.vector = _Vector(lanes[0], lanes[1], set()) if lanes else None
 
     def line(self, text: str) -> None:
         self.lines.append("    " * self.depth + text)
@@ -179,6 +293,17 @@ class _Printer:
             self.stmt(s)
 
     def stmt(self, s) -> None:
+        if self.vector and isinstance(s, c.For) and s.var == self.vector.lane:
+            if len(s.body) == 1 and isinstance(s.body[0], c.Store):
+                text = self.vector.store(s.body[0])
+                if text is not None:
+                    self.line(text)
+                    return
+            s = self.vector.scalar(s)
+        if self.vector and isinstance(s, c.Buffer):
+            self.vector.buffers.add(s.name)
+            self.line(f"vreal {s.name}[{s.size // self.vector.width}];")
+            return
         if isinstance(s, c.For):
             v = s.var.name
             if s.parallel and self.lang.threads:
@@ -210,6 +335,8 @@ class _Printer:
             self.line("}")
         elif isinstance(s, c.Comment):
             self.line(f"/* {s.text} */")
+        elif isinstance(s, c.Buffer):
+            self.line(f"real {s.name}[{s.size}];")
         else:
             raise TypeError(f"cannot print {type(s).__name__}")
 
@@ -252,9 +379,11 @@ def thread_count(stmts) -> int:
     return n
 
 
-def statements(stmts, lang: Language, indent: int = 1) -> str:
-    """Print a kernel body (a tuple of statements) at the given indentation level."""
-    p = _Printer(lang, indent)
+def statements(stmts, lang: Language, indent: int = 1, lanes=None) -> str:
+    """Print a kernel body (a tuple of statements) at the given indentation level. ``lanes``
+    (C only): ``(lane variable, width)`` of a batch kernel (extract/lanes.py), whose loops over
+    the lanes print as ``vreal`` statements where they can."""
+    p = _Printer(lang, indent, lanes)
     if lang.threads:
         vs = _parallel_vars(stmts, [])
         stride = 1

@@ -12,11 +12,16 @@ from pathlib import Path
 import jinja2
 
 from . import __version__, ir
+from .lanes import widen_to_lanes
+from .registers import block_accumulators
 from .lower import Kernel, Options, lower_to_loops
 from .printer import C, CUDA, Language, statements, thread_count
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 REALS = {"f32": ("float", "expf"), "f64": ("double", "exp")}
+# samples per group in the C batch entry points (extract/lanes.py): 8 floats fill an AVX2
+# register; 8 doubles fill an AVX-512 one or two AVX2 ones (bench/PROFILE.md)
+LANES = {"f32": 8, "f64": 8}
 
 
 def _env() -> jinja2.Environment:
@@ -39,7 +44,8 @@ def _bundle(array: ir.Array) -> str:
     return {"chain": "v", "grad": "g"}[array.kind]
 
 
-def _kernel_view(model: ir.Model, k: Kernel, lang: Language, index: int, total: int) -> dict:
+def _kernel_view(model: ir.Model, k: Kernel, lang: Language, index: int, total: int,
+                 lanes=None) -> dict:
     a = k.array
     restrict = lang.restrict
     params = [f"const real *{restrict} {r}" for r in k.reads]
@@ -50,6 +56,8 @@ def _kernel_view(model: ir.Model, k: Kernel, lang: Language, index: int, total: 
     else:
         what, function = f"backward: {a.name}, gradient with respect to {a.role}, entry " \
                          f"{index + 1} of {total}", f"{model.name}_backward_{a.name}"
+    if lanes:
+        what, function = f"{what}; {lanes[1]} samples", f"{function}_lanes"
     offsets = []
     stride = {"x": "STRIDE_INPUTS", "v": "STRIDE_VALUES", "g": "STRIDE_GRADS"}
     for name in (*k.reads, a.name):
@@ -61,7 +69,7 @@ def _kernel_view(model: ir.Model, k: Kernel, lang: Language, index: int, total: 
                    f"{k.strategy} loops",
         "function": function,
         "params": params,
-        "body": statements(k.body, lang, 1),
+        "body": statements(k.body, lang, 1, lanes),
         "threads": thread_count(k.body) if lang.threads else ir.size(a.shape),
         "offsets": offsets,
         "args": [f"{_bundle(model.arrays[n])}->{n}" for n in (*k.reads, a.name)],
@@ -112,6 +120,17 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
 
     ckernels = views(fwd, bwd, C)
     nf = len(fwd)
+    width = LANES[precision]
+    shared = {p.name for p in model.params}
+    taken = set(model.arrays) | {"real", "idx", "sample"}
+
+    def lane_view(k: Kernel, n: int, total: int) -> dict:
+        body = block_accumulators(k.body, taken) if options.blocks else k.body
+        body, lane = widen_to_lanes(body, shared, width, taken)
+        return _kernel_view(model, Kernel(k.array, k.reads, body, k.strategy), C, n, total,
+                            (lane, width))
+    lkernels = [lane_view(k, n, len(fwd)) for n, k in enumerate(fwd)]
+    lkernels += [lane_view(k, n, len(bwd)) for n, k in enumerate(bwd)]
     used_f = {_bundle(model.arrays[n]) for k in fwd for n in (*k.reads, k.name)}
     used_b = {_bundle(model.arrays[n]) for k in bwd for n in (*k.reads, k.name)}
     cfile = {
@@ -120,6 +139,13 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
         "backward_calls": [f"{k['function']}({', '.join(k['args'])})" for k in ckernels[nf:]],
         "forward_unused": [b for b in ("w", "x", "v") if b not in used_f],
         "backward_unused": [b for b in ("w", "x", "v", "g") if b not in used_b],
+        "lanes": width, "lane_kernels": lkernels,
+        "lane_structs": [s for s in _structs(model) if s["name"] != "params"],
+        "inputs": [a.name for a in model.inputs],
+        "lane_forward_calls": [f"{k['function']}({', '.join(k['args'])})"
+                               for k in lkernels[:nf]],
+        "lane_backward_calls": [f"{k['function']}({', '.join(k['args'])})"
+                                for k in lkernels[nf:]],
     }
     gkernels = views(cfwd, cbwd, CUDA)
 

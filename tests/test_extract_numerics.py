@@ -115,9 +115,28 @@ def _fill(ffi, cdata, model_arrays, values, dtype):
 @pytest.mark.parametrize("precision", ["f64", "f32"])
 @pytest.mark.parametrize("name", ["cnn_hand", "ops_slide", "ops_block", "chain_hand"])
 def test_batch_grad_is_mean_of_samples_and_reproducible(kernel_cache, name, precision):
-    d = hand(name)
-    m, g, ffi, lib = built(d, precision)
-    dtype, M, n = DTYPES[precision], m.name, 7
+    check_batch_grad(hand(name), precision, Options(), 7)
+
+
+@pytest.mark.parametrize("name", ["cnn_hand", "ops_slide", "chain_hand"])
+def test_batch_grad_without_register_blocks(kernel_cache, name):
+    """Every accumulation of the lane kernels as a vreal load-add-store (no blocks)."""
+    check_batch_grad(hand(name), "f64", Options(blocks=False), 11)
+
+
+@pytest.mark.parametrize("strategy", ["dest", "element"])
+@pytest.mark.parametrize("seed", [3, 5, 201])
+def test_batch_grad_of_random_dumps(kernel_cache, seed, strategy):
+    """The lane kernels of random dumps (blocks, guards, logistic; with the element strategy
+    scalar locals become vreal buffers, and seed 201 reads one inside a logistic lane loop):
+    19 samples = two full groups of 8 and a short one, against the oracle's gradients."""
+    d = dumpgen.random_dump(seed, depth=4 if seed >= 200 else 3, model=f"rnd{seed}")
+    check_batch_grad(d, "f64", Options(strategy, 2 ** 62), 19)
+
+
+def check_batch_grad(d: dict, precision: str, options: Options, n: int):
+    m, g, ffi, lib = built(d, precision, options)
+    dtype, M = DTYPES[precision], m.name
     w = ffi.new(f"{M}_params *")
     xs = ffi.new(f"{M}_inputs[{n}]")
     samples = [inputs_for(d, precision, 10 + s) for s in range(n)]

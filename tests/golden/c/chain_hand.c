@@ -102,10 +102,145 @@ void chain_backward(const chain_params *restrict w, const chain_inputs *restrict
     chain_backward_d_b(w->a, g->d_x, g->d_b);
 }
 
+/* ---- batches: 8 samples at a time ("lanes"), the sample index innermost ----
+ * Element e of sample l of a group sits at [e * chain_LANES + l]; the parameters are shared.
+ * Each lane adds the terms of every sum in the same order as the one-sample functions above;
+ * blocks of outputs are held in vreal registers across the sums (extract/registers.py,
+ * extract/lanes.py). */
+#define chain_LANES 8
+
+/* 8 reals, one per sample: GCC/Clang vector extension; the operators act lane by lane
+ * and broadcast a scalar operand */
+typedef real vreal __attribute__((vector_size(chain_LANES * sizeof(real))));
+
+static inline vreal vload(const real *p)
+{
+    vreal v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void vstore(real *p, vreal v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+static inline vreal vsplat(real x)
+{
+    return (vreal){0} + x;
+}
+
+/* role input, 8 samples */
+typedef struct {
+    real empty_[1 * chain_LANES];
+} chain_inputs_lanes;
+
+/* chain bindings, 8 samples */
+typedef struct {
+    real x[5 * chain_LANES];
+    real y[5 * chain_LANES];
+} chain_values_lanes;
+
+/* every gradient entry, 8 samples */
+typedef struct {
+    real d_y[5 * chain_LANES];
+    real d_x[5 * chain_LANES];
+    real d_a[5 * chain_LANES];
+    real d_b[5 * chain_LANES];
+} chain_grads_lanes;
+
+/* ==== forward: x, chain binding 1 of 2; 8 samples; shape 5, 5 elements, element loops ==== */
+static void chain_forward_x_lanes(const real *restrict a,
+                                  const real *restrict b,
+                                  real *restrict x)
+{
+    for (int j = 0; j < 5; j++) {
+        vstore(&x[j * 8], vsplat(a[j] * b[j]));
+    }
+}
+
+/* ==== forward: y, chain binding 2 of 2; 8 samples; shape 5, 5 elements, element loops ==== */
+static void chain_forward_y_lanes(const real *restrict x,
+                                  real *restrict y)
+{
+    for (int j = 0; j < 5; j++) {
+        vstore(&y[j * 8], vload(&x[j * 8]) * vload(&x[j * 8]));
+    }
+}
+
+/* ==== backward: d_y, gradient with respect to y, entry 1 of 4; 8 samples; shape 5, 5 elements, element loops ==== */
+static void chain_backward_d_y_lanes(real *restrict d_y)
+{
+    for (int j = 0; j < 5; j++) {
+        vstore(&d_y[j * 8], vsplat(1));
+    }
+}
+
+/* ==== backward: d_x, gradient with respect to x, entry 2 of 4; 8 samples; shape 5, 5 elements, element loops ==== */
+static void chain_backward_d_x_lanes(const real *restrict x,
+                                     const real *restrict d_y,
+                                     real *restrict d_x)
+{
+    for (int j = 0; j < 5; j++) {
+        vstore(&d_x[j * 8], vload(&d_y[j * 8]) * vload(&x[j * 8]) + vload(&d_y[j * 8]) * vload(&x[j * 8]));
+    }
+}
+
+/* ==== backward: d_a, gradient with respect to a, entry 3 of 4; 8 samples; shape 5, 5 elements, element loops ==== */
+static void chain_backward_d_a_lanes(const real *restrict b,
+                                     const real *restrict d_x,
+                                     real *restrict d_a)
+{
+    for (int j = 0; j < 5; j++) {
+        vstore(&d_a[j * 8], vload(&d_x[j * 8]) * b[j]);
+    }
+}
+
+/* ==== backward: d_b, gradient with respect to b, entry 4 of 4; 8 samples; shape 5, 5 elements, element loops ==== */
+static void chain_backward_d_b_lanes(const real *restrict a,
+                                     const real *restrict d_x,
+                                     real *restrict d_b)
+{
+    for (int j = 0; j < 5; j++) {
+        vstore(&d_b[j * 8], vload(&d_x[j * 8]) * a[j]);
+    }
+}
+
+static void chain_forward_lanes(const chain_params *restrict w,
+                          const chain_inputs_lanes *restrict x,
+                          chain_values_lanes *restrict v)
+{
+    (void)x;
+    chain_forward_x_lanes(w->a, w->b, v->x);
+    chain_forward_y_lanes(v->x, v->y);
+}
+
+static void chain_backward_lanes(const chain_params *restrict w,
+                           const chain_inputs_lanes *restrict x,
+                           const chain_values_lanes *restrict v,
+                           chain_grads_lanes *restrict g)
+{
+    (void)x;
+    chain_backward_d_y_lanes(g->d_y);
+    chain_backward_d_x_lanes(v->x, g->d_y, g->d_x);
+    chain_backward_d_a_lanes(w->b, g->d_x, g->d_a);
+    chain_backward_d_b_lanes(w->a, g->d_x, g->d_b);
+}
+
+/* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
+static void chain_gather(const chain_inputs *restrict xs, int m,
+                  chain_inputs_lanes *restrict x)
+{
+    (void)xs;
+    (void)m;
+    (void)x;
+}
+
 /* per-thread scratch of the batch entry points */
 typedef struct {
-    chain_values v;
-    chain_grads g;
+    chain_inputs_lanes x;
+    chain_values_lanes v;
+    chain_grads_lanes g;
     chain_params acc;
     real loss;
 } chain_scratch;
@@ -128,13 +263,18 @@ void chain_batch_grad(const chain_params *restrict w, const chain_inputs *restri
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
         memset(&s->acc, 0, sizeof s->acc);
         s->loss = 0;
-        for (int i = lo; i < hi; i++) {
-            chain_forward(w, &xs[i], &s->v);
-            chain_backward(w, &xs[i], &s->v, &s->g);
+        for (int i = lo; i < hi; i += chain_LANES) {
+            const int m = imin(chain_LANES, hi - i);
+            chain_gather(&xs[i], m, &s->x);
+            chain_forward_lanes(w, &s->x, &s->v);
+            chain_backward_lanes(w, &s->x, &s->v, &s->g);
+            /* lanes 0..m-1 are samples i..i+m-1: each sum takes them in sample order */
             for (int e = 0; e < chain_SIZE_a; e++)
-                s->acc.a[e] += s->g.d_a[e];
+                for (int l = 0; l < m; l++)
+                    s->acc.a[e] += s->g.d_a[e * chain_LANES + l];
             for (int e = 0; e < chain_SIZE_b; e++)
-                s->acc.b[e] += s->g.d_b[e];
+                for (int l = 0; l < m; l++)
+                    s->acc.b[e] += s->g.d_b[e * chain_LANES + l];
         }
     }
     /* the per-thread sums are added in thread order, then averaged */
@@ -175,10 +315,14 @@ void chain_batch_predict(const chain_params *restrict w, const chain_inputs *res
     for (int t = 0; t < nt; t++) {
         chain_scratch *s = &scratch[t];
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
-        for (int i = lo; i < hi; i++) {
-            chain_forward(w, &xs[i], &s->v);
-            memcpy(out + (size_t)i * chain_SIZE_y, s->v.y,
-                   sizeof s->v.y);
+        for (int i = lo; i < hi; i += chain_LANES) {
+            const int m = imin(chain_LANES, hi - i);
+            chain_gather(&xs[i], m, &s->x);
+            chain_forward_lanes(w, &s->x, &s->v);
+            for (int l = 0; l < m; l++)
+                for (int e = 0; e < chain_SIZE_y; e++)
+                    out[(size_t)(i + l) * chain_SIZE_y + e] =
+                        s->v.y[e * chain_LANES + l];
         }
     }
 }

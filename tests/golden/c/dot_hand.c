@@ -81,10 +81,125 @@ void dot_backward(const dot_params *restrict w, const dot_inputs *restrict x,
     dot_backward_d_b(w->a, g->d_r, g->d_b);
 }
 
+/* ---- batches: 8 samples at a time ("lanes"), the sample index innermost ----
+ * Element e of sample l of a group sits at [e * dot_LANES + l]; the parameters are shared.
+ * Each lane adds the terms of every sum in the same order as the one-sample functions above;
+ * blocks of outputs are held in vreal registers across the sums (extract/registers.py,
+ * extract/lanes.py). */
+#define dot_LANES 8
+
+/* 8 reals, one per sample: GCC/Clang vector extension; the operators act lane by lane
+ * and broadcast a scalar operand */
+typedef real vreal __attribute__((vector_size(dot_LANES * sizeof(real))));
+
+static inline vreal vload(const real *p)
+{
+    vreal v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void vstore(real *p, vreal v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+static inline vreal vsplat(real x)
+{
+    return (vreal){0} + x;
+}
+
+/* role input, 8 samples */
+typedef struct {
+    real seed[1 * dot_LANES];
+} dot_inputs_lanes;
+
+/* chain bindings, 8 samples */
+typedef struct {
+    real r[1 * dot_LANES];
+} dot_values_lanes;
+
+/* every gradient entry, 8 samples */
+typedef struct {
+    real d_r[1 * dot_LANES];
+    real d_a[5 * dot_LANES];
+    real d_b[5 * dot_LANES];
+} dot_grads_lanes;
+
+/* ==== forward: r, chain binding 1 of 1; 8 samples; shape 1, 1 elements, dest loops ==== */
+static void dot_forward_r_lanes(const real *restrict a,
+                                const real *restrict b,
+                                real *restrict r)
+{
+    vstore(&r[0], vsplat(0));
+    vreal r_acc[1];
+    r_acc[0] = vload(&r[0]);
+    for (int t0 = 0; t0 < 5; t0++) {
+        r_acc[0] += vsplat(a[t0] * b[t0]);
+    }
+    vstore(&r[0], r_acc[0]);
+}
+
+/* ==== backward: d_r, gradient with respect to r, entry 1 of 3; 8 samples; shape 1, 1 elements, element loops ==== */
+static void dot_backward_d_r_lanes(const real *restrict seed,
+                                   real *restrict d_r)
+{
+    vstore(&d_r[0], vload(&seed[0]));
+}
+
+/* ==== backward: d_a, gradient with respect to a, entry 2 of 3; 8 samples; shape 5, 5 elements, element loops ==== */
+static void dot_backward_d_a_lanes(const real *restrict b,
+                                   const real *restrict d_r,
+                                   real *restrict d_a)
+{
+    for (int j = 0; j < 5; j++) {
+        vstore(&d_a[j * 8], vload(&d_r[0]) * b[j]);
+    }
+}
+
+/* ==== backward: d_b, gradient with respect to b, entry 3 of 3; 8 samples; shape 5, 5 elements, element loops ==== */
+static void dot_backward_d_b_lanes(const real *restrict a,
+                                   const real *restrict d_r,
+                                   real *restrict d_b)
+{
+    for (int j = 0; j < 5; j++) {
+        vstore(&d_b[j * 8], vload(&d_r[0]) * a[j]);
+    }
+}
+
+static void dot_forward_lanes(const dot_params *restrict w,
+                        const dot_inputs_lanes *restrict x,
+                        dot_values_lanes *restrict v)
+{
+    (void)x;
+    dot_forward_r_lanes(w->a, w->b, v->r);
+}
+
+static void dot_backward_lanes(const dot_params *restrict w,
+                         const dot_inputs_lanes *restrict x,
+                         const dot_values_lanes *restrict v,
+                         dot_grads_lanes *restrict g)
+{
+    (void)v;
+    dot_backward_d_r_lanes(x->seed, g->d_r);
+    dot_backward_d_a_lanes(w->b, g->d_r, g->d_a);
+    dot_backward_d_b_lanes(w->a, g->d_r, g->d_b);
+}
+
+/* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
+static void dot_gather(const dot_inputs *restrict xs, int m,
+                dot_inputs_lanes *restrict x)
+{
+    for (int e = 0; e < dot_SIZE_seed; e++)
+        for (int l = 0; l < dot_LANES; l++)
+            x->seed[e * dot_LANES + l] = xs[l < m ? l : m - 1].seed[e];
+}
+
 /* per-thread scratch of the batch entry points */
 typedef struct {
-    dot_values v;
-    dot_grads g;
+    dot_inputs_lanes x;
+    dot_values_lanes v;
+    dot_grads_lanes g;
     dot_params acc;
     real loss;
 } dot_scratch;
@@ -107,13 +222,18 @@ void dot_batch_grad(const dot_params *restrict w, const dot_inputs *restrict xs,
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
         memset(&s->acc, 0, sizeof s->acc);
         s->loss = 0;
-        for (int i = lo; i < hi; i++) {
-            dot_forward(w, &xs[i], &s->v);
-            dot_backward(w, &xs[i], &s->v, &s->g);
+        for (int i = lo; i < hi; i += dot_LANES) {
+            const int m = imin(dot_LANES, hi - i);
+            dot_gather(&xs[i], m, &s->x);
+            dot_forward_lanes(w, &s->x, &s->v);
+            dot_backward_lanes(w, &s->x, &s->v, &s->g);
+            /* lanes 0..m-1 are samples i..i+m-1: each sum takes them in sample order */
             for (int e = 0; e < dot_SIZE_a; e++)
-                s->acc.a[e] += s->g.d_a[e];
+                for (int l = 0; l < m; l++)
+                    s->acc.a[e] += s->g.d_a[e * dot_LANES + l];
             for (int e = 0; e < dot_SIZE_b; e++)
-                s->acc.b[e] += s->g.d_b[e];
+                for (int l = 0; l < m; l++)
+                    s->acc.b[e] += s->g.d_b[e * dot_LANES + l];
         }
     }
     /* the per-thread sums are added in thread order, then averaged */
@@ -154,10 +274,14 @@ void dot_batch_predict(const dot_params *restrict w, const dot_inputs *restrict 
     for (int t = 0; t < nt; t++) {
         dot_scratch *s = &scratch[t];
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
-        for (int i = lo; i < hi; i++) {
-            dot_forward(w, &xs[i], &s->v);
-            memcpy(out + (size_t)i * dot_SIZE_r, s->v.r,
-                   sizeof s->v.r);
+        for (int i = lo; i < hi; i += dot_LANES) {
+            const int m = imin(dot_LANES, hi - i);
+            dot_gather(&xs[i], m, &s->x);
+            dot_forward_lanes(w, &s->x, &s->v);
+            for (int l = 0; l < m; l++)
+                for (int e = 0; e < dot_SIZE_r; e++)
+                    out[(size_t)(i + l) * dot_SIZE_r + e] =
+                        s->v.r[e * dot_LANES + l];
         }
     }
 }

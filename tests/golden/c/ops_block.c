@@ -164,10 +164,221 @@ void ops_block_backward(const ops_block_params *restrict w, const ops_block_inpu
     ops_block_backward_d_g(w->x, v->s, g->d_z, g->d_g);
 }
 
+/* ---- batches: 8 samples at a time ("lanes"), the sample index innermost ----
+ * Element e of sample l of a group sits at [e * ops_block_LANES + l]; the parameters are shared.
+ * Each lane adds the terms of every sum in the same order as the one-sample functions above;
+ * blocks of outputs are held in vreal registers across the sums (extract/registers.py,
+ * extract/lanes.py). */
+#define ops_block_LANES 8
+
+/* 8 reals, one per sample: GCC/Clang vector extension; the operators act lane by lane
+ * and broadcast a scalar operand */
+typedef real vreal __attribute__((vector_size(ops_block_LANES * sizeof(real))));
+
+static inline vreal vload(const real *p)
+{
+    vreal v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void vstore(real *p, vreal v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+static inline vreal vsplat(real x)
+{
+    return (vreal){0} + x;
+}
+
+/* role input, 8 samples */
+typedef struct {
+    real empty_[1 * ops_block_LANES];
+} ops_block_inputs_lanes;
+
+/* chain bindings, 8 samples */
+typedef struct {
+    real s[6 * ops_block_LANES];
+    real z[24 * ops_block_LANES];
+    real loss[1 * ops_block_LANES];
+} ops_block_values_lanes;
+
+/* every gradient entry, 8 samples */
+typedef struct {
+    real d_loss[1 * ops_block_LANES];
+    real d_z[24 * ops_block_LANES];
+    real d_s[6 * ops_block_LANES];
+    real d_x[24 * ops_block_LANES];
+    real d_g[4 * ops_block_LANES];
+} ops_block_grads_lanes;
+
+/* ==== forward: s, chain binding 1 of 3; 8 samples; shape [2, 3], 6 elements, dest loops ==== */
+static void ops_block_forward_s_lanes(const real *restrict x,
+                                      real *restrict s)
+{
+    for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+        for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+            vstore(&s[i0_0 * 24 + i0_1 * 8], vsplat(0));
+            vreal s_acc[1];
+            s_acc[0] = vload(&s[i0_0 * 24 + i0_1 * 8]);
+            for (int t1_0 = 0; t1_0 < 2; t1_0++) {
+                for (int t1_1 = 0; t1_1 < 2; t1_1++) {
+                    s_acc[0] += vsplat(x[i0_0 * 12 + t1_0 * 6 + i0_1 * 2 + t1_1] / 4);
+                }
+            }
+            vstore(&s[i0_0 * 24 + i0_1 * 8], s_acc[0]);
+        }
+    }
+}
+
+/* ==== forward: z, chain binding 2 of 3; 8 samples; shape [4, 6], 24 elements, element loops ==== */
+static void ops_block_forward_z_lanes(const real *restrict x,
+                                      const real *restrict g,
+                                      const real *restrict s,
+                                      real *restrict z)
+{
+    for (int j0_q = 0; j0_q < 2; j0_q++) {
+        for (int j0_r = 0; j0_r < 2; j0_r++) {
+            for (int j1_q = 0; j1_q < 3; j1_q++) {
+                for (int j1_r = 0; j1_r < 2; j1_r++) {
+                    vstore(&z[j0_q * 96 + j0_r * 48 + j1_q * 16 + j1_r * 8], x[j0_q * 12 + j0_r * 6 + j1_q * 2 + j1_r] * vload(&s[j0_q * 24 + j1_q * 8]) * g[j0_r * 2 + j1_r]);
+                }
+            }
+        }
+    }
+}
+
+/* ==== forward: loss, chain binding 3 of 3; 8 samples; shape 1, 1 elements, dest loops ==== */
+static void ops_block_forward_loss_lanes(const real *restrict z,
+                                         real *restrict loss)
+{
+    vstore(&loss[0], vsplat(0));
+    vreal loss_acc[1];
+    loss_acc[0] = vload(&loss[0]);
+    for (int t0_0 = 0; t0_0 < 4; t0_0++) {
+        for (int t0_1 = 0; t0_1 < 6; t0_1++) {
+            loss_acc[0] += vload(&z[t0_0 * 48 + t0_1 * 8]) * vload(&z[t0_0 * 48 + t0_1 * 8]);
+        }
+    }
+    vstore(&loss[0], loss_acc[0]);
+}
+
+/* ==== backward: d_loss, gradient with respect to loss, entry 1 of 5; 8 samples; shape 1, 1 elements, element loops ==== */
+static void ops_block_backward_d_loss_lanes(real *restrict d_loss)
+{
+    vstore(&d_loss[0], vsplat(1));
+}
+
+/* ==== backward: d_z, gradient with respect to z, entry 2 of 5; 8 samples; shape [4, 6], 24 elements, element loops ==== */
+static void ops_block_backward_d_z_lanes(const real *restrict z,
+                                         const real *restrict d_loss,
+                                         real *restrict d_z)
+{
+    for (int j0 = 0; j0 < 4; j0++) {
+        for (int j1 = 0; j1 < 6; j1++) {
+            vstore(&d_z[j0 * 48 + j1 * 8], vload(&d_loss[0]) * vload(&z[j0 * 48 + j1 * 8]) + vload(&d_loss[0]) * vload(&z[j0 * 48 + j1 * 8]));
+        }
+    }
+}
+
+/* ==== backward: d_s, gradient with respect to s, entry 3 of 5; 8 samples; shape [2, 3], 6 elements, dest loops ==== */
+static void ops_block_backward_d_s_lanes(const real *restrict x,
+                                         const real *restrict g,
+                                         const real *restrict d_z,
+                                         real *restrict d_s)
+{
+    for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+        for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+            vstore(&d_s[i0_0 * 24 + i0_1 * 8], vsplat(0));
+            vreal d_s_acc[1];
+            d_s_acc[0] = vload(&d_s[i0_0 * 24 + i0_1 * 8]);
+            for (int t1_0 = 0; t1_0 < 2; t1_0++) {
+                for (int t1_1 = 0; t1_1 < 2; t1_1++) {
+                    d_s_acc[0] += vload(&d_z[i0_0 * 96 + t1_0 * 48 + i0_1 * 16 + t1_1 * 8]) * x[i0_0 * 12 + t1_0 * 6 + i0_1 * 2 + t1_1] * g[t1_0 * 2 + t1_1];
+                }
+            }
+            vstore(&d_s[i0_0 * 24 + i0_1 * 8], d_s_acc[0]);
+        }
+    }
+}
+
+/* ==== backward: d_x, gradient with respect to x, entry 4 of 5; 8 samples; shape [4, 6], 24 elements, element loops ==== */
+static void ops_block_backward_d_x_lanes(const real *restrict g,
+                                         const real *restrict s,
+                                         const real *restrict d_z,
+                                         const real *restrict d_s,
+                                         real *restrict d_x)
+{
+    for (int j0_q = 0; j0_q < 2; j0_q++) {
+        for (int j0_r = 0; j0_r < 2; j0_r++) {
+            for (int j1_q = 0; j1_q < 3; j1_q++) {
+                for (int j1_r = 0; j1_r < 2; j1_r++) {
+                    vstore(&d_x[j0_q * 96 + j0_r * 48 + j1_q * 16 + j1_r * 8], vload(&d_z[j0_q * 96 + j0_r * 48 + j1_q * 16 + j1_r * 8]) * vload(&s[j0_q * 24 + j1_q * 8]) * g[j0_r * 2 + j1_r] + vload(&d_s[j0_q * 24 + j1_q * 8]) / 4);
+                }
+            }
+        }
+    }
+}
+
+/* ==== backward: d_g, gradient with respect to g, entry 5 of 5; 8 samples; shape [2, 2], 4 elements, dest loops ==== */
+static void ops_block_backward_d_g_lanes(const real *restrict x,
+                                         const real *restrict s,
+                                         const real *restrict d_z,
+                                         real *restrict d_g)
+{
+    for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+        for (int i0_1 = 0; i0_1 < 2; i0_1++) {
+            vstore(&d_g[i0_0 * 16 + i0_1 * 8], vsplat(0));
+            vreal d_g_acc[1];
+            d_g_acc[0] = vload(&d_g[i0_0 * 16 + i0_1 * 8]);
+            for (int t1_0_q = 0; t1_0_q < 2; t1_0_q++) {
+                for (int t1_1_q = 0; t1_1_q < 3; t1_1_q++) {
+                    d_g_acc[0] += vload(&d_z[t1_0_q * 96 + i0_0 * 48 + t1_1_q * 16 + i0_1 * 8]) * x[t1_0_q * 12 + i0_0 * 6 + t1_1_q * 2 + i0_1] * vload(&s[t1_0_q * 24 + t1_1_q * 8]);
+                }
+            }
+            vstore(&d_g[i0_0 * 16 + i0_1 * 8], d_g_acc[0]);
+        }
+    }
+}
+
+static void ops_block_forward_lanes(const ops_block_params *restrict w,
+                              const ops_block_inputs_lanes *restrict x,
+                              ops_block_values_lanes *restrict v)
+{
+    (void)x;
+    ops_block_forward_s_lanes(w->x, v->s);
+    ops_block_forward_z_lanes(w->x, w->g, v->s, v->z);
+    ops_block_forward_loss_lanes(v->z, v->loss);
+}
+
+static void ops_block_backward_lanes(const ops_block_params *restrict w,
+                               const ops_block_inputs_lanes *restrict x,
+                               const ops_block_values_lanes *restrict v,
+                               ops_block_grads_lanes *restrict g)
+{
+    (void)x;
+    ops_block_backward_d_loss_lanes(g->d_loss);
+    ops_block_backward_d_z_lanes(v->z, g->d_loss, g->d_z);
+    ops_block_backward_d_s_lanes(w->x, w->g, g->d_z, g->d_s);
+    ops_block_backward_d_x_lanes(w->g, v->s, g->d_z, g->d_s, g->d_x);
+    ops_block_backward_d_g_lanes(w->x, v->s, g->d_z, g->d_g);
+}
+
+/* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
+static void ops_block_gather(const ops_block_inputs *restrict xs, int m,
+                      ops_block_inputs_lanes *restrict x)
+{
+    (void)xs;
+    (void)m;
+    (void)x;
+}
+
 /* per-thread scratch of the batch entry points */
 typedef struct {
-    ops_block_values v;
-    ops_block_grads g;
+    ops_block_inputs_lanes x;
+    ops_block_values_lanes v;
+    ops_block_grads_lanes g;
     ops_block_params acc;
     real loss;
 } ops_block_scratch;
@@ -190,15 +401,21 @@ void ops_block_batch_grad(const ops_block_params *restrict w, const ops_block_in
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
         memset(&s->acc, 0, sizeof s->acc);
         s->loss = 0;
-        for (int i = lo; i < hi; i++) {
-            ops_block_forward(w, &xs[i], &s->v);
-            ops_block_backward(w, &xs[i], &s->v, &s->g);
+        for (int i = lo; i < hi; i += ops_block_LANES) {
+            const int m = imin(ops_block_LANES, hi - i);
+            ops_block_gather(&xs[i], m, &s->x);
+            ops_block_forward_lanes(w, &s->x, &s->v);
+            ops_block_backward_lanes(w, &s->x, &s->v, &s->g);
+            /* lanes 0..m-1 are samples i..i+m-1: each sum takes them in sample order */
             for (int e = 0; e < ops_block_SIZE_x; e++)
-                s->acc.x[e] += s->g.d_x[e];
+                for (int l = 0; l < m; l++)
+                    s->acc.x[e] += s->g.d_x[e * ops_block_LANES + l];
             for (int e = 0; e < ops_block_SIZE_g; e++)
-                s->acc.g[e] += s->g.d_g[e];
-            for (int e = 0; e < ops_block_SIZE_loss; e++)
-                s->loss += s->v.loss[e];
+                for (int l = 0; l < m; l++)
+                    s->acc.g[e] += s->g.d_g[e * ops_block_LANES + l];
+            for (int l = 0; l < m; l++)
+                for (int e = 0; e < ops_block_SIZE_loss; e++)
+                    s->loss += s->v.loss[e * ops_block_LANES + l];
         }
     }
     /* the per-thread sums are added in thread order, then averaged */
@@ -239,10 +456,14 @@ void ops_block_batch_predict(const ops_block_params *restrict w, const ops_block
     for (int t = 0; t < nt; t++) {
         ops_block_scratch *s = &scratch[t];
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
-        for (int i = lo; i < hi; i++) {
-            ops_block_forward(w, &xs[i], &s->v);
-            memcpy(out + (size_t)i * ops_block_SIZE_loss, s->v.loss,
-                   sizeof s->v.loss);
+        for (int i = lo; i < hi; i += ops_block_LANES) {
+            const int m = imin(ops_block_LANES, hi - i);
+            ops_block_gather(&xs[i], m, &s->x);
+            ops_block_forward_lanes(w, &s->x, &s->v);
+            for (int l = 0; l < m; l++)
+                for (int e = 0; e < ops_block_SIZE_loss; e++)
+                    out[(size_t)(i + l) * ops_block_SIZE_loss + e] =
+                        s->v.loss[e * ops_block_LANES + l];
         }
     }
 }

@@ -113,10 +113,164 @@ void ops_map_backward(const ops_map_params *restrict w, const ops_map_inputs *re
     ops_map_backward_d_w(w->x, v->h, g->d_h, g->d_w);
 }
 
+/* ---- batches: 8 samples at a time ("lanes"), the sample index innermost ----
+ * Element e of sample l of a group sits at [e * ops_map_LANES + l]; the parameters are shared.
+ * Each lane adds the terms of every sum in the same order as the one-sample functions above;
+ * blocks of outputs are held in vreal registers across the sums (extract/registers.py,
+ * extract/lanes.py). */
+#define ops_map_LANES 8
+
+/* 8 reals, one per sample: GCC/Clang vector extension; the operators act lane by lane
+ * and broadcast a scalar operand */
+typedef real vreal __attribute__((vector_size(ops_map_LANES * sizeof(real))));
+
+static inline vreal vload(const real *p)
+{
+    vreal v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void vstore(real *p, vreal v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+static inline vreal vsplat(real x)
+{
+    return (vreal){0} + x;
+}
+
+/* role input, 8 samples */
+typedef struct {
+    real empty_[1 * ops_map_LANES];
+} ops_map_inputs_lanes;
+
+/* chain bindings, 8 samples */
+typedef struct {
+    real h[6 * ops_map_LANES];
+    real loss[1 * ops_map_LANES];
+} ops_map_values_lanes;
+
+/* every gradient entry, 8 samples */
+typedef struct {
+    real d_loss[1 * ops_map_LANES];
+    real d_h[6 * ops_map_LANES];
+    real d_x[6 * ops_map_LANES];
+    real d_w[3 * ops_map_LANES];
+} ops_map_grads_lanes;
+
+/* ==== forward: h, chain binding 1 of 2; 8 samples; shape [2, 3], 6 elements, element loops ==== */
+static void ops_map_forward_h_lanes(const real *restrict x,
+                                    const real *restrict w,
+                                    real *restrict h)
+{
+    for (int j0 = 0; j0 < 2; j0++) {
+        for (int j1 = 0; j1 < 3; j1++) {
+            for (int l = 0; l < 8; l++) {
+                h[j0 * 24 + j1 * 8 + l] = logistic(x[j0 * 3 + j1] * w[j1]);
+            }
+        }
+    }
+}
+
+/* ==== forward: loss, chain binding 2 of 2; 8 samples; shape 1, 1 elements, dest loops ==== */
+static void ops_map_forward_loss_lanes(const real *restrict h,
+                                       real *restrict loss)
+{
+    vstore(&loss[0], vsplat(0));
+    vreal loss_acc[1];
+    loss_acc[0] = vload(&loss[0]);
+    for (int t0_0 = 0; t0_0 < 2; t0_0++) {
+        for (int t0_1 = 0; t0_1 < 3; t0_1++) {
+            loss_acc[0] += -vload(&h[t0_0 * 24 + t0_1 * 8]) / 2;
+        }
+    }
+    vstore(&loss[0], loss_acc[0]);
+}
+
+/* ==== backward: d_loss, gradient with respect to loss, entry 1 of 4; 8 samples; shape 1, 1 elements, element loops ==== */
+static void ops_map_backward_d_loss_lanes(real *restrict d_loss)
+{
+    vstore(&d_loss[0], vsplat(1));
+}
+
+/* ==== backward: d_h, gradient with respect to h, entry 2 of 4; 8 samples; shape [2, 3], 6 elements, element loops ==== */
+static void ops_map_backward_d_h_lanes(const real *restrict d_loss,
+                                       real *restrict d_h)
+{
+    for (int j0 = 0; j0 < 2; j0++) {
+        for (int j1 = 0; j1 < 3; j1++) {
+            vstore(&d_h[j0 * 24 + j1 * 8], -vload(&d_loss[0]) / 2);
+        }
+    }
+}
+
+/* ==== backward: d_x, gradient with respect to x, entry 3 of 4; 8 samples; shape [2, 3], 6 elements, element loops ==== */
+static void ops_map_backward_d_x_lanes(const real *restrict w,
+                                       const real *restrict h,
+                                       const real *restrict d_h,
+                                       real *restrict d_x)
+{
+    for (int j0 = 0; j0 < 2; j0++) {
+        for (int j1 = 0; j1 < 3; j1++) {
+            vstore(&d_x[j0 * 24 + j1 * 8], vload(&d_h[j0 * 24 + j1 * 8]) * vload(&h[j0 * 24 + j1 * 8]) * (1 - vload(&h[j0 * 24 + j1 * 8])) * w[j1]);
+        }
+    }
+}
+
+/* ==== backward: d_w, gradient with respect to w, entry 4 of 4; 8 samples; shape 3, 3 elements, dest loops ==== */
+static void ops_map_backward_d_w_lanes(const real *restrict x,
+                                       const real *restrict h,
+                                       const real *restrict d_h,
+                                       real *restrict d_w)
+{
+    for (int i0 = 0; i0 < 3; i0++) {
+        vstore(&d_w[i0 * 8], vsplat(0));
+        vreal d_w_acc[1];
+        d_w_acc[0] = vload(&d_w[i0 * 8]);
+        for (int t1 = 0; t1 < 2; t1++) {
+            d_w_acc[0] += vload(&d_h[t1 * 24 + i0 * 8]) * vload(&h[t1 * 24 + i0 * 8]) * (1 - vload(&h[t1 * 24 + i0 * 8])) * x[t1 * 3 + i0];
+        }
+        vstore(&d_w[i0 * 8], d_w_acc[0]);
+    }
+}
+
+static void ops_map_forward_lanes(const ops_map_params *restrict w,
+                            const ops_map_inputs_lanes *restrict x,
+                            ops_map_values_lanes *restrict v)
+{
+    (void)x;
+    ops_map_forward_h_lanes(w->x, w->w, v->h);
+    ops_map_forward_loss_lanes(v->h, v->loss);
+}
+
+static void ops_map_backward_lanes(const ops_map_params *restrict w,
+                             const ops_map_inputs_lanes *restrict x,
+                             const ops_map_values_lanes *restrict v,
+                             ops_map_grads_lanes *restrict g)
+{
+    (void)x;
+    ops_map_backward_d_loss_lanes(g->d_loss);
+    ops_map_backward_d_h_lanes(g->d_loss, g->d_h);
+    ops_map_backward_d_x_lanes(w->w, v->h, g->d_h, g->d_x);
+    ops_map_backward_d_w_lanes(w->x, v->h, g->d_h, g->d_w);
+}
+
+/* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
+static void ops_map_gather(const ops_map_inputs *restrict xs, int m,
+                    ops_map_inputs_lanes *restrict x)
+{
+    (void)xs;
+    (void)m;
+    (void)x;
+}
+
 /* per-thread scratch of the batch entry points */
 typedef struct {
-    ops_map_values v;
-    ops_map_grads g;
+    ops_map_inputs_lanes x;
+    ops_map_values_lanes v;
+    ops_map_grads_lanes g;
     ops_map_params acc;
     real loss;
 } ops_map_scratch;
@@ -139,15 +293,21 @@ void ops_map_batch_grad(const ops_map_params *restrict w, const ops_map_inputs *
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
         memset(&s->acc, 0, sizeof s->acc);
         s->loss = 0;
-        for (int i = lo; i < hi; i++) {
-            ops_map_forward(w, &xs[i], &s->v);
-            ops_map_backward(w, &xs[i], &s->v, &s->g);
+        for (int i = lo; i < hi; i += ops_map_LANES) {
+            const int m = imin(ops_map_LANES, hi - i);
+            ops_map_gather(&xs[i], m, &s->x);
+            ops_map_forward_lanes(w, &s->x, &s->v);
+            ops_map_backward_lanes(w, &s->x, &s->v, &s->g);
+            /* lanes 0..m-1 are samples i..i+m-1: each sum takes them in sample order */
             for (int e = 0; e < ops_map_SIZE_x; e++)
-                s->acc.x[e] += s->g.d_x[e];
+                for (int l = 0; l < m; l++)
+                    s->acc.x[e] += s->g.d_x[e * ops_map_LANES + l];
             for (int e = 0; e < ops_map_SIZE_w; e++)
-                s->acc.w[e] += s->g.d_w[e];
-            for (int e = 0; e < ops_map_SIZE_loss; e++)
-                s->loss += s->v.loss[e];
+                for (int l = 0; l < m; l++)
+                    s->acc.w[e] += s->g.d_w[e * ops_map_LANES + l];
+            for (int l = 0; l < m; l++)
+                for (int e = 0; e < ops_map_SIZE_loss; e++)
+                    s->loss += s->v.loss[e * ops_map_LANES + l];
         }
     }
     /* the per-thread sums are added in thread order, then averaged */
@@ -188,10 +348,14 @@ void ops_map_batch_predict(const ops_map_params *restrict w, const ops_map_input
     for (int t = 0; t < nt; t++) {
         ops_map_scratch *s = &scratch[t];
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
-        for (int i = lo; i < hi; i++) {
-            ops_map_forward(w, &xs[i], &s->v);
-            memcpy(out + (size_t)i * ops_map_SIZE_loss, s->v.loss,
-                   sizeof s->v.loss);
+        for (int i = lo; i < hi; i += ops_map_LANES) {
+            const int m = imin(ops_map_LANES, hi - i);
+            ops_map_gather(&xs[i], m, &s->x);
+            ops_map_forward_lanes(w, &s->x, &s->v);
+            for (int l = 0; l < m; l++)
+                for (int e = 0; e < ops_map_SIZE_loss; e++)
+                    out[(size_t)(i + l) * ops_map_SIZE_loss + e] =
+                        s->v.loss[e * ops_map_LANES + l];
         }
     }
 }

@@ -186,10 +186,268 @@ void ops_slide_backward(const ops_slide_params *restrict w, const ops_slide_inpu
     ops_slide_backward_d_k(w->x, g->d_c2, g->d_c, g->d_k);
 }
 
+/* ---- batches: 8 samples at a time ("lanes"), the sample index innermost ----
+ * Element e of sample l of a group sits at [e * ops_slide_LANES + l]; the parameters are shared.
+ * Each lane adds the terms of every sum in the same order as the one-sample functions above;
+ * blocks of outputs are held in vreal registers across the sums (extract/registers.py,
+ * extract/lanes.py). */
+#define ops_slide_LANES 8
+
+/* 8 reals, one per sample: GCC/Clang vector extension; the operators act lane by lane
+ * and broadcast a scalar operand */
+typedef real vreal __attribute__((vector_size(ops_slide_LANES * sizeof(real))));
+
+static inline vreal vload(const real *p)
+{
+    vreal v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void vstore(real *p, vreal v)
+{
+    memcpy(p, &v, sizeof v);
+}
+
+static inline vreal vsplat(real x)
+{
+    return (vreal){0} + x;
+}
+
+/* role input, 8 samples */
+typedef struct {
+    real empty_[1 * ops_slide_LANES];
+} ops_slide_inputs_lanes;
+
+/* chain bindings, 8 samples */
+typedef struct {
+    real c[12 * ops_slide_LANES];
+    real c2[12 * ops_slide_LANES];
+    real loss[1 * ops_slide_LANES];
+} ops_slide_values_lanes;
+
+/* every gradient entry, 8 samples */
+typedef struct {
+    real d_loss[1 * ops_slide_LANES];
+    real d_c2[12 * ops_slide_LANES];
+    real d_c[12 * ops_slide_LANES];
+    real d_x[20 * ops_slide_LANES];
+    real d_k[4 * ops_slide_LANES];
+} ops_slide_grads_lanes;
+
+/* ==== forward: c, chain binding 1 of 3; 8 samples; shape [4, 3], 12 elements, dest loops ==== */
+static void ops_slide_forward_c_lanes(const real *restrict x,
+                                      const real *restrict k,
+                                      real *restrict c)
+{
+    for (int j0 = 0; j0 < 4; j0++) {
+        for (int j1 = 0; j1 < 3; j1++) {
+            vstore(&c[j0 * 24 + j1 * 8], vsplat(0));
+        }
+    }
+    for (int j0 = 0; j0 < 4; j0++) {
+        vreal c_acc[3];
+        for (int j1 = 0; j1 < 3; j1++) {
+            c_acc[j1] = vload(&c[j0 * 24 + j1 * 8]);
+        }
+        for (int t0_0 = 0; t0_0 < 2; t0_0++) {
+            for (int t0_1 = 0; t0_1 < 2; t0_1++) {
+                for (int j1 = 0; j1 < 3; j1++) {
+                    c_acc[j1] += vsplat(x[t0_0 * 4 + j0 * 4 + t0_1 + j1] * k[t0_0 * 2 + t0_1]);
+                }
+            }
+        }
+        for (int j1 = 0; j1 < 3; j1++) {
+            vstore(&c[j0 * 24 + j1 * 8], c_acc[j1]);
+        }
+    }
+}
+
+/* ==== forward: c2, chain binding 2 of 3; 8 samples; shape [4, 3], 12 elements, dest loops ==== */
+static void ops_slide_forward_c2_lanes(const real *restrict x,
+                                       const real *restrict k,
+                                       real *restrict c2)
+{
+    for (int i0_0 = 0; i0_0 < 4; i0_0++) {
+        for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+            vstore(&c2[i0_0 * 24 + i0_1 * 8], vsplat(0));
+            vreal c2_acc[1];
+            c2_acc[0] = vload(&c2[i0_0 * 24 + i0_1 * 8]);
+            for (int t1_0 = 0; t1_0 < 2; t1_0++) {
+                for (int t1_1 = 0; t1_1 < 2; t1_1++) {
+                    c2_acc[0] += vsplat(x[i0_0 * 4 + t1_0 * 4 + i0_1 + t1_1] * k[t1_0 * 2 + t1_1]);
+                }
+            }
+            vstore(&c2[i0_0 * 24 + i0_1 * 8], c2_acc[0]);
+        }
+    }
+}
+
+/* ==== forward: loss, chain binding 3 of 3; 8 samples; shape 1, 1 elements, dest loops ==== */
+static void ops_slide_forward_loss_lanes(const real *restrict c,
+                                         const real *restrict c2,
+                                         real *restrict loss)
+{
+    vstore(&loss[0], vsplat(0));
+    vreal loss_acc[1];
+    loss_acc[0] = vload(&loss[0]);
+    for (int t0_0 = 0; t0_0 < 4; t0_0++) {
+        for (int t0_1 = 0; t0_1 < 3; t0_1++) {
+            loss_acc[0] += vload(&c[t0_0 * 24 + t0_1 * 8]) * vload(&c2[t0_0 * 24 + t0_1 * 8]);
+        }
+    }
+    vstore(&loss[0], loss_acc[0]);
+}
+
+/* ==== backward: d_loss, gradient with respect to loss, entry 1 of 5; 8 samples; shape 1, 1 elements, element loops ==== */
+static void ops_slide_backward_d_loss_lanes(real *restrict d_loss)
+{
+    vstore(&d_loss[0], vsplat(1));
+}
+
+/* ==== backward: d_c2, gradient with respect to c2, entry 2 of 5; 8 samples; shape [4, 3], 12 elements, element loops ==== */
+static void ops_slide_backward_d_c2_lanes(const real *restrict c,
+                                          const real *restrict d_loss,
+                                          real *restrict d_c2)
+{
+    for (int j0 = 0; j0 < 4; j0++) {
+        for (int j1 = 0; j1 < 3; j1++) {
+            vstore(&d_c2[j0 * 24 + j1 * 8], vload(&d_loss[0]) * vload(&c[j0 * 24 + j1 * 8]));
+        }
+    }
+}
+
+/* ==== backward: d_c, gradient with respect to c, entry 3 of 5; 8 samples; shape [4, 3], 12 elements, element loops ==== */
+static void ops_slide_backward_d_c_lanes(const real *restrict c2,
+                                         const real *restrict d_loss,
+                                         real *restrict d_c)
+{
+    for (int j0 = 0; j0 < 4; j0++) {
+        for (int j1 = 0; j1 < 3; j1++) {
+            vstore(&d_c[j0 * 24 + j1 * 8], vload(&d_loss[0]) * vload(&c2[j0 * 24 + j1 * 8]));
+        }
+    }
+}
+
+/* ==== backward: d_x, gradient with respect to x, entry 4 of 5; 8 samples; shape [5, 4], 20 elements, dest loops ==== */
+static void ops_slide_backward_d_x_lanes(const real *restrict k,
+                                         const real *restrict d_c2,
+                                         const real *restrict d_c,
+                                         real *restrict d_x)
+{
+    for (int j0 = 0; j0 < 5; j0++) {
+        for (int j1 = 0; j1 < 4; j1++) {
+            vstore(&d_x[j0 * 32 + j1 * 8], vsplat(0));
+        }
+    }
+    for (int t1_0 = 0; t1_0 < 2; t1_0++) {
+        for (int i0_0 = 0; i0_0 < 4; i0_0++) {
+            vreal d_x_acc[4];
+            for (int q = 0; q < 4; q++) {
+                d_x_acc[q] = vload(&d_x[t1_0 * 32 + i0_0 * 32 + q * 8]);
+            }
+            for (int t1_1 = 0; t1_1 < 2; t1_1++) {
+                for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+                    d_x_acc[t1_1 + i0_1] += vload(&d_c2[i0_0 * 24 + i0_1 * 8]) * k[t1_0 * 2 + t1_1] / 2;
+                }
+            }
+            for (int q = 0; q < 4; q++) {
+                vstore(&d_x[t1_0 * 32 + i0_0 * 32 + q * 8], d_x_acc[q]);
+            }
+        }
+    }
+    for (int t1_0 = 0; t1_0 < 4; t1_0++) {
+        vreal d_x_acc_[8];
+        for (int q_ = 0; q_ < 8; q_++) {
+            d_x_acc_[q_] = vload(&d_x[t1_0 * 32 + q_ * 8]);
+        }
+        for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+            for (int t1_1 = 0; t1_1 < 3; t1_1++) {
+                for (int i0_1 = 0; i0_1 < 2; i0_1++) {
+                    d_x_acc_[i0_0 * 4 + t1_1 + i0_1] += vload(&d_c2[t1_0 * 24 + t1_1 * 8]) * k[i0_0 * 2 + i0_1] / 2;
+                }
+            }
+        }
+        for (int q_ = 0; q_ < 8; q_++) {
+            vstore(&d_x[t1_0 * 32 + q_ * 8], d_x_acc_[q_]);
+        }
+    }
+    for (int t0_0 = 0; t0_0 < 2; t0_0++) {
+        for (int j0 = 0; j0 < 4; j0++) {
+            vreal d_x_acc__[4];
+            for (int q__ = 0; q__ < 4; q__++) {
+                d_x_acc__[q__] = vload(&d_x[t0_0 * 32 + j0 * 32 + q__ * 8]);
+            }
+            for (int t0_1 = 0; t0_1 < 2; t0_1++) {
+                for (int j1 = 0; j1 < 3; j1++) {
+                    d_x_acc__[t0_1 + j1] += vload(&d_c[j0 * 24 + j1 * 8]) * k[t0_0 * 2 + t0_1];
+                }
+            }
+            for (int q__ = 0; q__ < 4; q__++) {
+                vstore(&d_x[t0_0 * 32 + j0 * 32 + q__ * 8], d_x_acc__[q__]);
+            }
+        }
+    }
+}
+
+/* ==== backward: d_k, gradient with respect to k, entry 5 of 5; 8 samples; shape [2, 2], 4 elements, dest loops ==== */
+static void ops_slide_backward_d_k_lanes(const real *restrict x,
+                                         const real *restrict d_c2,
+                                         const real *restrict d_c,
+                                         real *restrict d_k)
+{
+    for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+        for (int i0_1 = 0; i0_1 < 2; i0_1++) {
+            vstore(&d_k[i0_0 * 16 + i0_1 * 8], vsplat(0));
+            vreal d_k_acc[1];
+            d_k_acc[0] = vload(&d_k[i0_0 * 16 + i0_1 * 8]);
+            for (int t1_0 = 0; t1_0 < 4; t1_0++) {
+                for (int t1_1 = 0; t1_1 < 3; t1_1++) {
+                    d_k_acc[0] += vload(&d_c[t1_0 * 24 + t1_1 * 8]) * x[i0_0 * 4 + t1_0 * 4 + i0_1 + t1_1] + vload(&d_c2[t1_0 * 24 + t1_1 * 8]) * x[i0_0 * 4 + t1_0 * 4 + i0_1 + t1_1];
+                }
+            }
+            vstore(&d_k[i0_0 * 16 + i0_1 * 8], d_k_acc[0]);
+        }
+    }
+}
+
+static void ops_slide_forward_lanes(const ops_slide_params *restrict w,
+                              const ops_slide_inputs_lanes *restrict x,
+                              ops_slide_values_lanes *restrict v)
+{
+    (void)x;
+    ops_slide_forward_c_lanes(w->x, w->k, v->c);
+    ops_slide_forward_c2_lanes(w->x, w->k, v->c2);
+    ops_slide_forward_loss_lanes(v->c, v->c2, v->loss);
+}
+
+static void ops_slide_backward_lanes(const ops_slide_params *restrict w,
+                               const ops_slide_inputs_lanes *restrict x,
+                               const ops_slide_values_lanes *restrict v,
+                               ops_slide_grads_lanes *restrict g)
+{
+    (void)x;
+    ops_slide_backward_d_loss_lanes(g->d_loss);
+    ops_slide_backward_d_c2_lanes(v->c, g->d_loss, g->d_c2);
+    ops_slide_backward_d_c_lanes(v->c2, g->d_loss, g->d_c);
+    ops_slide_backward_d_x_lanes(w->k, g->d_c2, g->d_c, g->d_x);
+    ops_slide_backward_d_k_lanes(w->x, g->d_c2, g->d_c, g->d_k);
+}
+
+/* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
+static void ops_slide_gather(const ops_slide_inputs *restrict xs, int m,
+                      ops_slide_inputs_lanes *restrict x)
+{
+    (void)xs;
+    (void)m;
+    (void)x;
+}
+
 /* per-thread scratch of the batch entry points */
 typedef struct {
-    ops_slide_values v;
-    ops_slide_grads g;
+    ops_slide_inputs_lanes x;
+    ops_slide_values_lanes v;
+    ops_slide_grads_lanes g;
     ops_slide_params acc;
     real loss;
 } ops_slide_scratch;
@@ -212,15 +470,21 @@ void ops_slide_batch_grad(const ops_slide_params *restrict w, const ops_slide_in
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
         memset(&s->acc, 0, sizeof s->acc);
         s->loss = 0;
-        for (int i = lo; i < hi; i++) {
-            ops_slide_forward(w, &xs[i], &s->v);
-            ops_slide_backward(w, &xs[i], &s->v, &s->g);
+        for (int i = lo; i < hi; i += ops_slide_LANES) {
+            const int m = imin(ops_slide_LANES, hi - i);
+            ops_slide_gather(&xs[i], m, &s->x);
+            ops_slide_forward_lanes(w, &s->x, &s->v);
+            ops_slide_backward_lanes(w, &s->x, &s->v, &s->g);
+            /* lanes 0..m-1 are samples i..i+m-1: each sum takes them in sample order */
             for (int e = 0; e < ops_slide_SIZE_x; e++)
-                s->acc.x[e] += s->g.d_x[e];
+                for (int l = 0; l < m; l++)
+                    s->acc.x[e] += s->g.d_x[e * ops_slide_LANES + l];
             for (int e = 0; e < ops_slide_SIZE_k; e++)
-                s->acc.k[e] += s->g.d_k[e];
-            for (int e = 0; e < ops_slide_SIZE_loss; e++)
-                s->loss += s->v.loss[e];
+                for (int l = 0; l < m; l++)
+                    s->acc.k[e] += s->g.d_k[e * ops_slide_LANES + l];
+            for (int l = 0; l < m; l++)
+                for (int e = 0; e < ops_slide_SIZE_loss; e++)
+                    s->loss += s->v.loss[e * ops_slide_LANES + l];
         }
     }
     /* the per-thread sums are added in thread order, then averaged */
@@ -261,10 +525,14 @@ void ops_slide_batch_predict(const ops_slide_params *restrict w, const ops_slide
     for (int t = 0; t < nt; t++) {
         ops_slide_scratch *s = &scratch[t];
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
-        for (int i = lo; i < hi; i++) {
-            ops_slide_forward(w, &xs[i], &s->v);
-            memcpy(out + (size_t)i * ops_slide_SIZE_loss, s->v.loss,
-                   sizeof s->v.loss);
+        for (int i = lo; i < hi; i += ops_slide_LANES) {
+            const int m = imin(ops_slide_LANES, hi - i);
+            ops_slide_gather(&xs[i], m, &s->x);
+            ops_slide_forward_lanes(w, &s->x, &s->v);
+            for (int l = 0; l < m; l++)
+                for (int e = 0; e < ops_slide_SIZE_loss; e++)
+                    out[(size_t)(i + l) * ops_slide_SIZE_loss + e] =
+                        s->v.loss[e * ops_slide_LANES + l];
         }
     }
 }

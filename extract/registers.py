@@ -1,0 +1,260 @@
+"""block_accumulators: in a perfect loop nest that adds terms into an output (``+=``), keep a
+block of at most ``BLOCK`` outputs in a local buffer across all the loops the output does not
+move along (the reductions), then store the block once. Applied to the batch (lane) kernels of
+the C file before ``widen_to_lanes``, where every element is a vector of samples and the
+printer types the buffer as an array of vectors, so the compiler keeps the block in registers
+(bench/PROFILE.md: an accumulating ``+=`` otherwise loads and stores the output for every term).
+
+Before (``c21``, reductions ``t1_*``, outputs ``j1``, ``j2``)::
+
+    for t1_0 < 6:  for t1_1 < 5:  for t1_2 < 5:  for j1 < 8:  for j2 < 8:
+        c21[j1 * 8 + j2] += s1[...] * k2[...];
+
+After (the block is the 8 outputs along ``j2``)::
+
+    for j1 < 8:
+        real c21_acc[8];
+        for j2 < 8:  c21_acc[j2] = c21[j1 * 8 + j2];
+        for t1_0 < 6:  for t1_1 < 5:  for t1_2 < 5:  for j2 < 8:
+            c21_acc[j2] += s1[...] * k2[...];
+        for j2 < 8:  c21[j1 * 8 + j2] = c21_acc[j2];
+
+Applied only to nests in *gather form*: the output offset is an affine function of some of the
+loop variables (plain terms, no ``div`` / ``mod``) that is one-to-one on their ranges, no loop
+has extra bounds, and the nest is perfect (one statement at the bottom, no guards). Then two
+iterations write the same element only if they differ in the reduction loops alone, so moving
+output loops across reduction loops, while the reduction loops keep their relative order, gives
+every element the same terms in the same order: the results are bitwise those of the nest
+before (the tests compare them).
+
+The block runs along the output loop with the smallest stride (the contiguous one); a loop
+longer than ``BLOCK`` is strip-mined by its largest divisor ``d`` with ``MIN_SPLIT <= d <=
+BLOCK`` (``j < 24`` becomes ``j_o < 3``, ``j_i < 8``), or left unblocked when it has none. A
+nest without output loops (a sum into one element) gets a block of one.
+"""
+from __future__ import annotations
+
+from .code import Affine, Buffer, For, If, IVar, Load, Store, subst_stmts
+
+BLOCK = 8        # outputs held at once: 8 vectors of accumulators + the operands fit 16 registers
+MIN_SPLIT = 4    # a strip of fewer outputs than this is not worth a block
+WINDOW = 12      # outputs of a sliding-window block (scatter form, see _window)
+UNROLL = 64      # iterations of the innermost loops of a window block (the compiler unrolls them)
+
+
+def _perfect(s: For):
+    """The loops of a perfect nest rooted at ``s`` and its one ``+=`` store, or None."""
+    loops = []
+    while isinstance(s, For):
+        if s.lo or s.hi or len(s.body) != 1:
+            return None
+        loops.append(s)
+        s = s.body[0]
+    if not isinstance(s, Store) or s.op != "+=" or not loops:
+        return None
+    return loops, s
+
+
+def _one_to_one(offset: Affine, nest: set, outs: list) -> bool:
+    """Whether the nest's variables occur in the offset as plain terms (``outs``) only, and
+    the offset takes distinct values on distinct points of them (the variables of loops
+    outside the nest are constants here)."""
+    terms = []
+    for atom, k in offset.terms:
+        if not isinstance(atom, IVar):
+            if atom.a.ivars() & nest:
+                return False
+        elif atom in nest:
+            terms.append((abs(k), atom.extent))
+    reach = 0            # the largest offset the smaller strides reach together
+    for k, n in sorted(terms):
+        if k <= reach:
+            return False
+        reach += k * (n - 1)
+    return True
+
+
+def _split(n: int):
+    if n <= BLOCK:
+        return n
+    for d in range(BLOCK, MIN_SPLIT - 1, -1):
+        if n % d == 0:
+            return d
+    return None
+
+
+class _Names:
+    def __init__(self, stmts, taken: set):
+        self.used = set(taken)
+        self._walk(stmts)
+
+    def _walk(self, ss):
+        for s in ss:
+            if isinstance(s, For):
+                self.used.add(s.var.name)
+                self._walk(s.body)
+            elif isinstance(s, If):
+                self._walk(s.body)
+            elif hasattr(s, "name"):
+                self.used.add(s.name)
+
+    def fresh(self, base: str) -> str:
+        name = base
+        while name in self.used:
+            name += "_"
+        self.used.add(name)
+        return name
+
+
+def _block(s: For, names: _Names):
+    found = _perfect(s)
+    if found is None:
+        return None
+    loops, store = found
+    vs = [f.var for f in loops]
+    outs = [v for v in vs if store.offset.coeff(v) != 0]
+    reds = [v for v in vs if v not in outs]
+    if not reds or not _one_to_one(store.offset, set(vs), outs):
+        return None
+    name = names.fresh(f"{store.array}_acc")
+    if not outs:
+        size, outer, inner, m = 1, [], [], {}
+    else:
+        b = min(outs, key=lambda v: (abs(store.offset.coeff(v)), -vs.index(v)))
+        d = _split(b.extent)
+        if d is None:
+            return None
+        if d == b.extent:
+            outer, inner, m = [v for v in outs if v != b], [b], {}
+            at = Affine.of(b)
+        else:
+            bo = IVar(names.fresh(f"{b.name}_o"), b.extent // d, b.rank)
+            bi = IVar(names.fresh(f"{b.name}_i"), d, b.rank)
+            outer = [bo if v == b else v for v in outs]
+            inner, m = [bi], {b: Affine.of(bo).scale(d) + Affine.of(bi)}
+            at = Affine.of(bi)
+        size = d
+    if not outs:
+        at = Affine()
+    offset = store.offset.subst(m) if m else store.offset
+    (term,) = subst_stmts((store,), m) if m else (store,)
+
+    def over_block(stmt):
+        return For(inner[0], (stmt,)) if inner else stmt
+    body = over_block(Store(name, at, "+=", term.value))
+    for v in reversed(reds):
+        body = For(v, (body,))
+    block = (Buffer(name, size),
+             over_block(Store(name, at, "=", Load(store.array, offset))),
+             body,
+             over_block(Store(store.array, offset, "=", Load(name, at))))
+    for v in reversed(outer):
+        block = (For(v, block),)
+    return block
+
+
+def _points(vs: list):
+    pts = [{}]
+    for v in vs:
+        pts = [{**p, v: k} for p in pts for k in range(v.extent)]
+    return pts
+
+
+ENUMERATE = 1 << 20   # iteration points the order check may enumerate
+
+
+def _same_order(old: list, new: list, offset: Affine) -> bool:
+    """Whether the nest with its loops in order ``new`` gives every output element its terms
+    in the same order as in order ``old`` (checked point by point: every element's
+    iterations, listed in the new order, come in increasing old order)."""
+    import numpy as np
+    size = 1
+    for v in old:
+        size *= v.extent
+    if size > ENUMERATE:
+        return False
+    grids = np.meshgrid(*(np.arange(v.extent) for v in new), indexing="ij")
+    at = {v: g.ravel() for v, g in zip(new, grids)}
+    rank = np.zeros(size, dtype=np.int64)
+    for v in old:
+        rank = rank * v.extent + at[v]
+    elem = np.zeros(size, dtype=np.int64)
+    for v in new:
+        elem += offset.coeff(v) * at[v]
+    by_elem = np.argsort(elem, kind="stable")       # stable: new order within an element
+    e, r = elem[by_elem], rank[by_elem]
+    same = e[1:] == e[:-1]
+    return bool(np.all(r[1:][same] > r[:-1][same]))
+
+
+def _window(s: For, names: _Names):
+    """Scatter form (``d_s1[t2 + i0] += ...``, several points per element): the longest run of
+    innermost loops whose part of the offset covers a short contiguous range that they write
+    more than once; the range is held in a buffer across those loops, in their order. The
+    loops with the smallest stride of the output move innermost first (keeping their relative
+    order) when that keeps every element's order of terms (``_same_order``)."""
+    found = _perfect(s)
+    if found is None:
+        return None
+    loops, store = found
+    vs = [f.var for f in loops]
+    if any(not isinstance(a, IVar) and a.a.ivars() & set(vs) for a, _ in store.offset.terms):
+        return None
+    strides = [abs(store.offset.coeff(v)) for v in vs if store.offset.coeff(v)]
+    if strides:
+        unit = min(strides)
+        moved = [v for v in vs if abs(store.offset.coeff(v)) != unit] + \
+                [v for v in vs if abs(store.offset.coeff(v)) == unit]
+        if moved != vs and _same_order(vs, moved, store.offset):
+            vs = moved
+    for k in range(len(vs)):
+        inner_vs = vs[k:]
+        size = 1
+        for v in inner_vs:
+            size *= v.extent
+        if size > UNROLL:
+            continue
+        inner = Affine(tuple((a, n) for a, n in store.offset.terms if a in inner_vs))
+        values = {sum(n * p[a] for a, n in inner.terms) for p in _points(inner_vs)}
+        lo, hi = min(values), max(values)
+        span = hi - lo + 1
+        if span > WINDOW or len(values) != span or span >= size:
+            continue
+        name = names.fresh(f"{store.array}_acc")
+        q = IVar(names.fresh("q"), span, 10 ** 5)
+        at = store.offset - inner + Affine.of(lo)       # the window's first element
+        body = Store(name, inner - Affine.of(lo), "+=", store.value)
+        for v in reversed(inner_vs):
+            body = For(v, (body,))
+        block = (Buffer(name, span),
+                 For(q, (Store(name, Affine.of(q), "=", Load(store.array, at + Affine.of(q))),)),
+                 body,
+                 For(q, (Store(store.array, at + Affine.of(q), "=", Load(name, Affine.of(q))),)))
+        for v in reversed(vs[:k]):
+            block = (For(v, block),)
+        return block
+    return None
+
+
+def block_accumulators(stmts, taken: set = frozenset()) -> tuple:
+    """The statements with every eligible accumulation nest blocked (see the module doc);
+    ``taken``: names a new buffer or loop variable must not take (the model's arrays)."""
+    names = _Names(stmts, taken)
+
+    def walk(ss) -> tuple:
+        out = []
+        for s in ss:
+            if isinstance(s, For):
+                blocked = _block(s, names)
+                if blocked is None:
+                    blocked = _window(s, names)
+                if blocked is not None:
+                    out.extend(blocked)
+                else:
+                    out.append(For(s.var, walk(s.body), s.parallel, s.lo, s.hi))
+            elif isinstance(s, If):
+                out.append(If(s.cond, walk(s.body)))
+            else:
+                out.append(s)
+        return tuple(out)
+    return walk(stmts)

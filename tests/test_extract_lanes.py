@@ -1,0 +1,186 @@
+"""The batch (lane) kernels: block_accumulators (extract/registers.py) keeps every output's
+terms in the same order (a small interpreter of the loop IR records, per element, the sequence
+of terms it receives), widen_to_lanes (extract/lanes.py) gives every non-parameter array a lane
+index, and the printer turns lane loops into vreal statements."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from extract import code as c
+from extract.code import Affine, Buffer, For, IVar, Load, Mul, Store
+from extract.lanes import widen_to_lanes
+from extract.printer import C, statements
+from extract.registers import BLOCK, _same_order, block_accumulators
+
+
+def aff(*terms, const: int = 0) -> Affine:
+    out = Affine.of(const)
+    for v, k in terms:
+        out = out + Affine.of(v).scale(k)
+    return out
+
+
+def nest(loops, store):
+    body = (store,)
+    for v in reversed(loops):
+        body = (For(v, body),)
+    return body[0]
+
+
+def order(stmt) -> list:
+    out = []
+    while isinstance(stmt, For):
+        out.append(stmt.var.name)
+        stmt = stmt.body[0]
+    return out
+
+
+def run(stmts, out: str) -> dict:
+    """Execute statements over sequences: an element of ``out`` or of a buffer holds the list
+    of terms added to it, in order; ``a[i] * b[j]`` is the term ``(i, j)``."""
+    mem: dict = {}
+
+    def value(e, env):
+        if isinstance(e, Load):
+            i = e.offset.subst(env).const
+            if e.array == out or e.array in buffers:
+                return list(mem.get((e.array, i), []))
+            return (e.array, i)
+        if isinstance(e, Mul):
+            return (value(e.a, env), value(e.b, env))
+        raise TypeError(e)
+    buffers: set = set()
+
+    def exec_(ss, env):
+        for s in ss:
+            if isinstance(s, For):
+                for k in range(s.var.extent):
+                    exec_(s.body, {**env, s.var: Affine.of(k)})
+            elif isinstance(s, Buffer):
+                buffers.add(s.name)
+            elif isinstance(s, Store):
+                key = (s.array, s.offset.subst(env).const)
+                v = value(s.value, env)
+                if s.op == "=":
+                    mem[key] = v if isinstance(v, list) else [v]
+                else:
+                    mem.setdefault(key, []).append(v)
+            else:
+                raise TypeError(s)
+    exec_(stmts, {})
+    return {k[1]: v for k, v in mem.items() if k[0] == out}
+
+
+def conv_forward():
+    """c21-shaped gather nest: y[j1, j2] += x[j1 + t1, j2 + t2] * k[t1, t2]."""
+    t1, t2, j1, j2 = IVar("t1", 3, 0), IVar("t2", 3, 1), IVar("j1", 4, 2), IVar("j2", 6, 3)
+    st = Store("y", aff((j1, 6), (j2, 1)), "+=",
+               Mul(Load("x", aff((j1, 8), (t1, 8), (j2, 1), (t2, 1))),
+                   Load("k", aff((t1, 3), (t2, 1)))))
+    return [t1, t2, j1, j2], st
+
+
+def input_gradient():
+    """d_s1-shaped scatter nest: y[a + i, b + j] += d[i, j] * k[a, b]."""
+    a, b, i, j = IVar("a", 3, 0), IVar("b", 3, 1), IVar("i", 4, 2), IVar("j", 4, 3)
+    st = Store("y", aff((a, 6), (i, 6), (b, 1), (j, 1)), "+=",
+               Mul(Load("d", aff((i, 4), (j, 1))), Load("k", aff((a, 3), (b, 1)))))
+    return [a, b, i, j], st
+
+
+def test_gather_nest_holds_a_block_across_the_sums():
+    loops, st = conv_forward()
+    before = (nest(loops, st),)
+    after = block_accumulators(before)
+    # output loop j1 outside, the block along j2 (the unit stride) inside the sums
+    assert order(after[0]) == ["j1"]
+    inner = after[0].body
+    assert isinstance(inner[0], Buffer) and inner[0].size == 6
+    assert order(inner[2]) == ["t1", "t2", "j2"]
+    assert run(after, "y") == run(before, "y")
+
+
+def test_long_output_loop_is_strip_mined():
+    t, j = IVar("t", 5, 0), IVar("j", 24, 1)
+    st = Store("y", aff((j, 1)), "+=", Mul(Load("x", aff((t, 1), (j, 1))), Load("k", aff((t, 1)))))
+    before = (nest([t, j], st),)
+    after = block_accumulators(before)
+    assert order(after[0]) == ["j_o"] and after[0].var.extent == 24 // BLOCK
+    assert after[0].body[0].size == BLOCK
+    assert run(after, "y") == run(before, "y")
+
+
+def test_scatter_nest_gets_a_sliding_window_in_the_same_order():
+    loops, st = input_gradient()
+    before = (nest(loops, st),)
+    after = block_accumulators(before)
+    # b and j (stride 1) move innermost; the 6 columns b + j are the window
+    assert order(after[0]) == ["a", "i"]
+    buf = after[0].body[0].body[0]
+    assert isinstance(buf, Buffer) and buf.size == 6
+    assert run(after, "y") == run(before, "y")
+
+
+def test_a_move_that_would_reorder_terms_is_refused():
+    # y[a + i] += ..., loops (a, i): moving a inside i changes the order of an element's terms
+    a, i = IVar("a", 3, 0), IVar("i", 3, 1)
+    off = aff((a, 1), (i, 1))
+    assert not _same_order([a, i], [i, a], off)
+    # and in d_s1's shape the move is order-preserving
+    loops, st = input_gradient()
+    assa, b, ii, j = loops
+    assert _same_order(loops, [assa, ii, b, j], st.offset)
+
+
+def test_nests_that_are_not_eligible_are_kept():
+    t, j = IVar("t", 5, 0), IVar("j", 13, 1)       # 13: no strip of 4..8 divides it
+    st = Store("y", aff((j, 1)), "+=", Mul(Load("x", aff((t, 1), (j, 1))), Load("k", aff((t, 1)))))
+    kept = (nest([t, j], st),)
+    assert block_accumulators(kept) == kept
+    assign = Store("y", aff((j, 1)), "=", Load("x", aff((j, 1))))   # not an accumulation
+    assert block_accumulators((nest([j], assign),)) == (nest([j], assign),)
+
+
+def test_every_order_of_a_small_nest_keeps_its_terms():
+    """Blocking any loop order of the conv nest gives each element the same term sequence."""
+    loops, st = conv_forward()
+    for perm in itertools.permutations(loops):
+        before = (nest(list(perm), st),)
+        assert run(block_accumulators(before), "y") == run(before, "y"), [v.name for v in perm]
+
+
+def test_widen_gives_non_parameters_a_lane_index():
+    loops, st = conv_forward()
+    body, lane = widen_to_lanes((nest(loops, st),), {"k"}, 8, {"x", "y", "k"})
+    assert lane.name == "l" and lane.extent == 8
+    inner = body[0]
+    while isinstance(inner, For) and inner.var != lane:
+        inner = inner.body[0]
+    s = inner.body[0]
+    assert s.offset == st.offset.scale(8) + Affine.of(lane)
+    assert s.value.a.offset == st.value.a.offset.scale(8) + Affine.of(lane)
+    assert s.value.b == st.value.b                      # the parameter is shared
+    text = statements(body, C, 1, (lane, 8))
+    assert "vload(&x[" in text and "k[t1 * 3 + t2]" in text and "vstore(&y[" in text
+
+
+def test_widen_turns_locals_into_buffers_and_keeps_logistic_a_lane_loop():
+    j, t = IVar("j", 4, 0), IVar("t", 3, 1)
+    body = (For(j, (c.Decl("acc0", c.ZERO),
+                    For(t, (c.Acc("acc0", Load("x", aff((j, 3), (t, 1)))),)),
+                    Store("y", aff((j, 1)), "=", c.Logistic(c.Local("acc0"))))),)
+    wide, lane = widen_to_lanes(body, set(), 8, {"x", "y"})
+    text = statements(wide, C, 1, (lane, 8))
+    assert "vreal acc0[1];" in text
+    assert "acc0[0] += vload(&x[j * 24 + t * 8]);" in text
+    assert "y[j * 8 + l] = logistic(acc0[0][l]);" in text      # one lane at a time
+
+
+def test_lane_name_avoids_taken_names():
+    loops, st = conv_forward()
+    _, lane = widen_to_lanes((nest(loops, st),), set(), 8, {"l", "x", "y", "k"})
+    assert lane.name == "l_"
+    with pytest.raises(ValueError):
+        widen_to_lanes((nest(loops, st),), set(), 1)
