@@ -236,11 +236,14 @@ static void chain_gather(const chain_inputs *restrict xs, int m,
     (void)x;
 }
 
-/* per-thread scratch of the batch entry points */
+/* per-thread scratch of the batch entry points: lane buffers, one-sample buffers (for groups
+ * of at most M_LANES / 4 samples, where one sample at a time is cheaper than a lane group) */
 typedef struct {
     chain_inputs_lanes x;
     chain_values_lanes v;
     chain_grads_lanes g;
+    chain_values v1;
+    chain_grads g1;
     chain_params acc;
     real loss;
 } chain_scratch;
@@ -265,6 +268,17 @@ void chain_batch_grad(const chain_params *restrict w, const chain_inputs *restri
         s->loss = 0;
         for (int i = lo; i < hi; i += chain_LANES) {
             const int m = imin(chain_LANES, hi - i);
+            if (4 * m <= chain_LANES) {
+                for (int k = i; k < i + m; k++) {
+                    chain_forward(w, &xs[k], &s->v1);
+                    chain_backward(w, &xs[k], &s->v1, &s->g1);
+                    for (int e = 0; e < chain_SIZE_a; e++)
+                        s->acc.a[e] += s->g1.d_a[e];
+                    for (int e = 0; e < chain_SIZE_b; e++)
+                        s->acc.b[e] += s->g1.d_b[e];
+                }
+                continue;
+            }
             chain_gather(&xs[i], m, &s->x);
             chain_forward_lanes(w, &s->x, &s->v);
             chain_backward_lanes(w, &s->x, &s->v, &s->g);
@@ -317,6 +331,14 @@ void chain_batch_predict(const chain_params *restrict w, const chain_inputs *res
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
         for (int i = lo; i < hi; i += chain_LANES) {
             const int m = imin(chain_LANES, hi - i);
+            if (4 * m <= chain_LANES) {
+                for (int k = i; k < i + m; k++) {
+                    chain_forward(w, &xs[k], &s->v1);
+                    memcpy(out + (size_t)k * chain_SIZE_y, s->v1.y,
+                           sizeof s->v1.y);
+                }
+                continue;
+            }
             chain_gather(&xs[i], m, &s->x);
             chain_forward_lanes(w, &s->x, &s->v);
             for (int l = 0; l < m; l++)

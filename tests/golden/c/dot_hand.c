@@ -195,11 +195,14 @@ static void dot_gather(const dot_inputs *restrict xs, int m,
             x->seed[e * dot_LANES + l] = xs[l < m ? l : m - 1].seed[e];
 }
 
-/* per-thread scratch of the batch entry points */
+/* per-thread scratch of the batch entry points: lane buffers, one-sample buffers (for groups
+ * of at most M_LANES / 4 samples, where one sample at a time is cheaper than a lane group) */
 typedef struct {
     dot_inputs_lanes x;
     dot_values_lanes v;
     dot_grads_lanes g;
+    dot_values v1;
+    dot_grads g1;
     dot_params acc;
     real loss;
 } dot_scratch;
@@ -224,6 +227,17 @@ void dot_batch_grad(const dot_params *restrict w, const dot_inputs *restrict xs,
         s->loss = 0;
         for (int i = lo; i < hi; i += dot_LANES) {
             const int m = imin(dot_LANES, hi - i);
+            if (4 * m <= dot_LANES) {
+                for (int k = i; k < i + m; k++) {
+                    dot_forward(w, &xs[k], &s->v1);
+                    dot_backward(w, &xs[k], &s->v1, &s->g1);
+                    for (int e = 0; e < dot_SIZE_a; e++)
+                        s->acc.a[e] += s->g1.d_a[e];
+                    for (int e = 0; e < dot_SIZE_b; e++)
+                        s->acc.b[e] += s->g1.d_b[e];
+                }
+                continue;
+            }
             dot_gather(&xs[i], m, &s->x);
             dot_forward_lanes(w, &s->x, &s->v);
             dot_backward_lanes(w, &s->x, &s->v, &s->g);
@@ -276,6 +290,14 @@ void dot_batch_predict(const dot_params *restrict w, const dot_inputs *restrict 
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
         for (int i = lo; i < hi; i += dot_LANES) {
             const int m = imin(dot_LANES, hi - i);
+            if (4 * m <= dot_LANES) {
+                for (int k = i; k < i + m; k++) {
+                    dot_forward(w, &xs[k], &s->v1);
+                    memcpy(out + (size_t)k * dot_SIZE_r, s->v1.r,
+                           sizeof s->v1.r);
+                }
+                continue;
+            }
             dot_gather(&xs[i], m, &s->x);
             dot_forward_lanes(w, &s->x, &s->v);
             for (int l = 0; l < m; l++)

@@ -374,11 +374,14 @@ static void ops_block_gather(const ops_block_inputs *restrict xs, int m,
     (void)x;
 }
 
-/* per-thread scratch of the batch entry points */
+/* per-thread scratch of the batch entry points: lane buffers, one-sample buffers (for groups
+ * of at most M_LANES / 4 samples, where one sample at a time is cheaper than a lane group) */
 typedef struct {
     ops_block_inputs_lanes x;
     ops_block_values_lanes v;
     ops_block_grads_lanes g;
+    ops_block_values v1;
+    ops_block_grads g1;
     ops_block_params acc;
     real loss;
 } ops_block_scratch;
@@ -403,6 +406,19 @@ void ops_block_batch_grad(const ops_block_params *restrict w, const ops_block_in
         s->loss = 0;
         for (int i = lo; i < hi; i += ops_block_LANES) {
             const int m = imin(ops_block_LANES, hi - i);
+            if (4 * m <= ops_block_LANES) {
+                for (int k = i; k < i + m; k++) {
+                    ops_block_forward(w, &xs[k], &s->v1);
+                    ops_block_backward(w, &xs[k], &s->v1, &s->g1);
+                    for (int e = 0; e < ops_block_SIZE_x; e++)
+                        s->acc.x[e] += s->g1.d_x[e];
+                    for (int e = 0; e < ops_block_SIZE_g; e++)
+                        s->acc.g[e] += s->g1.d_g[e];
+                    for (int e = 0; e < ops_block_SIZE_loss; e++)
+                        s->loss += s->v1.loss[e];
+                }
+                continue;
+            }
             ops_block_gather(&xs[i], m, &s->x);
             ops_block_forward_lanes(w, &s->x, &s->v);
             ops_block_backward_lanes(w, &s->x, &s->v, &s->g);
@@ -458,6 +474,14 @@ void ops_block_batch_predict(const ops_block_params *restrict w, const ops_block
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
         for (int i = lo; i < hi; i += ops_block_LANES) {
             const int m = imin(ops_block_LANES, hi - i);
+            if (4 * m <= ops_block_LANES) {
+                for (int k = i; k < i + m; k++) {
+                    ops_block_forward(w, &xs[k], &s->v1);
+                    memcpy(out + (size_t)k * ops_block_SIZE_loss, s->v1.loss,
+                           sizeof s->v1.loss);
+                }
+                continue;
+            }
             ops_block_gather(&xs[i], m, &s->x);
             ops_block_forward_lanes(w, &s->x, &s->v);
             for (int l = 0; l < m; l++)

@@ -266,11 +266,14 @@ static void ops_map_gather(const ops_map_inputs *restrict xs, int m,
     (void)x;
 }
 
-/* per-thread scratch of the batch entry points */
+/* per-thread scratch of the batch entry points: lane buffers, one-sample buffers (for groups
+ * of at most M_LANES / 4 samples, where one sample at a time is cheaper than a lane group) */
 typedef struct {
     ops_map_inputs_lanes x;
     ops_map_values_lanes v;
     ops_map_grads_lanes g;
+    ops_map_values v1;
+    ops_map_grads g1;
     ops_map_params acc;
     real loss;
 } ops_map_scratch;
@@ -295,6 +298,19 @@ void ops_map_batch_grad(const ops_map_params *restrict w, const ops_map_inputs *
         s->loss = 0;
         for (int i = lo; i < hi; i += ops_map_LANES) {
             const int m = imin(ops_map_LANES, hi - i);
+            if (4 * m <= ops_map_LANES) {
+                for (int k = i; k < i + m; k++) {
+                    ops_map_forward(w, &xs[k], &s->v1);
+                    ops_map_backward(w, &xs[k], &s->v1, &s->g1);
+                    for (int e = 0; e < ops_map_SIZE_x; e++)
+                        s->acc.x[e] += s->g1.d_x[e];
+                    for (int e = 0; e < ops_map_SIZE_w; e++)
+                        s->acc.w[e] += s->g1.d_w[e];
+                    for (int e = 0; e < ops_map_SIZE_loss; e++)
+                        s->loss += s->v1.loss[e];
+                }
+                continue;
+            }
             ops_map_gather(&xs[i], m, &s->x);
             ops_map_forward_lanes(w, &s->x, &s->v);
             ops_map_backward_lanes(w, &s->x, &s->v, &s->g);
@@ -350,6 +366,14 @@ void ops_map_batch_predict(const ops_map_params *restrict w, const ops_map_input
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
         for (int i = lo; i < hi; i += ops_map_LANES) {
             const int m = imin(ops_map_LANES, hi - i);
+            if (4 * m <= ops_map_LANES) {
+                for (int k = i; k < i + m; k++) {
+                    ops_map_forward(w, &xs[k], &s->v1);
+                    memcpy(out + (size_t)k * ops_map_SIZE_loss, s->v1.loss,
+                           sizeof s->v1.loss);
+                }
+                continue;
+            }
             ops_map_gather(&xs[i], m, &s->x);
             ops_map_forward_lanes(w, &s->x, &s->v);
             for (int l = 0; l < m; l++)

@@ -443,11 +443,14 @@ static void ops_slide_gather(const ops_slide_inputs *restrict xs, int m,
     (void)x;
 }
 
-/* per-thread scratch of the batch entry points */
+/* per-thread scratch of the batch entry points: lane buffers, one-sample buffers (for groups
+ * of at most M_LANES / 4 samples, where one sample at a time is cheaper than a lane group) */
 typedef struct {
     ops_slide_inputs_lanes x;
     ops_slide_values_lanes v;
     ops_slide_grads_lanes g;
+    ops_slide_values v1;
+    ops_slide_grads g1;
     ops_slide_params acc;
     real loss;
 } ops_slide_scratch;
@@ -472,6 +475,19 @@ void ops_slide_batch_grad(const ops_slide_params *restrict w, const ops_slide_in
         s->loss = 0;
         for (int i = lo; i < hi; i += ops_slide_LANES) {
             const int m = imin(ops_slide_LANES, hi - i);
+            if (4 * m <= ops_slide_LANES) {
+                for (int k = i; k < i + m; k++) {
+                    ops_slide_forward(w, &xs[k], &s->v1);
+                    ops_slide_backward(w, &xs[k], &s->v1, &s->g1);
+                    for (int e = 0; e < ops_slide_SIZE_x; e++)
+                        s->acc.x[e] += s->g1.d_x[e];
+                    for (int e = 0; e < ops_slide_SIZE_k; e++)
+                        s->acc.k[e] += s->g1.d_k[e];
+                    for (int e = 0; e < ops_slide_SIZE_loss; e++)
+                        s->loss += s->v1.loss[e];
+                }
+                continue;
+            }
             ops_slide_gather(&xs[i], m, &s->x);
             ops_slide_forward_lanes(w, &s->x, &s->v);
             ops_slide_backward_lanes(w, &s->x, &s->v, &s->g);
@@ -527,6 +543,14 @@ void ops_slide_batch_predict(const ops_slide_params *restrict w, const ops_slide
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
         for (int i = lo; i < hi; i += ops_slide_LANES) {
             const int m = imin(ops_slide_LANES, hi - i);
+            if (4 * m <= ops_slide_LANES) {
+                for (int k = i; k < i + m; k++) {
+                    ops_slide_forward(w, &xs[k], &s->v1);
+                    memcpy(out + (size_t)k * ops_slide_SIZE_loss, s->v1.loss,
+                           sizeof s->v1.loss);
+                }
+                continue;
+            }
             ops_slide_gather(&xs[i], m, &s->x);
             ops_slide_forward_lanes(w, &s->x, &s->v);
             for (int l = 0; l < m; l++)
