@@ -10,32 +10,11 @@ import pytest
 
 from extract.code import Affine, For, IVar, Load, Mul, Store
 from extract.interchange import TILE, interchange_loops
+from loopnest import aff, nest, order
 
 
 def var(name: str, extent: int, rank: int) -> IVar:
     return IVar(name, extent, rank)
-
-
-def aff(*terms, const: int = 0) -> Affine:
-    out = Affine.of(const)
-    for v, k in terms:
-        out = out + Affine.of(v).scale(k)
-    return out
-
-
-def nest(loops, store):
-    body = (store,)
-    for v in reversed(loops):
-        body = (For(v, body),)
-    return body[0]
-
-
-def order(stmt) -> list:
-    out = []
-    while isinstance(stmt, For):
-        out.append(stmt.var.name)
-        stmt = stmt.body[0]
-    return out
 
 
 def run(stmt, arrays: dict, out: str) -> dict:

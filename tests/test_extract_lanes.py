@@ -13,28 +13,7 @@ from extract.code import Affine, Buffer, For, IVar, Load, Mul, Store
 from extract.lanes import widen_to_lanes
 from extract.printer import C, statements
 from extract.registers import BLOCK, _same_order, block_accumulators
-
-
-def aff(*terms, const: int = 0) -> Affine:
-    out = Affine.of(const)
-    for v, k in terms:
-        out = out + Affine.of(v).scale(k)
-    return out
-
-
-def nest(loops, store):
-    body = (store,)
-    for v in reversed(loops):
-        body = (For(v, body),)
-    return body[0]
-
-
-def order(stmt) -> list:
-    out = []
-    while isinstance(stmt, For):
-        out.append(stmt.var.name)
-        stmt = stmt.body[0]
-    return out
+from loopnest import aff, nest, order
 
 
 def run(stmts, out: str) -> dict:
