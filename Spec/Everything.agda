@@ -39,6 +39,7 @@ import Spec.Proofs.Opt.Sum
 import Spec.Theorems
 import Spec.Model.Dot
 import Spec.Model.ChainExample
+import Spec.Model.Ops
 import Spec.Dump.Model
 import Spec.Array.Properties
 import Spec.Proofs.Opt.Fold

@@ -2,7 +2,7 @@
 ------------------------------------------------------------------------
 -- The executable entry point of the specification (not --safe: IO).
 --
---   Main dump MODEL      the expression dump of MODEL (cnn, dot, chain)
+--   Main dump MODEL      the expression dump of MODEL (cnn, dot, chain, ops)
 --                        as JSON on stdout (docs/dump-format.md)
 --   Main check-forward   the CNN's prediction on a fixed input, computed
 --                        twice in Float: by the array-level `forward` of

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the specification's executable (Spec/Main.agda) and write the expression dumps.
 #
-#   scripts/build-dump.sh            # build/agda/Main, then build/dump/{cnn,dot,chain}.json
+#   scripts/build-dump.sh            # build/agda/Main, then build/dump/{cnn,dot,chain,ops}.json
 #   scripts/build-dump.sh --binary   # only (re)build the executable, print its path
 #   scripts/build-dump.sh --check-forward
 #                                    # also build/dump/check-forward.json (Main check-forward:
@@ -11,7 +11,7 @@
 # Incremental: the executable is rebuilt only when a file under Spec/ is newer than it, and a
 # dump is rewritten only when the executable is newer than it. Environment overrides:
 # AGDA (agda), AGDA_STDLIB (/usr/share/agda-stdlib), AGDA_BUILD (build/agda), DUMP_DIR
-# (build/dump), DUMP_MODELS ("cnn dot chain").
+# (build/dump), DUMP_MODELS ("cnn dot chain ops").
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,7 +21,7 @@ agda="${AGDA:-agda}"
 stdlib="${AGDA_STDLIB:-/usr/share/agda-stdlib}"
 build="${AGDA_BUILD:-build/agda}"
 dumps="${DUMP_DIR:-build/dump}"
-models="${DUMP_MODELS:-cnn dot chain}"
+models="${DUMP_MODELS:-cnn dot chain ops}"
 binary="$build/Main"
 
 # The Spec modules Spec/Main.agda depends on (itself included), as file names.

@@ -254,7 +254,7 @@ def test_random_dumps_compile_with_warnings_as_errors(tmp_path):
 ROOT = Path(__file__).resolve().parent.parent
 REAL = {name: [p for p in (ROOT / "build" / "dump" / f"{name}.json",
                            ROOT / "tests" / "golden" / "dump" / f"{name}.json") if p.exists()]
-        for name in ("dot", "chain", "cnn")}
+        for name in ("dot", "chain", "cnn", "ops")}
 
 
 @pytest.mark.parametrize("precision", ["f64", "f32"])

@@ -2,12 +2,12 @@
 
 - the proof check: Spec/Everything.agda type-checks, imports every module, and no module uses an
   escape hatch (postulate, hole, termination pragma, trustMe) or lacks --safe --without-K;
-- the dumps (cnn, dot, chain) printed by the compiled Spec/Main.agda validate against the
+- the dumps (cnn, dot, chain, ops) printed by the compiled Spec/Main.agda validate against the
   schema and the oracle's shape checker, and equal the golden files (``--update-golden``
   rewrites those);
 - what the dumps compute, evaluated by the independent NumPy oracle (tests/oracle.py): the dot
-  and chain gradients against their closed forms, the CNN's parameter gradients against
-  finite differences of its loss, and the CNN's forward pass against the array-level
+  and chain gradients against their closed forms, the CNN's and the ops model's parameter
+  gradients against finite differences of the loss (ops: every constructor with a derivative), and the CNN's forward pass against the array-level
   `forward` of Spec/CNN/Array.agda as run by ``Main check-forward``;
 - the command line: an unknown model lists the known ones and exits non-zero.
 
@@ -33,7 +33,7 @@ SPEC = ROOT / "Spec"
 GOLDEN = ROOT / "tests" / "golden" / "dump"
 SCHEMA = ROOT / "docs" / "dump-format.schema.json"
 STDLIB = "/usr/share/agda-stdlib"
-MODELS = ("cnn", "dot", "chain")
+MODELS = ("cnn", "dot", "chain", "ops")
 SAFE_LINE = "{-# OPTIONS --safe --without-K #-}"
 
 needs_agda = pytest.mark.skipif(shutil.which("agda") is None, reason="agda is not installed")
@@ -282,6 +282,47 @@ def test_cnn_gradients_match_finite_differences(dumps):
         fd = (loss(plus) - loss(minus)) / (2 * h)
         ad = float(np.sum(out["d_" + p] * v))
         assert abs(fd - ad) <= 1e-6 * max(1.0, abs(ad)), (p, fd, ad)
+
+
+@pytest.mark.agda
+def test_ops_gradients_match_finite_differences(dumps):
+    """Spec/Model/Ops.agda uses every constructor with a derivative (slide, backslide,
+    ix-minus, ix-minusᵣ, imapb, selb, div/mod, logistic, minus, scaledown, ...): its dumped
+    gradients, every coordinate, against central differences of its dumped loss (float64)."""
+    d = dumps["ops"]
+    assert [c["name"] for c in d["context"]] == ["a", "w", "m"]
+    assert [b["name"] for b in d["chain"]] == ["c", "bs", "lm", "bl", "loss"]
+    ops = set()
+
+    def walk(e):
+        if isinstance(e, dict):
+            ops.add(e.get("op"))
+            for v in e.values():
+                walk(v)
+        elif isinstance(e, list):
+            for v in e:
+                walk(v)
+    walk(d["chain"])
+    assert {"slide", "backslide", "ix_minus", "ix_minus_r", "imapb", "selb", "div", "mod",
+            "logistic", "minus", "scaledown"} <= ops, sorted(o for o in ops if o)
+    rng = np.random.default_rng(4)
+    ctx = _random_context(d, rng, scale=1.0)
+    out = oracle.evaluate(d, ctx)
+
+    def loss(c):
+        return oracle.evaluate(d, c, forward_only=True)["loss"][0]
+
+    h = 1e-6
+    for p in param_names(d):
+        grad = np.asarray(out["d_" + p]).ravel()
+        for i in range(grad.size):
+            plus, minus = dict(ctx), dict(ctx)
+            e = np.zeros(grad.size)
+            e[i] = h
+            plus[p] = ctx[p] + e.reshape(ctx[p].shape)
+            minus[p] = ctx[p] - e.reshape(ctx[p].shape)
+            fd = (loss(plus) - loss(minus)) / (2 * h)
+            assert abs(fd - grad[i]) <= 1e-7 * max(1.0, abs(grad[i])), (p, i, fd, grad[i])
 
 
 # ------------------------------------------------------------------------------------------

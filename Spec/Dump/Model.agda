@@ -32,6 +32,7 @@ open import Spec.Dump.Expr using (shape; sortName; shapeOf; expr)
 import Spec.Model.Dot as Dot
 import Spec.Model.ChainExample as ChainExample
 import Spec.Model.CNN as CNN
+import Spec.Model.Ops as Ops
 
 private
   variable
@@ -107,9 +108,10 @@ models =
                     (("prediction" , "r") ∷ ("loss" , "loss") ∷ []))
   ∷ ("dot"   , dump "dot" Dot.inputs Dot.chain Dot.seed [])
   ∷ ("chain" , dump "chain" ChainExample.inputs ChainExample.chain ChainExample.seed [])
+  ∷ ("ops"   , dump "ops" Ops.inputs Ops.chain Ops.seed (("loss" , "loss") ∷ []))
   ∷ []
 
-_ : List.map (λ (x , _) → x) models ≡ "cnn" ∷ "dot" ∷ "chain" ∷ []
+_ : List.map (λ (x , _) → x) models ≡ "cnn" ∷ "dot" ∷ "chain" ∷ "ops" ∷ []
 _ = refl
 
 -- The reverse pass of the dot model: one entry for the binding r, then
