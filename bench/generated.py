@@ -15,25 +15,6 @@ import numpy as np
 from bench.model import N_INPUTS, N_OUT, N_PARAMS
 
 
-def _ffi_lib(mod):
-    """Accept what the extractor's loader returns: a cffi module, an object with ``ffi`` and
-    ``lib``, or an ``(ffi, lib)`` pair."""
-    if isinstance(mod, tuple) and len(mod) == 2:
-        return mod
-    return mod.ffi, mod.lib
-
-
-def load_generated(model: str = "cnn", precision: str = "f32", dump: str | None = None):
-    """Build (if needed) and load the generated C library; raises if it cannot be had.
-
-    ``dump``: the expression dump to generate from (default: the extractor's own choice,
-    ``build/dump/<model>.json``, made by ``make dump`` from the Agda specification)."""
-    from extract import build  # noqa: PLC0415  (optional: the extractor may be absent)
-
-    return _ffi_lib(build.load(model, precision, dump=dump) if dump else
-                    build.load(model, precision))
-
-
 def build_info(dump: str | None = None) -> dict:
     """Compiler flags the extractor builds with, and the dump (path, SHA-256) it reads."""
     try:
@@ -47,10 +28,7 @@ def build_info(dump: str | None = None) -> dict:
         info["dump_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
     except Exception as e:  # noqa: BLE001  (informational only)
         info["dump_error"] = f"{type(e).__name__}: {e}"
-    for attr in ("CC", "CFLAGS", "LDFLAGS", "C_FLAGS", "COMPILE_FLAGS", "compiler_flags"):
-        v = getattr(build, attr, None)
-        if v is not None:
-            info[attr] = v() if callable(v) else (list(v) if isinstance(v, (list, tuple)) else v)
+    info["CFLAGS"], info["LDFLAGS"] = list(build.CFLAGS), list(build.LDFLAGS)
     return info
 
 
@@ -61,8 +39,10 @@ class GeneratedC:
         if precision != "f32":
             raise ValueError("the benchmark compares float32 implementations")
         self.dump = dump
-        self.ffi, self.lib = load_generated("cnn", precision, dump)
-        self.fn = {n: self._find(n) for n in
+        from runtime._kernels import Kernels   # the runtime's loader (extract builds, caches)
+        k = Kernels.open("cnn", precision, dump)
+        self.ffi, self.lib = k.ffi, k.lib
+        self.fn = {n: k.fn(n) for n in
                    ("workspace_size", "batch_grad", "sgd_update", "batch_predict")}
         sizeof = self.ffi.sizeof
         if sizeof("cnn_params") != 4 * N_PARAMS or sizeof("cnn_inputs") != 4 * N_INPUTS:
@@ -70,13 +50,6 @@ class GeneratedC:
                                f"cnn_params {sizeof('cnn_params')} bytes, "
                                f"cnn_inputs {sizeof('cnn_inputs')} bytes")
         self.set_threads(1)
-
-    def _find(self, fn: str):
-        for prefix in ("cnn_", "cnn_f32_"):
-            f = getattr(self.lib, prefix + fn, None)
-            if f is not None:
-                return f
-        raise AttributeError(f"generated library has no cnn_{fn}")
 
     def set_threads(self, n: int) -> None:
         self.threads = n
