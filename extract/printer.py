@@ -228,14 +228,13 @@ class _Vector:
         v = self.expr(s.value)
         if b is None or v is None:
             return None
-        value = v[0] if v[2] else f"vsplat({v[0]})"
+        value, prec = (v[0], v[1]) if v[2] else (f"vsplat({v[0]})", 4)
         if s.array in self.buffers:
             return f"{self.ref(s.array, b)} {s.op} {value};"
         target = f"&{s.array}[{affine(b)}]"
         if s.op == "+=":
-            return f"vstore({target}, vload({target}) + {_par((value, 1, True), 2)});"
+            return f"vstore({target}, vload({target}) + {_par((value, prec, True), 2)});"
         return f"vstore({target}, {value});"
-
 
     def scalar(self, s):
         """A loop over lanes kept as a loop: a ``vreal`` buffer is read and written one lane at
