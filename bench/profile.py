@@ -15,7 +15,7 @@ extractor's cffi build: Python's ``CFLAGS`` (sysconfig), then those of ``extract
 
 Times are the minimum over ``--rounds`` rounds of ``--reps`` back-to-back calls (the least
 disturbed by other processes on a shared machine; warm caches:
-a group's buffers are ~0.75 MB, so they stay in L2 as in the real batch loop).
+a group's buffers are ~0.87 MB, so they stay in L2 as in the real batch loop).
 """
 from __future__ import annotations
 
