@@ -491,6 +491,19 @@ def free_locals(e: RExpr) -> set:
     return free_locals(e.a)
 
 
+def load_nodes(e: RExpr) -> list:
+    """The ``Load`` nodes of an expression, left to right."""
+    if isinstance(e, Load):
+        return [e]
+    if isinstance(e, (Lit, Local)):
+        return []
+    if isinstance(e, (Add, Mul)):
+        return load_nodes(e.a) + load_nodes(e.b)
+    if isinstance(e, Reduce):
+        return load_nodes(e.body)
+    return load_nodes(e.a)
+
+
 def loads(e: RExpr) -> set:
     """Names of the arrays an expression reads."""
     if isinstance(e, Load):
@@ -586,6 +599,20 @@ def subst_stmts(stmts, m: dict) -> tuple:
         else:
             out.append(s)
     return tuple(out)
+
+
+def names_in(stmts) -> set:
+    """The names statements bind: loop variables, scalar locals and local buffers."""
+    out = set()
+    for s in stmts:
+        if isinstance(s, For):
+            out.add(s.var.name)
+            out |= names_in(s.body)
+        elif isinstance(s, If):
+            out |= names_in(s.body)
+        elif isinstance(s, (Decl, Buffer)):
+            out.add(s.name)
+    return out
 
 
 def stmt_loads(stmts) -> set:

@@ -42,25 +42,10 @@ loops are threads).
 """
 from __future__ import annotations
 
-from .code import For, If, Load, Store
+from .code import For, If, Store, load_nodes
 
 TILE = 64       # output elements the innermost loops may touch per iteration of the loops outside
 SHORT = 8       # a reduction loop this short is unrolled with the innermost loop inside it
-
-
-def _loads(e) -> list:
-    from . import code as c
-    if isinstance(e, Load):
-        return [e]
-    if isinstance(e, (c.Lit, c.Local)):
-        return []
-    if isinstance(e, (c.Add, c.Mul)):
-        return _loads(e.a) + _loads(e.b)
-    if isinstance(e, c.Select):
-        return _loads(e.a)
-    if isinstance(e, c.Reduce):
-        return _loads(e.body)
-    return _loads(e.a)
 
 
 def _stride(offset, v) -> int | None:
@@ -83,7 +68,7 @@ def _nest(s: For):
         st = body[0]
         inner = loops[-1].var
         if _stride(st.offset, inner) == 0:
-            reads = _loads(st.value)
+            reads = load_nodes(st.value)
             for n in range(len(loops) - 2, -1, -1):
                 cand = loops[n]
                 v = cand.var
@@ -124,7 +109,7 @@ def _hold_outputs(loops: list, st: Store) -> list:
         return loops
     # the reduction loop right outside the output block: moving it keeps the order of the
     # reduction loops, so each output element receives its terms in the same order
-    v, reads = loops[n].var, _loads(st.value)
+    v, reads = loops[n].var, load_nodes(st.value)
     if _stride(st.offset, v) != 0 or not 2 <= v.extent <= SHORT or not _movable(loops, n):
         return loops
     if any(_stride(ld.offset, v) not in (0, 1) for ld in reads) or \

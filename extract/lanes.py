@@ -30,23 +30,13 @@ loops. The pass runs last, after bounds, split and interchange.
 from __future__ import annotations
 
 from . import code as c
-from .code import Affine, Buffer, For, If, IVar, Load, Store
+from .code import Affine, Buffer, For, If, IVar, Load, Store, names_in
 
 
 def lane_name(stmts, taken: set) -> str:
-    """``l``, or ``l_``, ``l__``... if a loop variable or array of the kernel is called so."""
-    used = set(taken)
-
-    def walk(ss):
-        for s in ss:
-            if isinstance(s, For):
-                used.add(s.var.name)
-                walk(s.body)
-            elif isinstance(s, If):
-                walk(s.body)
-            elif isinstance(s, (c.Decl, Buffer)):
-                used.add(s.name)
-    walk(stmts)
+    """``l``, or ``l_``, ``l__``... if a loop variable, local or array of the kernel is so
+    called."""
+    used = set(taken) | names_in(stmts)
     name = "l"
     while name in used:
         name += "_"

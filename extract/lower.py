@@ -71,8 +71,8 @@ from .interchange import interchange_loops
 from .split import split_div_loops
 from .code import (ZERO, ONE, Acc, Affine, Assign, Decl, For, If, IVar, Load, Local, Reduce,
                    Select, Store, add, conj, cmp_eq, cond_ivars, contains_reduce, free_ivars,
-                   free_locals, idiv, imod, in_range, logistic, mul, neg, reduce, scale, select,
-                   stmt_loads)
+                   free_locals, idiv, imod, in_range, load_nodes, logistic, mul, neg, reduce,
+                   scale, select, stmt_loads)
 
 
 class ExtractError(Exception):
@@ -437,7 +437,7 @@ class _Kernel:
         value = self.elem(b, Affine.of(0), penv)
         if contains_reduce(value):
             return []
-        if all(_offset_coeff(x, inner) in (0, 1) for x in _loads(value)):
+        if all(_offset_coeff(x, inner) in (0, 1) for x in load_nodes(value)):
             return sums
         return []
 
@@ -455,19 +455,6 @@ def _subview(e: ir.Node, view, pi):
     if isinstance(e, ir.IMapS):
         return lambda k: view(pi)
     return lambda k: view(_zip(lambda a, b, c: a.scale(b) + c, pi, e.p, k))
-
-
-def _loads(r) -> list:
-    from . import code as c
-    if isinstance(r, c.Load):
-        return [r]
-    if isinstance(r, (c.Lit, c.Local)):
-        return []
-    if isinstance(r, (c.Add, c.Mul)):
-        return _loads(r.a) + _loads(r.b)
-    if isinstance(r, c.Reduce):
-        return _loads(r.body)
-    return _loads(r.a)
 
 
 def _offset_coeff(load, v) -> int:

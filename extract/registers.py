@@ -34,7 +34,7 @@ nest without output loops (a sum into one element) gets a block of one.
 """
 from __future__ import annotations
 
-from .code import Affine, Buffer, For, If, IVar, Load, Store, subst_stmts
+from .code import Affine, Buffer, For, If, IVar, Load, Store, names_in, subst_stmts
 
 BLOCK = 8        # outputs held at once: 8 vectors of accumulators + the operands fit 16 registers
 MIN_SPLIT = 4    # a strip of fewer outputs than this is not worth a block
@@ -85,18 +85,7 @@ def _split(n: int):
 
 class _Names:
     def __init__(self, stmts, taken: set):
-        self.used = set(taken)
-        self._walk(stmts)
-
-    def _walk(self, ss):
-        for s in ss:
-            if isinstance(s, For):
-                self.used.add(s.var.name)
-                self._walk(s.body)
-            elif isinstance(s, If):
-                self._walk(s.body)
-            elif hasattr(s, "name"):
-                self.used.add(s.name)
+        self.used = set(taken) | names_in(stmts)
 
     def fresh(self, base: str) -> str:
         name = base

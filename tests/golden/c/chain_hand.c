@@ -236,6 +236,15 @@ static void chain_gather(const chain_inputs *restrict xs, int m,
     (void)x;
 }
 
+/* acc[e] += g[e * stride + l] for the samples l = 0..m-1, one after the other (sample order) */
+static inline void chain_add_samples(real *restrict acc, const real *restrict g, int size,
+                                     int stride, int m)
+{
+    for (int e = 0; e < size; e++)
+        for (int l = 0; l < m; l++)
+            acc[e] += g[e * stride + l];
+}
+
 /* per-thread scratch of the batch entry points: lane buffers, one-sample buffers (for groups
  * of at most M_LANES / 4 samples, where one sample at a time is cheaper than a lane group) */
 typedef struct {
@@ -272,10 +281,8 @@ void chain_batch_grad(const chain_params *restrict w, const chain_inputs *restri
                 for (int k = i; k < i + m; k++) {
                     chain_forward(w, &xs[k], &s->v1);
                     chain_backward(w, &xs[k], &s->v1, &s->g1);
-                    for (int e = 0; e < chain_SIZE_a; e++)
-                        s->acc.a[e] += s->g1.d_a[e];
-                    for (int e = 0; e < chain_SIZE_b; e++)
-                        s->acc.b[e] += s->g1.d_b[e];
+                    chain_add_samples(s->acc.a, s->g1.d_a, chain_SIZE_a, 1, 1);
+                    chain_add_samples(s->acc.b, s->g1.d_b, chain_SIZE_b, 1, 1);
                 }
                 continue;
             }
@@ -283,12 +290,8 @@ void chain_batch_grad(const chain_params *restrict w, const chain_inputs *restri
             chain_forward_lanes(w, &s->x, &s->v);
             chain_backward_lanes(w, &s->x, &s->v, &s->g);
             /* lanes 0..m-1 are samples i..i+m-1: each sum takes them in sample order */
-            for (int e = 0; e < chain_SIZE_a; e++)
-                for (int l = 0; l < m; l++)
-                    s->acc.a[e] += s->g.d_a[e * chain_LANES + l];
-            for (int e = 0; e < chain_SIZE_b; e++)
-                for (int l = 0; l < m; l++)
-                    s->acc.b[e] += s->g.d_b[e * chain_LANES + l];
+            chain_add_samples(s->acc.a, s->g.d_a, chain_SIZE_a, chain_LANES, m);
+            chain_add_samples(s->acc.b, s->g.d_b, chain_SIZE_b, chain_LANES, m);
         }
     }
     /* the per-thread sums are added in thread order, then averaged */

@@ -195,6 +195,15 @@ static void dot_gather(const dot_inputs *restrict xs, int m,
             x->seed[e * dot_LANES + l] = xs[l < m ? l : m - 1].seed[e];
 }
 
+/* acc[e] += g[e * stride + l] for the samples l = 0..m-1, one after the other (sample order) */
+static inline void dot_add_samples(real *restrict acc, const real *restrict g, int size,
+                                   int stride, int m)
+{
+    for (int e = 0; e < size; e++)
+        for (int l = 0; l < m; l++)
+            acc[e] += g[e * stride + l];
+}
+
 /* per-thread scratch of the batch entry points: lane buffers, one-sample buffers (for groups
  * of at most M_LANES / 4 samples, where one sample at a time is cheaper than a lane group) */
 typedef struct {
@@ -231,10 +240,8 @@ void dot_batch_grad(const dot_params *restrict w, const dot_inputs *restrict xs,
                 for (int k = i; k < i + m; k++) {
                     dot_forward(w, &xs[k], &s->v1);
                     dot_backward(w, &xs[k], &s->v1, &s->g1);
-                    for (int e = 0; e < dot_SIZE_a; e++)
-                        s->acc.a[e] += s->g1.d_a[e];
-                    for (int e = 0; e < dot_SIZE_b; e++)
-                        s->acc.b[e] += s->g1.d_b[e];
+                    dot_add_samples(s->acc.a, s->g1.d_a, dot_SIZE_a, 1, 1);
+                    dot_add_samples(s->acc.b, s->g1.d_b, dot_SIZE_b, 1, 1);
                 }
                 continue;
             }
@@ -242,12 +249,8 @@ void dot_batch_grad(const dot_params *restrict w, const dot_inputs *restrict xs,
             dot_forward_lanes(w, &s->x, &s->v);
             dot_backward_lanes(w, &s->x, &s->v, &s->g);
             /* lanes 0..m-1 are samples i..i+m-1: each sum takes them in sample order */
-            for (int e = 0; e < dot_SIZE_a; e++)
-                for (int l = 0; l < m; l++)
-                    s->acc.a[e] += s->g.d_a[e * dot_LANES + l];
-            for (int e = 0; e < dot_SIZE_b; e++)
-                for (int l = 0; l < m; l++)
-                    s->acc.b[e] += s->g.d_b[e * dot_LANES + l];
+            dot_add_samples(s->acc.a, s->g.d_a, dot_SIZE_a, dot_LANES, m);
+            dot_add_samples(s->acc.b, s->g.d_b, dot_SIZE_b, dot_LANES, m);
         }
     }
     /* the per-thread sums are added in thread order, then averaged */

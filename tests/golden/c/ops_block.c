@@ -374,6 +374,15 @@ static void ops_block_gather(const ops_block_inputs *restrict xs, int m,
     (void)x;
 }
 
+/* acc[e] += g[e * stride + l] for the samples l = 0..m-1, one after the other (sample order) */
+static inline void ops_block_add_samples(real *restrict acc, const real *restrict g, int size,
+                                         int stride, int m)
+{
+    for (int e = 0; e < size; e++)
+        for (int l = 0; l < m; l++)
+            acc[e] += g[e * stride + l];
+}
+
 /* per-thread scratch of the batch entry points: lane buffers, one-sample buffers (for groups
  * of at most M_LANES / 4 samples, where one sample at a time is cheaper than a lane group) */
 typedef struct {
@@ -410,10 +419,8 @@ void ops_block_batch_grad(const ops_block_params *restrict w, const ops_block_in
                 for (int k = i; k < i + m; k++) {
                     ops_block_forward(w, &xs[k], &s->v1);
                     ops_block_backward(w, &xs[k], &s->v1, &s->g1);
-                    for (int e = 0; e < ops_block_SIZE_x; e++)
-                        s->acc.x[e] += s->g1.d_x[e];
-                    for (int e = 0; e < ops_block_SIZE_g; e++)
-                        s->acc.g[e] += s->g1.d_g[e];
+                    ops_block_add_samples(s->acc.x, s->g1.d_x, ops_block_SIZE_x, 1, 1);
+                    ops_block_add_samples(s->acc.g, s->g1.d_g, ops_block_SIZE_g, 1, 1);
                     for (int e = 0; e < ops_block_SIZE_loss; e++)
                         s->loss += s->v1.loss[e];
                 }
@@ -423,12 +430,8 @@ void ops_block_batch_grad(const ops_block_params *restrict w, const ops_block_in
             ops_block_forward_lanes(w, &s->x, &s->v);
             ops_block_backward_lanes(w, &s->x, &s->v, &s->g);
             /* lanes 0..m-1 are samples i..i+m-1: each sum takes them in sample order */
-            for (int e = 0; e < ops_block_SIZE_x; e++)
-                for (int l = 0; l < m; l++)
-                    s->acc.x[e] += s->g.d_x[e * ops_block_LANES + l];
-            for (int e = 0; e < ops_block_SIZE_g; e++)
-                for (int l = 0; l < m; l++)
-                    s->acc.g[e] += s->g.d_g[e * ops_block_LANES + l];
+            ops_block_add_samples(s->acc.x, s->g.d_x, ops_block_SIZE_x, ops_block_LANES, m);
+            ops_block_add_samples(s->acc.g, s->g.d_g, ops_block_SIZE_g, ops_block_LANES, m);
             for (int l = 0; l < m; l++)
                 for (int e = 0; e < ops_block_SIZE_loss; e++)
                     s->loss += s->v.loss[e * ops_block_LANES + l];

@@ -266,6 +266,15 @@ static void ops_map_gather(const ops_map_inputs *restrict xs, int m,
     (void)x;
 }
 
+/* acc[e] += g[e * stride + l] for the samples l = 0..m-1, one after the other (sample order) */
+static inline void ops_map_add_samples(real *restrict acc, const real *restrict g, int size,
+                                       int stride, int m)
+{
+    for (int e = 0; e < size; e++)
+        for (int l = 0; l < m; l++)
+            acc[e] += g[e * stride + l];
+}
+
 /* per-thread scratch of the batch entry points: lane buffers, one-sample buffers (for groups
  * of at most M_LANES / 4 samples, where one sample at a time is cheaper than a lane group) */
 typedef struct {
@@ -302,10 +311,8 @@ void ops_map_batch_grad(const ops_map_params *restrict w, const ops_map_inputs *
                 for (int k = i; k < i + m; k++) {
                     ops_map_forward(w, &xs[k], &s->v1);
                     ops_map_backward(w, &xs[k], &s->v1, &s->g1);
-                    for (int e = 0; e < ops_map_SIZE_x; e++)
-                        s->acc.x[e] += s->g1.d_x[e];
-                    for (int e = 0; e < ops_map_SIZE_w; e++)
-                        s->acc.w[e] += s->g1.d_w[e];
+                    ops_map_add_samples(s->acc.x, s->g1.d_x, ops_map_SIZE_x, 1, 1);
+                    ops_map_add_samples(s->acc.w, s->g1.d_w, ops_map_SIZE_w, 1, 1);
                     for (int e = 0; e < ops_map_SIZE_loss; e++)
                         s->loss += s->v1.loss[e];
                 }
@@ -315,12 +322,8 @@ void ops_map_batch_grad(const ops_map_params *restrict w, const ops_map_inputs *
             ops_map_forward_lanes(w, &s->x, &s->v);
             ops_map_backward_lanes(w, &s->x, &s->v, &s->g);
             /* lanes 0..m-1 are samples i..i+m-1: each sum takes them in sample order */
-            for (int e = 0; e < ops_map_SIZE_x; e++)
-                for (int l = 0; l < m; l++)
-                    s->acc.x[e] += s->g.d_x[e * ops_map_LANES + l];
-            for (int e = 0; e < ops_map_SIZE_w; e++)
-                for (int l = 0; l < m; l++)
-                    s->acc.w[e] += s->g.d_w[e * ops_map_LANES + l];
+            ops_map_add_samples(s->acc.x, s->g.d_x, ops_map_SIZE_x, ops_map_LANES, m);
+            ops_map_add_samples(s->acc.w, s->g.d_w, ops_map_SIZE_w, ops_map_LANES, m);
             for (int l = 0; l < m; l++)
                 for (int e = 0; e < ops_map_SIZE_loss; e++)
                     s->loss += s->v.loss[e * ops_map_LANES + l];

@@ -443,6 +443,15 @@ static void ops_slide_gather(const ops_slide_inputs *restrict xs, int m,
     (void)x;
 }
 
+/* acc[e] += g[e * stride + l] for the samples l = 0..m-1, one after the other (sample order) */
+static inline void ops_slide_add_samples(real *restrict acc, const real *restrict g, int size,
+                                         int stride, int m)
+{
+    for (int e = 0; e < size; e++)
+        for (int l = 0; l < m; l++)
+            acc[e] += g[e * stride + l];
+}
+
 /* per-thread scratch of the batch entry points: lane buffers, one-sample buffers (for groups
  * of at most M_LANES / 4 samples, where one sample at a time is cheaper than a lane group) */
 typedef struct {
@@ -479,10 +488,8 @@ void ops_slide_batch_grad(const ops_slide_params *restrict w, const ops_slide_in
                 for (int k = i; k < i + m; k++) {
                     ops_slide_forward(w, &xs[k], &s->v1);
                     ops_slide_backward(w, &xs[k], &s->v1, &s->g1);
-                    for (int e = 0; e < ops_slide_SIZE_x; e++)
-                        s->acc.x[e] += s->g1.d_x[e];
-                    for (int e = 0; e < ops_slide_SIZE_k; e++)
-                        s->acc.k[e] += s->g1.d_k[e];
+                    ops_slide_add_samples(s->acc.x, s->g1.d_x, ops_slide_SIZE_x, 1, 1);
+                    ops_slide_add_samples(s->acc.k, s->g1.d_k, ops_slide_SIZE_k, 1, 1);
                     for (int e = 0; e < ops_slide_SIZE_loss; e++)
                         s->loss += s->v1.loss[e];
                 }
@@ -492,12 +499,8 @@ void ops_slide_batch_grad(const ops_slide_params *restrict w, const ops_slide_in
             ops_slide_forward_lanes(w, &s->x, &s->v);
             ops_slide_backward_lanes(w, &s->x, &s->v, &s->g);
             /* lanes 0..m-1 are samples i..i+m-1: each sum takes them in sample order */
-            for (int e = 0; e < ops_slide_SIZE_x; e++)
-                for (int l = 0; l < m; l++)
-                    s->acc.x[e] += s->g.d_x[e * ops_slide_LANES + l];
-            for (int e = 0; e < ops_slide_SIZE_k; e++)
-                for (int l = 0; l < m; l++)
-                    s->acc.k[e] += s->g.d_k[e * ops_slide_LANES + l];
+            ops_slide_add_samples(s->acc.x, s->g.d_x, ops_slide_SIZE_x, ops_slide_LANES, m);
+            ops_slide_add_samples(s->acc.k, s->g.d_k, ops_slide_SIZE_k, ops_slide_LANES, m);
             for (int l = 0; l < m; l++)
                 for (int e = 0; e < ops_slide_SIZE_loss; e++)
                     s->loss += s->v.loss[e * ops_slide_LANES + l];
