@@ -56,3 +56,15 @@ import Spec.Proofs.Chain.Inline
 import Spec.Proofs.Chain.OneHot
 import Spec.Proofs.Chain
 import Spec.Proofs.Chain.Example
+import Spec.Front.Shape
+import Spec.Front.Result
+import Spec.Front.Term
+import Spec.Front.Check
+import Spec.Front.Syntax
+import Spec.Front.Lexer
+import Spec.Front.Parser
+import Spec.Front.Layers
+import Spec.Front.Expand
+import Spec.Front.Model
+import Spec.Front.Properties
+import Spec.Front.Examples

@@ -4,6 +4,11 @@
 --
 --   Main dump MODEL      the expression dump of MODEL (cnn, dot, chain, ops)
 --                        as JSON on stdout (docs/dump-format.md)
+--   Main model FILE      the expression dump of the model file FILE (`-`:
+--                        standard input; docs/model-format.md), elaborated
+--                        by Spec.Front.Model; a model that does not
+--                        elaborate prints one line, FILE:LINE: message,
+--                        on stderr and exits with status 1
 --   Main check-forward   the CNN's prediction on a fixed input, computed
 --                        twice in Float: by the array-level `forward` of
 --                        Spec.CNN.Array and by evaluating the cnn chain
@@ -33,6 +38,9 @@ open import Data.Unit.Polymorphic using (⊤)
 import Data.Vec as Vec
 open import Function using (_$_; _∘_)
 open import IO
+import IO.Infinite
+import Codata.Musical.Colist as Colist
+import Data.Vec.Bounded as Vec≤
 open import Level using (0ℓ)
 open import System.Environment using (getArgs)
 open import System.Exit using (exitWith; ExitFailure)
@@ -40,8 +48,10 @@ open import System.Exit using (exitWith; ExitFailure)
 open import Spec.Array.Base using (S; ι; _⊗_; P; Ar; ∣_∣; nest; unnest)
 open import Spec.Scalar.Float using (float)
 open import Spec.Dump.JSON
-open import Spec.Dump.Model using (models)
-open import Spec.Lang.Syntax using (Ctx; ε; _▹_; ar; E; v₀; v₂)
+open import Spec.Dump.Model using (models) renaming (dump to dump-json)
+open import Spec.Front.Result using (ok; fail)
+open import Spec.Front.Model using (Elaborated; elaborate)
+open import Spec.Lang.Syntax using (Ctx; ε; _▹_; ar; E; v₀; v₂; one)
 open import Spec.Lang.Chain using (Chain; ε; _▹_)
 open import Spec.Lang.Eval float using (Env; ⟦_⟧; lookup)
 import Spec.CNN.Array float as CNN
@@ -113,7 +123,7 @@ known = String.intersperse ", " (List.map proj₁ models)
 usage : IO {0ℓ} ⊤
 usage = do
   appendFile "/dev/stderr" $
-    "usage: Main dump MODEL | Main check-forward\nknown models: " ++ known ++ "\n"
+    "usage: Main dump MODEL | Main model FILE | Main check-forward\nknown models: " ++ known ++ "\n"
   exitWith (ExitFailure 2)
 
 lookupModel : String → List (String × JSON) → Maybe JSON
@@ -126,6 +136,38 @@ dump m with lookupModel m models
 ... | nothing = do
   appendFile "/dev/stderr" ("unknown model: " ++ m ++ "\n")
   usage
+
+-- A model file, elaborated and dumped.
+model-dump : Elaborated → JSON
+model-dump m = dump-json title (features List.++ targets) roles chain one outputs
+  where
+    open Elaborated m
+    one-of : String → List String → List (String × String)
+    one-of k (x ∷ []) = (k , x) ∷ []
+    one-of k _        = []
+    roles = one-of "features" features List.++ one-of "target" targets
+    outputs = (case prediction of λ { (just x) → ("prediction" , x) ∷ [] ; nothing → [] })
+              List.++ (("loss" , objective) ∷ [])
+      where case_of_ : ∀ {A B : Set} → A → (A → B) → B
+            case x of f = f x
+
+-- Standard input, which may be a pipe (readFiniteFile needs a file
+-- whose size is known): the first 16 MiB characters of the lazy stream.
+getStdin : IO {0ℓ} String
+getStdin = do
+  cs ← IO.Infinite.getContents
+  pure (String.fromList (Vec≤.toList (Colist.take 16777216 cs)))
+
+modelFile : String → IO {0ℓ} ⊤
+modelFile file = do
+  text ← (if file String.== "-" then getStdin else readFiniteFile file)
+  report (elaborate text)
+  where
+    report : _ → IO {0ℓ} ⊤
+    report (ok m)   = putStrLn (render (model-dump m))
+    report (fail e) = do
+      appendFile "/dev/stderr" (file ++ ":" ++ e ++ "\n")
+      exitWith (ExitFailure 1)
 
 -- The fixed input of check-forward, in context order.
 target : Ar CNN.Out Float
@@ -172,5 +214,6 @@ main = run $ do
   where
     go : List String → IO {0ℓ} ⊤
     go ("dump" ∷ m ∷ []) = dump m
+    go ("model" ∷ f ∷ []) = modelFile f
     go ("check-forward" ∷ []) = checkForward
     go _ = usage

@@ -78,6 +78,23 @@
 --                    expression.  Assumes `Laws 𝕊`.  Spec.Proofs.Chain.
 --                    Example discharges every hypothesis for the paper's
 --                    chain example (x = a·b, y = x·x).
+--
+-- 7. infer-faithful  the elaborator of the model language (Spec.Front)
+--                    is faithful: whenever it turns a core term t into
+--                    an expression e of E, e erases back to t
+--                    (⌊ e ⌋ ≡ t: the elaborator only decides shapes and
+--                    the witnesses of the shape relations, and which of
+--                    imap/imaps, sel/sels, bin plus/ix-plus a node is).
+--    elaborate-faithful  for a whole model file: the bindings of the
+--                    elaborated chain, erased, are the model's bindings
+--                    as core terms, with their names, in order.  A core
+--                    term is the user's expression with names resolved
+--                    and layers expanded (Spec.Front.Expand, .Layers);
+--                    Spec.Front.Examples checks that the paper's network
+--                    written as a model file gives the chain of
+--                    Spec.Model.CNN.  No law needed: these hold for
+--                    every `Scalar`, and every chain they produce is a
+--                    `Chain`, so items 1-6 apply to it.
 ------------------------------------------------------------------------
 open import Spec.Scalar using (Scalar)
 open import Spec.Scalar.Laws using (Laws)
@@ -112,6 +129,13 @@ open import Spec.Lang.Chain using (Chain; chain-grads)
 open import Spec.Proofs.Chain.Typed using (here; baseCtx; baseNames; base-env; seed-env; binding-grads; env-grads)
 import Spec.Proofs.Chain.Typed as CT
 open import Spec.Proofs.Chain.Inline 𝕊 using (ctan; PF; clean; emb; inl; ValCons; base-env₀)
+open import Data.String using (String)
+open import Spec.Front.Term using (Tm; ⌊_⌋)
+open import Spec.Front.Result using (Result; ok)
+open import Spec.Front.Check using (infer)
+open import Spec.Front.Model using (Elaborated; elaborate; erase-chain)
+open import Spec.Front.Properties using (_returns_)
+import Spec.Front.Properties as Front
 
 private
   variable
@@ -220,3 +244,13 @@ module _ (laws : Laws 𝕊) where
                   → ⟦ lookupE {baseCtx c} (base-env c (emb c y) seed) x ⟧ γ i
                     ≡ ⟦ lookupE {baseCtx c} (∇₀ (inl c pf y) s₀) x ⟧ (base-env₀ c γ) i
   chain-∇-correct = CH.chain-∇-correct
+
+------------------------------------------------------------------------
+-- The model language
+
+infer-faithful : ∀ (Γ : Ctx) (t : Tm) {is} {e : E Γ is} → infer Γ t returns (is , e) → ⌊ e ⌋ ≡ t
+infer-faithful = Front.infer-faithful
+
+elaborate-faithful : ∀ (text : String) (m : Elaborated) → elaborate text ≡ ok m
+                   → erase-chain (Elaborated.chain m) ≡ Elaborated.core m
+elaborate-faithful = Front.elaborate-faithful

@@ -342,7 +342,7 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
              f"unsupported dump version {json.dumps(v)} (this extractor reads version "
              f"{', '.join(map(str, VERSIONS))})")
     _obj(data, "$", ("format", "version", "model", "generator", "context", "chain", "seed",
-                     "gradients"), ("outputs",))
+                     "gradients"), ("outputs", "data"))
     _req(data["format"] == FORMAT, "$.format", f"expected {FORMAT!r}, got {data['format']!r}")
     _req(isinstance(data["model"], str) and _IDENT.fullmatch(data["model"]) is not None,
          "$.model", f"the model name must be a C identifier, got {data['model']!r}")
@@ -351,13 +351,20 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
     used: dict[str, str] = {}
     scope: list[_Entry] = []
     context = []
+    fan_in: dict[str, int] = {}
     for n, c in enumerate(_list(data, "context")):
         path = f"$.context[{n}]"
-        _obj(c, path, ("name", "shape", "role"))
+        _obj(c, path, ("name", "shape", "role"), ("fan_in",))
         name = _name(c["name"], path + ".name", used)
         shape = _shape(c["shape"], path + ".shape")
         _req(c["role"] in ("input", "param"), path + ".role",
              f"role must be 'input' or 'param', got {c['role']!r}")
+        if "fan_in" in c:
+            fi = c["fan_in"]
+            _req(c["role"] == "param", path + ".fan_in", "only a param has a fan-in")
+            _req(isinstance(fi, int) and not isinstance(fi, bool) and fi >= 1,
+                 path + ".fan_in", f"expected a positive integer, got {fi!r}")
+            fan_in[name] = fi
         context.append(ir.Array(name, shape, "context", c["role"]))
         scope.append(_Entry(name, "ar", shape, "context"))
 
@@ -443,12 +450,21 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
             _req(isinstance(val, str) and val in bindings, f"$.outputs.{key}", f"not a chain binding: {val!r}")
         outputs = tuple(sorted(outs.items()))
 
+    roles = ()
+    if "data" in data:
+        d = _obj(data["data"], "$.data", (), ("features", "target"))
+        inputs = {a.name for a in context if a.role == "input"}
+        for key, val in d.items():
+            _req(isinstance(val, str) and val in inputs, f"$.data.{key}",
+                 f"not an input of the context: {val!r}")
+        roles = tuple(sorted(d.items()))
+
     if schema:
         _check_schema(data)
 
     model = ir.Model(data["model"], data["version"], data["generator"], tuple(context),
                      tuple(chain), seed["of"], seed_expr, tuple(gradients), outputs,
-                     dump_hash(data))
+                     dump_hash(data), data=roles, fan_in=tuple(fan_in.items()))
     model.arrays.update({a.name: a for a in (*context, *chain, *gradients)})
     return model
 

@@ -299,6 +299,8 @@ class Model:
     gradients: tuple[Array, ...]
     outputs: tuple[tuple[str, str], ...] = ()
     dump_hash: str = ""
+    data: tuple[tuple[str, str], ...] = ()      # ("features", name), ("target", name)
+    fan_in: tuple[tuple[str, int], ...] = ()    # (param, inputs feeding its layer)
     arrays: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property

@@ -17,13 +17,14 @@
 ------------------------------------------------------------------------
 module Spec.Dump.Model where
 
-open import Data.Bool using (Bool; not; if_then_else_)
+open import Data.Bool using (Bool; true; false; not; if_then_else_)
 open import Data.List as List using (List; []; _∷_)
 open import Data.Product using (_×_; _,_)
 open import Data.String as String using (String)
 open import Relation.Binary.PropositionalEquality using (_≡_; refl)
 
-open import Spec.Array.Base using (S)
+open import Spec.Array.Base using (S; ι; _⊗_; ∣_∣)
+open import Data.Nat using (ℕ)
 open import Spec.Lang.Syntax using (Ctx; IS; ar; E; _▹_)
 open import Spec.Lang.Chain
 open import Spec.Dump.JSON
@@ -49,12 +50,24 @@ private
   member : String → List String → Bool
   member x = List.any (x String.==_)
 
-  role : List String → String → String
-  role inputs x = if member x inputs then "input" else "param"
 
-  context-entry : List String → String × IS → JSON
-  context-entry inputs (x , is) = object
-    (("name" , string x) ∷ ("shape" , shape (shapeOf is)) ∷ ("role" , string (role inputs x)) ∷ [])
+  -- The inputs that feed a parameter's layer, for random initial
+  -- weights: a parameter of shape u ⊗ s (one row per output) has |s|;
+  -- a vector (a bias) has that of the parameter before it (1 if none).
+  fan-in : ℕ → S → ℕ
+  fan-in before (ι _)   = before
+  fan-in before (_ ⊗ s) = ∣ s ∣
+
+  context-entries : List String → ℕ → List (String × IS) → List JSON
+  context-entries inputs before [] = []
+  context-entries inputs before ((x , is) ∷ xs) with member x inputs
+  ... | true  = object (("name" , string x) ∷ ("shape" , shape (shapeOf is))
+                        ∷ ("role" , string "input") ∷ [])
+                ∷ context-entries inputs before xs
+  ... | false = let n = fan-in before (shapeOf is) in
+                object (("name" , string x) ∷ ("shape" , shape (shapeOf is))
+                        ∷ ("role" , string "param") ∷ ("fan_in" , nat n) ∷ [])
+                ∷ context-entries inputs n xs
 
   binding-entry : Binding → JSON
   binding-entry (binding x s e) = object
@@ -81,34 +94,35 @@ last-name (_ ▹ (x , _)) = x
 ------------------------------------------------------------------------
 -- The dump
 
--- dump name inputs chain seed outputs
-dump : String → List String → Chain (Δ ▹ ar p ▹ ar p) → E (Δ ▹ ar p ▹ ar p) (ar p)
-     → List (String × String) → JSON
-dump model inputs c seed outputs = object
+-- dump name inputs data chain seed outputs: `data` names the features
+-- and the target (a one-hot label) among the inputs, for the runtime.
+dump : String → List String → List (String × String) → Chain (Δ ▹ ar p ▹ ar p)
+     → E (Δ ▹ ar p ▹ ar p) (ar p) → List (String × String) → JSON
+dump model inputs roles c seed outputs = object
   ( ("format"    , string "ad-expression-dump")
   ∷ ("version"   , nat 1)
   ∷ ("model"     , string model)
   ∷ ("generator" , string generator)
-  ∷ ("context"   , array (List.map (context-entry inputs) (base-vars c)))
+  ∷ ("context"   , array (context-entries inputs 1 (base-vars c)))
   ∷ ("chain"     , array (List.map binding-entry (bindings c)))
   ∷ ("seed"      , object (("of" , string (last-name c)) ∷ ("expr" , expr seed) ∷ []))
   ∷ ("gradients" , array (List.map gradient-entry (param-grads inputs c seed)))
-  ∷ outputs-entry outputs)
+  ∷ names-entry "outputs" outputs List.++ names-entry "data" roles)
   where
-    outputs-entry : List (String × String) → List (String × JSON)
-    outputs-entry [] = []
-    outputs-entry os = ("outputs" , object (List.map (λ (k , v) → k , string v) os)) ∷ []
+    names-entry : String → List (String × String) → List (String × JSON)
+    names-entry key [] = []
+    names-entry key os = (key , object (List.map (λ (k , v) → k , string v) os)) ∷ []
 
 ------------------------------------------------------------------------
 -- The models
 
 models : List (String × JSON)
 models =
-    ("cnn"   , dump "cnn" CNN.inputs CNN.chain CNN.seed
-                    (("prediction" , "r") ∷ ("loss" , "loss") ∷ []))
-  ∷ ("dot"   , dump "dot" Dot.inputs Dot.chain Dot.seed [])
-  ∷ ("chain" , dump "chain" ChainExample.inputs ChainExample.chain ChainExample.seed [])
-  ∷ ("ops"   , dump "ops" Ops.inputs Ops.chain Ops.seed (("loss" , "loss") ∷ []))
+    ("cnn"   , dump "cnn" CNN.inputs (("features" , "inp") ∷ ("target" , "target") ∷ [])
+                    CNN.chain CNN.seed (("prediction" , "r") ∷ ("loss" , "loss") ∷ []))
+  ∷ ("dot"   , dump "dot" Dot.inputs [] Dot.chain Dot.seed [])
+  ∷ ("chain" , dump "chain" ChainExample.inputs [] ChainExample.chain ChainExample.seed [])
+  ∷ ("ops"   , dump "ops" Ops.inputs [] Ops.chain Ops.seed (("loss" , "loss") ∷ []))
   ∷ []
 
 _ : List.map (λ (x , _) → x) models ≡ "cnn" ∷ "dot" ∷ "chain" ∷ "ops" ∷ []

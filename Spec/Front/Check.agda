@@ -1,0 +1,232 @@
+{-# OPTIONS --safe --without-K #-}
+------------------------------------------------------------------------
+-- The elaborator: a core term (Spec.Front.Term) in a context of shapes
+-- becomes an intrinsically shaped expression of E, or a message saying
+-- which operation found which shapes where it expected others.
+--
+-- Bidirectional, as in PLFA's "Inference": `infer` finds the sort and
+-- shape of a term from its parts; `check` is only needed for 0 and 1,
+-- whose shape is whatever the context wants.  Every shape relation a
+-- constructor needs is decided by Spec.Front.Shape.
+--
+-- Faithful by construction: every result carries the proof that the
+-- expression erases back to the term (⌊ e ⌋ ≡ t); Spec.Theorems states
+-- this as `infer-faithful`.
+------------------------------------------------------------------------
+module Spec.Front.Check where
+
+open import Data.Maybe using (Maybe; just; nothing)
+open import Data.Nat using (ℕ; zero; suc)
+open import Data.Product using (Σ; _,_)
+open import Data.String using (String; _++_)
+open import Relation.Binary.PropositionalEquality using (_≡_; refl; cong; cong₂)
+open import Relation.Nullary using (yes; no)
+
+open import Spec.Array.Base using (S; ι; _⊗_; unit)
+open import Spec.Lang.Syntax hiding (Sum)
+open import Spec.Front.Shape
+open import Spec.Front.Term
+open import Spec.Front.Result
+
+private
+  variable
+    Γ         : Ctx
+    a b i j t : Tm
+
+------------------------------------------------------------------------
+-- What elaboration returns
+
+-- An expression of some sort and shape that erases to t.
+Elab : Ctx → Tm → Set
+Elab Γ t = Σ IS λ is → Σ (E Γ is) λ e → ⌊ e ⌋ ≡ t
+
+-- An expression of the given sort and shape that erases to t.
+Chk : Ctx → IS → Tm → Set
+Chk Γ is t = Σ (E Γ is) λ e → ⌊ e ⌋ ≡ t
+
+-- An array or an index, of some shape.
+Arr Ix : Ctx → Tm → Set
+Arr Γ t = Σ S λ s → Chk Γ (ar s) t
+Ix  Γ t = Σ S λ s → Chk Γ (ix s) t
+
+describe : IS → String
+describe (ar s) = "an array of shape " ++ show s
+describe (ix s) = "an index of shape " ++ show s
+
+private
+  array : String → Elab Γ t → Result (Arr Γ t)
+  array op (ar s , e , eq) = ok (s , e , eq)
+  array op (ix s , _ , _)  = fail (op ++ ": expected an array, found " ++ describe (ix s))
+
+  index : String → Elab Γ t → Result (Ix Γ t)
+  index op (ix s , e , eq) = ok (s , e , eq)
+  index op (ar s , _ , _)  = fail (op ++ ": expected an index, found " ++ describe (ar s))
+
+  need : ∀ {A : Set} → String → Maybe A → Result A
+  need m (just x) = ok x
+  need m nothing  = fail m
+
+------------------------------------------------------------------------
+-- Variables
+
+lookup : (Γ : Ctx) (n : ℕ) → Maybe (Σ IS λ is → Σ (is ∈ Γ) λ x → var-index x ≡ n)
+lookup ε        n       = nothing
+lookup (Γ ▹ is) zero    = just (is , v₀ , refl)
+lookup (Γ ▹ is) (suc n) with lookup Γ n
+... | just (js , x , eq) = just (js , vₛ x , cong suc eq)
+... | nothing            = nothing
+
+------------------------------------------------------------------------
+-- The nodes whose constructor depends on the shapes found
+
+private
+  for-node : ∀ s p (e : E (Γ ▹ ix s) (ar p)) → ⌊ e ⌋ ≡ t → Elab Γ (For s t)
+  for-node s p e eq with p ≟ₛ unit
+  ... | yes refl = ar s , imaps e , cong (For s) eq
+  ... | no _     = ar (s ⊗ p) , imap e , cong (For s) eq
+
+  sel-outer : ∀ t s (ea : E Γ (ar t)) (ei : E Γ (ix s)) → ⌊ ea ⌋ ≡ a → ⌊ ei ⌋ ≡ i
+            → Result (Elab Γ (Sel a i))
+  sel-outer (t₁ ⊗ t₂) s ea ei pa pi with s ≟ₛ t₁
+  ... | yes refl = ok (ar t₂ , sel ea ei , cong₂ Sel pa pi)
+  ... | no _     = fail ("selection: an array of shape " ++ show (t₁ ⊗ t₂)
+                         ++ " takes an index of shape " ++ show (t₁ ⊗ t₂) ++ " or "
+                         ++ show t₁ ++ ", found an index of shape " ++ show s)
+  sel-outer (ι n) s ea ei pa pi =
+    fail ("selection: an array of shape " ++ show (ι n) ++ " takes an index of shape "
+          ++ show (ι n) ++ ", found an index of shape " ++ show s)
+
+  sel-node : ∀ t s (ea : E Γ (ar t)) (ei : E Γ (ix s)) → ⌊ ea ⌋ ≡ a → ⌊ ei ⌋ ≡ i
+           → Result (Elab Γ (Sel a i))
+  sel-node t s ea ei pa pi with s ≟ₛ t
+  ... | yes refl = ok (ar unit , sels ea ei , cong₂ Sel pa pi)
+  ... | no _     = sel-outer t s ea ei pa pi
+
+  same : String → ∀ is js (e : E Γ js) → ⌊ e ⌋ ≡ t → Result (Chk Γ is t)
+  same op (ar s) (ar s′) e eq with s ≟ₛ s′
+  ... | yes refl = ok (e , eq)
+  ... | no _     = fail (op ++ ": expected " ++ describe (ar s) ++ ", found " ++ describe (ar s′))
+  same op (ix s) (ix s′) e eq with s ≟ₛ s′
+  ... | yes refl = ok (e , eq)
+  ... | no _     = fail (op ++ ": expected " ++ describe (ix s) ++ ", found " ++ describe (ix s′))
+  same op is js _ _ = fail (op ++ ": expected " ++ describe is ++ ", found " ++ describe js)
+
+------------------------------------------------------------------------
+-- Inference and checking
+
+infer : (Γ : Ctx) (t : Tm) → Result (Elab Γ t)
+check : (Γ : Ctx) (is : IS) (t : Tm) → Result (Chk Γ is t)
+
+infer Γ (V n) with lookup Γ n
+... | just (is , x , eq) = ok (is , var x , cong V eq)
+... | nothing            = fail "a variable out of scope"
+infer Γ Zero = fail "the shape of 0 is not known here: use 0 where it is (as in x + 0)"
+infer Γ One  = fail "the shape of 1 is not known here: use 1 where it is (as in x * 1)"
+infer Γ (For s t) = do
+  (p , e , eq) ← infer (Γ ▹ ix s) t >>= array "for"
+  ok (for-node s p e eq)
+infer Γ (Sum s t) = do
+  (p , e , eq) ← infer (Γ ▹ ix s) t >>= array "sum"
+  ok (ar p , sum e , cong (Sum s) eq)
+infer Γ (Tile s t) = do
+  (p , e , eq) ← infer (Γ ▹ ix s) t >>= array "tile"
+  (q , m) ← need ("tile: blocks of shape " ++ show p ++ " do not fit an index of shape "
+                  ++ show s) (times? s p)
+  ok (ar q , imapb m e , cong (Tile s) eq)
+infer Γ (Sel a i) = do
+  (t , ea , pa) ← infer Γ a >>= array "selection"
+  (s , ei , pi) ← infer Γ i >>= index "selection"
+  sel-node t s ea ei pa pi
+infer Γ (Block a i) = do
+  (q , ea , pa) ← infer Γ a >>= array "block"
+  (s , ei , pi) ← infer Γ i >>= index "block"
+  (p , m) ← need ("block: an array of shape " ++ show q ++ " does not split into "
+                  ++ show s ++ " equal blocks") (quot? s q)
+  ok (ar p , selb m ea ei , cong₂ Block pa pi)
+infer Γ (ZeroBut i j a) = do
+  (s , ei , pi) ← infer Γ i >>= index "zerobut"
+  (ej , pj) ← check Γ (ix s) j at "zerobut: the two indices differ: "
+  (p , ea , pa) ← infer Γ a >>= array "zerobut"
+  ok (ar p , zero-but ei ej ea , cong₃ pi pj pa)
+  where cong₃ : ∀ {i′ j′ a′} → i′ ≡ i → j′ ≡ j → a′ ≡ a → ZeroBut i′ j′ a′ ≡ ZeroBut i j a
+        cong₃ refl refl refl = refl
+infer Γ (Slide i a) = do
+  (s , ei , pi) ← infer Γ i >>= index "slide"
+  (r , ea , pa) ← infer Γ a >>= array "slide"
+  (p , sp) ← need ("slide: a window at an index of shape " ++ show s ++ " does not fit in an "
+                   ++ "array of shape " ++ show r) (minus? s r)
+  let (u , su) = suc! p
+  ok (ar u , slide ei sp ea su , cong₂ Slide pi pa)
+infer Γ (Backslide i a) = do
+  (s , ei , pi) ← infer Γ i >>= index "backslide"
+  (u , ea , pa) ← infer Γ a >>= array "backslide"
+  (p , su) ← need ("backslide: an array of shape " ++ show u ++ " has an empty dimension")
+                  (pred? u)
+  (r , sp) ← need ("backslide: an index of shape " ++ show s ++ " and an array of shape "
+                   ++ show u ++ " differ in structure") (plus? s p)
+  ok (ar r , backslide ei ea su sp , cong₂ Backslide pi pa)
+infer Γ (Logistic a) = do
+  (s , e , eq) ← infer Γ a >>= array "logistic"
+  ok (ar s , logistic e , cong Logistic eq)
+infer Γ (Neg a) = do
+  (s , e , eq) ← infer Γ a >>= array "-"
+  ok (ar s , minus e , cong Neg eq)
+infer Γ (Scale n a) = do
+  (s , e , eq) ← infer Γ a >>= array "/"
+  ok (ar s , scaledown n e , cong (Scale n) eq)
+infer Γ (Add a b) = (infer Γ a >>= λ
+  { (ar s , ea , pa) → do
+      (eb , pb) ← check Γ (ar s) b at "+: "
+      ok (ar s , bin plus ea eb , cong₂ Add pa pb)
+  ; (ix s , ei , pi) → do
+      (u , ej , pj) ← infer Γ b >>= index "+ of indices"
+      (p , su) ← need "+ of indices: the right index has an empty dimension" (pred? u)
+      (r , sp) ← need ("+ of indices: indices of shapes " ++ show s ++ " and " ++ show u
+                       ++ " differ in structure") (plus? s p)
+      ok (ix r , ix-plus ei ej su sp , cong₂ Add pi pj)
+  }) orElse (do
+      (s , eb , pb) ← infer Γ b >>= array "+"
+      (ea , pa) ← check Γ (ar s) a at "+: "
+      ok (ar s , bin plus ea eb , cong₂ Add pa pb))
+infer Γ (Mul a b) = (do
+      (s , ea , pa) ← infer Γ a >>= array "*"
+      (eb , pb) ← check Γ (ar s) b at "*: "
+      ok (ar s , bin mul ea eb , cong₂ Mul pa pb))
+  orElse (do
+      (s , eb , pb) ← infer Γ b >>= array "*"
+      (ea , pa) ← check Γ (ar s) a at "*: "
+      ok (ar s , bin mul ea eb , cong₂ Mul pa pb))
+infer Γ (Div p i) = do
+  (q , ei , pi) ← infer Γ i >>= index "div"
+  (s , m) ← need ("div: an index of shape " ++ show q ++ " does not split into blocks of shape "
+                  ++ show p) (quotˡ? p q)
+  ok (ix s , div m ei , cong (Div p) pi)
+infer Γ (Mod p i) = do
+  (q , ei , pi) ← infer Γ i >>= index "mod"
+  (s , m) ← need ("mod: an index of shape " ++ show q ++ " does not split into blocks of shape "
+                  ++ show p) (quotˡ? p q)
+  ok (ix p , mod m ei , cong (Mod p) pi)
+infer Γ (IxMinus i j t) = do
+  (r , ei , pi) ← infer Γ i >>= index "ixminus"
+  (s , ej , pj) ← infer Γ j >>= index "ixminus"
+  (p , sp) ← need ("ixminus: an index of shape " ++ show s ++ " does not fit in one of shape "
+                   ++ show r) (minus? s r)
+  let (u , su) = suc! p
+  (q , e , eq) ← infer (Γ ▹ ix u) t >>= array "ixminus"
+  ok (ar q , ix-minus ei ej sp su e , cong₃ pi pj eq)
+  where cong₃ : ∀ {i′ j′ t′} → i′ ≡ i → j′ ≡ j → t′ ≡ t → IxMinus i′ j′ t′ ≡ IxMinus i j t
+        cong₃ refl refl refl = refl
+infer Γ (IxMinusʳ i j t) = do
+  (r , ei , pi) ← infer Γ i >>= index "ixminusr"
+  (u , ej , pj) ← infer Γ j >>= index "ixminusr"
+  (p , su) ← need "ixminusr: the right index has an empty dimension" (pred? u)
+  (s , sp) ← need ("ixminusr: an index of shape " ++ show u ++ " does not fit in one of shape "
+                   ++ show r) (minusʳ? p r)
+  (q , e , eq) ← infer (Γ ▹ ix s) t >>= array "ixminusr"
+  ok (ar q , ix-minusᵣ ei ej sp su e , cong₃ pi pj eq)
+  where cong₃ : ∀ {i′ j′ t′} → i′ ≡ i → j′ ≡ j → t′ ≡ t → IxMinusʳ i′ j′ t′ ≡ IxMinusʳ i j t
+        cong₃ refl refl refl = refl
+
+check Γ (ar s) Zero = ok (zero , refl)
+check Γ (ar s) One  = ok (one , refl)
+check Γ is t = infer Γ t >>= λ { (js , e , eq) → same "" is js e eq }

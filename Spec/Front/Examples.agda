@@ -1,0 +1,109 @@
+{-# OPTIONS --safe --without-K #-}
+------------------------------------------------------------------------
+-- Checked examples of the front end: each is computed by Agda when this
+-- module is checked, so they document and test at once.
+--
+-- The main one: the paper's network written as a model file (the text
+-- of models/cnn.model) elaborates to a chain whose bindings erase to
+-- exactly those of the hand-written Spec.Model.CNN chain, and the
+-- elaborated chain's bindings are the hand-written ones (same names,
+-- same core terms: the dumps are the same, which tests/test_front.py
+-- checks on the printed JSON too).
+------------------------------------------------------------------------
+module Spec.Front.Examples where
+
+open import Data.List using (List; []; _∷_)
+open import Data.Maybe using (Maybe; just; nothing)
+open import Data.Product using (_×_; _,_)
+open import Data.String using (String)
+open import Relation.Binary.PropositionalEquality using (_≡_; refl)
+
+open import Spec.Array.Base using (ι; _⊗_)
+open import Spec.Front.Term
+open import Spec.Front.Result
+open import Spec.Front.Model
+import Spec.Model.CNN as CNN
+
+private
+  core-of : Result Elaborated → Maybe (List (String × Tm))
+  core-of (ok m)   = just (Elaborated.core m)
+  core-of (fail _) = nothing
+
+  error-of : Result Elaborated → Maybe String
+  error-of (ok _)   = nothing
+  error-of (fail e) = just e
+
+------------------------------------------------------------------------
+-- The paper's network
+
+cnn-text : String
+cnn-text = "
+model cnn
+target target : 10x1x1x1x1
+input  inp    : 28x28
+param  k1 : 6x5x5
+param  b1 : 6
+param  k2 : 12x6x5x5
+param  b2 : 12
+param  fc : 10x12x1x4x4
+param  b  : 10
+c11 = conv(inp, k1, b1)
+c1  = logistic(c11)
+s1  = avgpool(c1, 2)
+c21 = conv(s1, k2, b2)
+c2  = logistic(c21)
+s2  = avgpool(c2, 2)
+r1  = conv(s2, fc, b)
+output r = logistic(r1)
+loss loss = sqerr(r, target)
+"
+
+_ : core-of (elaborate cnn-text) ≡ just (erase-chain CNN.chain)
+_ = refl
+
+------------------------------------------------------------------------
+-- A small model in the core language, and what it elaborates to
+
+dot-text : String
+dot-text = "
+model dot
+input  x : 3
+param  a : 3
+loss   l = sum i : 3 . x[i] * a[i]     -- a scalar: the sum of a vector of shape 1
+"
+
+_ : core-of (elaborate dot-text) ≡ just (("l" , Sum (ι 3) (Mul (Sel (V 2) (V 0)) (Sel (V 1) (V 0)))) ∷ [])
+_ = refl
+
+------------------------------------------------------------------------
+-- Rejections name the line, the binding and the shapes
+
+_ : error-of (elaborate "
+model mlp
+input  x : 28x28
+param  w : 10x28x28
+param  b : 5
+loss   l = sqerr(dense(w, x, b), dense(w, x, b))
+") ≡ just "6: binding l: dense: the bias b has shape 5, expected 10"
+_ = refl
+
+_ : error-of (elaborate "
+model m
+input x : 3
+loss  l = sum i : 3 . y[i]
+") ≡ just "4: binding l: unknown name y; in scope: x, i"
+_ = refl
+
+_ : error-of (elaborate "
+model m
+input x : 3
+loss  l = x
+") ≡ just "4: binding l: the loss must be a scalar (shape 1), found shape 3"
+_ = refl
+
+_ : error-of (elaborate "
+model m
+input x : 3
+loss  l = sum i : 3 . x[i] +
+") ≡ just "4: expected an expression, found the end of the statement"
+_ = refl

@@ -1,0 +1,172 @@
+{-# OPTIONS --safe --without-K #-}
+------------------------------------------------------------------------
+-- The layer library: derived forms, each an expansion into core terms
+-- (Spec.Front.Term) once the shapes of its arguments are known.
+--
+-- A layer checks the shapes of its arguments itself, so that a mistake
+-- is reported in the layer's terms ("dense: the weight w2 has shape
+-- 10×128, so the input must have shape 128; found 64"); the expansion
+-- is then well shaped, and Spec.Front.Check elaborates it like any
+-- other term.  In the expansions below, `x⁺ᵏ` is x moved under k binders.
+--
+--   dense(W, x)     for o : u . sum k : s . W[o][k] * x[k]     W : u×s, x : s
+--   dense(W, x, b)  dense(W, x) + b                            b : u
+--   conv(x, K)      for o : u . sum k : s . slide(x, k) * (for _ : w . K[o][k])
+--                                     K : u×s, x : r, w = r − s + 1 (leafwise)
+--   conv(x, K, b)   for o : u . conv… + (for _ : w . b[o])    b : u
+--   avgpool(a, n)   the mean of every n×n block of the last two
+--                   dimensions, mapped over the others:
+--                   for i : M/n×N/n . (sum j : n×n . block(a, i)[j]) / n²
+--   sqerr(r, t)     (sum j : s . ((r − t) * (r − t))[j]) / 2
+-- These are exactly the building blocks of the paper's network
+-- (Spec.Model.CNN), so its model file elaborates to the same chain.
+------------------------------------------------------------------------
+module Spec.Front.Layers where
+
+open import Data.List using (List; []; _∷_)
+open import Data.Maybe using (Maybe; just; nothing)
+open import Data.Nat as ℕ using (ℕ; zero; suc; _*_)
+open import Data.Nat.Show using () renaming (show to showℕ)
+open import Data.Product using (Σ; _×_; _,_)
+open import Data.String using (String; _++_)
+open import Relation.Nullary using (yes; no)
+
+open import Spec.Array.Base using (S; ι; _⊗_; unit)
+open import Spec.Lang.Syntax using (IS; ar; ix)
+open import Spec.Front.Shape
+open import Spec.Front.Term
+open import Spec.Front.Result
+
+-- An argument of a layer: an expression (its term, its sort and shape,
+-- and how to name it in a message: the name the user wrote, or
+-- "argument k"), or a number.
+data Arg : Set where
+  expr : Tm → IS → String → Arg
+  nat  : ℕ → String → Arg
+
+private
+  label : Arg → String
+  label (expr _ _ l) = l
+  label (nat _ l)    = l
+
+  the : String → Arg → String
+  the role a = "the " ++ role ++ " " ++ label a
+
+  -- An array argument: its term and shape.
+  array : String → String → Arg → Result (Tm × S)
+  array layer role (expr t (ar s) _) = ok (t , s)
+  array layer role a@(expr _ (ix s) _) =
+    fail (layer ++ ": " ++ the role a ++ " is an index of shape " ++ show s ++ ", not an array")
+  array layer role a@(nat n _) =
+    fail (layer ++ ": " ++ the role a ++ " is the number " ++ showℕ n ++ ", not an array")
+
+  number : String → String → Arg → Result ℕ
+  number layer role (nat n _) = ok n
+  number layer role a = fail (layer ++ ": " ++ the role a ++ " must be a whole number")
+
+  -- An array argument of the given shape.
+  shaped : String → String → S → Arg → Result Tm
+  shaped layer role s a = array layer role a >>= λ { (t , s′) → match t s′ }
+    where match : Tm → S → Result Tm
+          match t s′ with s ≟ₛ s′
+          ... | yes _ = ok t
+          ... | no _  = fail (layer ++ ": " ++ the role a ++ " has shape " ++ show s′
+                              ++ ", expected " ++ show s)
+
+  -- A weight: its term, its outer part (the outputs) and the rest.
+  weight : String → String → Arg → Result (Tm × S × S)
+  weight layer role a = array layer role a >>= λ where
+    (t , u ⊗ s) → ok (t , u , s)
+    (_ , ι n)   → fail (layer ++ ": " ++ the role a ++ " has shape " ++ showℕ n
+                        ++ "; it needs an outer dimension (one per output) before the input's")
+
+  -- An optional bias of shape u: `plain` without one, `biased b` with.
+  withBias : String → S → List Arg → Tm → (Tm → Tm) → Result Tm
+  withBias layer u []       plain biased = ok plain
+  withBias layer u (b ∷ []) plain biased = shaped layer "bias" u b >>= λ t → ok (biased t)
+  withBias layer u _        plain biased = fail (layer ++ ": too many arguments")
+
+  arity : String → String → Result Tm
+  arity layer args = fail (layer ++ ": takes " ++ args)
+
+------------------------------------------------------------------------
+-- The layers
+
+dense-term : S → S → Tm → Tm → Tm
+dense-term u s W x = For u (Sum s (Mul (Sel (Sel (↑[ 2 ] W) (V 1)) (V 0)) (Sel (↑[ 2 ] x) (V 0))))
+
+dense : List Arg → Result Tm
+dense (W ∷ x ∷ rest) = do
+  (w , u , s) ← weight "dense" "weight" W
+  xt ← shaped′ w u s
+  withBias "dense" u rest (dense-term u s w xt) (λ b → Add (dense-term u s w xt) b)
+  where
+    shaped′ : Tm → S → S → Result Tm
+    shaped′ w u s = array "dense" "input" x >>= λ { (t , s′) → match t s′ }
+      where match : Tm → S → Result Tm
+            match t s′ with s ≟ₛ s′
+            ... | yes _ = ok t
+            ... | no _  = fail ("dense: " ++ the "weight" W ++ " has shape " ++ show (u ⊗ s)
+                                ++ ", so the input must have shape " ++ show s ++ "; found "
+                                ++ show s′)
+dense _ = arity "dense" "a weight, an input and optionally a bias: dense(W, x) or dense(W, x, b)"
+
+-- Under `for o : u`: the sum over the kernel positions k of the window
+-- of x at k times the kernel's element K[o][k].
+conv-sum : S → S → Tm → Tm → Tm
+conv-sum s w x K = Sum s (Mul (Slide (V 0) (↑[ 2 ] x)) (For w (Sel (Sel (↑[ 3 ] K) (V 2)) (V 1))))
+
+conv : List Arg → Result Tm
+conv (X ∷ K ∷ rest) = do
+  (k , u , s) ← weight "conv" "kernel" K
+  (x , r) ← array "conv" "input" X
+  (p , _) ← fits s r (minus? s r)
+  let (w , _) = suc! p
+  withBias "conv" u rest (For u (conv-sum s w x k))
+                         (λ b → For u (Add (conv-sum s w x k) (For w (Sel (↑[ 2 ] b) (V 1)))))
+  where
+    fits : ∀ {A : Set} → S → S → Maybe A → Result A
+    fits s r (just a) = ok a
+    fits s r nothing  =
+      fail ("conv: " ++ the "kernel" K ++ " has windows of shape " ++ show s ++ ", which do not "
+            ++ "fit in " ++ the "input" X ++ " of shape " ++ show r
+            ++ " (a window needs the input's dimensions and may be no larger)")
+conv _ = arity "conv" "an input, a kernel and optionally a bias: conv(x, K) or conv(x, K, b)"
+
+pool : ℕ → S → Tm → Result Tm
+pool n (ι M ⊗ ι N) a with quotˡ? (ι n ⊗ ι n) (ι M ⊗ ι N)
+... | just (s , _) =
+  ok (For s (Scale (n * n) (Sum (ι n ⊗ ι n) (Sel (Block (↑[ 2 ] a) (V 1)) (V 0)))))
+... | nothing = fail ("avgpool: the last two dimensions " ++ show (ι M ⊗ ι N)
+                      ++ " are not multiples of " ++ showℕ n)
+pool n (t ⊗ (p ⊗ q)) a = pool n (p ⊗ q) (Sel (↑[ 1 ] a) (V 0)) >>= λ b → ok (For t b)
+pool n s a = fail ("avgpool: needs an array of at least two dimensions, found shape " ++ show s)
+
+avgpool : List Arg → Result Tm
+avgpool (A ∷ N ∷ []) = do
+  (a , s) ← array "avgpool" "input" A
+  n ← number "avgpool" "block size" N
+  positive n >>= λ _ → pool n s a
+  where positive : ℕ → Result ℕ
+        positive zero    = fail "avgpool: the block size must be at least 1"
+        positive (suc n) = ok (suc n)
+avgpool _ = arity "avgpool" "an array and a block size: avgpool(a, 2)"
+
+sqerr : List Arg → Result Tm
+sqerr (R ∷ T ∷ []) = do
+  (r , s) ← array "sqerr" "prediction" R
+  t ← shaped "sqerr" "target" s T
+  let d = Add (↑[ 1 ] r) (Neg (↑[ 1 ] t))
+  ok (Scale 2 (Sum s (Sel (Mul d d) (V 0))))
+sqerr _ = arity "sqerr" "a prediction and a target: sqerr(r, t)"
+
+-- The layer of a name, if it is one.
+layer : String → Maybe (List Arg → Result Tm)
+layer "dense"   = just dense
+layer "conv"    = just conv
+layer "avgpool" = just avgpool
+layer "sqerr"   = just sqerr
+layer _         = nothing
+
+layer-names : List String
+layer-names = "dense" ∷ "conv" ∷ "avgpool" ∷ "sqerr" ∷ []

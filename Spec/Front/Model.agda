@@ -1,0 +1,220 @@
+{-# OPTIONS --safe --without-K #-}
+------------------------------------------------------------------------
+-- Elaboration of a model file: a chain (Spec.Lang.Chain) and what the
+-- runtime needs to know about it, or one message naming the line, the
+-- binding, and what is wrong.
+--
+-- The declarations (input, target, param) make the base context, in
+-- the order written; every binding is expanded (Spec.Front.Expand) and
+-- elaborated (Spec.Front.Check) in the scope of the declarations and
+-- the bindings before it, and added to the chain; the last statement,
+-- `loss`, must be a scalar (shape 1): the reverse pass is seeded on it.
+-- The result records the core terms of the bindings and the proof that
+-- the chain erases to them (`faithful`).
+------------------------------------------------------------------------
+module Spec.Front.Model where
+
+open import Data.Bool using (Bool; true; false; if_then_else_; not; _∨_)
+open import Data.List as List using (List; []; _∷_; [_]) renaming (_++_ to _++ₗ_)
+open import Data.List.Properties using (map-++-commute)
+open import Data.Maybe using (Maybe; just; nothing)
+open import Data.Nat using (ℕ; _∸_)
+open import Data.Nat.Show using () renaming (show to showℕ)
+open import Data.Product using (Σ; _×_; _,_; proj₁; proj₂)
+open import Data.String as String using (String; _++_)
+open import Relation.Binary.PropositionalEquality using (_≡_; refl; cong; cong₂; trans)
+open import Relation.Nullary using (yes; no)
+
+open import Spec.Array.Base using (S; unit)
+open import Spec.Lang.Syntax using (Ctx; _▹_; ar; ix; E)
+open import Spec.Lang.Chain
+open import Spec.Front.Syntax
+open import Spec.Front.Term
+open import Spec.Front.Result
+open import Spec.Front.Shape using (show; _≟ₛ_)
+open import Spec.Front.Parser using (parse)
+open import Spec.Front.Expand using (expand)
+open import Spec.Front.Check using (infer)
+
+------------------------------------------------------------------------
+-- Erasure of a chain's bindings
+
+erase-binding : Binding → String × Tm
+erase-binding (binding x _ e) = x , ⌊ e ⌋
+
+erase-chain : ∀ {Γ} → Chain Γ → List (String × Tm)
+erase-chain c = List.map erase-binding (bindings c)
+
+------------------------------------------------------------------------
+-- The result
+
+record Elaborated : Set where
+  field
+    title      : String
+    {Δ}        : Ctx
+    chain      : Chain (Δ ▹ ar unit ▹ ar unit)
+    features   : List String              -- the `input` declarations
+    targets    : List String              -- the `target` declarations
+    prediction : Maybe String             -- the `output` binding
+    objective  : String
+    core       : List (String × Tm)       -- the bindings as core terms
+    faithful   : erase-chain chain ≡ core
+
+-- A chain under construction.
+private
+  record Partial : Set where
+    constructor partial
+    field
+      {Δ}      : Ctx
+      chain    : Chain Δ
+      scope    : List String
+      core     : List (String × Tm)
+      faithful : erase-chain chain ≡ core
+
+  snoc-faithful : ∀ {Δ p} (c : Chain Δ) (x : String) (e : E Δ (ar p)) {core t}
+                → erase-chain c ≡ core → ⌊ e ⌋ ≡ t
+                → erase-chain (c ▹ (x , e)) ≡ core ++ₗ [ (x , t) ]
+  snoc-faithful c x e eq refl =
+    trans (map-++-commute erase-binding (bindings c) [ binding x _ e ]) (cong (_++ₗ _) eq)
+
+  where′ : ℕ → String → String
+  where′ l x = showℕ l ++ ": binding " ++ x ++ ": "
+
+  Bound : Ctx → Set
+  Bound Δ = Σ Tm λ t → Σ S λ p → Σ (E Δ (ar p)) λ e → ⌊ e ⌋ ≡ t
+
+  array : ∀ {Δ} t is (e : E Δ is) → ⌊ e ⌋ ≡ t → Result (Bound Δ)
+  array t (ar p) e eq = ok (t , p , e , eq)
+  array t (ix s) e eq = fail ("is an index of shape " ++ show s ++ "; a binding must be an array")
+
+  -- A binding, elaborated as an array.
+  elab : ∀ (Δ : Ctx) → List String → ℕ → String → Raw → Result (Bound Δ)
+  elab Δ sc l x r = (do
+    t ← expand Δ sc r
+    (is , e , eq) ← infer Δ t
+    array t is e eq) at where′ l x
+
+  step : Partial → ℕ × String × Raw → Result Partial
+  step (partial {Δ} c sc core eq) (l , x , r) = do
+    (t , p , e , e≡) ← elab Δ sc l x r
+    ok (partial (c ▹ (x , e)) (x ∷ "" ∷ sc) (core ++ₗ [ (x , t) ]) (snoc-faithful c x e eq e≡))
+
+  steps : Partial → List (ℕ × String × Raw) → Result Partial
+  steps p []       = ok p
+  steps p (b ∷ bs) = step p b >>= λ p′ → steps p′ bs
+
+------------------------------------------------------------------------
+-- Statements
+
+private
+  member : String → List String → Bool
+  member x = List.any (x String.==_)
+
+  lineOf : ∀ {A : Set} → List (ℕ × A) → ℕ
+  lineOf []            = 1
+  lineOf ((l , _) ∷ _) = l
+
+  -- The statements after `model`: declarations, then definitions.
+  record Parts : Set where
+    constructor parts
+    field
+      decls : List (ℕ × Role × String × S)
+      defs  : List (ℕ × Kind × String × Raw)
+
+  split : List Line → Result Parts
+  split [] = ok (parts [] [])
+  split ((l , model _) ∷ _) = fail (showℕ l ++ ": a second `model` line")
+  split ((l , decl r x s) ∷ rest) = split rest >>= λ where
+    (parts ds fs) → ok (parts ((l , r , x , s) ∷ ds) fs)
+  split ((l , def k x e) ∷ rest) = split rest >>= λ where
+    (parts [] fs) → ok (parts [] ((l , k , x , e) ∷ fs))
+    (parts ((l′ , _ , y , _) ∷ _) fs) →
+      fail (showℕ l′ ++ ": declarations (input, target, param) come before the bindings; "
+            ++ y ++ " is declared after the binding " ++ x ++ " (line " ++ showℕ l ++ ")")
+
+  -- Every name once, not reserved for derivatives.
+  names-ok : List String → List (ℕ × String) → Result (List String)
+  names-ok seen [] = ok seen
+  names-ok seen ((l , x) ∷ xs) =
+    if member x seen then fail (showℕ l ++ ": " ++ x ++ " is already defined")
+    else if String.fromList (List.take 2 (String.toList x)) String.== "d_"
+    then fail (showℕ l ++ ": " ++ x ++ ": names starting with d_ are reserved for gradients")
+    else names-ok (x ∷ seen) xs
+
+  base : List (ℕ × Role × String × S) → ChainCtx
+  base = List.foldl (λ c (_ , _ , x , s) → c ▸ (x , s)) ε
+
+  sameRole : Role → Role → Bool
+  sameRole input  input  = true
+  sameRole target target = true
+  sameRole param  param  = true
+  sameRole _      _      = false
+
+  withRole : Role → List (ℕ × Role × String × S) → List String
+  withRole r ds = List.map (λ (_ , _ , x , _) → x) (List.boolFilter (λ (_ , r′ , _ , _) → sameRole r r′) ds)
+
+  outputs : List (ℕ × Kind × String × Raw) → List (ℕ × String)
+  outputs [] = []
+  outputs ((l , output , x , _) ∷ fs) = (l , x) ∷ outputs fs
+  outputs (_ ∷ fs) = outputs fs
+
+  -- The bindings before the last, which must not be `loss`.
+  plain-defs : List (ℕ × Kind × String × Raw) → Result (List (ℕ × String × Raw))
+  plain-defs [] = ok []
+  plain-defs ((l , loss , x , _) ∷ _) =
+    fail (showℕ l ++ ": binding " ++ x ++ ": `loss` must be the last statement")
+  plain-defs ((l , _ , x , e) ∷ fs) = plain-defs fs >>= λ bs → ok ((l , x , e) ∷ bs)
+
+  -- The last binding, the loss: a scalar.
+  finish : String → List String → List String → Maybe String → Partial → ℕ → String → Raw
+         → Result Elaborated
+  finish title fs ts pred (partial {Δ} c sc core eq) l x r = do
+    (t , p , e , e≡) ← elab Δ sc l x r
+    scalar t p e e≡
+    where
+      scalar : ∀ t p (e : E Δ (ar p)) → ⌊ e ⌋ ≡ t → Result Elaborated
+      scalar t p e e≡ with p ≟ₛ unit
+      ... | yes refl = ok (record
+        { title = title ; chain = c ▹ (x , e) ; features = fs ; targets = ts ; prediction = pred
+        ; objective = x ; core = core ++ₗ [ (x , t) ] ; faithful = snoc-faithful c x e eq e≡ })
+      ... | no _ = fail (where′ l x ++ "the loss must be a scalar (shape 1), found shape " ++ show p)
+
+private
+  one-output : List (ℕ × String) → Result (Maybe String)
+  one-output []                     = ok nothing
+  one-output ((_ , x) ∷ [])         = ok (just x)
+  one-output (_ ∷ (l , x) ∷ _)      = fail (showℕ l ++ ": binding " ++ x ++ ": a second `output`")
+
+  final : List (ℕ × Kind × String × Raw) → Result (ℕ × String × Raw)
+  final fs with List.reverse fs
+  ... | (l , loss , x , e) ∷ _ = ok (l , x , e)
+  ... | (l , _ , x , _) ∷ _ =
+    fail (showℕ l ++ ": the last statement must be the objective: loss NAME = …")
+  ... | [] = fail "the model has no bindings; the last statement must be the objective: loss NAME = …"
+
+  decl-names : List (ℕ × Role × String × S) → List (ℕ × String)
+  decl-names = List.map (λ (l , _ , x , _) → l , x)
+
+  def-names : List (ℕ × Kind × String × Raw) → List (ℕ × String)
+  def-names = List.map (λ (l , _ , x , _) → l , x)
+
+  body : String → List Line → Result Elaborated
+  body title rest = do
+    parts ds fs ← split rest
+    _ ← names-ok [] (decl-names ds ++ₗ def-names fs)
+    pred ← one-output (outputs fs)
+    (ll , lx , le) ← final fs
+    bs ← plain-defs (List.take (List.length fs ∸ 1) fs)
+    let (Γ , ns) = ce-split (base ds)
+        scope = List.reverse (List.map proj₂ (decl-names ds))
+    p ← steps (partial (ε {Γ} ns) scope [] refl) bs
+    finish title (withRole input ds) (withRole target ds) pred p ll lx le
+
+------------------------------------------------------------------------
+-- A model file
+
+elaborate : String → Result Elaborated
+elaborate text = parse text >>= λ where
+  [] → fail "1: the file is empty; a model file starts with `model NAME`"
+  ((l , model title) ∷ rest) → body title rest
+  ((l , _) ∷ _) → fail (showℕ l ++ ": a model file starts with `model NAME`")

@@ -1,0 +1,59 @@
+{-# OPTIONS --safe --without-K #-}
+------------------------------------------------------------------------
+-- The model language as written (docs/model-format.md): named, with
+-- layers, before any shape is known.
+--
+-- A model file is a list of statements, each on its own line(s):
+--   model cnn                         the model's name
+--   input inp : 28x28                 data: the features
+--   target t : 10                     data: the one-hot label
+--   param k1 : 6x5x5                  a trainable parameter
+--   c1 = logistic(conv(inp, k1, b1))  a binding
+--   output r = …                      the binding that is the prediction
+--   loss l = sqerr(r, t)              the objective: the last statement
+-- Spec.Front.Parser reads the text, Spec.Front.Expand resolves names and
+-- expands layers into core terms, Spec.Front.Check gives them shapes.
+------------------------------------------------------------------------
+module Spec.Front.Syntax where
+
+open import Data.List using (List)
+open import Data.Nat using (ℕ)
+open import Data.Product using (_×_)
+open import Data.String using (String)
+
+open import Spec.Array.Base using (S)
+
+------------------------------------------------------------------------
+-- Expressions
+
+data Binder : Set where
+  for sum tile : Binder
+
+data Raw : Set where
+  name  : String → Raw
+  num   : ℕ → Raw                      -- 0 and 1 are arrays; others are arguments
+  shape : S → Raw                      -- a shape as an argument (div(i, 2x2))
+  bind  : Binder → String → S → Raw → Raw
+  sel   : Raw → Raw → Raw              -- a[i]
+  add sub mul : Raw → Raw → Raw
+  neg   : Raw → Raw
+  scale : ℕ → Raw → Raw                -- a / n
+  call  : String → List Raw → Raw      -- f(a, b, …): an operation or a layer
+
+------------------------------------------------------------------------
+-- Statements
+
+data Role : Set where
+  input target param : Role
+
+data Kind : Set where
+  plain output loss : Kind
+
+data Stmt : Set where
+  model : String → Stmt
+  decl  : Role → String → S → Stmt
+  def   : Kind → String → Raw → Stmt
+
+-- A statement with the number of the line it starts on.
+Line : Set
+Line = ℕ × Stmt
