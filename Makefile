@@ -6,7 +6,7 @@ AGDA       ?= agda
 AGDA_FLAGS := -i /usr/share/agda-stdlib -i .
 EPOCHS     ?= 3
 
-.PHONY: all setup setup-test proofs dump check-forward extract demo experiment test test-fast bench clean
+.PHONY: all setup setup-test install proofs dump check-forward extract demo experiment zoo test test-fast bench clean
 
 all: demo
 
@@ -15,6 +15,10 @@ setup:
 
 setup-test:
 	bash scripts/setup.sh --test
+
+# a non-editable install that carries the Agda executable and the built-in dumps with it
+install: dump
+	$(PYTHON) -m pip install --no-deps --no-build-isolation .
 
 proofs:
 	$(AGDA) $(AGDA_FLAGS) Spec/Everything.agda
@@ -38,6 +42,11 @@ demo: setup proofs dump
 # the paper's experiment: 10,000 images, batch 100, lr 0.05, 10 epochs, SaC initial weights
 experiment: dump
 	$(PYTHON) -m runtime.experiment --torch
+
+# train every model of the zoo (models/*.model) with its documented setting (README, "The zoo")
+zoo: dump
+	$(PYTHON) -m runtime train models/mlp.model --epochs 20 --init random --lr 2 --batch-size 10
+	$(PYTHON) -m runtime train models/cnn.model --epochs 3 --init random --lr 1.0 --batch-size 10
 
 test: setup-test proofs dump
 	$(PYTHON) -m pytest -q -ra

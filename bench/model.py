@@ -21,12 +21,15 @@ from pathlib import Path
 
 import numpy as np
 
-from runtime.weights import PARAM_SHAPES, SAC_INIT
+from runtime.spec import model_spec
+from runtime.weights import sac_constants
 
 # name, shape (the dump's shape tree flattened to its leaves), initial value (paper §4);
-# taken from the runtime so that the benchmark and the trainer cannot disagree
+# read from the CNN's dump, as the trainer does, so that the two cannot disagree
+_CNN = model_spec("cnn")
+_SAC = sac_constants(_CNN)
 PARAM_SPEC: tuple[tuple[str, tuple[int, ...], float], ...] = tuple(
-    (name, shape, SAC_INIT[name]) for name, shape in PARAM_SHAPES["cnn"].items()
+    (name, shape, _SAC[name]) for name, shape in _CNN.param_shapes.items()
 )
 N_PARAMS = sum(int(np.prod(s)) for _, s, _ in PARAM_SPEC)
 N_OUT = 10

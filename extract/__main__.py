@@ -1,19 +1,22 @@
-"""``python -m extract MODEL [--dump FILE] [--out DIR] [--show] [--precision f32|f64]
-[--no-build] [--strategy auto|dest|element] [--recompute-limit N]``
+"""``python -m extract MODEL [--dump FILE] [--dump-out FILE] [--out DIR] [--show]
+[--precision f32|f64] [--no-build] [--strategy auto|dest|element] [--recompute-limit N]``
 
-Reads the dump (``build/dump/MODEL.json`` by default, made by ``make dump`` when missing),
-writes ``MODEL.h``, ``MODEL.c`` and ``MODEL.cu`` into ``--out`` (default
-``build/gen/PRECISION``), and builds the C through cffi unless ``--no-build``. Any problem with
-the dump or the extraction is printed as one line and the exit status is 1; nothing is written
-then.
+MODEL is a built-in model's name (its dump is ``build/dump/MODEL.json`` by default, made by
+``make dump`` when missing, or ``--dump``), a dump file ``*.json``, or a model file ``*.model``
+(compiled into a dump by the Agda executable, ``extract/frontend.py``). Writes ``M.h``, ``M.c``
+and ``M.cu`` (M the model's name) into ``--out`` (default ``build/gen/PRECISION``), and builds
+the C through cffi unless ``--no-build``; ``--dump-out`` also writes the dump. Any problem with
+the model, the dump or the extraction is printed as one line and the exit status is 1; nothing
+is written then (no file, no directory, no cache entry).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
-from . import build, dump
+from . import build, dump, frontend
 from .lower import ExtractError, Options
 from .sources import generate
 
@@ -28,10 +31,28 @@ def _show(text: str) -> None:
         sys.stdout.write(text)
 
 
+def _parse_text(text: str, origin: str):
+    """Parse a dump printed by the Agda executable (as ``dump.load`` does a file)."""
+    dump.deep_enough()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise dump.DumpError("$", f"not JSON ({exc.msg} at line {exc.lineno}, column "
+                                  f"{exc.colno})") from None
+    try:
+        return dump.parse(data)
+    except dump.DumpError as exc:
+        raise dump.DumpError(exc.path, f"{exc.message} (in the dump compiled from "
+                                       f"{origin})") from None
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m extract", description=__doc__.split("\n\n")[1])
-    ap.add_argument("model")
-    ap.add_argument("--dump", type=Path, help="the dump (default build/dump/MODEL.json)")
+    ap.add_argument("model", help="a built-in model's name, a dump (.json) or a model file "
+                                  "(.model)")
+    ap.add_argument("--dump", type=Path, help="the dump of a built-in model (default "
+                                              "build/dump/MODEL.json)")
+    ap.add_argument("--dump-out", type=Path, help="also write the dump to this file")
     ap.add_argument("--out", type=Path, help="output directory (default build/gen/PRECISION)")
     ap.add_argument("--show", action="store_true", help="print the generated C")
     ap.add_argument("--precision", choices=("f32", "f64"), default="f32")
@@ -40,17 +61,38 @@ def main(argv=None) -> int:
     ap.add_argument("--recompute-limit", type=int, default=1,
                     help="largest tolerated recomputation factor of a sum (see extract/lower.py)")
     args = ap.parse_args(argv)
+    kind = ("model" if frontend.is_model_file(args.model) else
+            "dump" if args.model.endswith(".json") else "name")
+    if kind != "name" and args.dump is not None:
+        ap.error(f"--dump is for a built-in model's name; {args.model} is already a file")
+    compiled = None                 # the dump's text, when compiled from a model file
     try:
-        path = args.dump if args.dump is not None else build.dump_path(args.model)
-        model = dump.load(path)
-        if model.name != args.model:
-            print(f"warning: the dump is of model {model.name!r}, not {args.model!r}",
-                  file=sys.stderr)
+        if kind == "model":
+            try:
+                compiled = frontend.compile_model(args.model)
+            except (frontend.ModelError, RuntimeError) as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 1
+            model = _parse_text(compiled, args.model)
+        else:
+            path = (Path(args.model) if kind == "dump" else
+                    args.dump if args.dump is not None else build.dump_path(args.model))
+            model = dump.load(path)
+            if kind == "name" and model.name != args.model:
+                print(f"warning: the dump is of model {model.name!r}, not {args.model!r}",
+                      file=sys.stderr)
         gen = generate(model, args.precision, Options(args.strategy, args.recompute_limit))
-    except (dump.DumpError, ExtractError, FileNotFoundError) as exc:
+        if args.dump_out is not None:
+            args.dump_out.parent.mkdir(parents=True, exist_ok=True)
+            build.write_if_changed(args.dump_out, compiled if compiled is not None else
+                                   path.read_text())
+    except (dump.DumpError, ExtractError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    out = args.out if args.out is not None else build.ROOT / "build" / "gen" / args.precision
+    # default: build/gen/PRECISION in the source checkout, or in the current directory when
+    # the package is installed (never inside site-packages)
+    home = build.ROOT if (build.ROOT / "Makefile").exists() else Path.cwd()
+    out = args.out if args.out is not None else home / "build" / "gen" / args.precision
     out.mkdir(parents=True, exist_ok=True)
     for name, text in gen.files.items():
         build.write_if_changed(out / name, text)

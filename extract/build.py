@@ -181,24 +181,91 @@ def build(model_name: str, precision: str, files: dict, cdef: str,
     return _import(name, final)
 
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent   # the source checkout (when running from one)
+PACKAGE = Path(__file__).resolve().parent       # the installed (or checked-out) ``extract``
+ENV_AGDA = "PROVED_KERNELS_AGDA"                # path of the Agda executable ``Main``
+ENV_DUMPS = "PROVED_KERNELS_DUMPS"              # a directory of built-in dumps ``<model>.json``
+
+# Where each resource may be, in lookup order: an environment variable (None: no variable), a
+# path inside the installed package (copied there by setup.py when it builds a wheel; relative
+# to this package), and a path in the source checkout.
+_RESOURCES = {
+    # kind: (environment variable, path in the package, path in the checkout)
+    "templates": (None, "_templates", "templates"),
+    "schema": (None, "_schema/dump-format.schema.json", "docs/dump-format.schema.json"),
+    "mnist": (None, "../runtime/_data/mnist", "data/mnist"),
+    "dumps": (ENV_DUMPS, "_dumps", "build/dump"),
+    "agda": (ENV_AGDA, "_agda/Main", "build/agda/Main"),
+}
+
+
+def locations(kind: str, name: str | None = None) -> list[Path]:
+    """Every place a resource is looked for, in order (see ``locate``)."""
+    env, in_package, in_checkout = _RESOURCES[kind]
+    out = []
+    if env and os.environ.get(env):
+        out.append(Path(os.environ[env]))
+    out.append((PACKAGE / in_package).resolve())
+    out.append(ROOT / in_checkout)
+    if name is not None:
+        out = [p / name for p in out]
+    return out
+
+
+def locate(kind: str, name: str | None = None) -> Path:
+    """Where a resource lives; the one lookup for everything outside the Python sources.
+
+    ``kind``: ``"templates"`` (the Jinja templates), ``"schema"`` (the dump's JSON Schema),
+    ``"mnist"`` (the bundled MNIST subset), ``"dumps"`` (the built-in dumps; with ``name`` the
+    file ``<name>``), ``"agda"`` (the Agda executable ``Main``). Order: ``$PROVED_KERNELS_DUMPS``
+    / ``$PROVED_KERNELS_AGDA`` (dumps and agda only), then the copy inside the installed package
+    (``extract/_templates``, ``extract/_schema``, ``runtime/_data/mnist``, ``extract/_dumps``,
+    ``extract/_agda/Main``: setup.py copies them in when it builds the wheel, the last two only
+    if ``make dump`` had made them), then the source checkout (``templates/``, ``docs/``,
+    ``data/mnist``, ``build/dump``, ``build/agda/Main``). Returns the first that exists, else
+    the checkout's path (which does not exist).
+    """
+    candidates = locations(kind, name)
+    return next((p for p in candidates if p.exists()), candidates[-1])
+
+
+def builtin_models() -> list[str]:
+    """Names of the built-in dumps found in any of the dump directories."""
+    names = set()
+    for d in locations("dumps"):
+        if d.is_dir():
+            names.update(p.stem for p in d.glob("*.json") if p.stem != "check-forward")
+    return sorted(names)
+
+
+def agda_main() -> Path:
+    """The Agda executable that prints the dumps (``locate("agda")``; may not exist)."""
+    return locate("agda")
 
 
 def dump_path(model: str, make: bool = True) -> Path:
-    """``build/dump/<model>.json``; when missing and ``make``, run ``make dump`` to create it."""
-    path = ROOT / "build" / "dump" / f"{model}.json"
-    if not path.exists() and make:
+    """The built-in dump ``<model>.json`` (``locate("dumps", ...)``). When it is nowhere and
+    ``make``, run ``make dump`` in the source checkout (if this is one) to create it."""
+    path = locate("dumps", f"{model}.json")
+    if path.exists() or not make:
+        return path
+    if (ROOT / "Makefile").is_file() and (ROOT / "Spec").is_dir():
         res = subprocess.run(["make", "dump"], cwd=ROOT, capture_output=True, text=True)
-        if res.returncode != 0 or not path.exists():
-            raise FileNotFoundError(
-                f"no dump at {path}, and `make dump` did not create one:\n"
-                f"{res.stdout[-2000:]}{res.stderr[-2000:]}")
-    return path
+        path = locate("dumps", f"{model}.json")
+        if res.returncode == 0 and path.exists():
+            return path
+        detail = f":\n{res.stdout[-2000:]}{res.stderr[-2000:]}"
+    else:
+        detail = " (not a source checkout: no Makefile)"
+    looked = ", ".join(str(p) for p in locations("dumps", f"{model}.json"))
+    raise FileNotFoundError(
+        f"no dump of model {model!r} (looked at {looked}), and `make dump` did not create "
+        f"one{detail}")
 
 
 def load(model, precision: str = "f32", dump=None, options=None) -> tuple:
     """(ffi, lib) of a model's generated C: ``model`` is a name (its dump is ``dump``, a path
-    or a decoded JSON value, else ``build/dump/<model>.json``) or a parsed ``ir.Model``."""
+    or a decoded JSON value, else the built-in ``dump_path(model)``) or a parsed ``ir.Model``."""
     from . import dump as dump_mod
     from .lower import Options
     from .sources import generate

@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import ir
+from . import build, ir
 
 FORMAT = "ad-expression-dump"
 VERSIONS = (1,)
-SCHEMA = Path(__file__).resolve().parent.parent / "docs" / "dump-format.schema.json"
+SCHEMA = build.locate("schema")
 
 C_KEYWORDS = frozenset("""
 auto break case char const continue default do double else enum extern float for goto if inline

@@ -17,7 +17,7 @@ from .registers import block_accumulators
 from .lower import Kernel, Options, lower_to_loops
 from .printer import C, CUDA, Language, statements, thread_count
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATES = Path(__import__(__package__ + ".build", fromlist=["locate"]).locate("templates"))
 REALS = {"f32": ("float", "expf"), "f64": ("double", "exp")}
 # samples per group in the C batch entry points (extract/lanes.py): 8 floats fill an AVX2
 # register; 8 doubles fill an AVX-512 one or two AVX2 ones (bench/PROFILE.md)

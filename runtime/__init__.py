@@ -1,4 +1,5 @@
-"""Train and run the paper's CNN with the generated, allocation-free C kernels.
+"""Train and run models with the generated, allocation-free C kernels (the paper's CNN is the
+built-in ``"cnn"``); everything model-specific is read from the model's expression dump.
 
     import runtime
     m = runtime.load("cnn")                                  # SaC initial weights, float32
@@ -6,24 +7,40 @@
     m.train(x, y, epochs=10, batch_size=100, lr=0.05)
     m.evaluate(*runtime.load_mnist(runtime.DEFAULT_DATA, "test"))
 
-Command line: ``python -m runtime train cnn`` and ``python -m runtime predict cnn --weights W``.
+``runtime.load`` also takes a dump (``"my.json"``) or a model file (``"my.model"``).
+Command line: ``python -m runtime train MODEL`` and ``python -m runtime predict MODEL --weights W``.
+
+``DEFAULT_DATA`` is the bundled MNIST subset: ``runtime/_data/mnist`` in an installed package
+(copied there by setup.py), else ``data/mnist`` of the source checkout.
 """
 
 from pathlib import Path
 
 from .idx import load_mnist, read_idx, write_idx
 from .model import Model, load
+from .spec import ModelSpec, model_spec
 from .weights import init_params, load_weights, save_weights
 
-DEFAULT_DATA = Path(__file__).resolve().parent.parent / "data" / "mnist"
+
+def _default_data() -> Path:
+    try:
+        from extract.build import locate
+    except ImportError:  # extract missing: the checkout's copy
+        return Path(__file__).resolve().parent.parent / "data" / "mnist"
+    return locate("mnist")
+
+
+DEFAULT_DATA = _default_data()
 
 __all__ = [
     "DEFAULT_DATA",
     "Model",
+    "ModelSpec",
     "init_params",
     "load",
     "load_mnist",
     "load_weights",
+    "model_spec",
     "read_idx",
     "save_weights",
     "write_idx",

@@ -1,39 +1,35 @@
-"""Command line: train the CNN on MNIST, or measure the accuracy of saved weights.
+"""Command line: train a model on MNIST, or measure the accuracy of saved weights.
 
-    python -m runtime train cnn [--epochs 10] [--batch-size 100] [--lr 0.05] [--threads N]
-                                [--data DIR] [--out DIR] [--init sac|random] [--seed 0]
-                                [--precision f32|f64] [--train-limit N] [--test-limit N]
-                                [--dump FILE] [--no-progress]
-    python -m runtime predict cnn --weights W [--data DIR] [--split test|train] [--limit N]
+    python -m runtime train MODEL [--epochs 10] [--batch-size 100] [--lr 0.05] [--threads N]
+                                  [--data DIR] [--out DIR] [--init sac|random] [--seed 0]
+                                  [--precision f32|f64] [--train-limit N] [--test-limit N]
+                                  [--dump FILE] [--no-progress]
+    python -m runtime predict MODEL --weights W [--data DIR] [--split test|train] [--limit N]
 
-``train`` writes into ``--out`` (default ``out/cnn``): ``weights.npz`` (saved atomically after
-every epoch, and on Ctrl-C with everything learned so far), ``history.json`` and
-``curves.png`` (loss and accuracy per epoch). ``--data`` is a directory of MNIST IDX files;
-by default the subset bundled in ``data/mnist``.
+MODEL is a built-in model's name (``cnn``), a dump (``.json``) or a model file (``.model``);
+its dump must declare ``data`` (features and target). ``train`` writes into ``--out`` (default
+``out/<model name>``): ``weights.npz`` (saved atomically after every epoch, and on Ctrl-C with
+everything learned so far), ``history.json`` and ``curves.png`` (loss and accuracy per epoch).
+``--data`` is a directory of MNIST IDX files; by default the bundled subset
+(``runtime.DEFAULT_DATA``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from . import DEFAULT_DATA
+from ._files import atomic_write, atomic_write_via
 from .idx import find_mnist_files, load_mnist
 from .model import load
-from .weights import PARAM_SHAPES
+from .spec import ModelCompileError
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    atomic_write(path, lambda f: f.write(text), binary=False)
 
 
 def plot_history(history: dict, path: Path) -> None:
@@ -58,11 +54,10 @@ def plot_history(history: dict, path: Path) -> None:
         ax.grid(alpha=0.3)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.tight_layout()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    os.close(fd)
-    fig.savefig(tmp, dpi=100)
-    plt.close(fig)
-    os.replace(tmp, path)
+    try:
+        atomic_write_via(path, lambda tmp: fig.savefig(tmp, dpi=100), suffix=".png")
+    finally:
+        plt.close(fig)
 
 
 def _has_split(directory: Path, split: str) -> bool:
@@ -78,12 +73,13 @@ def cmd_train(args) -> int:
     test = None
     if _has_split(args.data, "test"):
         test = load_mnist(args.data, "test", args.test_limit)
-    out = Path(args.out)
+    m = load(args.model, precision=args.precision, init=args.init, seed=args.seed, dump=args.dump)
+    m.require_data("train", classify=True)  # before anything is written
+    out = Path(args.out) if args.out is not None else Path("out") / m.name
     out.mkdir(parents=True, exist_ok=True)
     weights_path = out / "weights.npz"
-    m = load(args.model, precision=args.precision, init=args.init, seed=args.seed, dump=args.dump)
     print(
-        f"training {args.model} ({args.precision}, init {args.init}) on {len(images)} images "
+        f"training {m.name} ({args.precision}, init {args.init}) on {len(images)} images "
         f"from {args.data}" + (f", testing on {len(test[0])}" if test else "") + f"; out {out}",
         flush=True,
     )
@@ -159,21 +155,23 @@ class _DefaultsFormatter(argparse.HelpFormatter):
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m runtime", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
-    models = sorted(PARAM_SHAPES)
+    model_help = "a built-in model's name (cnn), a dump (.json) or a model file (.model)"
 
     fmt = _DefaultsFormatter
     t = sub.add_parser("train", help="train a model with SGD", formatter_class=fmt)
-    t.add_argument("model", choices=models)
+    t.add_argument("model", help=model_help)
     t.add_argument("--epochs", type=int, default=10, help="passes over the training images")
     t.add_argument("--batch-size", type=int, default=100, help="images per SGD step")
     t.add_argument("--lr", type=float, default=0.05,
                    help="SGD rate: each step subtracts lr times the batch-mean gradient")
     t.add_argument("--threads", type=int, default=None, help="default: all cores")
     t.add_argument("--data", type=Path, default=DEFAULT_DATA, help="MNIST IDX directory")
-    t.add_argument("--out", type=Path, default=Path("out") / "cnn",
-                   help="where weights.npz, history.json and curves.png go")
+    t.add_argument("--out", type=Path, default=None,
+                   help="where weights.npz, history.json and curves.png go (default: "
+                        "out/<model name>)")
     t.add_argument("--init", choices=("sac", "random"), default="sac",
-                   help="initial weights: the SaC reference constants, or uniform +-1/sqrt(fan_in)")
+                   help="initial weights: the SaC reference constants (1/fan_in; 1/length "
+                        "for rank-1 parameters), or uniform +-1/sqrt(fan_in)")
     t.add_argument("--seed", type=int, default=0, help="seed of --init random")
     t.add_argument("--precision", choices=("f32", "f64"), default="f32",
                    help="float or double kernels")
@@ -184,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     t.set_defaults(func=cmd_train)
 
     p = sub.add_parser("predict", help="accuracy of saved weights", formatter_class=fmt)
-    p.add_argument("model", choices=models)
+    p.add_argument("model", help=model_help)
     p.add_argument("--weights", type=Path, required=True, help="a weights.npz written by train")
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="MNIST IDX directory")
     p.add_argument("--split", choices=("test", "train"), default="test")
@@ -198,9 +196,29 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, FileNotFoundError) as e:
+    except (ValueError, FileNotFoundError, ModelCompileError, *_model_errors()) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+
+
+def _model_errors() -> tuple:
+    """``extract.frontend.ModelError`` (a model file the elaborator rejects) and
+    ``extract.lower.ExtractError`` (a dump the extractor cannot turn into kernels), if
+    importable; both are one-line messages."""
+    out = []
+    try:
+        from extract.frontend import ModelError
+
+        out.append(ModelError)
+    except ImportError:
+        pass
+    try:
+        from extract.lower import ExtractError
+
+        out.append(ExtractError)
+    except ImportError:
+        pass
+    return tuple(out)
 
 
 if __name__ == "__main__":

@@ -8,8 +8,10 @@ located by name. The API it relies on is ``docs/generated-api.md``.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -53,9 +55,16 @@ class Kernels:
 
     @classmethod
     def open(cls, model: str, precision: str, dump=None) -> "Kernels":
-        """``dump``: a dump file to generate from; by default extract's (``build/dump``)."""
+        """``dump``: a dump file to generate from; by default extract's built-in one
+        (``extract.build.dump_path``). Kernels are kept per (model, precision) for the built-in
+        dump, and per (model, precision, file, content) for a dump file, so editing a dump file
+        and loading it again generates new kernels."""
         check_precision(precision)
-        key = (model, precision) if dump is None else (model, precision, str(dump))
+        if dump is None:
+            key = (model, precision)
+        else:
+            digest = hashlib.sha256(Path(dump).read_bytes()).hexdigest()
+            key = (model, precision, str(dump), digest)
         if key not in cls._cache:
             ffi, lib = _load_ffi_lib(model, precision, dump)
             cls._cache[key] = cls(model, precision, ffi, lib)

@@ -1,12 +1,21 @@
-"""A trainable model backed by the generated C kernels.
+"""A trainable model backed by the generated C kernels; everything model-specific comes from
+its expression dump (``runtime.spec``).
 
     m = runtime.load("cnn")                       # SaC reference initial weights, float32
     history = m.train(images, labels, epochs=10, batch_size=100, lr=0.05)
     m.evaluate(test_images, test_labels)          # accuracy in [0, 1]
     m.save("cnn.npz"); m2 = runtime.load("cnn", weights="cnn.npz")
 
+``runtime.load`` takes a built-in model's name, a dump (``.json``) or a model file
+(``.model``). The dump's optional ``data`` declaration names the features input (whose shape
+the images must have) and the one-hot target input (whose number of elements is the number of
+classes); a model without it loads, and its gradients can be computed from named inputs
+(``batch_gradients``), but ``train``/``predict``/``evaluate`` raise ``ValueError``.
+
 ``m.params`` maps each parameter name to a NumPy view of the C parameter buffer (no copy):
-writing into it changes what the kernels see, and training updates it in place.
+writing into a view changes what the kernels see, and training updates it in place.
+``m.params[name] = array`` copies ``array`` into the buffer (same shape, floating point,
+finite); no parameter can be added or removed.
 
 Every entry point checks its arguments (shapes, dtypes, finiteness, ranges) and raises
 ``ValueError`` before any C code runs. Training allocates its buffers (packed inputs of one
@@ -24,17 +33,16 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
 from ._kernels import Kernels
-from .weights import check_precision, init_params, load_weights, param_shapes, save_weights
+from .spec import ModelSpec, model_spec
+from .weights import check_precision, init_params, load_weights, save_weights
 
-__all__ = ["Model", "load", "default_threads"]
-
-N_CLASSES = 10
-IMAGE_SHAPE = (28, 28)
+__all__ = ["Model", "Params", "load", "default_threads"]
 
 
 def default_threads() -> int:
@@ -48,14 +56,19 @@ def default_threads() -> int:
 # argument checks (all before any C code runs)
 
 
-def check_images(images) -> np.ndarray:
+def _show_shape(shape: tuple[int, ...]) -> str:
+    return "(N, " + ", ".join(map(str, shape)) + ")"
+
+
+def check_images(images, shape: tuple[int, ...]) -> np.ndarray:
+    """``images``: float32/float64 of shape (N, *shape), finite, in [0, 1]."""
     if not isinstance(images, np.ndarray):
         raise ValueError(f"images must be a NumPy array, got {type(images).__name__}")
     if images.dtype not in (np.float32, np.float64):
         hint = " (divide uint8 pixels by 255)" if images.dtype.kind in "ui" else ""
         raise ValueError(f"images must be float32 (or float64), got {images.dtype}{hint}")
-    if images.ndim != 3 or images.shape[1:] != IMAGE_SHAPE:
-        raise ValueError(f"images must have shape (N, 28, 28), got {images.shape}")
+    if images.ndim != len(shape) + 1 or images.shape[1:] != tuple(shape):
+        raise ValueError(f"images must have shape {_show_shape(shape)}, got {images.shape}")
     if images.shape[0] == 0:
         raise ValueError("images is empty (N = 0)")
     if not np.isfinite(images).all():
@@ -67,16 +80,17 @@ def check_images(images) -> np.ndarray:
     return images
 
 
-def check_labels(labels, n: int) -> np.ndarray:
+def check_labels(labels, n: int, n_classes: int) -> np.ndarray:
+    """``labels``: integers of shape (n,) in 0..n_classes-1."""
     if not isinstance(labels, np.ndarray):
         raise ValueError(f"labels must be a NumPy array, got {type(labels).__name__}")
     if labels.dtype.kind not in "ui":
         raise ValueError(f"labels must have an integer dtype, got {labels.dtype}")
     if labels.shape != (n,):
         raise ValueError(f"labels must have shape ({n},) to match the images, got {labels.shape}")
-    if labels.min() < 0 or labels.max() >= N_CLASSES:
-        bad = labels[(labels < 0) | (labels >= N_CLASSES)][0]
-        raise ValueError(f"labels must lie in 0..{N_CLASSES - 1}, found {bad}")
+    if labels.min() < 0 or labels.max() >= n_classes:
+        bad = labels[(labels < 0) | (labels >= n_classes)][0]
+        raise ValueError(f"labels must lie in 0..{n_classes - 1}, found {bad}")
     return labels
 
 
@@ -93,16 +107,26 @@ def _check_threads(threads) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-class _Batch:
-    """Preallocated packed inputs (``M_inputs[capacity]``) with NumPy views of their fields."""
+def _view(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``a`` reshaped without a copy (a copy would not write into the C buffer)."""
+    v = a.view()
+    v.shape = shape  # raises rather than copy
+    return v
 
-    def __init__(self, k: Kernels, capacity: int):
+
+class _Batch:
+    """Preallocated packed inputs (``M_inputs[capacity]``) with NumPy views of their fields:
+    ``fields[name]`` is an array (capacity, *shape of that input)."""
+
+    def __init__(self, k: Kernels, spec: ModelSpec, capacity: int):
         self.capacity = capacity
         self.c = k.new("inputs", capacity)
         rows = k.view(self.c, k.inputs_size)
-        f_inp, f_tgt = k.inputs["inp"], k.inputs["target"]
-        self.inp = rows[:, f_inp.offset : f_inp.offset + f_inp.length].reshape(-1, *IMAGE_SHAPE)
-        self.target = rows[:, f_tgt.offset : f_tgt.offset + f_tgt.length]
+        flat = {name: rows[:, f.offset : f.offset + f.length] for name, f in k.inputs.items()}
+        self.fields = {name: _view(flat[name], (capacity, *shape))
+                       for name, shape in spec.input_shapes.items()}
+        self.inp = self.fields[spec.features] if spec.has_data else None
+        self.target = flat[spec.target] if spec.has_data else None  # (capacity, n_classes)
 
     def pack(self, images: np.ndarray, onehot: np.ndarray | None) -> int:
         n = len(images)
@@ -111,23 +135,100 @@ class _Batch:
             np.copyto(self.target[:n], onehot, casting="same_kind")
         return n
 
+    def pack_inputs(self, inputs: dict[str, np.ndarray]) -> None:
+        for name, a in inputs.items():
+            np.copyto(self.fields[name][: len(a)], a, casting="same_kind")
+
+
+class Params(Mapping):
+    """The parameters of a ``Model``: name -> live NumPy view of the C parameter buffer.
+
+    ``params[name]`` is the view (writing into it changes what the kernels compute);
+    ``params[name] = array`` copies ``array`` into the buffer after checking it: the exact shape
+    of the parameter, a floating-point dtype (cast to the model's precision), finite values.
+    Unknown names raise ``KeyError``; parameters cannot be added or deleted."""
+
+    def __init__(self, views: dict[str, np.ndarray], dtype: np.dtype, precision: str):
+        self._views = views
+        self._dtype = dtype
+        self._precision = precision
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        try:
+            return self._views[name]
+        except KeyError:
+            raise KeyError(f"no parameter {name!r}; the model has {', '.join(self._views)}") \
+                from None
+
+    def __iter__(self):
+        return iter(self._views)
+
+    def __len__(self) -> int:
+        return len(self._views)
+
+    def __contains__(self, name) -> bool:
+        return name in self._views
+
+    def check(self, name: str, value) -> np.ndarray:
+        """``value`` as an array of the parameter's shape in the model's dtype, or an error."""
+        view = self[name]
+        a = np.asarray(value)
+        if a.shape != view.shape:
+            raise ValueError(f"parameter {name} must have shape {view.shape}, got {a.shape}")
+        if a.dtype.kind != "f":
+            raise ValueError(
+                f"parameter {name} must be finite floating point, got dtype {a.dtype} (integer, "
+                f"boolean and complex arrays are not converted; pass .astype(np.{self._dtype})"
+                f")")
+        with np.errstate(over="ignore", invalid="ignore"):
+            cast = a.astype(self._dtype, copy=False)
+        if not np.isfinite(cast).all():
+            what = ("NaN or inf" if not np.isfinite(a).all()
+                    else f"values too large for {self._precision}")
+            raise ValueError(f"parameter {name} must be finite floating point, found {what}")
+        return cast
+
+    def __setitem__(self, name: str, value) -> None:
+        checked = self.check(name, value)  # KeyError for an unknown name, ValueError if bad
+        np.copyto(self._views[name], checked)
+
+    def __delitem__(self, name: str) -> None:
+        raise TypeError("the parameters of a model cannot be deleted")
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}: {v.shape}" for n, v in self._views.items())
+        return f"<runtime.Params {{{inner}}}, {self._precision}>"
+
 
 class Model:
-    """The CNN with its parameters in C memory. Build one with ``runtime.load``."""
+    """A model with its parameters in C memory. Build one with ``runtime.load``.
 
-    def __init__(self, model: str, precision: str, params: dict[str, np.ndarray], dump=None):
-        self.name = model
+    Attributes from the dump: ``name``, ``spec`` (``runtime.spec.ModelSpec``),
+    ``param_shapes`` (name -> shape, context order), ``fan_in``, ``input_shapes``,
+    ``input_shape`` (of one sample's features; None without ``data``), ``n_classes``,
+    ``output_shape`` (of the prediction output), ``features``/``target`` (input names),
+    ``prediction``/``loss`` (output names), ``dump`` (the dump file)."""
+
+    def __init__(self, model, precision: str, params: dict[str, np.ndarray], dump=None):
+        spec = model_spec(model, dump)
+        self.spec = spec
+        self.name = spec.name
         self.precision = precision
         self.dtype = check_precision(precision)
-        self._k = k = Kernels.open(model, precision, dump)
-        shapes = param_shapes(model)
+        self._k = k = Kernels.open(spec.name, precision, spec.kernels_dump)
+        shapes = spec.param_shapes
         if set(k.params) != set(shapes):  # located by name: their order in C is free
             raise RuntimeError(f"kernel parameters {list(k.params)} != expected {list(shapes)}")
-        if k.inputs.keys() != {"inp", "target"} or k.inputs["target"].length != N_CLASSES:
-            raise RuntimeError(f"unexpected kernel inputs {k.inputs}")
+        inputs = set(spec.input_shapes) or {"empty_"}  # the C has a placeholder for none
+        if set(k.inputs) != inputs:
+            raise RuntimeError(f"kernel inputs {list(k.inputs)} != expected {sorted(inputs)}")
+        for name, shape in spec.input_shapes.items():
+            if k.inputs[name].length != math.prod(shape):
+                raise RuntimeError(f"kernel input {name} has {k.inputs[name].length} elements, "
+                                   f"not {shape}")
         self._w = k.new("params")
         self._g = k.new("params")
-        self.params = self._views(self._w)
+        self.params = Params(self._views(self._w), self.dtype, precision)
         self._grad = self._views(self._g)
         self._loss = k.ffi.new(f"{k.real}[1]")
         self._lr = k.dtype.type(0)
@@ -135,10 +236,23 @@ class Model:
         self.history: dict[str, list] | None = None
         self.set_params(params)
 
+    # what the dump says
+    param_shapes = property(lambda self: dict(self.spec.param_shapes))
+    fan_in = property(lambda self: dict(self.spec.fan_in))
+    input_shapes = property(lambda self: dict(self.spec.input_shapes))
+    input_shape = property(lambda self: self.spec.input_shape)
+    n_classes = property(lambda self: self.spec.n_classes)
+    output_shape = property(lambda self: self.spec.output_shape)
+    features = property(lambda self: self.spec.features)
+    target = property(lambda self: self.spec.target)
+    prediction = property(lambda self: self.spec.prediction)
+    loss = property(lambda self: self.spec.loss)
+    dump = property(lambda self: self.spec.dump)
+
     def _views(self, cdata) -> dict[str, np.ndarray]:
         flat = self._k.view(cdata, self._k.params_size)[0]
         out = {}
-        for name, shape in param_shapes(self.name).items():
+        for name, shape in self.spec.param_shapes.items():
             f = self._k.params[name]
             if f.length != math.prod(shape):
                 raise RuntimeError(f"kernel field {name} has {f.length} elements, not {shape}")
@@ -149,21 +263,45 @@ class Model:
         n = sum(a.size for a in self.params.values())
         return f"<runtime.Model {self.name} {self.precision}, {n} parameters>"
 
+    # -- data checks (the dump's features and target) -------------------------------------------
+
+    def require_data(self, what: str, predict: bool = False, classify: bool = False) -> None:
+        """Raise ValueError unless the dump declares what ``what`` needs: features and a target
+        (and no other input), a prediction output (``predict``), one score per class
+        (``classify``)."""
+        spec = self.spec
+        if not spec.has_data:
+            raise ValueError(
+                f"{what}: {spec.describe()} declares no features/target (its dump has no "
+                f'"data" entry naming both), so it cannot take images and labels; '
+                f"batch_gradients takes its inputs by name")
+        other = set(spec.input_shapes) - {spec.features, spec.target}
+        if other:
+            raise ValueError(f"{what}: {spec.describe()} has inputs {sorted(other)} besides its "
+                             f"features and target; batch_gradients takes them by name")
+        if (predict or classify) and spec.prediction is None:
+            raise ValueError(f"{what}: {spec.describe()} declares no prediction output")
+        if classify and math.prod(spec.output_shape) != spec.n_classes:
+            raise ValueError(f"{what}: the prediction {spec.prediction!r} of {spec.describe()} "
+                             f"has shape {spec.output_shape}, not one score per class "
+                             f"({spec.n_classes})")
+
+    def check_images(self, images) -> np.ndarray:
+        return check_images(images, self.spec.input_shape)
+
+    def check_labels(self, labels, n: int) -> np.ndarray:
+        return check_labels(labels, n, self.spec.n_classes)
+
     # -- parameters ---------------------------------------------------------------------------
 
     def set_params(self, params: dict[str, np.ndarray]) -> None:
         """Copy ``params`` (name -> array of the parameter's shape) into the C buffer."""
-        shapes = param_shapes(self.name)
+        shapes = self.spec.param_shapes
         if set(params) != set(shapes):
             raise ValueError(f"expected parameters {sorted(shapes)}, got {sorted(params)}")
-        for n, s in shapes.items():
-            a = np.asarray(params[n])
-            if a.shape != s:
-                raise ValueError(f"parameter {n} must have shape {s}, got {a.shape}")
-            if a.dtype.kind != "f" or not np.isfinite(a).all():
-                raise ValueError(f"parameter {n} must be finite floating point")
-        for n in shapes:
-            np.copyto(self.params[n], params[n], casting="same_kind")
+        checked = {n: self.params.check(n, params[n]) for n in shapes}  # all, before any copy
+        for n, a in checked.items():
+            np.copyto(self.params[n], a)
 
     def get_params(self) -> dict[str, np.ndarray]:
         """A copy of the parameters (``params`` itself is a live view)."""
@@ -171,7 +309,7 @@ class Model:
 
     def save(self, path: str | os.PathLike) -> Path:
         """Save the weights to ``path`` (.npz), atomically."""
-        return save_weights(path, self.params, self.name, self.precision)
+        return save_weights(path, self.params, self.spec, self.precision)
 
     # -- kernels --------------------------------------------------------------------------------
 
@@ -182,14 +320,16 @@ class Model:
         return self._ws[threads]
 
     def _onehot(self, labels: np.ndarray) -> np.ndarray:
-        return np.eye(N_CLASSES, dtype=self.dtype)[labels]
+        """One row per label: the target of that class, flat (``n_classes`` elements)."""
+        return np.eye(self.spec.n_classes, dtype=self.dtype)[labels]
 
     def loss_and_gradients(self, images, labels, threads=None) -> tuple[float, dict]:
         """Batch-mean loss and batch-mean gradients (copies) at the current weights."""
-        images = check_images(images)
-        labels = check_labels(labels, len(images))
+        self.require_data("gradients")
+        images = self.check_images(images)
+        labels = self.check_labels(labels, len(images))
         threads = _check_threads(threads)
-        batch = _Batch(self._k, len(images))
+        batch = _Batch(self._k, self.spec, len(images))
         n = batch.pack(images, self._onehot(labels))
         ws = self._workspace(threads)
         self._k.fn("batch_grad")(self._w, batch.c, n, threads, ws, self._g, self._loss)
@@ -199,16 +339,57 @@ class Model:
         """Batch-mean gradients of the loss at the current weights; the weights do not change."""
         return self.loss_and_gradients(images, labels, threads)[1]
 
+    def batch_gradients(self, inputs: dict | None = None, n: int | None = None,
+                        threads=None) -> tuple[float | None, dict]:
+        """Batch-mean gradients from named inputs, for any model (``data`` or not).
+
+        ``inputs`` maps every input of the dump to an array of shape (n, *its shape) (floating
+        point, finite); a model without inputs takes ``n`` (default 1) instead. Returns the
+        batch-mean of the ``loss`` output (None if the dump declares none) and the gradients
+        (copies)."""
+        spec = self.spec
+        inputs = {} if inputs is None else dict(inputs)
+        if set(inputs) != set(spec.input_shapes):
+            raise ValueError(f"inputs must be exactly {sorted(spec.input_shapes)} (the dump's "
+                             f"inputs), got {sorted(inputs)}")
+        sizes = set()
+        for name, shape in spec.input_shapes.items():
+            a = inputs[name]
+            if not isinstance(a, np.ndarray) or a.dtype.kind != "f":
+                raise ValueError(f"input {name} must be a floating-point NumPy array")
+            if a.shape[1:] != shape or a.ndim != len(shape) + 1:
+                raise ValueError(f"input {name} must have shape {_show_shape(shape)}, got "
+                                 f"{a.shape}")
+            if not np.isfinite(a).all():
+                raise ValueError(f"input {name} contains NaN or inf")
+            sizes.add(len(a))
+        if n is not None:
+            sizes.add(_check_positive_int("n", n))
+        if len(sizes) > 1:
+            raise ValueError(f"inputs disagree on the number of samples: {sorted(sizes)}")
+        count = sizes.pop() if sizes else 1
+        if count == 0:
+            raise ValueError("inputs are empty (n = 0)")
+        threads = _check_threads(threads)
+        batch = _Batch(self._k, spec, count)
+        batch.pack_inputs(inputs)
+        ws = self._workspace(threads)
+        self._k.fn("batch_grad")(self._w, batch.c, count, threads, ws, self._g, self._loss)
+        loss = float(self._loss[0]) if spec.loss is not None else None
+        return loss, {k: v.copy() for k, v in self._grad.items()}
+
     def predict(self, images, threads=None, chunk: int = 1000) -> np.ndarray:
-        """The network's outputs r (logistic scores), shape (N, 10)."""
-        images = check_images(images)
+        """The model's prediction output for each image, flattened: shape (N, elements of
+        ``output_shape``) (for the CNN, the 10 logistic scores)."""
+        self.require_data("predict", predict=True)
+        images = self.check_images(images)
         threads = _check_threads(threads)
         _check_positive_int("chunk", chunk)
         k = self._k
-        width = k.values["r"].length
+        width = k.values[self.spec.prediction].length
         n_all = len(images)
         cap = min(chunk, n_all)
-        batch = _Batch(k, cap)
+        batch = _Batch(k, self.spec, cap)
         out_c = k.ffi.new(f"{k.real}[]", cap * width)
         out_v = np.frombuffer(k.ffi.buffer(out_c), dtype=self.dtype).reshape(cap, width)
         result = np.empty((n_all, width), dtype=self.dtype)
@@ -222,8 +403,9 @@ class Model:
 
     def evaluate(self, images, labels, threads=None) -> float:
         """Classification accuracy in [0, 1] (argmax of ``predict``)."""
-        images = check_images(images)
-        labels = check_labels(labels, len(images))
+        self.require_data("evaluate", classify=True)
+        images = self.check_images(images)
+        labels = self.check_labels(labels, len(images))
         return float((self.predict(images, threads).argmax(axis=1) == labels).mean())
 
     # -- training ------------------------------------------------------------------------------
@@ -254,13 +436,14 @@ class Model:
         epoch's record. On KeyboardInterrupt the weights keep every completed update,
         ``model.history`` holds the finished epochs, and the interrupt propagates.
         """
-        images = check_images(images)
-        labels = check_labels(labels, len(images))
+        self.require_data("train", classify=bool(eval_train) or test is not None)
+        images = self.check_images(images)
+        labels = self.check_labels(labels, len(images))
         if test is not None:
             if not (isinstance(test, (tuple, list)) and len(test) == 2):
                 raise ValueError("test must be a pair (images, labels)")
-            t_images = check_images(test[0])
-            t_labels = check_labels(test[1], len(t_images))
+            t_images = self.check_images(test[0])
+            t_labels = self.check_labels(test[1], len(t_images))
         if isinstance(epochs, bool) or not isinstance(epochs, (int, np.integer)) or epochs < 0:
             raise ValueError(f"epochs must be a non-negative integer, got {epochs!r}")
         batch_size = _check_positive_int("batch_size", batch_size)
@@ -276,7 +459,7 @@ class Model:
         k = self._k
         n_all = len(images)
         bs = min(batch_size, n_all)
-        batch = _Batch(k, bs)
+        batch = _Batch(k, self.spec, bs)
         onehot = self._onehot(labels)
         ws = self._workspace(threads)
         lr_c = k.dtype.type(lr)
@@ -348,7 +531,7 @@ class Model:
 
 
 def load(
-    model: str = "cnn",
+    model,
     weights=None,
     precision: str | None = None,
     init: str = "sac",
@@ -357,22 +540,29 @@ def load(
 ) -> Model:
     """Build (if needed) and load the generated kernels of ``model``, with initial weights.
 
-    ``weights``: a path to a file written by ``Model.save``, or a dict of arrays, or None for
-    fresh weights by ``init`` ("sac": the SaC reference constants; "random": uniform in
-    +-1/sqrt(fan_in), seeded by ``seed``). ``precision``: "f32" or "f64"; by default that of the
-    weights file, else "f32". ``dump``: generate the kernels from this dump file instead of
-    extract's default (the dump printed by the Agda spec, ``build/dump/<model>.json``).
+    ``model``: a built-in model's name (``"cnn"``; its dump is found by
+    ``extract.build.dump_path``), a path to a dump (``.json``), a path to a model file
+    (``.model``, compiled by ``extract.frontend.compile_model``; its dump is kept in the kernel
+    cache, under ``dumps/``), a ``runtime.builder.ModelBuilder`` (its ``text()``, compiled the
+    same way), or a ``runtime.spec.ModelSpec``. ``weights``: a path to a file
+    written by ``Model.save`` (of the same model, with the dump's shapes), or a dict of arrays,
+    or None for fresh weights by ``init`` ("sac": the SaC reference constants generalised,
+    1/fan_in or 1/length; "random": uniform in +-1/sqrt(fan_in), seeded by ``seed``; see
+    ``runtime.weights``). ``precision``: "f32" or "f64"; by default that of the weights file,
+    else "f32". ``dump``: generate a built-in model's kernels from this dump file instead.
     """
-    param_shapes(model)  # unknown model -> ValueError
     if precision is not None:
         check_precision(precision)
+    if init not in ("sac", "random"):
+        raise ValueError(f"init must be 'sac' or 'random', not {init!r}")
+    spec = model_spec(model, dump)
     if weights is None:
         precision = precision or "f32"
-        params = init_params(model, init, seed, precision)
+        params = init_params(spec, init, seed, precision)
     elif isinstance(weights, dict):
         precision = precision or "f32"
         params = weights
     else:
-        params, meta = load_weights(weights, model)
+        params, meta = load_weights(weights, spec.name, spec.param_shapes)
         precision = precision or meta["precision"]
-    return Model(model, precision, params, dump)
+    return Model(spec, precision, params)

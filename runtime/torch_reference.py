@@ -1,8 +1,9 @@
 """The paper's CNN in PyTorch: an independent reference for gradients, training and timing.
 
-Same parameters (names, shapes, row-major layout) as the generated kernels
-(``runtime.weights.PARAM_SHAPES["cnn"]``), same loss ``1/2 * sum((r - onehot(label))^2)`` per
-image, averaged over the batch. Layers (convolutions are cross-correlations, valid, stride 1):
+Same parameters (names, shapes, row-major layout) as the generated kernels (the parameters of
+the ``cnn`` dump, ``runtime.weights.param_shapes("cnn")``), same loss
+``1/2 * sum((r - onehot(label))^2)`` per image, averaged over the batch. Layers (convolutions
+are cross-correlations, valid, stride 1):
 
     c1 = logistic(conv(inp[28,28], k1[6,5,5]) + b1)          6 x 24 x 24
     s1 = 2x2 average pool                                     6 x 12 x 12

@@ -1,13 +1,26 @@
-"""CNN parameter shapes, initial weights, and the weights file format (independent of C).
+"""Initial weights and the weights file format (independent of C); shapes come from the dump.
 
-Shapes are the dump's parameter shapes flattened to their leaves (``[6, [5, 5]]`` -> (6, 5, 5)),
-listed in context order, which is also the order of the fields of the generated ``cnn_params``.
+Parameter shapes are the dump's shapes flattened to their leaves (``[6, [5, 5]]`` ->
+(6, 5, 5)), listed in context order (``runtime.spec``), which is also the order of the fields
+of the generated ``M_params``.
+
+Initial weights (``init_params``), derived from the dump alone:
+
+- ``"sac"``, the constant initialisation of the SaC reference of the paper, generalised: every
+  element of a parameter of rank >= 2 is ``1/fan_in``, every element of a rank-1 parameter of
+  length ``n`` is ``1/n`` (for the CNN: k1 1/25, b1 1/6, k2 1/150, b2 1/12, fc 1/192, b 1/10);
+- ``"random"``: independent uniform draws in ``[-1/sqrt(fan_in), 1/sqrt(fan_in)]`` from
+  ``numpy.random.default_rng(seed)``, drawn in float64 in context order and then rounded, so
+  f32 and f64 start from the same weights up to rounding.
 
 Weights files are NumPy ``.npz`` archives (no pickles) holding one array per parameter and a
 ``__meta__`` entry: a JSON object with ``format`` (``"proved-kernels-weights"``), ``version``
 (1), ``model``, ``precision`` (``"f32"``/``"f64"``) and ``shapes`` (name -> list of ints).
-``save_weights`` writes atomically: a temporary file in the target directory, flushed and
-fsync'ed, then ``os.replace``d over the target, so a reader (or a crash) never sees half a file.
+``save_weights`` writes atomically (``runtime._files.atomic_write``: a temporary file in the
+target directory, flushed and fsync'ed, given the permissions of the umask, then
+``os.replace``d over the target), so a reader (or a crash) never sees half a file.
+``load_weights`` turns any unreadable, truncated or corrupt file into a ``ValueError`` that
+names it.
 """
 
 from __future__ import annotations
@@ -15,31 +28,15 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
+from ._files import atomic_write
+
 FORMAT = "proved-kernels-weights"
 VERSION = 1
-
-# model -> {parameter: shape}, in context order
-PARAM_SHAPES: dict[str, dict[str, tuple[int, ...]]] = {
-    "cnn": {
-        "k1": (6, 5, 5),
-        "b1": (6,),
-        "k2": (12, 6, 5, 5),
-        "b2": (12,),
-        "fc": (10, 12, 1, 4, 4),
-        "b": (10,),
-    }
-}
-
-# The initial weights of the SaC reference implementation: every element is this constant.
-SAC_INIT = {"k1": 1 / 25, "b1": 1 / 6, "k2": 1 / 150, "b2": 1 / 12, "fc": 1 / 192, "b": 1 / 10}
-
-# Inputs that feed each parameter's layer (the bias shares its layer's fan-in).
-FAN_IN = {"k1": 25, "b1": 25, "k2": 150, "b2": 150, "fc": 192, "b": 192}
 
 DTYPES = {"f32": np.dtype(np.float32), "f64": np.dtype(np.float64)}
 
@@ -50,106 +47,157 @@ def check_precision(precision: str) -> np.dtype:
     return DTYPES[precision]
 
 
-def param_shapes(model: str) -> dict[str, tuple[int, ...]]:
-    if model not in PARAM_SHAPES:
-        raise ValueError(f"unknown model {model!r}; known: {', '.join(PARAM_SHAPES)}")
-    return PARAM_SHAPES[model]
+def _spec(model):
+    """A ``ModelSpec`` from a spec, a ``Model`` (its ``spec``), a name or a path."""
+    from .spec import ModelSpec, model_spec
+
+    if isinstance(model, ModelSpec):
+        return model
+    spec = getattr(model, "spec", None)
+    if isinstance(spec, ModelSpec):
+        return spec
+    return model_spec(model)
 
 
-def init_params(
-    model: str = "cnn", init: str = "sac", seed: int = 0, precision: str = "f32"
-) -> dict[str, np.ndarray]:
-    """Fresh initial parameters.
+def param_shapes(model) -> dict[str, tuple[int, ...]]:
+    """Parameter name -> shape, in context order, of ``model`` (spec, Model, name or path)."""
+    return dict(_spec(model).param_shapes)
 
-    ``init="sac"``: the SaC reference constants (``SAC_INIT``). ``init="random"``: independent
-    uniform draws in ``[-1/sqrt(fan_in), 1/sqrt(fan_in)]`` from ``numpy.random.default_rng(seed)``,
-    drawn in float64 in context order and then rounded, so f32 and f64 start from the same
-    weights up to rounding.
-    """
+
+def sac_constants(model) -> dict[str, float]:
+    """The constant of each parameter under ``init="sac"``: ``1/fan_in`` (rank >= 2) or
+    ``1/length`` (rank 1)."""
+    spec = _spec(model)
+    return {n: 1.0 / (spec.fan_in[n] if len(s) >= 2 else max(s[0], 1))
+            for n, s in spec.param_shapes.items()}
+
+
+def init_params(model, init: str = "sac", seed: int = 0,
+                precision: str = "f32") -> dict[str, np.ndarray]:
+    """Fresh initial parameters of ``model`` (a ``ModelSpec``, ``Model``, name or path): see
+    the module docstring for ``init`` ("sac" or "random")."""
     dtype = check_precision(precision)
-    shapes = param_shapes(model)
+    if init not in ("sac", "random"):
+        raise ValueError(f"init must be 'sac' or 'random', not {init!r}")
+    spec = _spec(model)
     if init == "sac":
-        return {n: np.full(s, SAC_INIT[n], dtype=dtype) for n, s in shapes.items()}
-    if init == "random":
-        rng = np.random.default_rng(seed)
-        out = {}
-        for n, s in shapes.items():
-            bound = 1.0 / math.sqrt(FAN_IN[n])
-            out[n] = rng.uniform(-bound, bound, size=s).astype(dtype)
-        return out
-    raise ValueError(f"init must be 'sac' or 'random', not {init!r}")
+        consts = sac_constants(spec)
+        return {n: np.full(s, consts[n], dtype=dtype) for n, s in spec.param_shapes.items()}
+    rng = np.random.default_rng(seed)
+    out = {}
+    for n, s in spec.param_shapes.items():
+        bound = 1.0 / math.sqrt(spec.fan_in[n])
+        out[n] = rng.uniform(-bound, bound, size=s).astype(dtype)
+    return out
 
 
-def save_weights(
-    path: str | os.PathLike, params: dict[str, np.ndarray], model: str, precision: str
-) -> Path:
-    """Write ``params`` to ``path`` (.npz) atomically; returns the path."""
+def _shapes_of(model, params) -> tuple[str, dict[str, tuple[int, ...]]]:
+    """(model name, expected shapes) for saving: from a spec/Model, or a name and the arrays."""
+    if isinstance(model, str):
+        return model, {n: tuple(np.shape(a)) for n, a in params.items()}
+    spec = _spec(model)
+    return spec.name, dict(spec.param_shapes)
+
+
+def save_weights(path: str | os.PathLike, params: Mapping[str, np.ndarray], model,
+                 precision: str, shapes: Mapping[str, tuple[int, ...]] | None = None) -> Path:
+    """Write ``params`` to ``path`` (.npz) atomically; returns the path.
+
+    ``model``: a ``ModelSpec``/``Model`` (its name and parameter shapes are used), or a model
+    name; ``shapes`` (name -> shape) then defaults to the shapes of the arrays."""
     path = Path(path)
-    shapes = param_shapes(model)
+    name, expected = _shapes_of(model, params)
+    if shapes is not None:
+        expected = {n: tuple(s) for n, s in shapes.items()}
     check_precision(precision)
-    if set(params) != set(shapes):
-        raise ValueError(f"expected parameters {sorted(shapes)}, got {sorted(params)}")
+    if set(params) != set(expected):
+        raise ValueError(f"expected parameters {sorted(expected)}, got {sorted(params)}")
+    for n, s in expected.items():
+        if tuple(np.shape(params[n])) != s:
+            raise ValueError(f"parameter {n} must have shape {s}, got {np.shape(params[n])}")
     meta = {
         "format": FORMAT,
         "version": VERSION,
-        "model": model,
+        "model": name,
         "precision": precision,
-        "shapes": {n: list(s) for n, s in shapes.items()},
+        "shapes": {n: list(s) for n, s in expected.items()},
     }
-    arrays = {n: np.ascontiguousarray(params[n]) for n in shapes}
+    arrays = {n: np.ascontiguousarray(params[n]) for n in expected}
     arrays["__meta__"] = np.array(json.dumps(meta))
     directory = path.parent if str(path.parent) else Path(".")
     directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    try:  # make the rename itself durable
-        dfd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
-    return path
+    return atomic_write(path, lambda f: np.savez(f, **arrays))
 
 
-def load_weights(path: str | os.PathLike, model: str | None = None) -> tuple[dict, dict]:
-    """Read a weights file; returns (params, meta). Checks the format tag, model and shapes."""
+def load_weights(path: str | os.PathLike, model: str | None = None,
+                 shapes: Mapping[str, tuple[int, ...]] | None = None) -> tuple[dict, dict]:
+    """Read a weights file; returns (params, meta).
+
+    Checks the format tag and version, that the file is of ``model`` (a name; any if None),
+    and that it holds exactly the parameters ``shapes`` (name -> shape, the model's dump
+    shapes; by default those recorded in the file) with those shapes and a float dtype. Any
+    problem, including a truncated or corrupt file, raises ``ValueError`` naming ``path``."""
     path = Path(path)
     try:
-        archive = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise ValueError(f"{path}: not a weights file ({e})") from None
+        return _load_weights(path, model, shapes)
+    except _Bad as e:
+        raise ValueError(f"{path}: {e}") from None
+    except Exception as e:  # zipfile.BadZipFile, zlib.error, EOFError, OSError, KeyError, ...
+        raise ValueError(f"{path}: not a weights file, or a corrupt or truncated one "
+                         f"({type(e).__name__}: {e})") from None
+
+
+class _Bad(Exception):
+    """A problem found while reading a weights file (the caller prefixes the path)."""
+
+
+def _load_weights(path: Path, model, shapes) -> tuple[dict, dict]:
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except FileNotFoundError:
+        raise _Bad("no such file") from None
+    if magic[:2] != b"PK":  # every zip archive starts with a "PK" signature
+        raise _Bad("not a weights file (" + ("not an .npz archive" if magic else "empty") + ")")
+    archive = np.load(path, allow_pickle=False)
+    if not hasattr(archive, "files"):
+        raise _Bad("not a weights file (not an .npz archive)")
     with archive:
         if "__meta__" not in archive.files:
-            raise ValueError(f"{path}: not a weights file (no __meta__ entry)")
-        meta = json.loads(str(archive["__meta__"]))
+            raise _Bad("not a weights file (no __meta__ entry)")
+        try:
+            meta = json.loads(str(archive["__meta__"]))
+        except json.JSONDecodeError as e:
+            raise _Bad(f"not a weights file (__meta__ is not JSON: {e.msg})") from None
+        if not isinstance(meta, dict):
+            raise _Bad("not a weights file (__meta__ is not a JSON object)")
         if meta.get("format") != FORMAT:
-            raise ValueError(f"{path}: format tag is {meta.get('format')!r}, expected {FORMAT!r}")
+            raise _Bad(f"format tag is {meta.get('format')!r}, expected {FORMAT!r}")
         if meta.get("version") != VERSION:
-            raise ValueError(f"{path}: weights format version {meta.get('version')} not supported")
+            raise _Bad(f"weights format version {meta.get('version')} not supported")
         if model is not None and meta.get("model") != model:
-            raise ValueError(f"{path}: weights are for model {meta.get('model')!r}, not {model!r}")
-        shapes = param_shapes(meta["model"])
+            raise _Bad(f"weights are for model {meta.get('model')!r}, not {model!r}")
+        if meta.get("precision") not in DTYPES:
+            raise _Bad(f"unknown precision {meta.get('precision')!r} in __meta__")
+        recorded = meta.get("shapes")
+        if not isinstance(recorded, dict) or not all(
+            isinstance(s, list) and all(isinstance(d, int) for d in s) for s in recorded.values()
+        ):
+            raise _Bad("__meta__ has no valid 'shapes' entry")
+        recorded = {n: tuple(s) for n, s in recorded.items()}
+        expected = recorded if shapes is None else {n: tuple(s) for n, s in shapes.items()}
+        stored = set(archive.files) - {"__meta__"}
+        if stored - set(expected):
+            raise _Bad(f"unexpected parameter(s) {sorted(stored - set(expected))}; the model "
+                       f"has {', '.join(expected)}")
         params = {}
-        for n, s in shapes.items():
+        for n, s in expected.items():
             if n not in archive.files:
-                raise ValueError(f"{path}: parameter {n!r} missing")
+                raise _Bad(f"parameter {n!r} missing")
             a = archive[n]
-            if a.shape != s or tuple(meta["shapes"].get(n, ())) != s:
-                raise ValueError(f"{path}: parameter {n!r} has shape {a.shape}, expected {s}")
+            if a.shape != s or recorded.get(n) != s:
+                raise _Bad(f"parameter {n!r} has shape {a.shape}, expected {s}")
             if a.dtype.kind != "f":
-                raise ValueError(f"{path}: parameter {n!r} has dtype {a.dtype}, expected float")
+                raise _Bad(f"parameter {n!r} has dtype {a.dtype}, expected float")
             params[n] = a
     return params, meta

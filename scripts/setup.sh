@@ -37,6 +37,12 @@ if [[ -n "$py_missing" ]]; then
   echo "setup: pip install $py_missing"
   $PY -m pip install -q $py_missing
 fi
+# the package itself, editable, so that `import runtime` and `python -m extract` work from any
+# directory and find the dumps that `make dump` writes later
+if ! $PY -c "import importlib.metadata as m; m.version('proved-kernels')" 2>/dev/null; then
+  echo "setup: pip install -e ."
+  $PY -m pip install -q --no-deps --no-build-isolation -e .
+fi
 if ((want_test)); then
   $PY -c "import pytest" 2>/dev/null || $PY -m pip install -q pytest
   $PY -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.13.0')" 2>/dev/null \

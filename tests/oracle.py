@@ -253,8 +253,11 @@ def check_shapes(dump: dict) -> None:
     for n, c in enumerate(dump["context"]):
         path = f"$.context[{n}]"
         _require(isinstance(c, dict), path, "expected an object")
-        _require(set(c) == {"name", "shape", "role"}, path,
-                 f"expected keys name, shape, role; got {sorted(c)}")
+        _require({"name", "shape", "role"} <= set(c) <= {"name", "shape", "role", "fan_in"},
+                 path, f"expected keys name, shape, role (and fan_in); got {sorted(c)}")
+        if "fan_in" in c:
+            _require(c["role"] == "param" and _is_nat(c["fan_in"]) and c["fan_in"] >= 1,
+                     path + ".fan_in", "a fan-in is a positive integer, of a param")
         claim(c["name"], path + ".name")
         norm_shape(c["shape"], path + ".shape")
         _require(c["role"] in ("input", "param"), path + ".role", f"bad role {c['role']!r}")
@@ -317,6 +320,13 @@ def check_shapes(dump: dict) -> None:
         for key, val in outs.items():
             _check_name(key, f"$.outputs.{key}")
             _require(val in bindings, f"$.outputs.{key}", f"not a chain binding: {val!r}")
+    if "data" in dump:
+        data = dump["data"]
+        _require(isinstance(data, dict) and set(data) <= {"features", "target"}, "$.data",
+                 "expected an object with features and target")
+        inputs = {c["name"] for c in dump["context"] if c["role"] == "input"}
+        for key, val in data.items():
+            _require(val in inputs, f"$.data.{key}", f"not an input: {val!r}")
 
 
 def _check_node(node: Any, scope: list[_Entry], path: str,

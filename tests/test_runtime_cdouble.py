@@ -245,3 +245,53 @@ def use_backend(name: str, monkeypatch):
     for p in ("f32", "f64"):
         monkeypatch.setitem(Kernels._cache, ("cnn", p), Kernels.open("cnn", p, dump))
     return dump
+
+
+def generated_dump_of(model: str) -> Path:
+    """The dump of a built-in model: the Agda one when built, else
+    ``tests/data/<model>_hand.json``."""
+    from extract.build import dump_path
+
+    agda = dump_path(model, make=False)
+    return agda if agda.exists() else HAND_DUMP.with_name(f"{model}_hand.json")
+
+
+def use_double_for_any_dump(monkeypatch, names=("cnn",)):
+    """Route every ``Kernels.open(name, ...)`` of a model in ``names`` (dumps of the CNN,
+    possibly renamed) to the C double, whatever dump it names (a ``.json`` path, a model file's
+    cached dump, the built-in one)."""
+    real_open = Kernels.open.__func__
+
+    def open_(cls, model, precision, dump=None):
+        if model in names:
+            return double_kernels(precision)
+        return real_open(cls, model, precision, dump)
+
+    monkeypatch.setattr(Kernels, "open", classmethod(open_))
+
+
+def cnn_dump_variant(tmp_path, new_keys: bool, name: str | None = None, **change) -> Path:
+    """A copy of the CNN dump the tests use, written to ``tmp_path``: with ``new_keys`` it has
+    the optional ``fan_in`` (k1 25, b1 25, k2 150, b2 150, fc 192, b 192) and ``data``
+    (features inp, target target) of the Agda change, without them it has neither.
+    ``change``: top-level keys to replace (None: delete)."""
+    import json
+
+    data = json.loads(generated_dump().read_text())
+    data.pop("data", None)
+    for c in data["context"]:
+        c.pop("fan_in", None)
+    if new_keys:
+        fan_in = {"k1": 25, "b1": 25, "k2": 150, "b2": 150, "fc": 192, "b": 192}
+        for c in data["context"]:
+            if c["role"] == "param":
+                c["fan_in"] = fan_in[c["name"]]
+        data["data"] = {"features": "inp", "target": "target"}
+    for key, value in change.items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    path = tmp_path / (name or f"cnn_{'new' if new_keys else 'old'}.json")
+    path.write_text(json.dumps(data))
+    return path

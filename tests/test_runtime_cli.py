@@ -6,12 +6,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import runtime
 from runtime.__main__ import main
 from runtime._kernels import Kernels
-from test_runtime_cdouble import use_backend
+from test_runtime_cdouble import (
+    cnn_dump_variant,
+    generated_dump,
+    generated_dump_of,
+    use_backend,
+    use_double_for_any_dump,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -108,3 +115,166 @@ def test_cli_subprocess_with_generated_kernels(tmp_path, monkeypatch):
     m = runtime.load("cnn", weights=out / "weights.npz")
     assert acc == pytest.approx(m.evaluate(*runtime.load_mnist(runtime.DEFAULT_DATA, "test", 100)),
                                 abs=1e-4)
+
+
+# -- MODEL as a dump (.json) or a model file (.model) ------------------------------------------
+
+
+@pytest.fixture
+def frontend(monkeypatch):
+    """``extract.frontend`` with ``compile_model`` stubbed: set ``frontend.result`` to the dump
+    text to return, or to an exception to raise; ``frontend.calls`` records the paths."""
+    import types
+
+    import extract
+
+    try:
+        import extract.frontend as module
+    except ImportError:  # not written yet: a stand-in with the documented interface
+        module = types.ModuleType("extract.frontend")
+
+        class ModelError(Exception):
+            pass
+
+        module.ModelError = ModelError
+        monkeypatch.setitem(sys.modules, "extract.frontend", module)
+        monkeypatch.setattr(extract, "frontend", module, raising=False)
+    state = types.SimpleNamespace(result=generated_dump().read_text(), calls=[],
+                                  ModelError=module.ModelError)
+
+    def compile_model(path, **kw):
+        state.calls.append(Path(path))
+        if isinstance(state.result, BaseException):
+            raise state.result
+        return state.result
+
+    monkeypatch.setattr(module, "compile_model", compile_model, raising=False)
+    return state
+
+
+def test_train_and_predict_a_dump_file_default_out(tmp_path, monkeypatch, capsys):
+    """MODEL given as a dump file (of the CNN, renamed ``lenet``): the default output
+    directory is out/<the dump's model name>, and the weights are the API's."""
+    use_double_for_any_dump(monkeypatch, names=("cnn", "lenet"))
+    dump = cnn_dump_variant(tmp_path, new_keys=True, model="lenet")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    rc = main(["train", str(dump), "--epochs", "1", "--train-limit", "60", "--test-limit", "20",
+               "--batch-size", "20", "--threads", "1", "--no-progress"])
+    assert rc == 0, capsys.readouterr().err
+    assert "training lenet" in capsys.readouterr().out
+    assert os.listdir(work / "out") == ["lenet"]
+    out = work / "out" / "lenet"
+    assert sorted(p.name for p in out.iterdir()) == ["curves.png", "history.json", "weights.npz"]
+    rc = main(["predict", str(dump), "--weights", str(out / "weights.npz"), "--limit", "50"])
+    assert rc == 0 and "accuracy" in capsys.readouterr().out
+    # the weights are those of the same run through the API, on the built-in CNN
+    m = runtime.load("cnn")
+    m.train(*runtime.load_mnist(runtime.DEFAULT_DATA, "train", 60), epochs=1, batch_size=20,
+            threads=1, progress=False)
+    saved = runtime.load(dump, weights=out / "weights.npz")
+    assert saved.name == "lenet"
+    for n in m.params:
+        assert saved.params[n].tobytes() == m.params[n].tobytes()
+    # weights of one model are refused by another
+    rc = main(["predict", "cnn", "--weights", str(out / "weights.npz"), "--limit", "5"])
+    assert rc == 2 and "weights are for model 'lenet', not 'cnn'" in capsys.readouterr().err
+
+
+def test_dump_without_data_is_a_clear_cli_error(tmp_path, monkeypatch, capsys):
+    rc = main(["train", str(generated_dump_of("dot")), "--out", str(tmp_path / "o"),
+               "--train-limit", "10", "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "declares no features/target" in err and err.count("\n") == 1
+    assert not (tmp_path / "o").exists()
+
+
+def test_model_file_on_the_generated_kernels(tmp_path, monkeypatch, frontend):
+    """A .model file: its dump (from compile_model) is kept, content-addressed, in the kernel
+    cache and the kernels are generated from it; CLI and API agree."""
+    import hashlib
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("PROVED_KERNELS_CACHE", str(cache))
+    model = tmp_path / "lenet.model"
+    model.write_text("model cnn\n")  # the stub does not read it
+    m = runtime.load(model, init="random", seed=2)
+    assert frontend.calls == [model]
+    digest = hashlib.sha256(frontend.result.encode()).hexdigest()
+    kept = cache / "dumps" / f"{digest}.json"
+    assert m.dump == kept and kept.read_text() == frontend.result
+    assert m.name == "cnn" and m.input_shape == (28, 28) and m.n_classes == 10
+    assert any(p.name.startswith("_pk_cnn_f32_") for p in cache.iterdir())  # built there
+    x, y = runtime.load_mnist(runtime.DEFAULT_DATA, "test", 30)
+    ref = runtime.load("cnn", init="random", seed=2)
+    np.testing.assert_allclose(m.predict(x), ref.predict(x), rtol=1e-6)
+
+    monkeypatch.chdir(tmp_path)
+    env_out = tmp_path / "out" / "cnn"
+    assert main(["train", str(model), "--epochs", "1", "--train-limit", "40", "--test-limit",
+                 "20", "--threads", "1", "--no-progress", "--init", "random"]) == 0
+    assert (env_out / "weights.npz").exists()
+    assert main(["predict", str(model), "--weights", str(env_out / "weights.npz"),
+                 "--limit", "20"]) == 0
+
+
+def test_model_file_errors(tmp_path, monkeypatch, capsys, frontend):
+    model = tmp_path / "bad.model"
+    model.write_text("model bad\n")
+    frontend.result = frontend.ModelError(f"{model}:3: binding r: shapes 10 and 12 differ")
+    with pytest.raises(frontend.ModelError, match="bad.model:3: binding r"):
+        runtime.load(model)
+    rc = main(["train", str(model), "--out", str(tmp_path / "o"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err == f"error: {model}:3: binding r: shapes 10 and 12 differ\n"
+    frontend.result = RuntimeError("the Agda executable build/agda/Main is missing; build it "
+                                   "with `make dump`")
+    rc = main(["predict", str(model), "--weights", str(tmp_path / "w.npz")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "make dump" in err and err.count("\n") == 1
+    rc = main(["predict", str(tmp_path / "absent.model"), "--weights", str(tmp_path / "w.npz")])
+    assert rc == 2 and "no model file" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_extractor_errors_are_one_line(tmp_path, monkeypatch, capsys):
+    from extract.lower import ExtractError
+
+    def refuse(cls, model, precision, dump=None):
+        raise ExtractError("binding 'd_h': the subterm would need a temporary array")
+
+    monkeypatch.setattr(Kernels, "open", classmethod(refuse))
+    rc = main(["train", "cnn", "--out", str(tmp_path / "o"), "--no-progress"])
+    assert rc == 2
+    assert capsys.readouterr().err == ("error: binding 'd_h': the subterm would need a "
+                                       "temporary array\n")
+
+
+@pytest.mark.agda
+def test_real_model_file_end_to_end(tmp_path, monkeypatch):
+    """models/cnn.model through the Agda elaborator (no stub): the same network as the
+    built-in cnn, so the same predictions from the same initial weights."""
+    from runtime.spec import ModelCompileError
+
+    source = ROOT / "models" / "cnn.model"
+    if not source.exists():
+        pytest.skip("no models/cnn.model")
+    monkeypatch.setenv("PROVED_KERNELS_CACHE", str(tmp_path / "cache"))
+    try:
+        m = runtime.load(source, init="random", seed=5)
+    except ModelCompileError as e:  # no Agda executable, or one without `model`
+        pytest.skip(f"cannot compile model files here: {e}")
+    assert m.name == "cnn" and not m.spec.data_inferred
+    assert (m.features, m.target, m.n_classes) == ("inp", "target", 10)
+    assert m.fan_in == {"k1": 25, "b1": 25, "k2": 150, "b2": 150, "fc": 192, "b": 192}
+    assert m.dump.parent == tmp_path / "cache" / "dumps"
+    x, y = runtime.load_mnist(runtime.DEFAULT_DATA, "test", 50)
+    ref = runtime.load("cnn", init="random", seed=5)
+    np.testing.assert_allclose(m.predict(x), ref.predict(x), rtol=1e-6, atol=1e-7)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-m", "runtime", "train", str(source), "--epochs", "1",
+                        "--train-limit", "100", "--test-limit", "50", "--no-progress"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "out" / "cnn" / "weights.npz").is_file()

@@ -5,8 +5,10 @@
 -- which operation found which shapes where it expected others.
 --
 -- Bidirectional, as in PLFA's "Inference": `infer` finds the sort and
--- shape of a term from its parts; `check` is only needed for 0 and 1,
--- whose shape is whatever the context wants.  Every shape relation a
+-- shape of a term from its parts; `check` makes a term of a wanted
+-- sort and shape, which 0 and 1 need (their shape is whatever the
+-- context wants) and elementwise operations pass on to their operands.
+-- (Add is inferred, as it is also index addition.)  Every shape relation a
 -- constructor needs is decided by Spec.Front.Shape.
 --
 -- Faithful by construction: every result carries the proof that the
@@ -229,4 +231,14 @@ infer Γ (IxMinusʳ i j t) = do
 
 check Γ (ar s) Zero = ok (zero , refl)
 check Γ (ar s) One  = ok (one , refl)
+-- elementwise operations pass the wanted shape on, so 0 and 1 may sit anywhere under them
+check Γ (ar s) (Neg a) = check Γ (ar s) a >>= λ { (e , eq) → ok (minus e , cong Neg eq) }
+check Γ (ar s) (Scale n a) =
+  check Γ (ar s) a >>= λ { (e , eq) → ok (scaledown n e , cong (Scale n) eq) }
+check Γ (ar s) (Logistic a) =
+  check Γ (ar s) a >>= λ { (e , eq) → ok (logistic e , cong Logistic eq) }
+check Γ (ar s) (Mul a b) = do
+  (ea , pa) ← check Γ (ar s) a
+  (eb , pb) ← check Γ (ar s) b
+  ok (bin mul ea eb , cong₂ Mul pa pb)
 check Γ is t = infer Γ t >>= λ { (js , e , eq) → same "" is js e eq }

@@ -1,0 +1,103 @@
+"""Compile a model file (``*.model``) into an expression dump with the Agda executable.
+
+The model file is the user's contract; the Agda elaborator (``Main model FILE``) is its only
+checker: it parses the file, checks every shape, builds the chain, differentiates it, runs
+``opt`` and prints the dump (docs/dump-format.md). Before and after::
+
+    model dot                              {"format": "ad-expression-dump", "version": 1,
+    param a : 5                      ->     "model": "dot", "context": [...],
+    param b : 5                             "chain": [{"name": "r", ...}],
+    loss r = sum i : 5 . a[i] * b[i]        "gradients": [...], ...}
+
+``compile_model(path_or_text)`` returns the dump's JSON text. A model the elaborator rejects
+raises ``ModelError``, whose text is the elaborator's one line ``FILE:LINE: message`` (or
+``FILE:LINE: binding NAME: message``) with FILE as the caller wrote it. A missing executable,
+one without the ``model`` command, a crash or a time-out raise ``RuntimeError`` saying what to
+do (one line, too: the CLI prints either as ``error: ...``). Nothing is written by this module.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from . import build
+
+ENV_AGDA = "PROVED_KERNELS_AGDA"
+TIMEOUT = 120.0                  # seconds (generous: `Main dump cnn` takes milliseconds)
+_LINE = re.compile(r"(?P<file>.*?):(?P<line>\d+): (?:binding (?P<binding>[A-Za-z_]\w*): )?"
+                   r"(?P<message>.+)")
+
+
+class ModelError(Exception):
+    """A model the elaborator rejected; ``str()`` is its one-line message.
+
+    ``file``, ``line`` (int) and ``binding`` (None when the message names none) are parsed
+    from that line; ``message`` is what follows them."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        m = _LINE.fullmatch(text)
+        self.file = m["file"] if m else None
+        self.line = int(m["line"]) if m else None
+        self.binding = m["binding"] if m else None
+        self.message = m["message"] if m else text
+
+
+def is_model_file(path) -> bool:
+    """Whether ``path`` names a model file (by its suffix, ``.model``)."""
+    return Path(path).suffix == ".model"
+
+
+def agda_main() -> Path:
+    """The Agda executable: ``extract.build.agda_main()`` when the build module has one, else
+    ``$PROVED_KERNELS_AGDA``, else ``build/agda/Main`` (made by ``make dump``)."""
+    locate = getattr(build, "agda_main", None)
+    if locate is not None:
+        return Path(locate())
+    env = os.environ.get(ENV_AGDA)
+    return Path(env) if env else build.ROOT / "build" / "agda" / "Main"
+
+
+def compile_model(path_or_text, *, name_hint: str | None = None,
+                  timeout: float = TIMEOUT) -> str:
+    """The dump (JSON text) of a model given as a file (a ``Path``, or a ``str`` of one line)
+    or as its text (a ``str`` of several lines: a model has at least two statements).
+
+    ``name_hint`` is the file name error messages show (default: the path as given, or
+    ``<string>`` for text). Raises ``ModelError``, ``FileNotFoundError`` or ``RuntimeError``."""
+    is_text = isinstance(path_or_text, str) and "\n" in path_or_text
+    if is_text:
+        arg, stdin, shown = "-", path_or_text, name_hint or "<string>"
+    else:
+        given = os.fspath(path_or_text)
+        if not Path(given).is_file():
+            raise FileNotFoundError(f"no model file {given}")
+        # a path starting with '-' would read as an option (or as stdin)
+        arg, stdin, shown = ("./" + given if given.startswith("-") else given), None, \
+            name_hint or given
+    exe = agda_main()
+    if not os.access(exe, os.X_OK):
+        raise RuntimeError(f"the Agda executable {exe} is missing; build it with `make dump` "
+                           f"(or set ${ENV_AGDA})")
+    try:
+        res = subprocess.run([str(exe), "model", arg], input=stdin, capture_output=True,
+                             text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"{exe} model {arg}: no answer after {timeout:g} s") from None
+    except OSError as exc:
+        raise RuntimeError(f"cannot run {exe}: {exc}") from None
+    err = res.stderr.strip()
+    if res.returncode == 0 and res.stdout.strip():
+        return res.stdout
+    one_line = _LINE.fullmatch(err)            # `.` stops at a line break
+    if res.returncode == 1 and not res.stdout.strip() and one_line:
+        file = one_line["file"]
+        raise ModelError(shown + err[len(file):] if file in (arg, "-", "<stdin>") else err)
+    if res.returncode == 2:
+        raise RuntimeError(f"{exe} does not know the `model` command (an older build?); "
+                           f"rebuild it with `make dump`")
+    said = " | ".join(line.strip() for line in err.splitlines() if line.strip())
+    raise RuntimeError(f"{exe} model {arg} failed (exit status {res.returncode}): "
+                       f"{said[:2000] or 'nothing on stderr'}")

@@ -1,0 +1,341 @@
+"""Write a model file (``*.model``, see extract/frontend.py) from Python, layer by layer.
+
+    from runtime.builder import ModelBuilder
+    b = ModelBuilder("mlp")
+    x = b.input("x", (28, 28)); y = b.target("y", 10)
+    h = b.bind("h", b.logistic(b.dense(x, 128)))        model mlp
+    out = b.output(b.logistic(b.dense(h, 10)))          input  x : 28x28
+    b.loss(b.sqerr(out, y))                             target y : 10
+    b.save("mlp.model")                  ->             param  w1 : 128x28x28
+                                                        param  b1 : 128
+                                                        param  w2 : 10x128
+                                                        param  b2 : 10
+                                                        z1 = dense(w1, x, b1)
+                                                        h = logistic(z1)
+                                                        z2 = dense(w2, h, b2)
+                                                        output out = logistic(z2)
+                                                        loss loss = sqerr(out, y)
+
+    m = b.load(init="random", seed=0)    # compile, generate, build: runtime.load(b, ...)
+
+The text is what a user would write by hand, and the model file stays the one contract: the
+Agda elaborator (``Main model``) is the checker. Shapes are inferred here only to shape and
+name the parameters and to raise ``ValueError`` early, naming the layer, for obvious mistakes.
+The rules are the elaborator's: ``dense(W, x)`` with W of shape (u, *s) and x of shape s has
+shape (u,); ``conv(x, K)`` with x of shape r and K of shape (u, *s), len(s) == len(r), has
+shape (u, *(r_i - s_i + 1)); ``avgpool(a, n)`` divides the last two dimensions by n;
+``sqerr(r, t)`` has shape (1,).
+
+The n-th layer with parameters (dense or conv) declares ``w<n>``/``b<n>`` (dense) or
+``k<n>``/``b<n>`` (conv), unless told ``weight="fc"``, ``bias="b"``, ``bias=False`` (none), or
+given a declared parameter (``dense(x, w)``, ``conv(x, k)``, ``bias=b``).
+
+Every layer that is a sum (dense, conv, avgpool) is its own binding: the extractor refuses a
+sum written inside another expression, which would be recomputed for every element of the
+result (and the gradient of ``logistic`` needs the value of its argument). Unless bound by
+name first (``bind("c11", conv(...))``, ``output(dense(...))``), such a layer is bound when it
+is first used: the pre-activation of the n-th dense/conv as ``z<n>`` (the next free ``z<k>``
+if that name is taken), an avgpool as ``p1``, ``p2``, .... A layer reads its input many times,
+so an input that is not a name is bound first (``h1``, ``h2``, ...). Elementwise operations
+(``logistic``, ``+``, ``-``, ``*``, unary ``-``, ``/ N``) stay inline, on names.
+``bind(name, e)`` names a binding; ``expr(text)`` is the escape hatch for anything else
+(``for``, ``sum``, ``tile``, ``slide``, ...; written as given, never bound automatically).
+Names must be C identifiers not starting with ``d_``; which words are reserved is the
+elaborator's to say. ``text()`` is the model file, ``save(path)`` writes it, ``compile()``
+returns its dump, ``load(**kw)`` is ``runtime.load(self, **kw)``.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+LOW, ADD, MUL, NEG, ATOM = range(5)        # binding strength, for parentheses
+
+
+def show_shape(shape) -> str:
+    return "?" if shape is None else "x".join(map(str, shape))
+
+
+def _shape(s) -> tuple:
+    t = (s,) if isinstance(s, int) else tuple(s)
+    if not t or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in t):
+        raise ValueError(f"not a shape: {s!r} (positive integers, like (28, 28) or 10)")
+    return t
+
+
+def _same(what: str, s, t):
+    if s is not None and t is not None and s != t:
+        raise ValueError(f"{what}: the shapes {show_shape(s)} and {show_shape(t)} differ")
+    return s if s is not None else t
+
+
+class Expr:
+    """An expression of the model language: its text, its shape (None when unknown) and, once
+    bound or declared, its name (then its text is the name)."""
+
+    def __init__(self, b: "ModelBuilder", text: str, shape, strength: int = ATOM,
+                 name: str | None = None, auto: tuple | None = None):
+        self.b, self._text, self.shape, self.name = b, text, shape, name
+        self.strength = strength
+        self.stmt: list | None = None          # [kind, name, text] once bound
+        # a sum (layer): bound as <prefix><k>, k >= start, when first used (unless bound)
+        self.auto: tuple | None = auto          # (prefix, start)
+
+    def _ref(self) -> str:
+        """The text to embed in another expression: a pending sum is bound first."""
+        if self.name is None and self.auto is not None:
+            prefix, k = self.auto
+            while f"{prefix}{k}" in self.b._names:
+                k += 1
+            self.b.bind(f"{prefix}{k}", self)
+        return str(self)
+
+    def __str__(self) -> str:
+        return self.name or self._text
+
+    def __repr__(self) -> str:
+        return f"Expr({str(self)!r}, shape={self.shape})"
+
+    def _at(self, strength: int) -> str:
+        s = self._ref()
+        return s if self.name or self.strength >= strength else f"({s})"
+
+    def _bin(self, op: str, other, left: int, right: int, strength: int) -> "Expr":
+        other = self.b._as_expr(other)
+        shape = _same(f"'{op}'", self.shape, other.shape)
+        return Expr(self.b, f"{self._at(left)} {op} {other._at(right)}", shape, strength)
+
+    def __add__(self, o): return self._bin("+", o, ADD, MUL, ADD)
+    def __radd__(self, o): return self.b._as_expr(o) + self
+    def __sub__(self, o): return self._bin("-", o, ADD, MUL, ADD)
+    def __rsub__(self, o): return self.b._as_expr(o) - self
+    def __mul__(self, o): return self._bin("*", o, MUL, ATOM, MUL)
+    def __rmul__(self, o): return self.b._as_expr(o) * self
+    def __neg__(self): return Expr(self.b, f"-{self._at(ATOM)}", self.shape, NEG)
+
+    def __truediv__(self, n: int) -> "Expr":
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"'/': divide by a positive integer, not {n!r}")
+        return Expr(self.b, f"{self._at(MUL)} / {n}", self.shape, MUL)
+
+    def __getitem__(self, i) -> "Expr":
+        return Expr(self.b, f"{self._at(ATOM)}[{i}]", None)
+
+
+class ModelBuilder:
+    def __init__(self, name: str):
+        self.name = self._check_name(name, "model")
+        self._names: dict[str, Expr] = {}
+        self._data: list = []          # [kind, name, shape] of inputs and targets, in order
+        self._params: list = []        # [name, shape], in order
+        self._stmts: list = []         # [kind, name, text]; kind "", "output" or "loss"
+        self._layers = 0
+        self._output: Expr | None = None
+        self._loss: Expr | None = None
+
+    # names and declarations ------------------------------------------------------------
+    @staticmethod
+    def _check_name(name: str, what: str) -> str:
+        if not isinstance(name, str) or not _IDENT.fullmatch(name) or name.startswith("d_"):
+            raise ValueError(f"{what}: {name!r} is not a valid name (a C identifier not "
+                             f"starting with d_)")
+        return name
+
+    def _claim(self, name: str, e: Expr, what: str) -> Expr:
+        self._check_name(name, what)
+        if name in self._names:
+            raise ValueError(f"{what}: the name {name!r} is already used")
+        self._names[name] = e
+        return e
+
+    def _new(self, name: str, shape, what: str) -> Expr:
+        return self._claim(name, Expr(self, name, shape, name=name), what)
+
+    def input(self, name: str, shape, kind: str = "input") -> Expr:
+        """Data: the features (or, as ``target``, what the loss compares the prediction to)."""
+        e = self._new(name, _shape(shape), kind)
+        self._data.append([kind, name, e.shape])
+        return e
+
+    def target(self, name: str, shape) -> Expr:
+        return self.input(name, shape, "target")
+
+    def param(self, name: str, shape) -> Expr:
+        """A trainable parameter (declared in the order of the calls)."""
+        e = self._new(name, _shape(shape), "param")
+        self._params.append([name, e.shape])
+        return e
+
+    def expr(self, text: str, shape=None) -> Expr:
+        """A raw expression (a declared name gives its own Expr)."""
+        if text in self._names:
+            return self._names[text]
+        atom = _IDENT.fullmatch(text) or text in ("0", "1")
+        return Expr(self, text, None if shape is None else _shape(shape), ATOM if atom else LOW)
+
+    def _as_expr(self, e) -> Expr:
+        if isinstance(e, Expr):
+            return e
+        if isinstance(e, int) and not isinstance(e, bool) and e in (0, 1):
+            return Expr(self, str(e), None)
+        raise TypeError(f"not an expression: {e!r}")
+
+    # bindings ---------------------------------------------------------------------------
+    def bind(self, name: str, e, kind: str = "") -> Expr:
+        """Bind ``e`` to ``name`` (``e`` is then written as ``name`` wherever used next)."""
+        e = self._as_expr(e)
+        if self._loss is not None:
+            raise ValueError(f"{kind or 'binding'} {name}: the loss is the last statement")
+        if e.name is not None or e._text in ("0", "1"):     # a name: bind a copy
+            e = Expr(self, str(e), e.shape)
+        self._claim(name, e, kind or "binding")
+        e.name, e.stmt = name, [kind, name, e._text]
+        self._stmts.append(e.stmt)
+        return e
+
+    def _shaped(self, layer: str, x) -> Expr:
+        x = self._as_expr(x)
+        if x.shape is None:
+            raise ValueError(f"{layer}: the shape of {x} is unknown; give it with "
+                             f"expr(text, shape=...)")
+        return x
+
+    def _named(self, x: Expr) -> Expr:
+        """A layer's input, bound to a name if it is not one yet: a pending sum by its own
+        rule (z<n>, p<k>), anything else as h1, h2, ...."""
+        x._ref()
+        if x.name is None:
+            k = 1
+            while f"h{k}" in self._names:
+                k += 1
+            self.bind(f"h{k}", x)
+        return x
+
+    def output(self, e, name: str | None = None) -> Expr:
+        """Mark the prediction: ``e``'s own binding, or a new one (``out`` by default)."""
+        e = self._as_expr(e)
+        if self._output is not None:
+            raise ValueError(f"output: the model already has an output, {self._output}")
+        if e.stmt is not None and e.stmt[0] == "" and name in (None, e.name):
+            e.stmt[0] = "output"
+        else:
+            e = self.bind(name or "out", e, "output")
+        self._output = e
+        return e
+
+    def loss(self, e, name: str | None = None) -> Expr:
+        """The objective (shape 1), the last statement."""
+        e = self._as_expr(e)
+        if e.shape not in (None, (1,)):
+            raise ValueError(f"loss: the objective must have shape 1, found "
+                             f"{show_shape(e.shape)}")
+        if self._stmts and e.stmt is self._stmts[-1] and e.stmt[0] == "" and \
+                name in (None, e.name):
+            e.stmt[0] = "loss"
+        else:
+            e = self.bind(name or "loss", e, "loss")
+        self._loss = e
+        return e
+
+    # layers -----------------------------------------------------------------------------
+    def _layer(self) -> int:
+        self._layers += 1
+        return self._layers
+
+    def _bias(self, bias, n: int, u: int) -> str:
+        if bias is False:
+            return ""
+        if not isinstance(bias, Expr):
+            bias = self.param(bias if isinstance(bias, str) else f"b{n}", u)
+        return f", {bias._ref()}"
+
+    def dense(self, x, units, *, weight: str | None = None, bias=True) -> Expr:
+        """``dense(W, x, b)``: ``units`` is the number of outputs, or the weight W (an Expr)."""
+        x = self._shaped("dense", x)
+        ws = units.shape if isinstance(units, Expr) else (*_shape(units), *x.shape)
+        if ws is None or ws[1:] != x.shape:
+            raise ValueError(f"dense: the weight {units} has shape {show_shape(ws)}, so the "
+                             f"input must have shape {show_shape((ws or ())[1:])}; found "
+                             f"{show_shape(x.shape)}")
+        if isinstance(bias, Expr):
+            _same("dense: the bias", bias.shape, ws[:1])
+        n, x = self._layer(), self._named(x)
+        w = units._ref() if isinstance(units, Expr) else self.param(weight or f"w{n}", ws)
+        return Expr(self, f"dense({w}, {x}{self._bias(bias, n, ws[0])})", ws[:1],
+                    auto=("z", n))
+
+    def conv(self, x, channels, kernel=None, *, weight: str | None = None, bias=True) -> Expr:
+        """``conv(x, K, b)``: ``channels`` outputs and a ``kernel`` (an int k for k×k over the
+        last two dimensions, or the kernel's last dimensions; the others are the input's
+        own), or the kernel K itself (an Expr) as ``channels``."""
+        x = self._shaped("conv", x)
+        r = x.shape
+        if isinstance(channels, Expr):
+            ks = channels.shape or ()
+        elif kernel is None:
+            raise ValueError("conv: give the kernel's size (kernel=5, say)")
+        else:
+            t = _shape((kernel,) * min(2, len(r)) if isinstance(kernel, int) else kernel)
+            ks = (*_shape(channels), *r[:max(0, len(r) - len(t))], *t)
+        if len(ks) != len(r) + 1 or any(si > ri for si, ri in zip(ks[1:], r)):
+            raise ValueError(f"conv: a kernel of shape {show_shape(ks)} does not fit the input "
+                             f"{x} of shape {show_shape(r)}")
+        if isinstance(bias, Expr):
+            _same("conv: the bias", bias.shape, ks[:1])
+        n, x = self._layer(), self._named(x)
+        k = channels._ref() if isinstance(channels, Expr) else \
+            self.param(weight or f"k{n}", ks)
+        return Expr(self, f"conv({x}, {k}{self._bias(bias, n, ks[0])})",
+                    (ks[0], *(ri - si + 1 for ri, si in zip(r, ks[1:]))), auto=("z", n))
+
+    def avgpool(self, a, n: int) -> Expr:
+        """``avgpool(a, n)``: the mean of each n×n block of the last two dimensions."""
+        a = self._shaped("avgpool", a)
+        s = a.shape
+        if len(s) < 2 or n < 1 or s[-1] % n or s[-2] % n:
+            raise ValueError(f"avgpool: {n} does not divide the last two dimensions of "
+                             f"{a} (shape {show_shape(s)})")
+        return Expr(self, f"avgpool({self._named(a)}, {n})", (*s[:-2], s[-2] // n, s[-1] // n),
+                    auto=("p", 1))
+
+    def logistic(self, e) -> Expr:
+        e = self._as_expr(e)
+        return Expr(self, f"logistic({e._ref()})", e.shape)
+
+    def sqerr(self, r, t) -> Expr:
+        """½ Σ (r − t)², shape 1."""
+        r, t = self._as_expr(r), self._as_expr(t)
+        _same("sqerr", r.shape, t.shape)
+        return Expr(self, f"sqerr({r._ref()}, {t._ref()})", (1,))
+
+    # the model file ---------------------------------------------------------------------
+    def text(self) -> str:
+        if self._loss is None:
+            raise ValueError(f"model {self.name}: no loss yet (end the model with loss(...))")
+        lines = [f"model {self.name}"]
+        lines += [f"{kind:<6} {name} : {show_shape(s)}" for kind, name, s in self._data]
+        lines += [f"param  {name} : {show_shape(s)}" for name, s in self._params]
+        lines += [f"{kind + ' ' if kind else ''}{name} = {text}"
+                  for kind, name, text in self._stmts]
+        return "\n".join(lines) + "\n"
+
+    def save(self, path) -> Path:
+        """Write the model file (atomically); returns its path."""
+        path = Path(path)
+        tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+        tmp.write_text(self.text())
+        os.replace(tmp, path)
+        return path
+
+    def compile(self) -> str:
+        """The dump (JSON text) of this model, by the Agda elaborator (extract/frontend.py)."""
+        from extract.frontend import compile_model
+        return compile_model(self.text(), name_hint=f"<{self.name}.model>")
+
+    def load(self, **kw):
+        """``runtime.load(self, **kw)``: compile this model, generate and build its kernels
+        (cached by content) and return the ``runtime.Model`` with fresh or given weights."""
+        from .model import load
+        return load(self, **kw)

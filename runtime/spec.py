@@ -1,0 +1,319 @@
+"""What the runtime knows about a model: read from its expression dump, nothing hard-coded.
+
+``model_spec(model)`` accepts
+
+- a built-in model's name (``"cnn"``): its dump is ``extract.build.dump_path(name)`` (the
+  lookup of ``$PROVED_KERNELS_DUMPS``, the package, the checkout's ``build/dump``);
+- a path to a dump (``*.json``, docs/dump-format.md);
+- a path to a model file (``*.model``): ``extract.frontend.compile_model`` turns it into a dump,
+  which is written, content-addressed, to ``<kernel cache>/dumps/<sha256>.json`` so that the
+  kernels can be generated from a file;
+- a ``runtime.builder.ModelBuilder``: its text (``text()``) takes the model file's path, with
+  ``<NAME.model>`` as the file name in error messages;
+
+and returns a ``ModelSpec``: parameter shapes (the dump's shape trees flattened to their
+leaves, ``[6, [5, 5]]`` -> ``(6, 5, 5)``), fan-ins, inputs, the optional ``data`` declaration
+(``features`` and a one-hot ``target`` whose number of elements is the number of classes) and
+the ``outputs`` (``prediction``, ``loss``). A dump whose ``data`` names only one of the two
+loads, but cannot be trained (``has_data`` is false). A dump without ``data``, printed before
+that key existed (two inputs, ``prediction`` and ``loss`` outputs, exactly one input the size
+of the prediction), has its features and target inferred (``_infer_data``; ``data_inferred``).
+
+Fan-in of a parameter (the bound of the random initialisation is ``1/sqrt(fan_in)``): the
+dump's ``fan_in`` when present; otherwise ``size / first dimension`` for a parameter of rank
+>= 2, and for a rank-1 parameter the fan-in of the nearest preceding parameter of rank >= 2
+(1 if there is none).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["ModelSpec", "ModelCompileError", "model_spec", "spec_from_dump", "leaves"]
+
+
+class ModelCompileError(RuntimeError):
+    """A model file could not be compiled (the Agda executable is missing, crashed, ...)."""
+
+
+def leaves(shape) -> tuple[int, ...]:
+    """A dump shape (leaf ``n`` or pair ``[s, p]``) as a NumPy shape: its leaves, left to right."""
+    if isinstance(shape, bool):
+        raise ValueError(f"not a shape: {shape!r}")
+    if isinstance(shape, int):
+        if shape < 0:
+            raise ValueError(f"not a shape: {shape!r}")
+        return (shape,)
+    if isinstance(shape, (list, tuple)) and len(shape) == 2:
+        return leaves(shape[0]) + leaves(shape[1])
+    raise ValueError(f"not a shape: {json.dumps(shape)[:60]}")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model as the runtime sees it (all from the dump)."""
+
+    name: str
+    dump: Path | None  # the dump file (None: a decoded dump given directly)
+    kernels_dump: Path | None  # what to generate the kernels from (None: extract's built-in)
+    param_shapes: dict[str, tuple[int, ...]]  # in context order
+    fan_in: dict[str, int]
+    input_shapes: dict[str, tuple[int, ...]]  # in context order
+    value_shapes: dict[str, tuple[int, ...]]  # chain bindings
+    outputs: dict[str, str]
+    features: str | None = None
+    target: str | None = None
+    data_inferred: bool = False  # features/target found by ``_infer_data``, not declared
+    raw: dict = field(default=None, repr=False, compare=False)
+
+    @property
+    def has_data(self) -> bool:
+        """Whether the dump names both the features and the target (what training needs)."""
+        return self.features is not None and self.target is not None
+
+    @property
+    def input_shape(self) -> tuple[int, ...] | None:
+        """The shape of one sample's features (``None`` when the dump declares no ``data``)."""
+        return self.input_shapes[self.features] if self.features else None
+
+    @property
+    def n_classes(self) -> int | None:
+        """Elements of the one-hot target (``None`` when the dump declares no ``data``)."""
+        return math.prod(self.input_shapes[self.target]) if self.target else None
+
+    @property
+    def prediction(self) -> str | None:
+        return self.outputs.get("prediction")
+
+    @property
+    def loss(self) -> str | None:
+        return self.outputs.get("loss")
+
+    @property
+    def output_shape(self) -> tuple[int, ...] | None:
+        """Shape of the prediction output of one sample (``None`` without one)."""
+        p = self.prediction
+        return self.value_shapes[p] if p else None
+
+    def describe(self) -> str:
+        return "model " + repr(self.name) + (f" ({self.dump})" if self.dump else "")
+
+
+def _fan_ins(context: list[dict], shapes: dict[str, tuple[int, ...]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    last = 1  # fan-in of the nearest preceding parameter of rank >= 2
+    for c in context:
+        if c.get("role") != "param":
+            continue
+        n, s = c["name"], shapes[c["name"]]
+        if "fan_in" in c:
+            f = c["fan_in"]
+            if isinstance(f, bool) or not isinstance(f, int) or f < 1:
+                raise ValueError(f"parameter {n!r}: fan_in must be a positive integer, got {f!r}")
+        elif len(s) >= 2:
+            f = max(math.prod(s) // s[0], 1) if s[0] else 1
+        else:
+            f = last
+        if len(s) >= 2:
+            last = f
+        out[n] = f
+    return out
+
+
+def _infer_data(inputs: dict, values: dict, outputs: dict) -> tuple[str | None, str | None]:
+    """Features and target of a dump without ``data`` (dumps printed before that key existed):
+    only when the dump has ``prediction`` and ``loss`` outputs and exactly two inputs, exactly
+    one of which has as many elements as the prediction (the target; the other input is the
+    features). Otherwise (None, None): the model declares no data."""
+    pred = outputs.get("prediction")
+    if pred not in values or outputs.get("loss") not in values or len(inputs) != 2:
+        return None, None
+    width = math.prod(values[pred])
+    same = [n for n, s in inputs.items() if math.prod(s) == width]
+    if len(same) != 1:
+        return None, None
+    (target,) = same
+    (features,) = [n for n in inputs if n != target]
+    return features, target
+
+
+def spec_from_dump(data: dict, dump: Path | None = None,
+                   kernels_dump: Path | None = None) -> ModelSpec:
+    """A ``ModelSpec`` from a decoded dump. Checks only what the runtime relies on (the
+    extractor checks the rest); a problem raises ``ValueError`` naming the dump."""
+    where = f"{dump}: " if dump is not None else ""
+    try:
+        if not isinstance(data, dict):
+            raise ValueError("a dump is a JSON object")
+        if data.get("format") != "ad-expression-dump":
+            raise ValueError(f"not an expression dump (format {data.get('format')!r})")
+        name = data.get("model")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"no model name (model {name!r})")
+        context = data.get("context")
+        if not isinstance(context, list):
+            raise ValueError("context must be an array")
+        params, inputs = {}, {}
+        for c in context:
+            if not isinstance(c, dict) or not isinstance(c.get("name"), str):
+                raise ValueError(f"bad context entry {json.dumps(c)[:80]}")
+            shape = leaves(c.get("shape"))
+            if c.get("role") == "param":
+                params[c["name"]] = shape
+            elif c.get("role") == "input":
+                inputs[c["name"]] = shape
+            else:
+                raise ValueError(f"context entry {c['name']!r} has role {c.get('role')!r}")
+        values = {}
+        for b in data.get("chain") or []:
+            if isinstance(b, dict) and isinstance(b.get("name"), str):
+                values[b["name"]] = leaves(b.get("shape"))
+        outputs = data.get("outputs") or {}
+        if not isinstance(outputs, dict):
+            raise ValueError("outputs must be an object")
+        for key, val in outputs.items():
+            if val not in values:
+                raise ValueError(f"outputs.{key} names {val!r}, which is not a chain binding")
+        features = target = None
+        inferred = False
+        if data.get("data") is not None:
+            d = data["data"]
+            if not isinstance(d, dict):
+                raise ValueError('data must be {"features": NAME, "target": NAME}')
+            features, target = d.get("features"), d.get("target")
+            for role, n in (("features", features), ("target", target)):
+                if n is not None and n not in inputs:
+                    raise ValueError(f"data.{role} names {n!r}, which is not an input "
+                                     f"(inputs: {', '.join(inputs) or 'none'})")
+            if features is not None and features == target:
+                raise ValueError("data.features and data.target name the same input")
+        else:
+            features, target = _infer_data(inputs, values, outputs)
+            inferred = features is not None
+        fan_in = _fan_ins(context, params)
+    except ValueError as e:
+        raise ValueError(f"{where}{e}") from None
+    return ModelSpec(name, dump, kernels_dump, params, fan_in, inputs, values, dict(outputs),
+                     features, target, inferred, data)
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no dump file {path}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not JSON ({e.msg} at line {e.lineno}, column {e.colno})") \
+            from None
+
+
+def _extract_build():
+    try:
+        from extract import build
+    except ModuleNotFoundError as e:
+        if e.name not in ("extract", "extract.build"):
+            raise
+        raise ValueError("built-in models need the `extract` package, which is not "
+                         "importable") from e
+    return build
+
+
+def _builtin(name: str) -> ModelSpec:
+    build = _extract_build()
+    path = build.dump_path(name, make=False)
+    if not path.exists():
+        known = build.builtin_models()
+        if known:  # dumps are there, just not this one: do not run `make dump` for a typo
+            raise ValueError(f"unknown model {name!r}: not a built-in model ({', '.join(known)}),"
+                             f" a dump (.json) or a model file (.model)")
+        path = build.dump_path(name, make=True)  # nothing built yet: make the dumps
+    return spec_from_dump(_read_json(path), path, None)
+
+
+def dump_cache_path(text: str) -> Path:
+    """Where the dump compiled from a model file is kept: content-addressed in the cache."""
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    return _extract_build().cache_dir() / "dumps" / f"{digest}.json"
+
+
+def _model_file(path: Path) -> ModelSpec:
+    return _compiled(path, None)
+
+
+def _compiled(source, shown: str | None) -> ModelSpec:
+    """The spec of a model file (``source`` a ``Path``) or of a model's text (a ``str``; its
+    file name in messages is ``shown``), through ``compile_model`` and the dump cache."""
+    try:
+        from extract import frontend
+    except ModuleNotFoundError as e:
+        if e.name not in ("extract", "extract.frontend"):
+            raise
+        raise ModelCompileError(f"cannot compile {shown or source}: extract.frontend is not "
+                                f"available") from e
+    if isinstance(source, Path) and not source.is_file():
+        raise FileNotFoundError(f"no model file {source}")
+    path = shown or source
+    try:
+        text = frontend.compile_model(source, name_hint=shown)
+    except RuntimeError as e:  # missing or broken Agda executable (ModelError passes through)
+        raise ModelCompileError(str(e)) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ModelCompileError(f"{path}: the compiled dump is not JSON ({e.msg})") from None
+    out = dump_cache_path(text)
+    if not out.exists() or out.read_text() != text:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, out)
+    return spec_from_dump(data, out, out)
+
+
+def model_spec(model, dump=None) -> ModelSpec:
+    """The ``ModelSpec`` of ``model``: a ``ModelSpec`` (returned as is), a built-in name, a dump
+    path (``.json``), a model file (``.model``) or a ``runtime.builder.ModelBuilder``. ``dump``:
+    generate a built-in model's kernels from this dump file instead (the dump must be of that
+    model)."""
+    if isinstance(model, ModelSpec) and dump is None:
+        return model
+    from .builder import ModelBuilder
+    if isinstance(model, ModelBuilder):
+        if dump is not None:
+            raise ValueError(f"dump= is for a built-in model's name; model {model.name} is a "
+                             f"ModelBuilder, compiled from its text")
+        return _compiled(model.text(), f"<{model.name}.model>")
+    if dump is not None:
+        path = Path(dump)
+        spec = spec_from_dump(_read_json(path), path, path)
+        given = model.name if isinstance(model, ModelSpec) else model
+        if given is not None and not _is_file_form(given) and given != spec.name:
+            raise ValueError(f"{path} is a dump of model {spec.name!r}, not {given!r}")
+        if given is not None and _is_file_form(given):
+            raise ValueError(f"dump= is for a built-in model's name; {given} is already a file")
+        return spec
+    if not isinstance(model, (str, os.PathLike)):
+        raise ValueError(f"model must be a name, a path or a ModelBuilder, got "
+                         f"{type(model).__name__}")
+    text = os.fspath(model)
+    path = Path(text)
+    if path.suffix == ".model":
+        return _model_file(path)
+    if path.suffix == ".json":
+        return spec_from_dump(_read_json(path), path, path)
+    if not text or os.sep in text or (os.altsep and os.altsep in text):
+        raise ValueError(f"unknown model {text!r}: not a built-in model's name, a dump (.json) "
+                         f"or a model file (.model)")
+    return _builtin(text)
+
+
+def _is_file_form(model) -> bool:
+    suffix = Path(os.fspath(model)).suffix
+    return suffix in (".json", ".model")

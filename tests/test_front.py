@@ -1,0 +1,258 @@
+"""The model language (docs/model-format.md), elaborated in Agda by ``build/agda/Main model``.
+
+Layers: the zoo's model files elaborate (the paper's CNN to exactly the hand-written chain's
+dump); ill-shaped models are rejected with one line naming the line, the binding and the
+shapes; every zoo model's generated C equals the oracle, and its dumped gradients equal
+PyTorch autograd on an independent PyTorch version of the model (float32) and finite
+differences of the dumped loss (float64).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import oracle
+from conftest import DTYPES, rel_err, run_single
+from extract import build, dump
+from extract.sources import generate
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ROOT / "models"
+ZOO = sorted(p.stem for p in MODELS.glob("*.model"))
+
+pytestmark = pytest.mark.agda
+
+
+@pytest.fixture(scope="module")
+def main() -> Path:
+    r = subprocess.run([str(ROOT / "scripts" / "build-dump.sh"), "--binary"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=3600)
+    assert r.returncode == 0, r.stderr[-4000:]
+    return ROOT / r.stdout.strip()
+
+
+def elaborate(main: Path, text: str, name: str = "m.model") -> subprocess.CompletedProcess:
+    """Run ``Main model -`` on a model text."""
+    return subprocess.run([str(main), "model", "-"], input=text, capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def zoo(main) -> dict[str, dict]:
+    out = {}
+    for name in ZOO:
+        r = subprocess.run([str(main), "model", str(MODELS / f"{name}.model")],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        out[name] = json.loads(r.stdout)
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# Elaboration
+
+
+def test_zoo_is_there():
+    assert {"cnn", "mlp"} <= set(ZOO)
+
+
+def test_cnn_model_file_is_the_hand_written_chain(main, zoo):
+    """models/cnn.model and Spec/Model/CNN.agda print the same dump, to the last node."""
+    r = subprocess.run([str(main), "dump", "cnn"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0
+    assert zoo["cnn"] == json.loads(r.stdout)
+
+
+@pytest.mark.parametrize("name", ZOO)
+def test_zoo_dumps_validate(zoo, name):
+    d = zoo[name]
+    dump.parse(d)                      # the extractor's checks and the JSON Schema
+    oracle.check_shapes(d)             # the independent checker
+    assert d["model"] == name
+    assert set(d["data"]) == {"features", "target"}
+    assert set(d["outputs"]) == {"prediction", "loss"}
+    params = [c for c in d["context"] if c["role"] == "param"]
+    assert params and all(c["fan_in"] >= 1 for c in params)
+
+
+def test_mlp_shapes_as_the_issue_asks(zoo):
+    d = zoo["mlp"]
+    shapes = {c["name"]: oracle.leaves(c["shape"]) for c in d["context"]}
+    assert shapes == {"x": (28, 28), "y": (10,), "w1": (128, 28, 28), "b1": (128,),
+                      "w2": (10, 128), "b2": (10,)}
+    fan = {c["name"]: c.get("fan_in") for c in d["context"]}
+    assert fan["w1"] == fan["b1"] == 784 and fan["w2"] == fan["b2"] == 128
+
+
+BAD = [
+    # (what is wrong, replacement in mlp.model, expected pieces of the message)
+    ("bias of the wrong length", ("param  b1 : 128", "param  b1 : 64"),
+     ["mlp.model:", "binding z1", "dense", "b1", "64", "128"]),
+    ("mismatched dense sizes", ("param  w2 : 10x128", "param  w2 : 10x64"),
+     ["binding z2", "dense", "w2", "10×64", "must have shape 64", "found 128"]),
+    ("unknown name", ("dense(w2, h, b2)", "dense(w2, hidden, b2)"),
+     ["binding z2", "unknown name hidden", "in scope", "w1"]),
+    ("loss not a scalar", ("sqerr(out, y)", "out"),
+     ["binding loss", "scalar", "found shape 10"]),
+    ("syntax", ("dense(w1, x, b1)", "dense(w1, x, b1"),
+     ["expected", "','", "')'"]),
+    ("duplicate name", ("param  b2 : 10", "param  b1 : 10"), ["b1 is already defined"]),
+]
+
+
+@pytest.mark.parametrize("what,edit,pieces", BAD, ids=[b[0] for b in BAD])
+def test_shape_errors_are_one_line_naming_binding_and_shapes(main, tmp_path, what, edit, pieces):
+    text = (MODELS / "mlp.model").read_text()
+    assert edit[0] in text
+    path = tmp_path / "mlp.model"
+    path.write_text(text.replace(edit[0], edit[1]))
+    r = subprocess.run([str(main), "model", str(path)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 1 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    for p in pieces:
+        assert p in lines[0], (p, lines[0])
+
+
+def test_kernel_larger_than_input_is_rejected(main):
+    text = (MODELS / "cnn.model").read_text().replace("k1 : 6x5x5", "k1 : 6x29x5")
+    r = elaborate(main, text)
+    assert r.returncode == 1
+    assert "binding c11: conv: the kernel k1 has windows of shape 29×5" in r.stderr
+    assert "input inp of shape 28×28" in r.stderr
+
+
+def test_core_language_without_layers(main):
+    """A model written with named indices only: the same numbers as the oracle says."""
+    text = """model core
+input x : 4x3
+target t : 4
+param w : 4x3
+h = for i : 4 . sum j : 3 . w[i][j] * x[i][j]
+output p = logistic(h) - 0
+loss l = (sum i : 4 . ((p - t) * (p - t))[i]) / 2
+"""
+    r = elaborate(main, text)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    rng = np.random.default_rng(0)
+    vals = {"x": rng.normal(size=(4, 3)), "t": rng.normal(size=4), "w": rng.normal(size=(4, 3))}
+    out = oracle.evaluate(d, vals)
+    p = 1 / (1 + np.exp(-(vals["w"] * vals["x"]).sum(1)))
+    assert np.allclose(out["p"], p, rtol=1e-14)
+    assert np.allclose(out["l"], 0.5 * ((p - vals["t"]) ** 2).sum(), rtol=1e-14)
+    # d l / d w[i][j] = (p - t)_i p_i (1 - p_i) x[i][j]
+    dw = ((p - vals["t"]) * p * (1 - p))[:, None] * vals["x"]
+    assert np.allclose(out["d_w"], dw, rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------
+# The zoo through the pipeline
+
+
+def random_values(d: dict, seed: int) -> dict[str, np.ndarray]:
+    """Parameters of the size random init gives, a random image, a one-hot target."""
+    rng = np.random.default_rng(seed)
+    vals = {}
+    for c in d["context"]:
+        shape = oracle.leaves(c["shape"])
+        if c["role"] == "param":
+            bound = 1 / np.sqrt(c["fan_in"])
+            vals[c["name"]] = rng.uniform(-bound, bound, size=shape)
+        elif c["name"] == d["data"]["target"]:
+            t = np.zeros(int(np.prod(shape)))
+            t[rng.integers(t.size)] = 1
+            vals[c["name"]] = t.reshape(shape)
+        else:
+            vals[c["name"]] = rng.uniform(0, 1, size=shape)
+    return vals
+
+
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+@pytest.mark.parametrize("name", ZOO)
+def test_zoo_generated_c_matches_oracle(zoo, kernel_cache, name, precision):
+    d = zoo[name]
+    m = dump.parse(d)
+    g = generate(m, precision)
+    ffi, lib = build.build(m.name, precision, g.files, g.cdef)
+    vals = {k: v.astype(DTYPES[precision]) for k, v in random_values(d, 1).items()}
+    want = oracle.evaluate(d, vals, np.float64)
+    got = run_single(ffi, lib, m, vals, precision)
+    for n, v in got.items():
+        err = rel_err(v, want[n])
+        assert err <= {"f64": 1e-12, "f32": 1e-5}[precision], (n, err)
+
+
+def torch_loss(name: str, vals: dict):
+    """The zoo models written directly in PyTorch (independent of the dump)."""
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    if name == "mlp":
+        h = torch.sigmoid(vals["w1"].reshape(128, -1) @ vals["x"].reshape(-1) + vals["b1"])
+        out = torch.sigmoid(vals["w2"] @ h + vals["b2"])
+        return 0.5 * ((out - vals["y"]) ** 2).sum()
+    if name == "cnn":
+        x = vals["inp"].reshape(1, 1, 28, 28)
+        c1 = torch.sigmoid(F.conv2d(x, vals["k1"].reshape(6, 1, 5, 5), vals["b1"]))
+        s1 = F.avg_pool2d(c1, 2)
+        c2 = torch.sigmoid(F.conv2d(s1, vals["k2"], vals["b2"]))
+        s2 = F.avg_pool2d(c2, 2)
+        r = torch.sigmoid(vals["fc"].reshape(10, -1) @ s2.reshape(-1) + vals["b"])
+        return 0.5 * ((r - vals["target"].reshape(-1)) ** 2).sum()
+    raise KeyError(name)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", ZOO)
+def test_zoo_gradients_match_pytorch_autograd(zoo, name):
+    torch = pytest.importorskip("torch")
+    d = zoo[name]
+    vals = random_values(d, 2)
+    want = oracle.evaluate(d, vals, np.float32)
+    tv = {k: torch.tensor(v, dtype=torch.float32, requires_grad=True) for k, v in vals.items()}
+    loss = torch_loss(name, tv)
+    loss.backward()
+    assert rel_err(want[d["outputs"]["loss"]], loss.detach().numpy()) <= 1e-5
+    for c in d["context"]:
+        if c["role"] == "param":
+            err = rel_err(want["d_" + c["name"]], tv[c["name"]].grad.numpy())
+            assert err <= 1e-4, (c["name"], err)
+
+
+@pytest.mark.parametrize("name", ZOO)
+def test_zoo_gradients_match_finite_differences(zoo, name):
+    """Directional central differences of the dumped loss along random directions, and a
+    sample of coordinates of every parameter (float64)."""
+    d = zoo[name]
+    vals = random_values(d, 3)
+    out = oracle.evaluate(d, vals)
+    lname = d["outputs"]["loss"]
+    params = [c["name"] for c in d["context"] if c["role"] == "param"]
+
+    def loss(v):
+        return float(oracle.evaluate(d, v, forward_only=True)[lname].ravel()[0])
+
+    rng = np.random.default_rng(5)
+    h = 1e-5
+    for _ in range(3):
+        dirs = {p: rng.normal(size=vals[p].shape) for p in params}
+        plus = {**vals, **{p: vals[p] + h * dirs[p] for p in params}}
+        minus = {**vals, **{p: vals[p] - h * dirs[p] for p in params}}
+        fd = (loss(plus) - loss(minus)) / (2 * h)
+        an = sum(float((np.asarray(out["d_" + p]).ravel() * dirs[p].ravel()).sum())
+                 for p in params)
+        assert abs(fd - an) <= 1e-7 * max(1.0, abs(an)), (fd, an)
+    for p in params:
+        g = np.asarray(out["d_" + p]).ravel()
+        for i in rng.choice(g.size, size=min(4, g.size), replace=False):
+            e = np.zeros(g.size)
+            e[i] = h
+            plus = {**vals, p: vals[p] + e.reshape(vals[p].shape)}
+            minus = {**vals, p: vals[p] - e.reshape(vals[p].shape)}
+            fd = (loss(plus) - loss(minus)) / (2 * h)
+            assert abs(fd - g[i]) <= 1e-7 * max(1.0, abs(g[i])), (p, i, fd, g[i])

@@ -1,0 +1,282 @@
+"""extract/frontend.py and ``python -m extract MODEL.model``: compiling a model file with the
+Agda executable (``Main model FILE``), the one-line model errors, and that a failed model
+writes nothing (no sources, no --out directory, no --dump-out file, no cache entry).
+
+Most tests run a fake ``Main`` (a Python script, through ``$PROVED_KERNELS_AGDA``) that
+answers like the real one; the tests marked ``agda`` run the real executable and are skipped
+while it has no ``model`` command.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from extract import build, dump, frontend
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+
+# A stand-in for build/agda/Main: `model FILE|-` prints tests/data/chain_hand.json renamed to
+# the model's name; a line containing BAD is a model error at that line; CRASH, HANG, GARBAGE
+# and EMPTY misbehave; anything else is a usage error (exit 2). Logs its argv to $FAKE_LOG.
+FAKE = r'''#!{python}
+import json, os, re, sys, time
+args = sys.argv[1:]
+if os.environ.get("FAKE_LOG"):
+    with open(os.environ["FAKE_LOG"], "a") as f:
+        f.write(json.dumps(args) + "\n")
+if len(args) != 2 or args[0] != "model":
+    print("usage: Main dump MODEL | Main check-forward", file=sys.stderr)
+    sys.exit(2)
+text = sys.stdin.read() if args[1] == "-" else open(args[1]).read()
+lines = text.splitlines()
+for n, line in enumerate(lines, 1):
+    if "BAD" in line:
+        print(f"{{args[1]}}:{{n}}: binding out: dense: the weight w2 has shape 10×128, so the "
+              f"input must have shape 128; found 64", file=sys.stderr)
+        sys.exit(1)
+if "CRASH" in text:
+    print("Main: Prelude.head: empty list\nCallStack (from HasCallStack):", file=sys.stderr)
+    sys.exit(1)
+if "HANG" in text:
+    time.sleep(30)
+if "GARBAGE" in text:
+    print("{{not json")
+    sys.exit(0)
+if not text.strip():
+    print(f"{{args[1]}}:1: no model statement", file=sys.stderr)
+    sys.exit(1)
+d = json.load(open({chain!r}))
+m = re.search(r"^model\s+(\w+)", text, re.M)
+d["model"] = m.group(1) if m else "chain"
+print(json.dumps(d))
+'''
+
+MODEL = """model tiny          -- the fake ignores all but the name
+param a : 5
+param b : 5
+x = a * b
+loss y = sum i : 5 . (x * x)[i]
+"""
+
+
+@pytest.fixture
+def fake_main(tmp_path, monkeypatch) -> Path:
+    exe = tmp_path / "fake" / "Main"
+    exe.parent.mkdir()
+    exe.write_text(FAKE.format(python=sys.executable, chain=str(DATA / "chain_hand.json")))
+    exe.chmod(0o755)
+    monkeypatch.setenv(frontend.ENV_AGDA, str(exe))
+    monkeypatch.setenv("FAKE_LOG", str(tmp_path / "fake" / "log"))
+    return exe
+
+
+def calls(exe: Path) -> list:
+    log = exe.parent / "log"
+    return [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+
+
+def run_cli(args: list, cwd: Path, env_extra: dict | None = None):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env_extra or {})}
+    return subprocess.run([sys.executable, "-m", "extract", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def files_under(path: Path) -> list:
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*"))
+
+
+# -- the frontend -------------------------------------------------------------------------
+
+def test_agda_main_location(tmp_path, monkeypatch):
+    # extract.build's own lookup when it has one (it honours $PROVED_KERNELS_AGDA first) ...
+    monkeypatch.setattr(build, "agda_main", lambda: tmp_path / "elsewhere" / "Main",
+                        raising=False)
+    assert frontend.agda_main() == tmp_path / "elsewhere" / "Main"
+    # ... else $PROVED_KERNELS_AGDA, else build/agda/Main in the checkout
+    monkeypatch.delattr(build, "agda_main", raising=False)
+    monkeypatch.setenv(frontend.ENV_AGDA, str(tmp_path / "Main"))
+    assert frontend.agda_main() == tmp_path / "Main"
+    monkeypatch.delenv(frontend.ENV_AGDA)
+    assert frontend.agda_main() == build.ROOT / "build" / "agda" / "Main"
+
+
+def test_is_model_file():
+    assert frontend.is_model_file("mlp.model") and frontend.is_model_file(Path("a/b.model"))
+    assert not frontend.is_model_file("cnn") and not frontend.is_model_file("cnn.json")
+    assert not frontend.is_model_file("model")
+
+
+def test_compile_file_and_text(fake_main, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("tiny.model").write_text(MODEL)
+    out = json.loads(frontend.compile_model("tiny.model"))
+    assert out["model"] == "tiny" and dump.parse(out).name == "tiny"
+    assert json.loads(frontend.compile_model(Path("tiny.model")))["model"] == "tiny"
+    # text goes through stdin
+    assert json.loads(frontend.compile_model(MODEL.replace("tiny", "t2")))["model"] == "t2"
+    assert calls(fake_main) == [["model", "tiny.model"]] * 2 + [["model", "-"]]
+
+
+def test_model_error_keeps_the_path_as_given(fake_main, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("models").mkdir()
+    Path("models/bad.model").write_text(MODEL + "output out = BAD\n")
+    with pytest.raises(frontend.ModelError) as exc:
+        frontend.compile_model("models/bad.model")
+    e = exc.value
+    assert str(e) == ("models/bad.model:6: binding out: dense: the weight w2 has shape "
+                      "10×128, so the input must have shape 128; found 64")
+    assert (e.file, e.line, e.binding) == ("models/bad.model", 6, "out")
+    assert e.message.startswith("dense: the weight w2")
+    # text: the name shown is name_hint, else <string>
+    with pytest.raises(frontend.ModelError, match=r"^<string>:6: binding out: dense"):
+        frontend.compile_model(MODEL + "output out = BAD\n")
+    with pytest.raises(frontend.ModelError, match=r"^mine\.model:6: binding out: "):
+        frontend.compile_model(MODEL + "output out = BAD\n", name_hint="mine.model")
+    # an error without a binding; a path that starts with '-' is not read as an option
+    Path("-x.model").write_text("")
+    with pytest.raises(frontend.ModelError) as exc:
+        frontend.compile_model("-x.model")
+    assert str(exc.value) == "-x.model:1: no model statement" and exc.value.binding is None
+    assert calls(fake_main)[-1] == ["model", "./-x.model"]
+
+
+def test_other_failures_are_runtime_errors(fake_main, tmp_path, monkeypatch):
+    # a crash that happens to exit 1 is not a model error
+    with pytest.raises(RuntimeError) as exc:
+        frontend.compile_model(MODEL + "-- CRASH\n")
+    assert str(exc.value).endswith(" model - failed (exit status 1): Main: Prelude.head: "
+                                   "empty list | CallStack (from HasCallStack):")
+    with pytest.raises(RuntimeError, match="no answer after 1 s"):
+        frontend.compile_model(MODEL + "-- HANG\n", timeout=1)
+    with pytest.raises(FileNotFoundError, match="no model file"):
+        frontend.compile_model(tmp_path / "missing.model")
+    # an executable without the model command (a usage error, exit 2)
+    fake_main.write_text(f"#!{sys.executable}\nimport sys\nprint('usage: Main dump MODEL', "
+                         f"file=sys.stderr)\nsys.exit(2)\n")
+    with pytest.raises(RuntimeError, match=r"does not know the `model` command.*make dump"):
+        frontend.compile_model(MODEL)
+    monkeypatch.setattr(frontend, "agda_main", lambda: tmp_path / "nowhere" / "Main")
+    with pytest.raises(RuntimeError, match=r"Agda executable .* is missing; build it with "
+                                           r"`make dump`"):
+        frontend.compile_model(MODEL)
+
+
+# -- the command line ---------------------------------------------------------------------
+
+def test_cli_model_file_writes_sources_and_dump(fake_main, tmp_path):
+    (tmp_path / "tiny.model").write_text(MODEL)
+    res = run_cli(["tiny.model", "--out", "gen", "--no-build", "--dump-out", "d/tiny.json",
+                   "--precision", "f64"], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert calls(fake_main) == [["model", "tiny.model"]]
+    assert sorted(p.name for p in (tmp_path / "gen").iterdir()) == \
+        ["tiny.c", "tiny.cu", "tiny.h"]
+    assert "typedef double real;" in (tmp_path / "gen" / "tiny.h").read_text()
+    d = json.loads((tmp_path / "d" / "tiny.json").read_text())
+    assert d["model"] == "tiny" and dump.parse(d).name == "tiny"
+    assert files_under(tmp_path / "d") == ["tiny.json"]          # no temporary left behind
+    # --show prints the same C
+    res = run_cli(["tiny.model", "--out", "gen", "--no-build", "--precision", "f64",
+                   "--show"], cwd=tmp_path)
+    assert res.returncode == 0 and res.stdout == (tmp_path / "gen" / "tiny.c").read_text()
+
+
+def test_cli_model_file_builds(fake_main, tmp_path):
+    (tmp_path / "tiny.model").write_text(MODEL)
+    res = run_cli(["tiny.model", "--out", "gen"], cwd=tmp_path,
+                  env_extra={"PROVED_KERNELS_CACHE": str(tmp_path / "cache")})
+    assert res.returncode == 0, res.stderr
+    assert "built and loaded tiny (f32)" in res.stdout
+    assert any(p.name.startswith("_pk_tiny_f32_") for p in (tmp_path / "cache").iterdir())
+
+
+@pytest.mark.parametrize("body, message", [
+    ("output out = BAD\n", "error: bad.model:6: binding out: dense: the weight w2 has shape "
+                           "10×128, so the input must have shape 128; found 64"),
+    ("-- GARBAGE\n", "error: $: not JSON"),                       # a broken dump
+    ("-- CRASH\n", "error: "),
+])
+def test_cli_failure_writes_nothing(fake_main, tmp_path, body, message):
+    (tmp_path / "bad.model").write_text(MODEL + body)
+    res = run_cli(["bad.model", "--out", "gen", "--dump-out", "d/bad.json"], cwd=tmp_path,
+                  env_extra={"PROVED_KERNELS_CACHE": str(tmp_path / "cache")})
+    assert res.returncode == 1 and res.stdout == ""
+    assert res.stderr.startswith(message)
+    assert res.stderr.count("\n") == 1                            # one line
+    if "BAD" in body:
+        assert res.stderr == message + "\n"
+    before = {"bad.model", "fake", "fake/Main", "fake/log"}
+    assert set(files_under(tmp_path)) == before                  # no gen/, d/ or cache/
+
+
+def test_cli_json_argument_and_builtin_name(tmp_path):
+    src = str(DATA / "chain_hand.json")
+    res = run_cli([src, "--out", "a", "--no-build"], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == \
+        ["chain.c", "chain.cu", "chain.h"]
+    res = run_cli([src, "--dump", src, "--no-build"], cwd=tmp_path)        # one source only
+    assert res.returncode == 2 and "--dump is for a built-in model" in res.stderr
+    # a built-in name with --dump, as before; --dump-out copies the dump it read
+    res = run_cli(["chain", "--dump", src, "--out", "b", "--no-build", "--dump-out",
+                   "c.json"], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "b" / "chain.c").read_text() == (tmp_path / "a" / "chain.c").read_text()
+    assert (tmp_path / "c.json").read_text() == Path(src).read_text()
+
+
+# -- the real executable ------------------------------------------------------------------
+
+MLP = (Path(__file__).resolve().parent.parent / "models" / "mlp.model").read_text()
+
+
+def model_command_missing() -> str | None:
+    """Why the real ``Main model`` cannot be tested (None when it can)."""
+    exe = frontend.agda_main()
+    if not os.access(exe, os.X_OK):
+        return f"no Agda executable at {exe} (make dump)"
+    res = subprocess.run([str(exe), "model", "-"], input="", capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode != 2, f"{exe} has no `model` command (usage error): rebuild it"
+    return None
+
+
+MISSING = model_command_missing()
+needs_model_command = pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
+
+
+@pytest.mark.agda
+@needs_model_command
+def test_agda_cli_mlp(tmp_path):
+    (tmp_path / "mlp.model").write_text(MLP)
+    res = run_cli(["mlp.model", "--out", "gen", "--no-build", "--dump-out", "mlp.json"],
+                  cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert sorted(p.name for p in (tmp_path / "gen").iterdir()) == ["mlp.c", "mlp.cu", "mlp.h"]
+    d = json.loads((tmp_path / "mlp.json").read_text())
+    m = dump.parse(d)
+    assert [(c["name"], c["shape"], c["role"]) for c in d["context"]] == [
+        ("x", [28, 28], "input"), ("y", 10, "input"), ("w1", [128, [28, 28]], "param"),
+        ("b1", 128, "param"), ("w2", [10, 128], "param"), ("b2", 10, "param")]
+    assert [a.name for a in m.chain] == ["z1", "h", "z2", "out", "loss"]
+
+
+@pytest.mark.agda
+@needs_model_command
+def test_agda_cli_model_error(tmp_path):
+    bad = MLP.replace("128x28x28", "64x28x28").replace("b1 : 128", "b1 : 64")
+    (tmp_path / "mlp.model").write_text(bad)
+    line = bad.splitlines().index("z2 = dense(w2, h, b2)") + 1
+    res = run_cli(["mlp.model", "--out", "gen", "--dump-out", "mlp.json"], cwd=tmp_path)
+    assert res.returncode == 1 and res.stdout == ""
+    assert res.stderr.count("\n") == 1
+    assert res.stderr.startswith(f"error: mlp.model:{line}: binding z2: "), res.stderr
+    assert "w2" in res.stderr
+    assert files_under(tmp_path) == ["mlp.model"]

@@ -1,0 +1,202 @@
+"""Packaging: ``pip install .`` and ``pip install -e .`` give working ``runtime`` and ``extract``
+from any directory, with the templates, the bundled MNIST subset, the built-in dumps and the
+Agda executable found by ``extract.build.locate`` (environment, then package, then checkout).
+
+The install tests copy the checkout (without .git and build products other than the dumps and
+the Agda executable) into a temporary directory and install that copy into a fresh venv made
+with ``--system-site-packages`` (numpy, cffi, ... come from this Python) and ``--no-deps
+--no-build-isolation`` (no network); the venv's Python then runs from another directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from extract import build
+from test_runtime_cdouble import generated_dump
+
+ROOT = Path(__file__).resolve().parent.parent
+SKIP = {".git", ".pytest_cache", ".venv", "out", "__pycache__"}
+SKIP_PATHS = {"build/agda/MAlonzo", "build/setuptools", "build/gen", "build/lib"}
+
+
+# -- the lookup order (no install) -------------------------------------------------------------
+
+
+@pytest.fixture
+def layout(tmp_path, monkeypatch):
+    """A fake installed package dir and a fake checkout, with no environment overrides."""
+    pkg = tmp_path / "site" / "extract"
+    root = tmp_path / "checkout"
+    pkg.mkdir(parents=True)
+    root.mkdir()
+    monkeypatch.setattr(build, "PACKAGE", pkg)
+    monkeypatch.setattr(build, "ROOT", root)
+    monkeypatch.delenv(build.ENV_DUMPS, raising=False)
+    monkeypatch.delenv(build.ENV_AGDA, raising=False)
+    return pkg, root
+
+
+def _touch(path: Path, text: str = "{}") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_lookup_prefers_environment_then_package_then_checkout(layout, tmp_path, monkeypatch):
+    pkg, root = layout
+    # nothing anywhere: the checkout's path (which does not exist)
+    assert build.dump_path("cnn", make=False) == root / "build" / "dump" / "cnn.json"
+    assert build.agda_main() == root / "build" / "agda" / "Main"
+    assert build.locate("templates") == root / "templates"
+    # the checkout
+    in_checkout = _touch(root / "build" / "dump" / "cnn.json")
+    agda_checkout = _touch(root / "build" / "agda" / "Main", "")
+    (root / "templates").mkdir()
+    _touch(root / "data" / "mnist" / "x")
+    assert build.dump_path("cnn") == in_checkout and build.agda_main() == agda_checkout
+    assert build.locate("mnist") == root / "data" / "mnist"
+    # the package wins over the checkout
+    in_pkg = _touch(pkg / "_dumps" / "cnn.json")
+    agda_pkg = _touch(pkg / "_agda" / "Main", "")
+    (pkg / "_templates").mkdir()
+    _touch(pkg.parent / "runtime" / "_data" / "mnist" / "x")
+    assert build.dump_path("cnn") == in_pkg and build.agda_main() == agda_pkg
+    assert build.locate("templates") == pkg / "_templates"
+    assert build.locate("mnist") == pkg.parent / "runtime" / "_data" / "mnist"
+    # the environment wins over both, file by file for the dumps
+    env_dumps = tmp_path / "mine"
+    mine = _touch(env_dumps / "mine.json")
+    monkeypatch.setenv(build.ENV_DUMPS, str(env_dumps))
+    assert build.dump_path("mine") == mine
+    assert build.dump_path("cnn") == in_pkg  # not in $PROVED_KERNELS_DUMPS: the next place
+    _touch(root / "build" / "dump" / "dot.json")
+    assert build.builtin_models() == ["cnn", "dot", "mine"]
+    agda_env = _touch(tmp_path / "agda" / "Main", "")
+    monkeypatch.setenv(build.ENV_AGDA, str(agda_env))
+    assert build.agda_main() == agda_env
+
+
+def test_missing_dump_outside_a_checkout_says_make_dump(layout):
+    pkg, root = layout  # no Makefile in the fake checkout: no `make` is run
+    with pytest.raises(FileNotFoundError, match="no dump of model 'cnn'.*make dump.*not a "
+                                                "source checkout"):
+        build.dump_path("cnn")
+
+
+def test_runtime_default_data_and_templates_point_at_this_checkout():
+    import extract.sources
+    import runtime
+
+    assert runtime.DEFAULT_DATA == ROOT / "data" / "mnist"
+    assert extract.sources.TEMPLATES == ROOT / "templates"
+
+
+# -- real installs --------------------------------------------------------------------------------
+
+
+def _copy_checkout(dest: Path) -> Path:
+    def ignore(directory, names):
+        rel = Path(directory).relative_to(ROOT)
+        return {n for n in names if n in SKIP or n.endswith(".egg-info")
+                or (rel / n).as_posix() in SKIP_PATHS}
+
+    shutil.copytree(ROOT, dest, ignore=ignore, symlinks=True)
+    return dest
+
+
+def _run(cmd, cwd, env, timeout=600):
+    res = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True,
+                         text=True, timeout=timeout)
+    assert res.returncode == 0, f"{cmd}\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
+    return res
+
+
+CHECK = r"""
+import json, sys
+import numpy as np
+import extract.build, extract.sources, runtime
+m = runtime.load("cnn")
+x, y = runtime.load_mnist(runtime.DEFAULT_DATA, "test", 5)
+print(json.dumps({
+    "runtime": runtime.__file__, "extract": extract.build.__file__,
+    "data": str(runtime.DEFAULT_DATA), "templates": str(extract.sources.TEMPLATES),
+    "dump": str(m.dump), "agda": str(extract.build.agda_main()),
+    "labels": y.tolist(), "prediction": m.predict(x).tolist(),
+}))
+"""
+
+
+@pytest.mark.parametrize("editable", [False, True], ids=["install", "editable"])
+def test_pip_install_works_from_any_directory(tmp_path, kernel_cache, editable):
+    src = _copy_checkout(tmp_path / "src")
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv],
+         tmp_path, os.environ)
+    py = venv / "bin" / "python"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", build.ENV_DUMPS, build.ENV_AGDA)}
+    env.update(PYTHONNOUSERSITE="1", PROVED_KERNELS_CACHE=str(kernel_cache),
+               PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
+    built = (ROOT / "build" / "dump" / "cnn.json").exists()
+    if not built:  # `make dump` has not run: the hand-written CNN dump, through the environment
+        dumps = tmp_path / "dumps"
+        dumps.mkdir()
+        shutil.copy(generated_dump(), dumps / "cnn.json")
+        env[build.ENV_DUMPS] = str(dumps)
+    # the venv has no pip of its own: this Python's pip (a system site package) installs into it
+    _run([py, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+          *(["-e"] if editable else []), "."], src, env)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    got = json.loads(_run([py, "-c", CHECK], elsewhere, env).stdout.splitlines()[-1])
+    site = Path(_run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                     elsewhere, env).stdout.strip())
+    if editable:  # the copy's own files, read in place
+        where = {"runtime": src / "runtime" / "__init__.py", "extract": src / "extract" /
+                 "build.py", "data": src / "data" / "mnist", "templates": src / "templates",
+                 "dump": src / "build" / "dump" / "cnn.json", "agda": src / "build" / "agda" /
+                 "Main"}
+    else:  # the copies made by setup.py inside the installed packages
+        where = {"runtime": site / "runtime" / "__init__.py", "extract": site / "extract" /
+                 "build.py", "data": site / "runtime" / "_data" / "mnist",
+                 "templates": site / "extract" / "_templates",
+                 "dump": site / "extract" / "_dumps" / "cnn.json",
+                 "agda": site / "extract" / "_agda" / "Main"}
+        assert (site / "runtime" / "_data" / "README.md").is_file()  # MNIST's licence notice
+        assert (site / "extract" / "_schema" / "dump-format.schema.json").is_file()
+        if (ROOT / "build" / "agda" / "Main").exists():
+            assert os.access(site / "extract" / "_agda" / "Main", os.X_OK)
+    if not built:
+        where["dump"] = dumps / "cnn.json"
+    for key, path in where.items():
+        if key == "agda" and not (ROOT / "build" / "agda" / "Main").exists():
+            continue
+        assert Path(got[key]) == path.resolve(), key
+    assert not (src / "extract" / "_templates").exists()  # nothing copied into the source tree
+
+    import runtime  # the same predictions as this checkout's, from the same dump
+
+    x, y = runtime.load_mnist(runtime.DEFAULT_DATA, "test", 5)
+    assert got["labels"] == y.tolist()
+    np.testing.assert_allclose(got["prediction"], runtime.load(generated_dump()).predict(x),
+                               rtol=1e-6)
+
+    # the command lines, from another directory
+    assert "usage: python -m extract" in _run([py, "-m", "extract", "--help"], elsewhere,
+                                              env).stdout
+    _run([py, "-m", "runtime", "train", "cnn", "--epochs", "0", "--train-limit", "10",
+          "--test-limit", "5", "--no-progress"], elsewhere, env)
+    assert (elsewhere / "out" / "cnn" / "weights.npz").is_file()
+    res = _run([py, "-m", "runtime", "predict", "cnn", "--weights",
+                elsewhere / "out" / "cnn" / "weights.npz", "--limit", "5"], elsewhere, env)
+    assert res.stdout.startswith("accuracy ")

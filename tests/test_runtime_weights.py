@@ -1,0 +1,144 @@
+"""Weights files: validated against the model's dump shapes; any damaged file is a ValueError
+naming it; files the runtime writes get the permissions of the umask."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+import zipfile
+
+import numpy as np
+import pytest
+
+import runtime
+from runtime.__main__ import main
+from runtime.weights import load_weights, save_weights
+from test_runtime_cdouble import use_backend
+
+
+@pytest.fixture
+def saved(tmp_path, monkeypatch):
+    use_backend("double", monkeypatch)
+    m = runtime.load("cnn", init="random", seed=4)
+    path = tmp_path / "w.npz"
+    m.save(path)
+    return m, path
+
+
+def _rewrite(path, drop=(), replace=None):
+    """Rewrite the archive at ``path`` without the members ``drop`` (names without .npy) and
+    with ``replace`` (name -> bytes of a member)."""
+    with zipfile.ZipFile(path) as z:
+        members = {i.filename: z.read(i.filename) for i in z.infolist()}
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in members.items():
+            if name[:-4] in drop:
+                continue
+            z.writestr(name, (replace or {}).get(name[:-4], data))
+
+
+def _npy(array) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, array)
+    return buf.getvalue()
+
+
+def test_damaged_files_raise_value_error_naming_the_file(saved, tmp_path):
+    m, good = saved
+    raw = good.read_bytes()
+    damaged = {}
+    damaged["truncated"] = raw[:100]
+    damaged["half"] = raw[: len(raw) // 2]
+    damaged["random"] = np.random.default_rng(0).bytes(4096)
+    damaged["empty"] = b""
+    flipped = bytearray(raw)
+    flipped[len(raw) // 3] ^= 0xFF  # inside an array's data: CRC mismatch
+    damaged["flipped"] = bytes(flipped)
+    for name, data in damaged.items():
+        path = tmp_path / f"{name}.npz"
+        path.write_bytes(data)
+        with pytest.raises(ValueError, match=rf"{path}: ") as e:
+            runtime.load("cnn", weights=path)
+        assert "\n" not in str(e.value), name
+
+    missing = tmp_path / "missing-array.npz"
+    missing.write_bytes(raw)
+    _rewrite(missing, drop=("fc",))
+    with pytest.raises(ValueError, match=rf"{missing}: parameter 'fc' missing"):
+        runtime.load("cnn", weights=missing)
+
+    bad_meta = tmp_path / "bad-meta.npz"
+    bad_meta.write_bytes(raw)
+    _rewrite(bad_meta, replace={"__meta__": _npy(np.array("{not json"))})
+    with pytest.raises(ValueError, match=rf"{bad_meta}: not a weights file \(__meta__ is not"):
+        runtime.load("cnn", weights=bad_meta)
+
+    with pytest.raises(ValueError, match=rf"{tmp_path / 'nowhere.npz'}: no such file"):
+        runtime.load("cnn", weights=tmp_path / "nowhere.npz")
+
+
+def test_shapes_are_checked_against_the_dump(saved, tmp_path):
+    """A file consistent with itself (meta and array agree) but not with the model's dump."""
+    m, good = saved
+    params = m.get_params()
+    params["fc"] = params["fc"].reshape(10, 192)
+    path = tmp_path / "flat-fc.npz"
+    save_weights(path, params, "cnn", "f32")  # shapes taken from the arrays
+    with pytest.raises(ValueError, match=rf"{path}: parameter 'fc' has shape \(10, 192\), "
+                                         rf"expected \(10, 12, 1, 4, 4\)"):
+        runtime.load("cnn", weights=path)
+    # the same file read without the model's shapes is fine (it agrees with itself)
+    loaded, meta = load_weights(path)
+    assert loaded["fc"].shape == (10, 192) and meta["shapes"]["fc"] == [10, 192]
+    # extra parameters and files of another model are refused
+    params = m.get_params()
+    params["extra"] = np.zeros(3, np.float32)
+    path = tmp_path / "extra.npz"
+    save_weights(path, params, "cnn", "f32")
+    with pytest.raises(ValueError, match=r"unexpected parameter\(s\) \['extra'\]"):
+        runtime.load("cnn", weights=path)
+    path = tmp_path / "dot.npz"
+    save_weights(path, {"a": np.zeros(5), "b": np.zeros(5)}, "dot", "f64")
+    with pytest.raises(ValueError, match=r"weights are for model 'dot', not 'cnn'"):
+        runtime.load("cnn", weights=path)
+
+
+def test_weights_round_trip_in_meta(saved):
+    m, good = saved
+    with np.load(good) as f:
+        meta = json.loads(str(f["__meta__"]))
+    assert meta["model"] == "cnn" and meta["shapes"]["k2"] == [12, 6, 5, 5]
+    m2 = runtime.load("cnn", weights=good)
+    for n in m.params:
+        assert m2.params[n].tobytes() == m.params[n].tobytes()
+
+
+@pytest.fixture
+def umask():
+    old = os.umask(0o022)
+    yield lambda mask: os.umask(mask)
+    os.umask(old)
+
+
+def _mode(path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+@pytest.mark.parametrize("mask,want", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_written_files_follow_the_umask(tmp_path, monkeypatch, capsys, umask, mask, want):
+    use_backend("double", monkeypatch)
+    umask(mask)
+    m = runtime.load("cnn")
+    m.save(tmp_path / "direct.npz")
+    assert _mode(tmp_path / "direct.npz") == want
+    out = tmp_path / "run"
+    assert main(["train", "cnn", "--epochs", "1", "--train-limit", "40", "--test-limit", "20",
+                 "--batch-size", "20", "--threads", "1", "--out", str(out),
+                 "--no-progress"]) == 0
+    capsys.readouterr()
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["curves.png", "history.json", "weights.npz"]  # no temporary file left
+    for name in names:
+        assert _mode(out / name) == want, name
