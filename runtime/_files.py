@@ -39,23 +39,14 @@ def atomic_write(path: Path, write, binary: bool = True, suffix: str = ".tmp") -
     """Write ``path`` atomically: ``write(f)`` fills a temporary file in the same directory,
     which is flushed, fsync'ed, given the default permissions and renamed over ``path``; a
     reader (or a crash) never sees half a file."""
-    path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=directory)
-    try:
-        with os.fdopen(fd, "wb" if binary else "w") as f:
+    def write_to(tmp: str) -> None:
+        with open(tmp, "wb" if binary else "w") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
-            os.fchmod(f.fileno(), default_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    _fsync_dir(directory)
+
+    path = atomic_write_via(path, write_to, suffix)
+    _fsync_dir(path.parent if str(path.parent) else Path("."))
     return path
 
 

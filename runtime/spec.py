@@ -15,9 +15,8 @@ and returns a ``ModelSpec``: parameter shapes (the dump's shape trees flattened 
 leaves, ``[6, [5, 5]]`` -> ``(6, 5, 5)``), fan-ins, inputs, the optional ``data`` declaration
 (``features`` and a one-hot ``target`` whose number of elements is the number of classes) and
 the ``outputs`` (``prediction``, ``loss``). A dump whose ``data`` names only one of the two
-loads, but cannot be trained (``has_data`` is false). A dump without ``data``, printed before
-that key existed (two inputs, ``prediction`` and ``loss`` outputs, exactly one input the size
-of the prediction), has its features and target inferred (``_infer_data``; ``data_inferred``).
+loads, but cannot be trained (``has_data`` is false), and so does a dump without ``data``: the
+runtime never guesses which input is which.
 
 Fan-in of a parameter (the bound of the random initialisation is ``1/sqrt(fan_in)``): the
 dump's ``fan_in`` when present; otherwise ``size / first dimension`` for a parameter of rank
@@ -68,7 +67,6 @@ class ModelSpec:
     outputs: dict[str, str]
     features: str | None = None
     target: str | None = None
-    data_inferred: bool = False  # features/target found by ``_infer_data``, not declared
     raw: dict = field(default=None, repr=False, compare=False)
 
     @property
@@ -125,23 +123,6 @@ def _fan_ins(context: list[dict], shapes: dict[str, tuple[int, ...]]) -> dict[st
     return out
 
 
-def _infer_data(inputs: dict, values: dict, outputs: dict) -> tuple[str | None, str | None]:
-    """Features and target of a dump without ``data`` (dumps printed before that key existed):
-    only when the dump has ``prediction`` and ``loss`` outputs and exactly two inputs, exactly
-    one of which has as many elements as the prediction (the target; the other input is the
-    features). Otherwise (None, None): the model declares no data."""
-    pred = outputs.get("prediction")
-    if pred not in values or outputs.get("loss") not in values or len(inputs) != 2:
-        return None, None
-    width = math.prod(values[pred])
-    same = [n for n, s in inputs.items() if math.prod(s) == width]
-    if len(same) != 1:
-        return None, None
-    (target,) = same
-    (features,) = [n for n in inputs if n != target]
-    return features, target
-
-
 def spec_from_dump(data: dict, dump: Path | None = None,
                    kernels_dump: Path | None = None) -> ModelSpec:
     """A ``ModelSpec`` from a decoded dump. Checks only what the runtime relies on (the
@@ -180,7 +161,6 @@ def spec_from_dump(data: dict, dump: Path | None = None,
             if val not in values:
                 raise ValueError(f"outputs.{key} names {val!r}, which is not a chain binding")
         features = target = None
-        inferred = False
         if data.get("data") is not None:
             d = data["data"]
             if not isinstance(d, dict):
@@ -192,14 +172,11 @@ def spec_from_dump(data: dict, dump: Path | None = None,
                                      f"(inputs: {', '.join(inputs) or 'none'})")
             if features is not None and features == target:
                 raise ValueError("data.features and data.target name the same input")
-        else:
-            features, target = _infer_data(inputs, values, outputs)
-            inferred = features is not None
         fan_in = _fan_ins(context, params)
     except ValueError as e:
         raise ValueError(f"{where}{e}") from None
     return ModelSpec(name, dump, kernels_dump, params, fan_in, inputs, values, dict(outputs),
-                     features, target, inferred, data)
+                     features, target, data)
 
 
 def _read_json(path: Path) -> dict:

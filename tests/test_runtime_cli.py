@@ -265,7 +265,7 @@ def test_real_model_file_end_to_end(tmp_path, monkeypatch):
         m = runtime.load(source, init="random", seed=5)
     except ModelCompileError as e:  # no Agda executable, or one without `model`
         pytest.skip(f"cannot compile model files here: {e}")
-    assert m.name == "cnn" and not m.spec.data_inferred
+    assert m.name == "cnn" and m.spec.has_data
     assert (m.features, m.target, m.n_classes) == ("inp", "target", 10)
     assert m.fan_in == {"k1": 25, "b1": 25, "k2": 150, "b2": 150, "fc": 192, "b": 192}
     assert m.dump.parent == tmp_path / "cache" / "dumps"

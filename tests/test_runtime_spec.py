@@ -44,9 +44,11 @@ def test_cnn_spec_from_the_dump(tmp_path, new_keys):
     assert list(spec.param_shapes) == list(CNN_SHAPES)  # context order
     assert spec.param_shapes == CNN_SHAPES
     assert spec.fan_in == CNN_FAN_IN
-    assert spec.features == "inp" and spec.target == "target"
-    assert spec.data_inferred is (not new_keys)
-    assert spec.input_shape == (28, 28) and spec.n_classes == 10
+    if new_keys:
+        assert spec.features == "inp" and spec.target == "target"
+        assert spec.input_shape == (28, 28) and spec.n_classes == 10
+    else:  # no `data`: the runtime does not guess which input is which
+        assert spec.features is None and spec.target is None and not spec.has_data
     assert spec.prediction == "r" and spec.loss == "loss"
     assert spec.output_shape == (10, 1, 1, 1, 1)
     assert spec.input_shapes == {"target": (10, 1, 1, 1, 1), "inp": (28, 28)}
@@ -120,7 +122,6 @@ def test_declared_data_wins_and_is_checked(tmp_path):
     path = cnn_dump_variant(tmp_path, True, data={"features": "target", "target": "inp"})
     spec = model_spec(path)
     assert (spec.features, spec.input_shape, spec.n_classes) == ("target", (10, 1, 1, 1, 1), 784)
-    assert not spec.data_inferred
     bad = cnn_dump_variant(tmp_path, True, name="bad.json",
                            data={"features": "image", "target": "target"})
     with pytest.raises(ValueError, match=r"bad\.json.*data\.features names 'image'.*inputs: "
