@@ -1,5 +1,6 @@
 """``python -m extract MODEL [--dump FILE] [--dump-out FILE] [--out DIR] [--show]
-[--precision f32|f64] [--no-build] [--strategy auto|dest|element] [--recompute-limit N]``
+[--precision f32|f64] [--no-build] [--strategy auto|dest|element] [--recompute-limit N]
+[--html [FILE]] [--latex [FILE]]``
 
 MODEL is a built-in model's name (its dump is ``build/dump/MODEL.json`` by default, made by
 ``make dump`` when missing, or ``--dump``), a dump file ``*.json``, or a model file ``*.model``
@@ -8,6 +9,10 @@ and ``M.cu`` (M the model's name) into ``--out`` (default ``build/gen/PRECISION`
 the C through cffi unless ``--no-build``; ``--dump-out`` also writes the dump. Any problem with
 the model, the dump or the extraction is printed as one line and the exit status is 1; nothing
 is written then (no file, no directory, no cache entry).
+
+``--html`` and ``--latex`` write the model as mathematics instead (``extract/render.py``): one
+self-contained HTML page, or a LaTeX fragment, to FILE (``-``: standard output; default
+``build/gen/MODEL.html`` or ``.tex``); no C is generated then.
 """
 from __future__ import annotations
 
@@ -60,6 +65,11 @@ def main(argv=None) -> int:
     ap.add_argument("--strategy", choices=("auto", "dest", "element"), default="auto")
     ap.add_argument("--recompute-limit", type=int, default=1,
                     help="largest tolerated recomputation factor of a sum (see extract/lower.py)")
+    ap.add_argument("--html", nargs="?", const="", metavar="FILE",
+                    help="write the model as mathematics, one HTML page (default "
+                         "build/gen/MODEL.html), instead of the C")
+    ap.add_argument("--latex", nargs="?", const="", metavar="FILE",
+                    help="the same as a LaTeX fragment (default build/gen/MODEL.tex)")
     args = ap.parse_args(argv)
     kind = ("model" if frontend.is_model_file(args.model) else
             "dump" if args.model.endswith(".json") else "name")
@@ -81,6 +91,11 @@ def main(argv=None) -> int:
             if kind == "name" and model.name != args.model:
                 print(f"warning: the dump is of model {model.name!r}, not {args.model!r}",
                       file=sys.stderr)
+        if args.html is not None or args.latex is not None:
+            from . import render
+            for written in render.write(model, args.html, args.latex):
+                print(f"wrote {written}")
+            return 0
         gen = generate(model, args.precision, Options(args.strategy, args.recompute_limit))
         if args.dump_out is not None:
             args.dump_out.parent.mkdir(parents=True, exist_ok=True)

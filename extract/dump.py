@@ -6,6 +6,7 @@ message that names the JSON path of the offending value (``$.chain[2].expr.body.
 1. the top level: format, a version this extractor knows, the keys and their types;
 2. every expression: known ``op``, the fields that op needs, declared sort and shape equal to
    the ones computed from the children (§4), relations between shapes (same tree structure),
+   constant positions within their shape,
    de Bruijn indices in scope (§3), no ``d_`` placeholder in a forward binding, no gradient
    placeholder used before its entry;
 3. the gradient list (one entry per chain binding, last first, then one per param), names
@@ -29,7 +30,7 @@ from typing import Any
 from . import build, ir
 
 FORMAT = "ad-expression-dump"
-VERSIONS = (1,)
+VERSIONS = (1, 2)   # 2 added ix_const; a version 1 dump is a version 2 dump without it
 SCHEMA = build.locate("schema")
 
 C_KEYWORDS = frozenset("""
@@ -68,6 +69,20 @@ def _shape(x: Any, path: str) -> ir.Shape:
     return (_shape(x[0], f"{path}[0]"), _shape(x[1], f"{path}[1]"))
 
 
+def _pos(x: Any, shape: ir.Shape, path: str) -> ir.Shape:
+    """A position of ``shape`` (§1): the same tree, each leaf below its dimension."""
+    if isinstance(shape, int):
+        _req(isinstance(x, int) and not isinstance(x, bool), path,
+             f"a position leaf must be an integer, got {json.dumps(x)[:60]}")
+        _req(0 <= x < shape, path,
+             f"position leaf {x} is out of range for a dimension of {shape}")
+        return x
+    _req(isinstance(x, list) and len(x) == 2, path,
+         f"a position of shape {ir.show_shape(shape)} is a two-element array, got "
+         f"{json.dumps(x)[:60]}")
+    return (_pos(x[0], shape[0], f"{path}[0]"), _pos(x[1], shape[1], f"{path}[1]"))
+
+
 def _same(s: ir.Shape, p: ir.Shape, path: str, what: str) -> None:
     _req(ir.same_structure(s, p), path,
          f"{what}: shapes {ir.show_shape(s)} and {ir.show_shape(p)} differ in tree structure")
@@ -90,7 +105,7 @@ _FIELDS = {
     "sum": ("s", "body"), "zero_but": ("i", "j", "a"),
     "slide": ("s", "p", "i", "a"), "backslide": ("s", "p", "i", "a"),
     "logistic": ("a",), "bin": ("fn", "a", "b"), "scaledown": ("n", "a"), "minus": ("a",),
-    "div": ("s", "p", "i"), "mod": ("s", "p", "i"),
+    "ix_const": ("pos",), "div": ("s", "p", "i"), "mod": ("s", "p", "i"),
     "ix_plus": ("s", "p", "i", "j"),
     "ix_minus": ("s", "p", "i", "j", "body"), "ix_minus_r": ("s", "p", "i", "j", "body"),
 }
@@ -266,6 +281,10 @@ class _ExprParser:
     def op_minus(self, x, scope, path):
         a = self.ar(x, "a", scope, path)
         return ir.Minus(a.shape, a)
+
+    def op_ix_const(self, x, scope, path):
+        shape = _shape(x["shape"], path + ".shape")
+        return ir.IxConst(shape, _pos(x["pos"], shape, path + ".pos"))
 
     def op_div(self, x, scope, path):
         s, p = self.sp(x, path)

@@ -10,6 +10,7 @@ Invariants (established by ``extract.dump.parse``, relied on by every pass):
   ``"index"``); binder variables are named by role and depth (``i0`` for an outermost imap,
   ``t1`` for a sum under one binder, ``k2`` for the ix_minus family), so nested binders have
   distinct names and equal subterms at equal depths are equal;
+- an ``IxConst`` position has the tree of its shape, each leaf below its dimension;
 - nodes are hashable and compare structurally, so passes may memoise on them.
 
 ``show`` prints an expression as one readable line per binder, for debugging.
@@ -220,6 +221,14 @@ class Minus(Node):
 
 
 @dataclass(frozen=True)
+class IxConst(Node):
+    """The constant position ``pos``: a tree of ints nested like ``shape``, each leaf below
+    its dimension."""
+    sort = "ix"
+    pos: Shape = 0
+
+
+@dataclass(frozen=True)
 class Div(Node):
     sort = "ix"
     s: Shape = 1
@@ -353,6 +362,8 @@ def show(e: Node) -> str:
         return f"{_atom(e.a)} / {e.n}"
     if isinstance(e, Minus):
         return f"-{_atom(e.a)}"
+    if isinstance(e, IxConst):
+        return show_shape(e.pos)
     if isinstance(e, Div):
         return f"{_atom(e.i)} div {show_shape(e.p)}"
     if isinstance(e, Mod):
@@ -366,7 +377,8 @@ def show(e: Node) -> str:
 
 def _atom(e: Node) -> str:
     text = show(e)
-    if isinstance(e, (Var, Zero, One, SelS, Sel, SelB, Logistic, Slide, Backslide, ZeroBut)):
+    if isinstance(e, (Var, Zero, One, SelS, Sel, SelB, Logistic, Slide, Backslide, ZeroBut,
+                      IxConst)):
         return text
     return f"({text})"
 
@@ -380,7 +392,7 @@ def dump_tree(e: Node, indent: int = 0) -> str:
             value = getattr(e, name)
             if value not in ("", None):
                 attrs.append(f"{name}={value}")
-    for name in ("s", "p"):
+    for name in ("s", "p", "pos"):
         if hasattr(e, name):
             attrs.append(f"{name}={show_shape(getattr(e, name))}")
     head = f"{pad}{type(e).__name__} {e.sort} {show_shape(e.shape)}"

@@ -32,9 +32,10 @@ After (``strategy="element"``: every element computed on its own)::
 
 How an element is computed: ``elem(e, pos)`` gives the scalar expression of ``e`` at a position
 ``pos`` (a tree of affine index expressions), following §4 of docs/dump-format.md: selections
-and maps become index arithmetic, slide/backslide/ix_minus become offsets and range guards, and
-a ``sum`` becomes a ``Reduce``. The scheduler (``_Kernel.emit``) turns each ``Reduce`` into a
-scalar accumulator and a loop, placed at the outermost loop level that binds a variable the
+and maps become index arithmetic (an ``ix_const`` is an integer at every leaf: it only moves the
+constant terms of offsets and guards), slide/backslide/ix_minus become offsets and range guards,
+and a ``sum`` becomes a ``Reduce``. The scheduler (``_Kernel.emit``) turns each ``Reduce`` into
+a scalar accumulator and a loop, placed at the outermost loop level that binds a variable the
 reduction depends on (loop-invariant hoisting), reusing an equal reduction already computed at
 that level. A reduction is never moved out of a range guard (it could read out of bounds).
 
@@ -201,6 +202,8 @@ class _Kernel:
     def index(self, e: ir.Node, env: dict):
         if isinstance(e, ir.Var):
             return env[e.name]
+        if isinstance(e, ir.IxConst):      # a compile-time constant at every leaf
+            return _zip(Affine.of, e.pos)
         if isinstance(e, ir.Div):
             return _zip(lambda a, p: idiv(a, p), self.index(e.i, env), e.p)
         if isinstance(e, ir.Mod):

@@ -44,6 +44,24 @@ if ! $PY -c "import importlib.metadata as m; m.version('proved-kernels')" 2>/dev
   $PY -m pip install -q --no-deps --no-build-isolation -e .
 fi
 if ((want_test)); then
+  # clang: the generated C must be warning-free under it too; g++: extract.validate and the
+  # CUDA host emulation compile the generated sources as C++ (tests/test_extract_build.py,
+  # tests/test_validate.py, tests/test_cuda_host.py)
+  test_pkgs=()
+  command -v clang >/dev/null || test_pkgs+=(clang)
+  command -v g++ >/dev/null || test_pkgs+=(g++)
+  # chromium (Debian's package), headless: renders the model's math page (tests/test_render.py,
+  # which skips without it); not where apt has no such package
+  if ! command -v chromium >/dev/null && apt-cache policy chromium 2>/dev/null \
+      | grep -q 'Candidate: [0-9]'; then
+    test_pkgs+=(chromium)
+  fi
+  if ((${#test_pkgs[@]})); then
+    echo "setup: apt-get install ${test_pkgs[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq "${test_pkgs[@]}" >/dev/null
+  fi
   $PY -c "import pytest" 2>/dev/null || $PY -m pip install -q pytest
   $PY -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.13.0')" 2>/dev/null \
     || $PY -m pip install -q torch==2.13.0

@@ -283,6 +283,15 @@ def minus(a: T) -> T:
     return T("minus", "ar", _need(a, "ar", "minus a").shape, {"a": a})
 
 
+def ix_const(shp: Any, pos: Any) -> T:
+    """The constant position ``pos`` of shape ``shp``, written like a shape (``[1, 2]``)."""
+    shp, pos = shape(shp), shape(pos)
+    if not same_tree(shp, pos) or any(k >= n for k, n in zip(leaves(pos), leaves(shp))):
+        raise ValueError(f"ix_const: {json.dumps(pos)} is not a position of shape "
+                         f"{json.dumps(shp)}")
+    return T("ix_const", "ix", shp, {"pos": pos})
+
+
 def div(i: T, p: Any) -> T:
     """``i div p``: i of shape q, result of shape s = q / p."""
     _need(i, "ix", "div i")
@@ -328,7 +337,7 @@ def ix_minus_r(i: T, j: T, f: Callable[[T], T]) -> T:
 
 
 # Field order in the emitted JSON, per op (after op, sort, shape).
-_FIELD_ORDER = ("idx", "fn", "n", "s", "p", "i", "j", "a", "b", "body")
+_FIELD_ORDER = ("idx", "fn", "n", "pos", "s", "p", "i", "j", "a", "b", "body")
 
 
 def emit(t: T, scope: Sequence[Any]) -> dict:
@@ -482,7 +491,7 @@ def make_dump(model: str, context: Sequence[tuple[str, Any, str]],
         out_grads.append({"name": name, "wrt": wrt, "shape": _need(t, "ar", name).shape,
                           "expr": emit(t, scope(done))})
         done.add("d_" + wrt)
-    dump = {"format": "ad-expression-dump", "version": 1, "model": model,
+    dump = {"format": "ad-expression-dump", "version": 2, "model": model,
             "generator": generator, "context": ctx, "chain": out_chain, "seed": out_seed,
             "gradients": out_grads}
     if outputs:
@@ -567,8 +576,8 @@ def save(dump: dict, path: str) -> None:
 # --------------------------------------------------------------------------------------------
 
 ALL_OPS = ("var", "zero", "one", "imaps", "sels", "imap", "sel", "imapb", "selb", "sum",
-           "zero_but", "slide", "backslide", "logistic", "bin", "scaledown", "minus", "div",
-           "mod", "ix_plus", "ix_minus", "ix_minus_r")
+           "zero_but", "slide", "backslide", "logistic", "bin", "scaledown", "minus", "ix_const",
+           "div", "mod", "ix_plus", "ix_minus", "ix_minus_r")
 
 
 def _divisors(n: int) -> list[int]:
@@ -612,9 +621,18 @@ class RandomExprs:
         return self.random_shape()
 
     # indices ----------------------------------------------------------------------------
+    def const_of(self, shp: Any) -> T | None:
+        """A random constant position of shape ``shp`` (None if it has no position)."""
+        if 0 in leaves(shp):
+            return None
+        return ix_const(shp, mapshape(lambda n: self.rng.randrange(n), shp))
+
     def any_ix(self, ixs: list[T], depth: int, like: Any = None) -> T | None:
-        """A random index term (of ``like``'s tree structure if given), or None."""
+        """A random index term (of ``like``'s tree structure if given), or None. Sometimes a
+        constant, also where no index is in scope."""
         cands = [v for v in ixs if like is None or same_tree(v.shape, like)]
+        if self.rng.random() < (0.2 if not cands else 0.1):
+            return self.const_of(self.random_shape(like))
         if not cands:
             return None
         v = self.rng.choice(cands)
@@ -633,6 +651,8 @@ class RandomExprs:
     def ix_of(self, shp: Any, ixs: list[T], depth: int) -> T | None:
         """A random index term of exactly shape ``shp``, or None if none is found."""
         r = self.rng
+        if r.random() < 0.1:
+            return self.const_of(shp)
         exact = [v for v in ixs if v.shape == shp]
         tree = [v for v in ixs if same_tree(v.shape, shp)]
         ways = []
@@ -960,6 +980,36 @@ def ops_slide_hand() -> dict:
     return m.build()
 
 
+def pad_const_hand() -> dict:
+    """ix_const: zero padding by backslide at a constant, read back by slide, sels, zero_but
+    and ix_plus at constants; a "same" convolution over the padded matrix."""
+    m = Builder("pad_const")
+    y = m.input("y", 6)
+    x, k, v = m.param("x", [3, 4]), m.param("k", [3, 3]), m.param("v", 3)
+    at11 = ix_const([3, 3], [1, 1])   # x padded by one zero on every side: [5, 6]
+    at2 = ix_const(4, 2)              # v placed at offset 2 in a 6-vector
+    cc, cv = ix_const([3, 4], [1, 2]), ix_const(3, 0)
+    p = m.let("p", backslide(at11, x))
+    c = m.let("c", imaps([3, 4], lambda j: sum_([3, 3], lambda i: p[j + i] * k[i])))
+    q = m.let("q", backslide(at2, v))
+    # loss = Σ_j c[j]² + Σ_t q[t]·y[t] + c[1, 2]·v[0]
+    loss = m.let("loss", sum_([3, 4], lambda j: c[j] * c[j]) + sum_(6, lambda t: q[t] * y[t])
+                 + c[cc] * v[cv])
+    m.seed(loss, one(1))
+    d_loss = m.grad(loss, one(1))
+    d_q = m.grad(q, imaps(6, lambda t: d_loss * y[t]))
+    d_c = m.grad(c, imaps([3, 4], lambda j: d_loss * c[j] + d_loss * c[j]
+                          + zero_but(j, cc, d_loss * v[cv])))
+    d_p = m.grad(p, sum_([3, 3], lambda i: backslide(i, imaps([3, 4], lambda j: d_c[j] * k[i]))))
+    # the adjoint of the padding, two ways: slide at the constant, and ix_plus of it
+    m.grad(x, scaledown(2, slide(at11, d_p)) + scaledown(2, imaps([3, 4], lambda j:
+                                                                   d_p[at11 + j])))
+    m.grad(k, imaps([3, 3], lambda i: sum_([3, 4], lambda j: d_c[j] * p[j + i])))
+    m.grad(v, slide(at2, d_q) + imaps(3, lambda t: zero_but(t, cv, d_loss * c[cc])))
+    m.output("loss", loss)
+    return m.build()
+
+
 def _conv(f: T, g: T) -> T:
     """The paper's conv: Σ_{i ∈ s} slide i f · g[i], for f of shape r and g of shape s."""
     w = suc_shape(minus_shape(f.shape, g.shape))
@@ -1073,6 +1123,7 @@ EXAMPLES: dict[str, Callable[[], dict]] = {
     "ops_map": ops_map_hand,
     "ops_block": ops_block_hand,
     "ops_slide": ops_slide_hand,
+    "pad_const": pad_const_hand,
     "cnn_hand": cnn_hand,
     "cnn_ad": cnn_ad,
 }

@@ -1,4 +1,4 @@
-"""An independent NumPy interpreter of the expression dump (docs/dump-format.md, version 1).
+"""An independent NumPy interpreter of the expression dump (docs/dump-format.md, versions 1 and 2).
 
 This module is the test authority for everything that consumes a dump: the extractor's
 generated C and CUDA are compared against it. It is written from the format document alone,
@@ -43,14 +43,14 @@ from typing import Any, Callable
 import numpy as np
 
 FORMAT = "ad-expression-dump"
-VERSION = 1
+VERSIONS = (1, 2)
 SEED_KEY = "$seed"  # key of the seed's value in evaluate's result (never a C identifier)
 
 SORTS = ("ar", "ix")
 BIN_FNS = ("plus", "mul")
 
 # op -> (node's sort or None if declared by the node, {field: kind}); kinds: shape, ar, ix, idx,
-# fn, n. A binder's body is listed as "ar".
+# fn, n, pos (a position of the node's shape). A binder's body is listed as "ar".
 OPS: dict[str, tuple[str | None, dict[str, str]]] = {
     "var": (None, {"idx": "idx"}),
     "zero": ("ar", {}),
@@ -69,6 +69,7 @@ OPS: dict[str, tuple[str | None, dict[str, str]]] = {
     "bin": ("ar", {"fn": "fn", "a": "ar", "b": "ar"}),
     "scaledown": ("ar", {"n": "n", "a": "ar"}),
     "minus": ("ar", {"a": "ar"}),
+    "ix_const": ("ix", {"pos": "pos"}),
     "div": ("ix", {"s": "shape", "p": "shape", "i": "ix"}),
     "mod": ("ix", {"s": "shape", "p": "shape", "i": "ix"}),
     "ix_plus": ("ix", {"s": "shape", "p": "shape", "i": "ix", "j": "ix"}),
@@ -163,6 +164,20 @@ def shape_times(s: Any, p: Any) -> Any:
     return leafwise(lambda a, b: a * b, s, p)
 
 
+def check_position(x: Any, shape: Any, path: str = "$") -> tuple[int, ...]:
+    """A position of ``shape`` written as JSON (§1: the shape's tree, each leaf below its
+    dimension); its leaves, or DumpError at the first leaf or pair that is wrong."""
+    if _is_nat(shape):
+        _require(_is_nat(x) and x < shape, path,
+                 f"a position leaf of a dimension of {shape} is a natural number below it, "
+                 f"got {x!r}")
+        return (int(x),)
+    _require(isinstance(x, (list, tuple)) and len(x) == 2, path,
+             f"a position of shape {show_shape(shape)} is a two-element array, got {x!r}")
+    return check_position(x[0], shape[0], path + "[0]") + check_position(x[1], shape[1],
+                                                                         path + "[1]")
+
+
 def positions(shape: Any) -> list[tuple[int, ...]]:
     """Every position of a shape, as tuples of leaf indices, in row-major order."""
     return list(itertools.product(*(range(n) for n in leaves(shape))))
@@ -191,8 +206,8 @@ def load(path_or_dict: Any) -> dict:
         raise DumpError("$", "a dump is a JSON object")
     if dump.get("format") != FORMAT:
         raise DumpError("$.format", f"expected {FORMAT!r}, got {dump.get('format')!r}")
-    if dump.get("version") != VERSION or isinstance(dump.get("version"), bool):
-        raise DumpError("$.version", f"unknown version {dump.get('version')!r} (known: {VERSION})")
+    if dump.get("version") not in VERSIONS or isinstance(dump.get("version"), bool):
+        raise DumpError("$.version", f"unknown version {dump.get('version')!r} (known: {VERSIONS})")
     return dump
 
 
@@ -444,6 +459,9 @@ def _check_node(node: Any, scope: list[_Entry], path: str,
         _, b = child("b")
         expect("b", b, a, "b of a's shape")
         return declared(a)
+    if op == "ix_const":
+        check_position(node["pos"], shape, path + ".pos")
+        return sort, shape
     if op in ("div", "mod"):
         related("s", "p")
         _, i = child("i")
@@ -622,6 +640,8 @@ class _NaiveEval:
             return ev(n["a"], env) / self.dtype.type(n["n"])
         if op == "minus":
             return -ev(n["a"], env)
+        if op == "ix_const":
+            return leaves(n["pos"])
         if op in ("div", "mod"):
             i = ev(n["i"], env)
             ps = leaves(n["p"])
@@ -876,6 +896,8 @@ class _VectorEval:
             return _Val(evd(n["a"], env) / self.dtype.type(n["n"]))
         if op == "minus":
             return _Val(-evd(n["a"], env))
+        if op == "ix_const":  # the same position for every batch entry
+            return _Val(np.array(leaves(n["pos"]), np.int64).reshape((1,) * D + (-1,)))
         if op in ("div", "mod"):
             i = evd(n["i"], env)
             p = np.array(leaves(n["p"]), np.int64)

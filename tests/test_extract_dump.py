@@ -126,6 +126,36 @@ def test_relation_structure_checked():
     assert "tree structure" in info.value.message
 
 
+def test_constant_positions_parse():
+    m = dump.parse(json.loads((DATA / "pad_const.json").read_text()))
+    p = m.chain[0].expr                       # p = backslide (ix_const [3, 3] [1, 1]) x
+    assert isinstance(p, ir.Backslide) and p.shape == (5, 6)
+    assert p.i == ir.IxConst((3, 3), (1, 1))
+    assert ir.show(p) == "backslide([1, 1], x)"
+    assert ir.dump_tree(p.i) == "IxConst ix [3, 3] (pos=[1, 1])"
+
+
+@pytest.mark.parametrize("pos,where,text", [
+    ([1, 3], ".pos[1]", "position leaf 3 is out of range for a dimension of 3"),
+    ([3, 0], ".pos[0]", "position leaf 3 is out of range for a dimension of 3"),
+    ([1, -1], ".pos[1]", "position leaf -1 is out of range"),
+    ([1, 1.0], ".pos[1]", "must be an integer"),
+    ([1, True], ".pos[1]", "must be an integer"),
+    (1, ".pos", "a position of shape [3, 3] is a two-element array"),
+    ([1, 1, 1], ".pos", "two-element array"),
+    ([1, [0, 0]], ".pos[1]", "must be an integer"),
+])
+def test_constant_outside_its_shape_is_rejected_with_its_path(pos, where, text):
+    d = json.loads((DATA / "pad_const.json").read_text())
+    i = d["chain"][0]["expr"]["i"]
+    assert i["op"] == "ix_const"
+    i["pos"] = pos
+    with pytest.raises(dump.DumpError) as info:
+        dump.parse(d)
+    assert info.value.path == "$.chain[0].expr.i" + where, str(info.value)
+    assert text in info.value.message
+
+
 def test_schema_backstop_reports_path():
     d = dot()
     d["chain"][0]["comment"] = "not allowed"

@@ -194,6 +194,21 @@ def test_reduction_stays_inside_its_guard():
     assert "a[j1 * 4 + t2 - j0 * 4]" in out
 
 
+def test_constant_index_is_a_constant_offset():
+    # y = backslide((1, 1), a): a [3, 4] padded by one zero on every side, [5, 6]; the
+    # guard is 1 <= j < (4, 5), and the read is at the fixed offset -(1 * 4 + 1)
+    e = ir.Backslide((5, 6), (3, 3), (2, 3), ir.IxConst((3, 3), (1, 1)), A)
+    out = text(kernel([("a", (3, 4))], e))
+    assert ("y[j0 * 6 + j1] = j0 >= 1 && j0 < 4 && j1 >= 1 && j1 < 5 ? a[j0 * 4 + j1 - 5] : 0;"
+            in out), out
+    # a selection at a constant is a load at a constant offset
+    assert text(kernel([("a", (3, 4))], sels(A, ir.IxConst((3, 4), (2, 1))))) == "y[0] = a[9];"
+    # a zero_but of two different constants is zero, of equal ones the array
+    zb = lambda p: ir.ZeroBut(4, ir.IxConst(3, 1), ir.IxConst(3, p), B)  # noqa: E731
+    assert "y[j] = 0;" in text(kernel([("b", 4)], zb(2)))
+    assert "y[j] = b[j];" in text(kernel([("b", 4)], zb(1)))
+
+
 def test_cuda_maps_parallel_loops_to_threads():
     e = ir.IMap((3, 4), 3, "i0", ir.IMapS(4, 4, "i1", mul(sels(ir.Sel(4, A, X("i0", 3)),
                                                                 X("i1", 4)),

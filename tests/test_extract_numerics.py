@@ -113,7 +113,7 @@ def _fill(ffi, cdata, model_arrays, values, dtype):
 
 
 @pytest.mark.parametrize("precision", ["f64", "f32"])
-@pytest.mark.parametrize("name", ["cnn_hand", "ops_slide", "ops_block", "chain_hand"])
+@pytest.mark.parametrize("name", ["cnn_hand", "ops_slide", "ops_block", "chain_hand", "pad_const"])
 def test_batch_grad_is_mean_of_samples_and_reproducible(kernel_cache, name, precision):
     check_batch_grad(hand(name), precision, Options(), 7)
 

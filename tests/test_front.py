@@ -57,7 +57,18 @@ def zoo(main) -> dict[str, dict]:
 
 
 def test_zoo_is_there():
-    assert {"cnn", "mlp"} <= set(ZOO)
+    assert {"cnn", "mlp", "lenet5"} <= set(ZOO)
+
+
+def test_lenet5_shapes_as_the_issue_asks(zoo):
+    d = zoo["lenet5"]
+    params = [(c["name"], oracle.leaves(c["shape"])) for c in d["context"] if c["role"] == "param"]
+    assert params == [("k1", (6, 5, 5)), ("b1", (6,)), ("k2", (16, 6, 5, 5)), ("b2", (16,)),
+                      ("w3", (120, 16, 5, 5)), ("b3", (120,)), ("w4", (84, 120)), ("b4", (84,)),
+                      ("w5", (10, 84)), ("b5", (10,))]
+    shapes = {b["name"]: oracle.leaves(b["shape"]) for b in d["chain"]}
+    assert shapes["z1"] == (6, 28, 28) and shapes["p1"] == (6, 14, 14)     # padded by 2
+    assert shapes["z2"] == (16, 10, 10) and shapes["p2"] == (16, 5, 5)
 
 
 def test_cnn_model_file_is_the_hand_written_chain(main, zoo):
@@ -204,6 +215,16 @@ def torch_loss(name: str, vals: dict):
         s2 = F.avg_pool2d(c2, 2)
         r = torch.sigmoid(vals["fc"].reshape(10, -1) @ s2.reshape(-1) + vals["b"])
         return 0.5 * ((r - vals["target"].reshape(-1)) ** 2).sum()
+    if name == "lenet5":
+        x = vals["x"].reshape(1, 1, 28, 28)
+        a1 = torch.sigmoid(F.conv2d(x, vals["k1"].reshape(6, 1, 5, 5), vals["b1"], padding=2))
+        p1 = F.avg_pool2d(a1, 2)
+        a2 = torch.sigmoid(F.conv2d(p1, vals["k2"], vals["b2"]))
+        p2 = F.avg_pool2d(a2, 2)
+        a3 = torch.sigmoid(vals["w3"].reshape(120, -1) @ p2.reshape(-1) + vals["b3"])
+        a4 = torch.sigmoid(vals["w4"] @ a3 + vals["b4"])
+        out = torch.sigmoid(vals["w5"] @ a4 + vals["b5"])
+        return 0.5 * ((out - vals["y"]) ** 2).sum()
     raise KeyError(name)
 
 

@@ -10,8 +10,8 @@ import pytest
 
 import dumpgen as g
 import oracle
-from dumpgen import (backslide, div, imap, imapb, imaps, ix_minus, ix_minus_r, logistic, mod,
-                     one, scaledown, sel, selb, slide, sum_, var, zero_but)
+from dumpgen import (backslide, div, imap, imapb, imaps, ix_const, ix_minus, ix_minus_r,
+                     logistic, mod, one, scaledown, sel, selb, slide, sum_, var, zero_but)
 from oracle import DumpError
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
@@ -232,6 +232,31 @@ def test_ix_minus_is_zero_out_of_range(op):
         assert got[q0, q1, j0, j1] == (c[k0, k1] if inside else 0)
 
 
+def test_ix_const_against_numpy():
+    # zero padding: backslide at the constant (1, 2) places x in a zero [5, 7] array
+    x = rng(15).normal(size=(3, 4))
+    X = var("x", [3, 4])
+    at = ix_const([3, 4], [1, 2])
+    np.testing.assert_array_equal(both(backslide(at, X), [("x", x)]),
+                                  np.pad(x, ((1, 1), (2, 1))))
+    # slide at the constant reads the window back; sels reads one element
+    padded = backslide(at, X)
+    np.testing.assert_array_equal(both(slide(at, padded), [("x", x)]), x)
+    np.testing.assert_array_equal(both(X[ix_const([3, 4], [2, 0])], [("x", x)]), [x[2, 0]])
+    # under binders (batch axes): a row of a matrix picked by a constant, a constant offset
+    # added to the bound index, and a zero_but comparing the bound index with a constant
+    np.testing.assert_array_equal(both(imap(3, lambda i: sel(X, ix_const(3, 1))), [("x", x)]),
+                                  np.broadcast_to(x[1], (3, 4)))
+    np.testing.assert_array_equal(
+        both(imaps([2, 2], lambda j: X[ix_const([2, 3], [1, 2]) + j]), [("x", x)]), x[1:, 2:])
+    np.testing.assert_array_equal(
+        both(imaps([3, 4], lambda j: zero_but(j, ix_const([3, 4], [0, 3]), X[j])), [("x", x)]),
+        np.where(np.arange(12).reshape(3, 4) == 3, x, 0))
+    # the position itself, as an index value
+    assert oracle.evaluate_expr(g.emit(ix_const([2, [3, 4]], [1, [2, 0]]), []), []) == (1, 2, 0)
+    assert oracle.evaluate_expr(g.emit(ix_const(5, 4), []), [], method="naive") == (4,)
+
+
 def test_float32_evaluation_stays_float32():
     d = hand("ops_slide")
     vals = g.random_context_values(d, 3)
@@ -313,7 +338,8 @@ def test_too_large_values_raise_instead_of_exhausting_memory():
     oracle.evaluate(d, vals, max_elements=10_000)
 
 
-@pytest.mark.parametrize("name", ["dot_hand", "chain_hand", "ops_map", "ops_block", "ops_slide"])
+@pytest.mark.parametrize("name", ["dot_hand", "chain_hand", "ops_map", "ops_block", "ops_slide",
+                                  "pad_const"])
 def test_vector_and_naive_evaluators_agree_on_hand_dumps(name):
     d = hand(name)
     vals = g.random_context_values(d, 5)
@@ -351,7 +377,8 @@ def fd_check(dump, vals, coords=None, h=1e-6, rtol=1e-6, atol=1e-8, objective=ob
             assert abs(fd - grad[ix]) <= atol + rtol * abs(fd), (name, ix, fd, grad[ix])
 
 
-@pytest.mark.parametrize("name", ["dot_hand", "chain_hand", "ops_map", "ops_block", "ops_slide"])
+@pytest.mark.parametrize("name", ["dot_hand", "chain_hand", "ops_map", "ops_block", "ops_slide",
+                                  "pad_const"])
 def test_hand_dump_gradients_match_finite_differences(name):
     d = hand(name)
     fd_check(d, g.random_context_values(d, 7))
@@ -508,6 +535,20 @@ def test_catches_a_deep_error_in_a_gradient_with_its_path():
     _raises_at(d, "$.gradients[3].expr.a.a.body.i", "backslide: expected i of shape [3,2]")
 
 
+@pytest.mark.parametrize("pos,path,words", [
+    ([1, 3], ".pos[1]", "below it, got 3"),        # 3 is not below the dimension 3
+    ([1, -1], ".pos[1]", "got -1"),
+    (1, ".pos", "two-element array"),               # a leaf where the shape is a pair
+    ([1, [0, 0]], ".pos[1]", "natural number"),     # a pair where the shape is a leaf
+])
+def test_catches_a_constant_outside_its_shape(pos, path, words):
+    d = g.pad_const_hand()
+    i = d["chain"][0]["expr"]["i"]                  # p = backslide (ix_const [3, 3] [1, 1]) x
+    assert i["op"] == "ix_const" and i["shape"] == [3, 3]
+    i["pos"] = pos
+    _raises_at(d, "$.chain[0].expr.i" + path, words)
+
+
 def test_catches_forward_binding_reading_a_placeholder():
     d = g.chain_hand()
     # y = x · x; scope of y: a b d_x x. Make it read d_x (idx 1).
@@ -573,6 +614,26 @@ def test_builder_rejects_ill_shaped_terms():
 def test_random_dumps_are_deterministic_and_varied():
     assert g.random_dump(3) == g.random_dump(3)
     assert len({json.dumps(g.random_dump(s)) for s in range(10)}) == 10
+
+
+def test_random_dumps_use_constant_positions():
+    """ix_const shows up where a constant is useful: the offset of a slide or backslide (zero
+    padding), one side of a zero_but, a selection."""
+    where = set()
+
+    def walk(x):
+        if isinstance(x, dict):
+            for f in ("i", "j"):
+                if isinstance(x.get(f), dict) and x[f]["op"] == "ix_const":
+                    where.add(x["op"])
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+    for seed in range(40):
+        walk(g.random_dump(seed))
+    assert {"slide", "backslide", "zero_but", "sels"} <= where, sorted(where)
 
 
 def test_random_dumps_cover_every_op():

@@ -162,3 +162,17 @@ def test_validation_is_linear_in_the_dump(validator):
     start = time.perf_counter()
     assert errors(validator, copy.deepcopy(dump)) == []
     assert time.perf_counter() - start < 5
+
+
+@pytest.mark.parametrize("pos,ok", [([1, 1], True), ([9, 9], True), ([1, -1], False),
+                                    ([1, 1, 1], False), ("1", False), ([1, [0, 1.5]], False)])
+def test_constant_position_is_a_tree_of_naturals(validator, pos, ok):
+    # pad_const: p = backslide (ix_const [3, 3] [1, 1]) x. The schema checks that a position
+    # is written like a shape; that it fits its shape ([9, 9] does not) is the code's job.
+    dump = dumpgen.pad_const_hand()
+    dump["chain"][0]["expr"]["i"]["pos"] = pos
+    paths = [e.json_path for e in errors(validator, dump)]
+    assert (paths == []) if ok else any(p.startswith("$.chain[0].expr.i.pos") for p in paths)
+    if pos == [9, 9]:
+        with pytest.raises(oracle.DumpError):
+            oracle.check_shapes(dump)

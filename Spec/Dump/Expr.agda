@@ -13,13 +13,14 @@
 ------------------------------------------------------------------------
 module Spec.Dump.Expr where
 
+open import Data.Fin as F using ()
 open import Data.List using (List; []; _∷_)
 open import Data.Nat using (ℕ; suc)
 open import Data.Product using (_×_; _,_)
 open import Data.String using (String)
 open import Relation.Binary.PropositionalEquality using (_≡_; refl)
 
-open import Spec.Array.Base using (S; ι; _⊗_; unit; _+_≈_; suc_≈_; _*_≈_)
+open import Spec.Array.Base using (S; P; ι; _⊗_; unit; _+_≈_; suc_≈_; _*_≈_)
 open import Spec.Lang.Syntax
 open import Spec.Dump.JSON
 
@@ -30,7 +31,7 @@ private
     s p q r u : S
 
 ------------------------------------------------------------------------
--- Shapes, sorts, variables
+-- Shapes, positions, sorts, variables
 
 shape : S → JSON
 shape (ι n)   = nat n
@@ -38,6 +39,11 @@ shape (s ⊗ p) = array (shape s ∷ shape p ∷ [])
 
 _ : shape (ι 6 ⊗ (ι 5 ⊗ ι 5)) ≡ array (nat 6 ∷ array (nat 5 ∷ nat 5 ∷ []) ∷ [])
 _ = refl
+
+-- A position has the tree of its shape, with each leaf's number.
+pos : ∀ {s} → P s → JSON
+pos (ι i)   = nat (F.toℕ i)
+pos (i ⊗ j) = array (pos i ∷ pos j ∷ [])
 
 sortName : IS → String
 sortName (ix _) = "ix"
@@ -112,6 +118,7 @@ expr {is = is} (bin op a b) =
 expr {is = is} (scaledown n a) =
   node "scaledown" is (("n" , nat n) ∷ ("a" , expr a) ∷ [])
 expr {is = is} (minus a) = node "minus" is (("a" , expr a) ∷ [])
+expr {is = is} (ix-const i) = node "ix_const" is (("pos" , pos i) ∷ [])
 expr {is = is} (div m i) =
   node "div" is (sp-fields (*-shapes m) (("i" , expr i) ∷ []))
 expr {is = is} (mod m i) =
@@ -140,4 +147,9 @@ _ : render (expr {Γ = ε ▹ ar (ι 4 ⊗ ι 6) ▹ ix (ι 2 ⊗ ι 3)} {is = a
   ≡ "{\"op\":\"selb\",\"sort\":\"ar\",\"shape\":[2,2],\"s\":[2,3],\"p\":[2,2],\
     \\"a\":{\"op\":\"var\",\"sort\":\"ar\",\"shape\":[4,6],\"idx\":1},\
     \\"i\":{\"op\":\"var\",\"sort\":\"ix\",\"shape\":[2,3],\"idx\":0}}"
+_ = refl
+
+_ : render (expr {Γ = ε} {is = ix (ι 5 ⊗ ι 5)}
+                 (ix-const (ι (F.suc (F.suc F.zero)) ⊗ ι F.zero)))
+  ≡ "{\"op\":\"ix_const\",\"sort\":\"ix\",\"shape\":[5,5],\"pos\":[2,0]}"
 _ = refl

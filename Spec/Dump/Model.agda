@@ -100,7 +100,7 @@ dump : String → List String → List (String × String) → Chain (Δ ▹ ar p
      → E (Δ ▹ ar p ▹ ar p) (ar p) → List (String × String) → JSON
 dump model inputs roles c seed outputs = object
   ( ("format"    , string "ad-expression-dump")
-  ∷ ("version"   , nat 1)
+  ∷ ("version"   , nat 2)
   ∷ ("model"     , string model)
   ∷ ("generator" , string generator)
   ∷ ("context"   , array (context-entries inputs 1 (base-vars c)))

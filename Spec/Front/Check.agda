@@ -198,6 +198,7 @@ infer Γ (Mul a b) = (do
       (s , eb , pb) ← infer Γ b >>= array "*"
       (ea , pa) ← check Γ (ar s) a at "*: "
       ok (ar s , bin mul ea eb , cong₂ Mul pa pb))
+infer Γ (Const s i) = ok (ix s , ix-const i , refl)
 infer Γ (Div p i) = do
   (q , ei , pi) ← infer Γ i >>= index "div"
   (s , m) ← need ("div: an index of shape " ++ show q ++ " does not split into blocks of shape "

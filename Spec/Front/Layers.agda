@@ -25,13 +25,16 @@ module Spec.Front.Layers where
 
 open import Data.List using (List; []; _∷_)
 open import Data.Maybe using (Maybe; just; nothing)
-open import Data.Nat as ℕ using (ℕ; zero; suc; _*_)
+open import Data.Nat as ℕ using (ℕ; zero; suc; _*_; _+_)
 open import Data.Nat.Show using () renaming (show to showℕ)
 open import Data.Product using (Σ; _×_; _,_)
 open import Data.String using (String; _++_)
 open import Relation.Nullary using (yes; no)
 
 open import Spec.Array.Base using (S; ι; _⊗_; unit)
+open import Data.Fin using (inject+; fromℕ)
+open import Data.Bool using (if_then_else_)
+open import Data.Product using (proj₁)
 open import Spec.Lang.Syntax using (IS; ar; ix)
 open import Spec.Front.Shape
 open import Spec.Front.Term
@@ -133,6 +136,77 @@ conv (X ∷ K ∷ rest) = do
             ++ " (a window needs the input's dimensions and may be no larger)")
 conv _ = arity "conv" "an input, a kernel and optionally a bias: conv(x, K) or conv(x, K, b)"
 
+-- conv2d: a convolution over the last two dimensions, summed over the
+-- channels, with optional zero padding P on each side of both:
+--   x : H×W,   K : U×kh×kw      ↦ U×H′×W′
+--   x : C×H×W, K : U×C×kh×kw    ↦ U×H′×W′      (H′ = H + 2P − kh + 1)
+--   for o : U . sum c : C . sum k : kh×kw . slide(pad(x[c]), k) * (for _ : H′×W′ . K[o][c][k])
+-- where pad(a) = backslide(a, (P, P)) places a at the constant offset
+-- (P, P) in zeros of shape (H + 2P)×(W + 2P).
+
+-- The constant (P, P) in a range of (2P+1)×(2P+1), and the padding.
+centre : ℕ → Tm
+centre P = Const (ι (suc (P + P)) ⊗ ι (suc (P + P))) (ι c ⊗ ι c)
+  where c = inject+ P (fromℕ P)
+
+padded : ℕ → Tm → Tm
+padded zero    x = x
+padded (suc P) x = Backslide (centre (suc P)) x
+
+private
+  -- The spatial shape after padding, and the output shape w.
+  spatial : ℕ → S → S → Maybe S
+  spatial P (ι kh ⊗ ι kw) (ι H ⊗ ι W) with minus? (ι kh ⊗ ι kw) (ι (H + 2 * P) ⊗ ι (W + 2 * P))
+  ... | just (p , _) = just (proj₁ (suc! p))
+  ... | nothing      = nothing
+  spatial P _ _ = nothing
+
+  -- The trailing options: a bias and a padding, either may be left out.
+  options : List Arg → Result (List Arg × ℕ)
+  options []                = ok ([] , 0)
+  options (nat P _ ∷ [])    = ok ([] , P)
+  options (b ∷ [])          = ok (b ∷ [] , 0)
+  options (b ∷ nat P _ ∷ []) = ok (b ∷ [] , P)
+  options _ = fail "conv2d: takes an input, a kernel, optionally a bias, optionally a padding: conv2d(x, K, b, 2)"
+
+conv2d : List Arg → Result Tm
+conv2d (X ∷ K ∷ rest) = do
+  (bs , P) ← options rest
+  (k , u , ks) ← weight "conv2d" "kernel" K
+  (x , r) ← array "conv2d" "input" X
+  body P bs k u ks x r
+  where
+    too-big : ∀ {A : Set} → ℕ → S → S → Result A
+    too-big P ks r = fail ("conv2d: " ++ the "kernel" K ++ " has windows of shape " ++ show ks
+                           ++ ", which do not fit in " ++ the "input" X ++ " of shape " ++ show r
+                           ++ (if P ℕ.≡ᵇ 0 then "" else " padded by " ++ showℕ P))
+    body : ℕ → List Arg → Tm → S → S → Tm → S → Result Tm
+    -- one channel: x : H×W, K : U×kh×kw
+    body P bs k u ks@(ι _ ⊗ ι _) x r@(ι _ ⊗ ι _) with spatial P ks r
+    ... | nothing = too-big P ks r
+    ... | just w  =
+      withBias "conv2d" u bs (For u (term w))
+        (λ b → For u (Add (term w) (For w (Sel (↑[ 2 ] b) (V 1)))))
+      where term : S → Tm
+            term w = Sum ks (Mul (Slide (V 0) (padded P (↑[ 2 ] x)))
+                                 (For w (Sel (Sel (↑[ 3 ] k) (V 2)) (V 1))))
+    -- channels: x : C×H×W, K : U×C×kh×kw
+    body P bs k u (ι C′ ⊗ ks@(ι _ ⊗ ι _)) x (ι C ⊗ r@(ι _ ⊗ ι _)) with C′ ℕ.≟ C | spatial P ks r
+    ... | no _  | _ = fail ("conv2d: " ++ the "kernel" K ++ " has " ++ showℕ C′ ++ " channels, "
+                            ++ the "input" X ++ " has " ++ showℕ C)
+    ... | yes _ | nothing = too-big P ks r
+    ... | yes _ | just w  =
+      withBias "conv2d" u bs (For u (term w))
+        (λ b → For u (Add (term w) (For w (Sel (↑[ 2 ] b) (V 1)))))
+      where term : S → Tm
+            term w = Sum (ι C) (Sum ks (Mul (Slide (V 0) (padded P (Sel (↑[ 3 ] x) (V 1))))
+                                            (For w (Sel (Sel (Sel (↑[ 4 ] k) (V 3)) (V 2)) (V 1)))))
+    body P bs k u ks x r =
+      fail ("conv2d: takes an input H×W with a kernel U×kh×kw, or an input C×H×W with a kernel "
+            ++ "U×C×kh×kw; found " ++ the "input" X ++ " of shape " ++ show r ++ " and "
+            ++ the "kernel" K ++ " of shape " ++ show (u ⊗ ks))
+conv2d _ = fail "conv2d: takes an input, a kernel, optionally a bias, optionally a padding: conv2d(x, K, b, 2)"
+
 pool : ℕ → S → Tm → Result Tm
 pool n (ι M ⊗ ι N) a with quotˡ? (ι n ⊗ ι n) (ι M ⊗ ι N)
 ... | just (s , _) =
@@ -164,9 +238,10 @@ sqerr _ = arity "sqerr" "a prediction and a target: sqerr(r, t)"
 layer : String → Maybe (List Arg → Result Tm)
 layer "dense"   = just dense
 layer "conv"    = just conv
+layer "conv2d"  = just conv2d
 layer "avgpool" = just avgpool
 layer "sqerr"   = just sqerr
 layer _         = nothing
 
 layer-names : List String
-layer-names = "dense" ∷ "conv" ∷ "avgpool" ∷ "sqerr" ∷ []
+layer-names = "dense" ∷ "conv" ∷ "conv2d" ∷ "avgpool" ∷ "sqerr" ∷ []

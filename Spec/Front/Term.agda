@@ -22,7 +22,7 @@ open import Data.Nat using (ℕ; zero; suc; _+_; _<ᵇ_)
 open import Data.Bool using (if_then_else_)
 open import Data.String using (String)
 
-open import Spec.Array.Base using (S)
+open import Spec.Array.Base using (S; P)
 open import Spec.Lang.Syntax hiding (Sum)
 
 private
@@ -44,6 +44,7 @@ data Tm : Set where
   Add Mul             : Tm → Tm → Tm
   Scale               : ℕ → Tm → Tm
   Div Mod             : S → Tm → Tm        -- block shape, index
+  Const               : (s : S) → P s → Tm -- a constant position of shape s
   IxMinus IxMinusʳ    : Tm → Tm → Tm → Tm  -- i, j, body (binds the difference)
 
 ------------------------------------------------------------------------
@@ -72,6 +73,7 @@ var-index (vₛ x) = suc (var-index x)
 ⌊ bin mul a b ⌋                   = Mul ⌊ a ⌋ ⌊ b ⌋
 ⌊ scaledown n a ⌋                 = Scale n ⌊ a ⌋
 ⌊ minus a ⌋                       = Neg ⌊ a ⌋
+⌊ ix-const {s = s} i ⌋            = Const s i
 ⌊ div {p = p} _ i ⌋               = Div p ⌊ i ⌋
 ⌊ mod {p = p} _ i ⌋               = Mod p ⌊ i ⌋
 ⌊ ix-plus i j _ _ ⌋               = Add ⌊ i ⌋ ⌊ j ⌋
@@ -99,6 +101,7 @@ shift c k (Neg a)            = Neg (shift c k a)
 shift c k (Add a b)          = Add (shift c k a) (shift c k b)
 shift c k (Mul a b)          = Mul (shift c k a) (shift c k b)
 shift c k (Scale n a)        = Scale n (shift c k a)
+shift c k (Const s i)        = Const s i
 shift c k (Div p i)          = Div p (shift c k i)
 shift c k (Mod p i)          = Mod p (shift c k i)
 shift c k (IxMinus i j t)    = IxMinus (shift c k i) (shift c k j) (shift (suc c) k t)

@@ -99,6 +99,7 @@ map-sum = map-bind sum
 ∇ (e ⊠ e₁)                s   = ∇ e (s ⊠ e₁) ∘ ∇ e₁ (s ⊠ e)
 ∇ (scaledown n e)         s   = ∇ e (scaledown n s)
 ∇ (minus e)               s   = ∇ e (minus s)
+∇ (ix-const i)            s δ = δ
 ∇ (div m i)               s δ = δ
 ∇ (mod m i)               s δ = δ
 ∇ (ix-plus i j su sp)     s δ = δ

@@ -103,6 +103,7 @@ at (no  _)       _ = K 0#
 ⟦ bin op e e₁ ⟧            ρ = zipWith (bop op) (⟦ e ⟧ ρ) (⟦ e₁ ⟧ ρ)
 ⟦ scaledown n e ⟧          ρ = map (scaledownʳ n) (⟦ e ⟧ ρ)
 ⟦ minus e ⟧                ρ = map -_ (⟦ e ⟧ ρ)
+⟦ ix-const i ⟧             ρ = i
 ⟦ div m i ⟧                ρ = Ix.div m (⟦ i ⟧ ρ)
 ⟦ mod m i ⟧                ρ = Ix.mod m (⟦ i ⟧ ρ)
 ⟦ ix-plus i j su sp ⟧      ρ = (⟦ i ⟧ ρ ⊕ₚ ⟦ j ⟧ ρ) su sp

@@ -5,6 +5,8 @@
 --   * the gradient of the dot product with respect to a, before and
 --     after optimisation (paper §6.1);
 --   * the rewrites of §7.1.1, one by one;
+--   * zero padding (backslide at a constant index), its gradient and
+--     their optimised forms;
 --   * the chain x = a·b, y = x·x and its gradients (paper §6.3);
 --   * the optimisation goal on the CNN of Spec.Model.CNN (temp-free);
 --   * a few evaluations with Float scalars.
@@ -27,7 +29,7 @@ open import Spec.Lang.Opt
 open import Spec.Lang.Chain
 open import Spec.Lang.Eval float using (⟦_⟧; Env)
 import Spec.Model.CNN as CNN
-open import Data.Bool using (true)
+open import Data.Bool using (true; _∧_)
 open import Data.List using (all)
 
 private
@@ -111,6 +113,40 @@ module _ where
   _ = refl
 
 ------------------------------------------------------------------------
+-- Padding with zeros: backslide at a constant offset.  A 3-vector a
+-- placed at offset 1 in a 5-vector (windows of 3 at offsets < 3) is
+-- a padded by one zero on each side.
+
+module _ where
+  -- seed : ar 5, a : ar 3
+  Cp : Ctx
+  Cp = ε ▹ ar (ι 5) ▹ ar (ι 3)
+
+  one₃ : P (ι 3)
+  one₃ = ι (fsuc fzero)
+
+  pad : E Cp (ar (ι 5))
+  pad = backslide (ix-const one₃) (var v₀) ι ι
+
+  -- η: the padded vector is a scalar map over an index subtraction
+  _ : optimise pad
+    ≡ Imapₛ λ k → ix-minus k (ix-const one₃) ι ι (sels (var v₂) (var v₀))
+  _ = refl
+
+  -- its gradient with respect to a reads the seed at the constant offset
+  ∂pad : E Cp (ar (ι 3))
+  ∂pad = lookupE {Cp} (∇₀ pad (var v₁)) v₀
+
+  _ : ∂pad ≡ zero ⊞ slide (ix-const one₃) ι (var v₁) ι
+  _ = refl
+
+  _ : optimise ∂pad ≡ Imapₛ λ j → sels (var v₂) (ix-plus (ix-const one₃) j ι ι)
+  _ = refl
+
+  _ : temp-free (optimise pad) ∧ temp-free (optimise ∂pad) ≡ true
+  _ = refl
+
+------------------------------------------------------------------------
 -- The chain x = a · b, y = x · x (§6.3)
 
 chain-ctx : ChainCtx
@@ -182,4 +218,33 @@ _ = refl
 
 -- ∂b = seed · a, at position 2: 2 · 3
 _ : ⟦ optimise ∂b ⟧ ρ ι2 ≡ 6.0
+_ = refl
+
+-- the padded vector (1, 2, 3) is (0, 1, 2, 3, 0), before and after opt
+private
+  ρp : Env Cp
+  ρp = (tt , vec 5.0 6.0 7.0 8.0 9.0) , λ { (ι fzero)               → 1.0
+                                           ; (ι (fsuc fzero))        → 2.0
+                                           ; (ι (fsuc (fsuc fzero))) → 3.0 }
+
+  ι′ : Fin 5 → P (ι 5)
+  ι′ = ι
+
+_ : ⟦ pad ⟧ ρp (ι′ fzero) ≡ 0.0
+_ = refl
+
+_ : ⟦ pad ⟧ ρp (ι′ (fsuc (fsuc fzero))) ≡ 2.0
+_ = refl
+
+_ : ⟦ optimise pad ⟧ ρp (ι′ (fsuc fzero)) ≡ 1.0
+_ = refl
+
+_ : ⟦ optimise pad ⟧ ρp (ι′ (fsuc (fsuc (fsuc fzero)))) ≡ 3.0
+_ = refl
+
+_ : ⟦ optimise pad ⟧ ρp (ι′ (fsuc (fsuc (fsuc (fsuc fzero))))) ≡ 0.0
+_ = refl
+
+-- the gradient at a₀ is the seed at 1
+_ : ⟦ optimise ∂pad ⟧ ρp (ι fzero) ≡ 6.0
 _ = refl

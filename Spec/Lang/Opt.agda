@@ -31,10 +31,11 @@
 module Spec.Lang.Opt where
 
 open import Data.Bool using (Bool; true; false; _∧_; if_then_else_)
+open import Data.Fin as F using ()
 open import Data.Maybe using (Maybe; just; nothing)
 open import Data.Nat as ℕ using (ℕ; suc)
 
-open import Spec.Array.Base using (S; ι; _⊗_; unit; _+_≈_; suc_≈_; _*_≈_)
+open import Spec.Array.Base using (S; P; ι; _⊗_; unit; _+_≈_; suc_≈_; _*_≈_)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst
 
@@ -214,6 +215,7 @@ opt (minus e) with opt e
 ... | minus a = a
 ... | a       = minus a
 
+opt (ix-const i)        = ix-const i
 opt (div m i)           = div m (opt i)
 opt (mod m i)           = mod m (opt i)
 opt (ix-plus i j su sp) = ix-plus (opt i) (opt j) su sp
@@ -253,6 +255,7 @@ temp-free (logistic e)            = temp-free e
 temp-free (bin _ e e₁)            = temp-free e ∧ temp-free e₁
 temp-free (scaledown _ e)         = temp-free e
 temp-free (minus e)               = temp-free e
+temp-free (ix-const _)            = true
 temp-free (div _ i)               = temp-free i
 temp-free (mod _ i)               = temp-free i
 temp-free (ix-plus i j _ _)       = temp-free i ∧ temp-free j
@@ -270,6 +273,12 @@ same-var : ∀ {Γ Δ is ip} → is ∈ Γ → ip ∈ Δ → Bool
 same-var v₀     v₀     = true
 same-var (vₛ x) (vₛ y) = same-var x y
 same-var _      _      = false
+
+-- positions of possibly different shapes: the same tree and leaves
+same-pos : ∀ {s s′} → P s → P s′ → Bool
+same-pos (ι i)   (ι i′)    = F.toℕ i ℕ.≡ᵇ F.toℕ i′
+same-pos (i ⊗ j) (i′ ⊗ j′) = same-pos i i′ ∧ same-pos j j′
+same-pos _       _         = false
 
 same-op : Bop → Bop → Bool
 same-op plus plus = true
@@ -293,6 +302,7 @@ same (logistic e)            (logistic e′)              = same e e′
 same (bin op e e₁)           (bin op′ e′ e₁′)           = same-op op op′ ∧ same e e′ ∧ same e₁ e₁′
 same (scaledown n e)         (scaledown n′ e′)          = (n ℕ.≡ᵇ n′) ∧ same e e′
 same (minus e)               (minus e′)                 = same e e′
+same (ix-const i)            (ix-const i′)              = same-pos i i′
 same (div _ i)               (div _ i′)                 = same i i′
 same (mod _ i)               (mod _ i′)                 = same i i′
 same (ix-plus i j _ _)       (ix-plus i′ j′ _ _)        = same i i′ ∧ same j j′

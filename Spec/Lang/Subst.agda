@@ -55,6 +55,7 @@ ren ρ (logistic e)              = logistic (ren ρ e)
 ren ρ (bin op e e₁)             = bin op (ren ρ e) (ren ρ e₁)
 ren ρ (scaledown n e)           = scaledown n (ren ρ e)
 ren ρ (minus e)                 = minus (ren ρ e)
+ren ρ (ix-const i)              = ix-const i
 ren ρ (div m i)                 = div m (ren ρ i)
 ren ρ (mod m i)                 = mod m (ren ρ i)
 ren ρ (ix-plus i j su sp)       = ix-plus (ren ρ i) (ren ρ j) su sp
@@ -130,6 +131,7 @@ subst σ (logistic e)            = logistic (subst σ e)
 subst σ (bin op e e₁)           = bin op (subst σ e) (subst σ e₁)
 subst σ (scaledown n e)         = scaledown n (subst σ e)
 subst σ (minus e)               = minus (subst σ e)
+subst σ (ix-const i)            = ix-const i
 subst σ (div m i)               = div m (subst σ i)
 subst σ (mod m i)               = mod m (subst σ i)
 subst σ (ix-plus i j su sp)     = ix-plus (subst σ i) (subst σ j) su sp
@@ -168,12 +170,13 @@ ctx-swap x = ren (swapv x)
 ------------------------------------------------------------------------
 -- Strengthening of index expressions: an index expression over Γ that
 -- does not mention v, seen over Γ / v.  (Index expressions are built
--- from var, div, mod and ix-plus only.)
+-- from var, ix-const, div, mod and ix-plus only.)
 
 str : ∀ {s} (v : is ∈ Γ) → E Γ (ix s) → Maybe (E (Γ / v) (ix s))
 str v (var x) with eq? v x
 ... | eq      = nothing
 ... | neq _ y = just (var y)
+str v (ix-const i)        = just (ix-const i)
 str v (div m i)           = str v i >>= λ i′ → just (div m i′)
 str v (mod m i)           = str v i >>= λ i′ → just (mod m i′)
 str v (ix-plus i j su sp) = str v i >>= λ i′ → str v j >>= λ j′ → just (ix-plus i′ j′ su sp)

@@ -10,13 +10,16 @@
 -- renaming, AD, the optimiser, the dump printer) is a plain fold that
 -- pattern-matches on constructors.
 --
--- The constructors are exactly the nodes of docs/dump-format.md §4.
+-- The constructors are exactly the nodes of docs/dump-format.md §4
+-- (op names with `_` for `-`: ix-const is "ix_const"; ix-minusᵣ is
+-- "ix_minus_r").  An index expression (sort ix) is a variable, a
+-- constant position (ix-const) or index arithmetic on them.
 ------------------------------------------------------------------------
 module Spec.Lang.Syntax where
 
 open import Data.Nat using (ℕ)
 
-open import Spec.Array.Base using (S; ι; _⊗_; unit; _+_≈_; suc_≈_; _*_≈_)
+open import Spec.Array.Base using (S; P; ι; _⊗_; unit; _+_≈_; suc_≈_; _*_≈_)
 
 ------------------------------------------------------------------------
 -- Sorts, contexts, variables
@@ -84,6 +87,7 @@ data E : Ctx → IS → Set where
   scaledown : ℕ → E Γ (ar s) → E Γ (ar s)
   minus     : E Γ (ar s) → E Γ (ar s)
   -- index arithmetic (§7.1)
+  ix-const  : P s → E Γ (ix s)       -- the given position (a constant)
   div       : s * p ≈ q → E Γ (ix q) → E Γ (ix s)
   mod       : s * p ≈ q → E Γ (ix q) → E Γ (ix p)
   ix-plus   : E Γ (ix s) → E Γ (ix u) → suc p ≈ u → s + p ≈ r → E Γ (ix r)

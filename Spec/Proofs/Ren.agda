@@ -69,6 +69,7 @@ eval-ren ρ H (logistic e)  = λ k → cong (Scalar.logistic 𝕊) (eval-ren ρ 
 eval-ren ρ H (bin op e e₁) = λ k → cong₂ (bop op) (eval-ren ρ H e k) (eval-ren ρ H e₁ k)
 eval-ren ρ H (scaledown n e) = λ k → cong (Scalar.scaledown 𝕊 n) (eval-ren ρ H e k)
 eval-ren ρ H (minus e)     = λ k → cong (Scalar.-_ 𝕊) (eval-ren ρ H e k)
+eval-ren ρ H (ix-const i)  = refl
 eval-ren ρ H (div m i)     = cong (Ix.div m) (eval-ren ρ H i)
 eval-ren ρ H (mod m i)     = cong (Ix.mod m) (eval-ren ρ H i)
 eval-ren ρ H (ix-plus i j su sp) =

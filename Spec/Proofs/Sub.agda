@@ -71,6 +71,7 @@ eval-sub σ H (logistic e)  = λ k → cong (Scalar.logistic 𝕊) (eval-sub σ 
 eval-sub σ H (bin op e e₁) = λ k → cong₂ (bop op) (eval-sub σ H e k) (eval-sub σ H e₁ k)
 eval-sub σ H (scaledown n e) = λ k → cong (Scalar.scaledown 𝕊 n) (eval-sub σ H e k)
 eval-sub σ H (minus e)     = λ k → cong (Scalar.-_ 𝕊) (eval-sub σ H e k)
+eval-sub σ H (ix-const i)  = refl
 eval-sub σ H (div m i)     = cong (Ix.div m) (eval-sub σ H i)
 eval-sub σ H (mod m i)     = cong (Ix.mod m) (eval-sub σ H i)
 eval-sub σ H (ix-plus i j su sp) =

@@ -365,6 +365,7 @@ opt-sound (minus e) ρ with opt e | opt-sound e
 ... | X@(ix-minus _ _ _ _ _) | h = λ l → cong -_ (h ρ l)
 ... | X@(ix-minusᵣ _ _ _ _ _) | h = λ l → cong -_ (h ρ l)
 
+opt-sound (ix-const i) ρ = refl
 opt-sound (div m i) ρ = cong (Ix.div m) (opt-sound i ρ)
 opt-sound (mod m i) ρ = cong (Ix.mod m) (opt-sound i ρ)
 opt-sound (ix-plus i j su sp) ρ = cong₂ (λ a b → (a ⊕ₚ b) su sp) (opt-sound i ρ) (opt-sound j ρ)

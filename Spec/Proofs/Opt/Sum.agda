@@ -206,6 +206,7 @@ str-ok : (v : is ∈ Γ) (i : E Γ (ix s)) → StrOK v i (str v i)
 str-ok v (var x) with eq? v x
 ... | eq      = same
 ... | neq _ y = λ γ → lookup-wkv v y γ
+str-ok v (ix-const i) = λ γ → refl
 str-ok v (div m i) with str v i | str-ok v i
 ... | nothing | _ = tt
 ... | just i′ | h = λ γ → cong (Ix.div m) (h γ)

@@ -132,6 +132,7 @@ sum-zb-sound i (var y) a ρ | just i′ | hi | nothing | _ with eq? v₀ y
 ... | neq _ _ = λ _ → refl
 sum-zb-sound i (div _ _) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i (mod _ _) a ρ | just i′ | hi | nothing | _ = λ _ → refl
+sum-zb-sound i (ix-const _) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (var y) (var z) su sp) a ρ | just i′ | hi | nothing | _ with eq? v₀ z
 ... | eq with str v₀ (var y) | str-ok v₀ (var y)
 ...   | just J′ | hJ = zb-minusˡ i (var y) i′ J′ a su sp ρ hi hJ
@@ -149,6 +150,9 @@ sum-zb-sound i Y@(ix-plus J@(mod _ _) (var z) su sp) a ρ | just i′ | hi | not
 ... | eq with str v₀ J | str-ok v₀ J
 ...   | just J′ | hJ = zb-minusˡ i J i′ J′ a su sp ρ hi hJ
 ...   | nothing | _  = λ _ → refl
+sum-zb-sound i Y@(ix-plus J@(ix-const c) (var z) su sp) a ρ | just i′ | hi | nothing | _ with eq? v₀ z
+... | neq _ _ = λ _ → refl
+... | eq = zb-minusˡ i J i′ (ix-const c) a su sp ρ hi (str-ok v₀ J)
 sum-zb-sound i Y@(ix-plus J@(ix-plus _ _ _ _) (var z) su sp) a ρ | just i′ | hi | nothing | _ with eq? v₀ z
 ... | neq _ _ = λ _ → refl
 ... | eq with str v₀ J | str-ok v₀ J
@@ -161,6 +165,7 @@ sum-zb-sound i Y@(ix-plus (var y) K@(div _ _) su sp) a ρ | just i′ | hi | not
 ...   | nothing | _  = λ _ → refl
 sum-zb-sound i Y@(ix-plus (div _ _) K@(div _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (mod _ _) K@(div _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
+sum-zb-sound i Y@(ix-plus (ix-const _) K@(div _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (ix-plus _ _ _ _) K@(div _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (var y) K@(mod _ _) su sp) a ρ | just i′ | hi | nothing | _ with eq? v₀ y
 ... | neq _ _ = λ _ → refl
@@ -169,7 +174,15 @@ sum-zb-sound i Y@(ix-plus (var y) K@(mod _ _) su sp) a ρ | just i′ | hi | not
 ...   | nothing | _  = λ _ → refl
 sum-zb-sound i Y@(ix-plus (div _ _) K@(mod _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (mod _ _) K@(mod _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
+sum-zb-sound i Y@(ix-plus (ix-const _) K@(mod _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (ix-plus _ _ _ _) K@(mod _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
+sum-zb-sound i Y@(ix-plus (var y) K@(ix-const c) su sp) a ρ | just i′ | hi | nothing | _ with eq? v₀ y
+... | neq _ _ = λ _ → refl
+... | eq = zb-minusᵣ i K i′ (ix-const c) a su sp ρ hi (str-ok v₀ K)
+sum-zb-sound i Y@(ix-plus (div _ _) K@(ix-const _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
+sum-zb-sound i Y@(ix-plus (mod _ _) K@(ix-const _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
+sum-zb-sound i Y@(ix-plus (ix-const _) K@(ix-const _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
+sum-zb-sound i Y@(ix-plus (ix-plus _ _ _ _) K@(ix-const _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (var y) K@(ix-plus _ _ _ _) su sp) a ρ | just i′ | hi | nothing | _ with eq? v₀ y
 ... | neq _ _ = λ _ → refl
 ... | eq with str v₀ K | str-ok v₀ K
@@ -177,12 +190,14 @@ sum-zb-sound i Y@(ix-plus (var y) K@(ix-plus _ _ _ _) su sp) a ρ | just i′ | 
 ...   | nothing | _  = λ _ → refl
 sum-zb-sound i Y@(ix-plus (div _ _) K@(ix-plus _ _ _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (mod _ _) K@(ix-plus _ _ _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
+sum-zb-sound i Y@(ix-plus (ix-const _) K@(ix-plus _ _ _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (ix-plus _ _ _ _) K@(ix-plus _ _ _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound (var y) j a ρ | nothing | _ | just j′ | hj with eq? v₀ y
 ... | eq      = zb-pinʳ j j′ a ρ hj
 ... | neq _ _ = λ _ → refl
 sum-zb-sound (div _ _) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound (mod _ _) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
+sum-zb-sound (ix-const _) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (var y) (var z) su sp) j a ρ | nothing | _ | just j′ | hj with eq? v₀ z
 ... | eq with str v₀ (var y) | str-ok v₀ (var y)
 ...   | just J′ | hJ = tr (zb-minusˡ j (var y) j′ J′ a su sp ρ hj hJ) (zb-flip Y j a ρ)
@@ -200,6 +215,9 @@ sum-zb-sound Y@(ix-plus J@(mod _ _) (var z) su sp) j a ρ | nothing | _ | just j
 ... | eq with str v₀ J | str-ok v₀ J
 ...   | just J′ | hJ = tr (zb-minusˡ j J j′ J′ a su sp ρ hj hJ) (zb-flip Y j a ρ)
 ...   | nothing | _  = λ _ → refl
+sum-zb-sound Y@(ix-plus J@(ix-const c) (var z) su sp) j a ρ | nothing | _ | just j′ | hj with eq? v₀ z
+... | neq _ _ = λ _ → refl
+... | eq = tr (zb-minusˡ j J j′ (ix-const c) a su sp ρ hj (str-ok v₀ J)) (zb-flip Y j a ρ)
 sum-zb-sound Y@(ix-plus J@(ix-plus _ _ _ _) (var z) su sp) j a ρ | nothing | _ | just j′ | hj with eq? v₀ z
 ... | neq _ _ = λ _ → refl
 ... | eq with str v₀ J | str-ok v₀ J
@@ -212,6 +230,7 @@ sum-zb-sound Y@(ix-plus (var y) K@(div _ _) su sp) j a ρ | nothing | _ | just j
 ...   | nothing | _  = λ _ → refl
 sum-zb-sound Y@(ix-plus (div _ _) K@(div _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (mod _ _) K@(div _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
+sum-zb-sound Y@(ix-plus (ix-const _) K@(div _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (ix-plus _ _ _ _) K@(div _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (var y) K@(mod _ _) su sp) j a ρ | nothing | _ | just j′ | hj with eq? v₀ y
 ... | neq _ _ = λ _ → refl
@@ -220,7 +239,15 @@ sum-zb-sound Y@(ix-plus (var y) K@(mod _ _) su sp) j a ρ | nothing | _ | just j
 ...   | nothing | _  = λ _ → refl
 sum-zb-sound Y@(ix-plus (div _ _) K@(mod _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (mod _ _) K@(mod _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
+sum-zb-sound Y@(ix-plus (ix-const _) K@(mod _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (ix-plus _ _ _ _) K@(mod _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
+sum-zb-sound Y@(ix-plus (var y) K@(ix-const c) su sp) j a ρ | nothing | _ | just j′ | hj with eq? v₀ y
+... | neq _ _ = λ _ → refl
+... | eq = tr (zb-minusᵣ j K j′ (ix-const c) a su sp ρ hj (str-ok v₀ K)) (zb-flip Y j a ρ)
+sum-zb-sound Y@(ix-plus (div _ _) K@(ix-const _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
+sum-zb-sound Y@(ix-plus (mod _ _) K@(ix-const _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
+sum-zb-sound Y@(ix-plus (ix-const _) K@(ix-const _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
+sum-zb-sound Y@(ix-plus (ix-plus _ _ _ _) K@(ix-const _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (var y) K@(ix-plus _ _ _ _) su sp) j a ρ | nothing | _ | just j′ | hj with eq? v₀ y
 ... | neq _ _ = λ _ → refl
 ... | eq with str v₀ K | str-ok v₀ K
@@ -228,12 +255,15 @@ sum-zb-sound Y@(ix-plus (var y) K@(ix-plus _ _ _ _) su sp) j a ρ | nothing | _ 
 ...   | nothing | _  = λ _ → refl
 sum-zb-sound Y@(ix-plus (div _ _) K@(ix-plus _ _ _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (mod _ _) K@(ix-plus _ _ _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
+sum-zb-sound Y@(ix-plus (ix-const _) K@(ix-plus _ _ _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (ix-plus _ _ _ _) K@(ix-plus _ _ _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound (var x) (var y) a ρ | nothing | hx | nothing | same with SameVar-≡ hx
 ... | refl = zb-both a ρ
 sum-zb-sound (var x) (div _ _) a ρ | nothing | _ | nothing | _ = λ _ → refl
 sum-zb-sound (var x) (mod _ _) a ρ | nothing | _ | nothing | _ = λ _ → refl
+sum-zb-sound (var x) (ix-const _) a ρ | nothing | _ | nothing | _ = λ _ → refl
 sum-zb-sound (var x) (ix-plus _ _ _ _) a ρ | nothing | _ | nothing | _ = λ _ → refl
 sum-zb-sound (div _ _) j a ρ | nothing | _ | nothing | _ = λ _ → refl
 sum-zb-sound (mod _ _) j a ρ | nothing | _ | nothing | _ = λ _ → refl
+sum-zb-sound (ix-const _) j a ρ | nothing | _ | nothing | _ = λ _ → refl
 sum-zb-sound (ix-plus _ _ _ _) j a ρ | nothing | _ | nothing | _ = λ _ → refl

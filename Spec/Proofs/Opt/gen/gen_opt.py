@@ -142,6 +142,7 @@ for c in CONS:
     elif c[0]=="minus": L("... | minus a | h = λ l → trans (sym (-‿involutive _)) (cong -_ (h ρ l))")
     else: L(f"... | {pat(c,True)} | h = λ l → cong -_ (h ρ l)")
 L("")
+L("opt-sound (ix-const i) ρ = refl")
 L("opt-sound (div m i) ρ = cong (Ix.div m) (opt-sound i ρ)")
 L("opt-sound (mod m i) ρ = cong (Ix.mod m) (opt-sound i ρ)")
 L("opt-sound (ix-plus i j su sp) ρ = cong₂ (λ a b → (a ⊕ₚ b) su sp) (opt-sound i ρ) (opt-sound j ρ)")

@@ -5,7 +5,9 @@ Mirror Spec/Lang/Opt.agda: when a rule of opt changes, change the table here.
 """
 out=[]; L=out.append
 FB="λ _ → refl"
-OTH=[("div","(div _ _)"),("mod","(mod _ _)"),("ixp","(ix-plus _ _ _ _)")]
+OTH=[("div","(div _ _)"),("mod","(mod _ _)"),("const","(ix-const _)"),("ixp","(ix-plus _ _ _ _)")]
+# the heads that are not ix-plus (pin falls back on them)
+LEAF=[p for n,p in OTH if n!="ixp"]
 def case(c):
     # c=2: pin i′ j ; c=3: pin j′ i
     if c==2:
@@ -21,10 +23,18 @@ def case(c):
     L(f"{lhs('(var y)')} with eq? v₀ y")
     L(f"... | eq      = {PIN}")
     L(f"... | neq _ _ = {FB}")
-    L(f"{lhs('(div _ _)')} = {FB}")
-    L(f"{lhs('(mod _ _)')} = {FB}")
+    for p in LEAF:
+        L(f"{lhs(p)} = {FB}")
     # K = var z
     for Jn,Jp in [("var","(var y)")]+OTH:
+        if Jn=="const":
+            # str of a constant is just the constant, so it is not split on (a with on it
+            # would not abstract the already reduced str in the goal)
+            L(f"{lhs('Y@(ix-plus J@(ix-const c) (var z) su sp)')} with eq? v₀ z")
+            L(f"... | neq _ _ = {FB}")
+            ml = ML().replace(" J′ ", " (ix-const c) ").replace(" hJ", " (str-ok v₀ J)")
+            L(f"... | eq = {ml}")
+            continue
         Yp = f"Y@(ix-plus {Jp if Jn=='var' else 'J@'+Jp} (var z) su sp)"
         L(f"{lhs(Yp)} with eq? v₀ z")
         Jname = "(var y)" if Jn=="var" else "J"
@@ -41,7 +51,13 @@ def case(c):
     for Kn,Kp in OTH:
         for Jn,Jp in [("var","(var y)")]+OTH:
             Yp = f"Y@(ix-plus {Jp} K@{Kp} su sp)"
-            if Jn=="var":
+            if Jn=="var" and Kn=="const":
+                Yp = "Y@(ix-plus (var y) K@(ix-const c) su sp)"
+                L(f"{lhs(Yp)} with eq? v₀ y")
+                L(f"... | neq _ _ = {FB}")
+                mr = MR("K").replace("K′", "(ix-const c)").replace("hK", "(str-ok v₀ K)")
+                L(f"... | eq = {mr}")
+            elif Jn=="var":
                 L(f"{lhs(Yp)} with eq? v₀ y")
                 L(f"... | neq _ _ = {FB}")
                 L(f"... | eq with str v₀ K | str-ok v₀ K")

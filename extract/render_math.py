@@ -1,0 +1,244 @@
+"""The math of an expression before layout, for ``extract/render.py``.
+
+Index terms (``IConst``, ``IVar``, ``IAdd``, ``ISub``, ``IScale``, ``IFloor``, ``IMod``) are
+the value of one leaf of a position; their constructors (``iadd``, ``isub``, …) simplify only
+what is known (``x + 0`` is ``x``, ``x mod 1`` is 0), and ``bounds`` gives the range of a term
+from the ranges of its variables, so that a window's condition implied by them is dropped::
+
+    isub(IVar("j"), IVar("t"))  with j < 12, t < 5  ->  bounds -4 .. 11: write [0 ≤ j − t < 8]
+
+Math nodes (``MConst``, ``MArr``, ``MElem``, ``MAdd``, ``MMul``, ``MNeg``, ``MScale``, ``MSum``,
+``MApp``, ``MPow``, ``MIverson``) are the formula of an array expression at a position; ``madd``
+and ``mmul`` flatten sums and products, write ``a + (−b)`` as ``a − b`` and ``x · x`` as ``x²``,
+and put the Iverson brackets of a product in front.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import ir
+
+# ---------------------------------------------------------------------------------------------
+# index terms: one per leaf of a position
+
+@dataclass(frozen=True)
+class IConst:
+    n: int
+
+
+@dataclass(frozen=True)
+class IVar:
+    name: str
+
+
+@dataclass(frozen=True)
+class IAdd:
+    a: object
+    b: object
+
+
+@dataclass(frozen=True)
+class ISub:
+    a: object
+    b: object
+
+
+@dataclass(frozen=True)
+class IScale:
+    c: int
+    a: object
+
+
+@dataclass(frozen=True)
+class IFloor:
+    a: object
+    c: int
+
+
+@dataclass(frozen=True)
+class IMod:
+    a: object
+    c: int
+
+
+ZERO = IConst(0)
+
+
+def iadd(a, b):
+    if a == ZERO:
+        return b
+    if b == ZERO:
+        return a
+    if isinstance(a, IConst) and isinstance(b, IConst):
+        return IConst(a.n + b.n)
+    return IAdd(a, b)
+
+
+def isub(a, b):
+    if b == ZERO:
+        return a
+    if a == b:
+        return ZERO
+    if isinstance(a, IConst) and isinstance(b, IConst):
+        return IConst(a.n - b.n)
+    return ISub(a, b)
+
+
+def iscale(c: int, a):
+    if c == 1:
+        return a
+    if a == ZERO or c == 0:
+        return ZERO
+    return IScale(c, a)
+
+
+def ifloor(a, c: int):
+    if c == 1:
+        return a
+    if isinstance(a, IConst) and c:
+        return IConst(a.n // c)
+    return IFloor(a, c)
+
+
+def imod(a, c: int):
+    if c == 1:
+        return ZERO
+    if isinstance(a, IConst) and c:
+        return IConst(a.n % c)
+    return IMod(a, c)
+
+
+def bounds(t, ranges: dict) -> tuple[int, int]:
+    """The least and greatest value of an index term, the variables ranging over their
+    extents (``ranges``: name -> extent)."""
+    if isinstance(t, IConst):
+        return t.n, t.n
+    if isinstance(t, IVar):
+        return 0, ranges[t.name] - 1
+    if isinstance(t, (IAdd, ISub)):
+        alo, ahi = bounds(t.a, ranges)
+        blo, bhi = bounds(t.b, ranges)
+        return (alo + blo, ahi + bhi) if isinstance(t, IAdd) else (alo - bhi, ahi - blo)
+    if isinstance(t, IScale):
+        lo, hi = bounds(t.a, ranges)
+        return t.c * lo, t.c * hi
+    if isinstance(t, IFloor):
+        lo, hi = bounds(t.a, ranges)
+        return lo // t.c, hi // t.c
+    if isinstance(t, IMod):
+        return 0, t.c - 1
+    raise TypeError(type(t).__name__)
+
+
+def units_zero(terms, shape: ir.Shape) -> tuple:
+    """A position of ``shape``: on a leaf of extent 1 the index can only be 0."""
+    return tuple(ZERO if n == 1 else t for t, n in zip(terms, ir.leaves(shape)))
+
+
+# ---------------------------------------------------------------------------------------------
+# the math of an expression (before layout)
+
+@dataclass(frozen=True)
+class MConst:
+    n: int
+
+
+@dataclass(frozen=True)
+class MArr:              # a whole array (elementwise bindings)
+    name: str
+
+
+@dataclass(frozen=True)
+class MElem:             # an element; idx: the index terms of the leaves of extent ≠ 1
+    name: str
+    idx: tuple
+
+
+@dataclass(frozen=True)
+class MAdd:
+    terms: tuple         # (sign "+" | "−", M)
+
+
+@dataclass(frozen=True)
+class MMul:
+    factors: tuple
+    op: str = "·"        # "⊙" between whole arrays
+
+
+@dataclass(frozen=True)
+class MNeg:
+    a: object
+
+
+@dataclass(frozen=True)
+class MScale:            # scaledown: a / n
+    a: object
+    n: int
+
+
+@dataclass(frozen=True)
+class MSum:
+    vars: tuple          # (name, extent)
+    body: object
+
+
+@dataclass(frozen=True)
+class MApp:
+    fn: str
+    a: object
+
+
+@dataclass(frozen=True)
+class MPow:
+    a: object
+    k: int
+
+
+@dataclass(frozen=True)
+class MIverson:
+    conds: tuple         # ("eq", a, b) | ("range", t, lower: bool, upper: int | None)
+
+
+def madd(a, b):
+    terms = []
+    for x in (a, b):
+        if isinstance(x, MAdd):
+            terms.extend(x.terms)
+        elif isinstance(x, MNeg) and terms:
+            terms.append(("−", x.a))
+        else:
+            terms.append(("+", x))
+    return MAdd(tuple(terms))
+
+
+def mmul(a, b, op: str = "·"):
+    factors = []
+    for x in (a, b):
+        factors.extend(x.factors if isinstance(x, MMul) and x.op == op else (x,))
+    conds = tuple(c for f in factors if isinstance(f, MIverson) for c in f.conds)
+    rest = [f for f in factors if not isinstance(f, MIverson)]
+    if op == "·":                  # x · x is x²
+        merged = []
+        for f in rest:
+            if merged and isinstance(merged[-1], MPow) and merged[-1].a == f:
+                merged[-1] = MPow(f, merged[-1].k + 1)
+            elif merged and merged[-1] == f:
+                merged[-1] = MPow(f, 2)
+            else:
+                merged.append(f)
+        rest = merged
+    factors = ([MIverson(conds)] if conds else []) + rest
+    return factors[0] if len(factors) == 1 else MMul(tuple(factors), op)
+
+
+def has_sum(m) -> bool:
+    if isinstance(m, MSum):
+        return True
+    for x in (getattr(m, "a", None), getattr(m, "body", None)):
+        if x is not None and not isinstance(x, (str, int)) and has_sum(x):
+            return True
+    if isinstance(m, MAdd):
+        return any(has_sum(t) for _, t in m.terms)
+    if isinstance(m, MMul):
+        return any(has_sum(f) for f in m.factors)
+    return False
