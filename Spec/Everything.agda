@@ -68,3 +68,6 @@ import Spec.Front.Expand
 import Spec.Front.Model
 import Spec.Front.Properties
 import Spec.Front.Examples
+import Spec.Lang.Unren
+import Spec.Lang.Chain.Clean
+import Spec.Model.PF

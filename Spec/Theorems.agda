@@ -95,6 +95,14 @@
 --                    Spec.Model.CNN.  No law needed: these hold for
 --                    every `Scalar`, and every chain they produce is a
 --                    `Chain`, so items 1-6 apply to it.
+--
+-- 8. PF, decided      the hypothesis PF of chain-∇-correct is decided
+--                    by running `pf?` (Spec.Lang.Chain.Clean, through
+--                    Spec.Lang.Unren): elaborated-pf says every
+--                    elaborated model carries its proof, and
+--                    Spec.Model.PF holds those of the shipped chains
+--                    (cnn, dot, chain, ops).  `Consistent` is still a
+--                    hypothesis (see the README).
 ------------------------------------------------------------------------
 open import Spec.Scalar using (Scalar)
 open import Spec.Scalar.Laws using (Laws)
@@ -254,3 +262,6 @@ infer-faithful = Front.infer-faithful
 elaborate-faithful : ∀ (text : String) (m : Elaborated) → elaborate text ≡ ok m
                    → erase-chain (Elaborated.chain m) ≡ Elaborated.core m
 elaborate-faithful = Front.elaborate-faithful
+
+elaborated-pf : (m : Elaborated) → PF (Elaborated.chain m)
+elaborated-pf = Elaborated.pf

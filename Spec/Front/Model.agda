@@ -28,6 +28,7 @@ open import Relation.Nullary using (yes; no)
 open import Spec.Array.Base using (S; unit)
 open import Spec.Lang.Syntax using (Ctx; _▹_; ar; ix; E)
 open import Spec.Lang.Chain
+open import Spec.Lang.Chain.Clean using (PF; pf?)
 open import Spec.Front.Syntax
 open import Spec.Front.Term
 open import Spec.Front.Result
@@ -59,6 +60,7 @@ record Elaborated : Set where
     objective  : String
     core       : List (String × Tm)       -- the bindings as core terms
     faithful   : erase-chain chain ≡ core
+    pf         : PF chain                 -- placeholder-free (found by running pf?)
 
 -- A chain under construction.
 private
@@ -172,12 +174,20 @@ private
     (t , p , e , e≡) ← elab Δ sc l x r
     scalar t p e e≡
     where
+      placeholder-free : ∀ t (e : E Δ (ar unit)) → ⌊ e ⌋ ≡ t → Maybe (PF (c ▹ (x , e)))
+                       → Result Elaborated
       scalar : ∀ t p (e : E Δ (ar p)) → ⌊ e ⌋ ≡ t → Result Elaborated
       scalar t p e e≡ with p ≟ₛ unit
-      ... | yes refl = ok (record
-        { title = title ; chain = c ▹ (x , e) ; features = fs ; targets = ts ; prediction = pred
-        ; objective = x ; core = core ++ₗ [ (x , t) ] ; faithful = snoc-faithful c x e eq e≡ })
+      ... | yes refl = placeholder-free t e e≡ (pf? (c ▹ (x , e)))
       ... | no _ = fail (where′ l x ++ "the loss must be a scalar (shape 1), found shape " ++ show p)
+
+      placeholder-free t e e≡ (just pf) = ok (record
+        { title = title ; chain = c ▹ (x , e) ; features = fs ; targets = ts
+        ; prediction = pred ; objective = x ; core = core ++ₗ [ (x , t) ]
+        ; faithful = snoc-faithful c x e eq e≡ ; pf = pf })
+      -- not reached: no binding can name a placeholder (they have the empty name)
+      placeholder-free t e e≡ nothing =
+        fail (where′ l x ++ "a binding mentions a derivative placeholder")
 
 private
   one-output : List (ℕ × String) → Result (Maybe String)

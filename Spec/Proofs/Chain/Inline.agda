@@ -3,6 +3,7 @@
 -- Inlining a let-chain, and the chain's forward tangent as the
 -- forward derivative of the inlined objective.
 --
+-- (clean, emb and PF are defined, and PF decided, in Spec.Lang.Chain.Clean.)
 -- A chain is placeholder-free (`PF`) when every binding x = e is, as
 -- a term, a renaming `ren (emb c) e′` of an expression e′ over the
 -- *clean* scope of the chain before it (base variables and earlier
@@ -31,6 +32,7 @@ open import Spec.Lang.Syntax
 open import Spec.Lang.Subst using (Ren; ren; Sub; subst)
 open import Spec.Lang.Eval 𝕊
 open import Spec.Lang.Chain using (Chain; ε; _▹_)
+open import Spec.Lang.Chain.Clean public using (clean; emb; PF; pf?)
 open import Spec.Proofs.Chain.Typed using (baseCtx)
 open import Spec.Proofs.Forward 𝕊
 open import Spec.Proofs.Forward.Subst 𝕊 using (D-ren; D-sub; TRen; TSub)
@@ -48,15 +50,6 @@ private
 
 ------------------------------------------------------------------------
 -- The clean scope: base variables and bindings, no placeholders
-
-clean : Chain Δ → Ctx
-clean (ε {Γ} _)             = Γ
-clean (_▹_ {p = p} c _)     = clean c ▹ ar p
-
-emb : (c : Chain Δ) → Ren (clean c) Δ
-emb (ε _)   x      = x
-emb (c ▹ _) v₀     = v₀
-emb (c ▹ _) (vₛ x) = vₛ (vₛ (emb c x))
 
 clean-env : (c : Chain Δ) → Env Δ → Env (clean c)
 clean-env (ε _)   γ             = γ
@@ -82,10 +75,6 @@ emb-TRen (c ▹ _) ((t , _) , a) (vₛ x) i = emb-TRen c t x i
 
 ------------------------------------------------------------------------
 -- Placeholder-free chains and inlining
-
-PF : Chain Δ → Set
-PF (ε _)                        = ⊤
-PF (_▹_ {p = p} c (_ , e)) = PF c × Σ′ (E (clean c) (ar p)) (λ e′ → e ≡ ren (emb c) e′)
 
 -- every clean variable as an expression over the base context
 inl : (c : Chain Δ) → PF c → Sub (clean c) (baseCtx c)
