@@ -51,15 +51,19 @@ if ((want_test)); then
   command -v clang >/dev/null || test_pkgs+=(clang)
   command -v g++ >/dev/null || test_pkgs+=(g++)
   # chromium (Debian's package), headless: renders the model's math page (tests/test_render.py,
-  # which skips without it); not where apt has no such package
-  if ! command -v chromium >/dev/null && apt-cache policy chromium 2>/dev/null \
-      | grep -q 'Candidate: [0-9]'; then
-    test_pkgs+=(chromium)
+  # which skips without it, saying so); not where apt has no such package (the package lists
+  # are refreshed first, so that a machine with stale lists still finds it)
+  export DEBIAN_FRONTEND=noninteractive
+  updated=0
+  if ! command -v chromium >/dev/null; then
+    $SUDO apt-get update -qq && updated=1
+    if apt-cache policy chromium 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+      test_pkgs+=(chromium)
+    fi
   fi
   if ((${#test_pkgs[@]})); then
     echo "setup: apt-get install ${test_pkgs[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    $SUDO apt-get update -qq
+    ((updated)) || $SUDO apt-get update -qq
     $SUDO apt-get install -y -qq "${test_pkgs[@]}" >/dev/null
   fi
   $PY -c "import pytest" 2>/dev/null || $PY -m pip install -q pytest
