@@ -4,11 +4,12 @@
 
 MODEL is a built-in model's name (its dump is ``build/dump/MODEL.json`` by default, made by
 ``make dump`` when missing, or ``--dump``), a dump file ``*.json``, or a model file ``*.model``
-(compiled into a dump by the Agda executable, ``extract/frontend.py``). Writes ``M.h``, ``M.c``
-and ``M.cu`` (M the model's name) into ``--out`` (default ``build/gen/PRECISION``), and builds
-the C through cffi unless ``--no-build``; ``--dump-out`` also writes the dump. Any problem with
-the model, the dump or the extraction is printed as one line and the exit status is 1; nothing
-is written then (no file, no directory, no cache entry).
+(compiled into a dump by the Agda executable, ``extract/frontend.py``). Writes ``M.h``, ``M.c``,
+``M.cu`` (M the model's name) and the dump they come from, ``M.dump.json`` (what ``python -m
+extract.validate DIR`` checks them against), into ``--out`` (default ``build/gen/PRECISION``),
+and builds the C through cffi unless ``--no-build``; ``--dump-out`` also writes the dump
+elsewhere. Any problem with the model, the dump or the extraction is printed as one line and
+the exit status is 1; nothing is written then (no file, no directory, no cache entry).
 
 ``--html`` and ``--latex`` write the model as mathematics instead (``extract/render.py``): one
 self-contained HTML page, or a LaTeX fragment, to FILE (``-``: standard output; default
@@ -111,6 +112,9 @@ def main(argv=None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for name, text in gen.files.items():
         build.write_if_changed(out / name, text)
+    # the dump next to the sources: `python -m extract.validate OUT` checks them against it
+    build.write_if_changed(out / f"{model.name}.dump.json",
+                           compiled if compiled is not None else path.read_text())
     if args.show:
         _show(gen.files[f"{model.name}.c"])
     else:

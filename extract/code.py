@@ -426,7 +426,14 @@ def reduce(vars: tuple, body: RExpr, origin=None) -> RExpr:
                 guard = conj(in_range(value, v.extent), cond_subst(others, m) if others else True)
                 inner = subst(body.a, m)
                 remaining = tuple(x for x in vars if x != v)
-                return select(guard, reduce(remaining, inner, origin))
+                if guard is False:
+                    return ZERO
+                # a constraint on a remaining sum variable stays inside that sum
+                rest = set(remaining)
+                parts = () if guard is True else guard
+                inside = tuple(k for k in parts if k.a.ivars() & rest) or True
+                outside = tuple(k for k in parts if not k.a.ivars() & rest) or True
+                return select(outside, reduce(remaining, select(inside, inner), origin))
     return Reduce(vars, body, origin)
 
 

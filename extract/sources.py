@@ -6,6 +6,7 @@ below.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,6 +132,10 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
                             (lane, width))
     lkernels = [lane_view(k, n, len(fwd)) for n, k in enumerate(fwd)]
     lkernels += [lane_view(k, n, len(bwd)) for n, k in enumerate(bwd)]
+    # helpers the kernels call: an unused static function is a warning under Clang
+    bodies = "\n".join(k["body"] for k in (*ckernels, *lkernels))
+    uses = {f: re.search(rf"\b{f}\(", bodies) is not None
+            for f in ("logistic", "imax", "vload", "vstore", "vsplat")}
     used_f = {_bundle(model.arrays[n]) for k in fwd for n in (*k.reads, k.name)}
     used_b = {_bundle(model.arrays[n]) for k in bwd for n in (*k.reads, k.name)}
     cfile = {
@@ -139,7 +144,7 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
         "backward_calls": [f"{k['function']}({', '.join(k['args'])})" for k in ckernels[nf:]],
         "forward_unused": [b for b in ("w", "x", "v") if b not in used_f],
         "backward_unused": [b for b in ("w", "x", "v", "g") if b not in used_b],
-        "lanes": width, "lane_kernels": lkernels,
+        "lanes": width, "lane_kernels": lkernels, "uses": uses,
         "lane_structs": [s for s in _structs(model) if s["name"] != "params"],
         "inputs": [a.name for a in model.inputs],
         "lane_forward_calls": [f"{k['function']}({', '.join(k['args'])})"
@@ -148,6 +153,8 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
                                 for k in lkernels[nf:]],
     }
     gkernels = views(cfwd, cbwd, CUDA)
+    cused_f = {_bundle(model.arrays[n]) for k in cfwd for n in (*k.reads, k.name)}
+    cused_b = {_bundle(model.arrays[n]) for k in cbwd for n in (*k.reads, k.name)}
 
     def launch(k):
         return (f"{k['function']}<<<dim3(blocks({k['threads']}), m), BLOCK>>>"
@@ -157,6 +164,8 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
         "forward_calls": [launch(k) for k in gkernels[:nf]],
         "backward_calls": [launch(k) for k in gkernels[nf:]],
         "thread_index": CUDA.thread_index, "sample_index": CUDA.sample_index,
+        "forward_unused": [b for b in ("w", "x", "v") if b not in cused_f],
+        "backward_unused": [b for b in ("w", "x", "v", "g") if b not in cused_b],
     }
     files = {
         f"{M}.h": env.get_template("c/model.h.j2").render(

@@ -2,6 +2,7 @@
 PROVED_KERNELS_CACHE override), nvcc compiling the CUDA, the command line."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -107,7 +108,9 @@ def test_cli_writes_sources_and_show_prints_c(tmp_path):
     res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["ops_map.c", "ops_map.cu", "ops_map.h"]
+    assert names == ["ops_map.c", "ops_map.cu", "ops_map.dump.json", "ops_map.h"]
+    assert json.loads((out / "ops_map.dump.json").read_text()) == \
+        json.loads((DATA / "ops_map.json").read_text())          # for python -m extract.validate
     assert "typedef double real;" in (out / "ops_map.h").read_text()
     stamp = (out / "ops_map.c").stat().st_mtime_ns
     res = subprocess.run(cmd + ["--show"], cwd=ROOT, capture_output=True, text=True)
@@ -186,3 +189,37 @@ def test_cli_extraction_error_exits_1_and_writes_nothing(tmp_path):
                          text=True)
     assert res.returncode == 0, res.stderr
     assert (out / "tmp.c").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# portable C: warning-free under GCC and Clang, with and without -march=native
+
+SPEC = {name: next((p for p in (ROOT / "build" / "dump" / f"{name}.json",
+                                ROOT / "tests" / "golden" / "dump" / f"{name}.json")
+                    if p.exists()), None) for name in ("cnn", "ops")}
+
+
+@pytest.mark.parametrize("march", [True, False], ids=["native", "generic"])
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_generated_c_is_warning_free_under_gcc_and_clang(tmp_path, cc, march):
+    """The build's own flags (extract/build.py) with -Wall -Wextra -Werror, -march=native kept
+    or dropped: without it the vreal helpers draw GCC's and Clang's ABI note (-Wpsabi), and
+    Clang flags unused static helpers."""
+    import shutil
+    if shutil.which(cc) is None:
+        pytest.skip(f"{cc} not installed (scripts/setup.sh --test installs it)")
+    flags = [f for f in build.CFLAGS if march or f != "-march=native"]
+    assert ("-march=native" in flags) == march
+    for name, path in SPEC.items():
+        if path is None:
+            pytest.skip(f"no dump of {name} (run `make dump`)")
+        m = dump.load(path)
+        for precision in ("f32", "f64"):
+            d = tmp_path / f"{name}_{precision}"
+            d.mkdir()
+            for fname, text in generate(m, precision).files.items():
+                (d / fname).write_text(text)
+            cmd = [cc, *flags, *build.WARNINGS, "-c", str(d / f"{m.name}.c"), "-o",
+                   str(d / f"{m.name}.o")]
+            res = subprocess.run(cmd, capture_output=True, text=True)
+            assert res.returncode == 0 and not res.stderr, f"{' '.join(cmd)}:\n{res.stderr}"

@@ -177,7 +177,7 @@ def test_cli_model_file_writes_sources_and_dump(fake_main, tmp_path):
     assert res.returncode == 0, res.stderr
     assert calls(fake_main) == [["model", "tiny.model"]]
     assert sorted(p.name for p in (tmp_path / "gen").iterdir()) == \
-        ["tiny.c", "tiny.cu", "tiny.h"]
+        ["tiny.c", "tiny.cu", "tiny.dump.json", "tiny.h"]
     assert "typedef double real;" in (tmp_path / "gen" / "tiny.h").read_text()
     d = json.loads((tmp_path / "d" / "tiny.json").read_text())
     assert d["model"] == "tiny" and dump.parse(d).name == "tiny"
@@ -221,7 +221,7 @@ def test_cli_json_argument_and_builtin_name(tmp_path):
     res = run_cli([src, "--out", "a", "--no-build"], cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == \
-        ["chain.c", "chain.cu", "chain.h"]
+        ["chain.c", "chain.cu", "chain.dump.json", "chain.h"]
     res = run_cli([src, "--dump", src, "--no-build"], cwd=tmp_path)        # one source only
     assert res.returncode == 2 and "--dump is for a built-in model" in res.stderr
     # a built-in name with --dump, as before; --dump-out copies the dump it read
@@ -259,7 +259,8 @@ def test_agda_cli_mlp(tmp_path):
     res = run_cli(["mlp.model", "--out", "gen", "--no-build", "--dump-out", "mlp.json"],
                   cwd=tmp_path)
     assert res.returncode == 0, res.stderr
-    assert sorted(p.name for p in (tmp_path / "gen").iterdir()) == ["mlp.c", "mlp.cu", "mlp.h"]
+    assert sorted(p.name for p in (tmp_path / "gen").iterdir()) == \
+        ["mlp.c", "mlp.cu", "mlp.dump.json", "mlp.h"]
     d = json.loads((tmp_path / "mlp.json").read_text())
     m = dump.parse(d)
     assert [(c["name"], c["shape"], c["role"]) for c in d["context"]] == [

@@ -12,19 +12,9 @@
 real expf(real) __attribute__((simd("notinbranch")));
 #endif
 
-static inline real logistic(real x)
-{
-    return 1 / (1 + expf(-x));
-}
-
 static inline int imin(int a, int b)
 {
     return a < b ? a : b;
-}
-
-static inline int imax(int a, int b)
-{
-    return a > b ? a : b;
 }
 
 /* ==== forward: x, chain binding 1 of 2; shape 5, 5 elements, element loops ==== */
@@ -110,7 +100,11 @@ void chain_backward(const chain_params *restrict w, const chain_inputs *restrict
 #define chain_LANES 8
 
 /* 8 reals, one per sample: GCC/Clang vector extension; the operators act lane by lane
- * and broadcast a scalar operand */
+ * and broadcast a scalar operand. Without -march=native, GCC and Clang warn that returning a
+ * vreal changes the ABI (-Wpsabi); only static functions return one here, so no vreal crosses
+ * a call between translation units, and the warning is off for the rest of the file (GCC
+ * reports it at the end of the file: no pop). */
+#pragma GCC diagnostic ignored "-Wpsabi"
 typedef real vreal __attribute__((vector_size(chain_LANES * sizeof(real))));
 
 static inline vreal vload(const real *p)
@@ -120,10 +114,9 @@ static inline vreal vload(const real *p)
     return v;
 }
 
-static inline void vstore(real *p, vreal v)
-{
-    memcpy(p, &v, sizeof v);
-}
+/* a statement, not a function: for a function taking a vreal GCC notes a change of ABI */
+#define vstore(p, v) \
+    do { const vreal vstore_v = (v); memcpy((p), &vstore_v, sizeof vstore_v); } while (0)
 
 static inline vreal vsplat(real x)
 {
@@ -266,7 +259,7 @@ void chain_batch_grad(const chain_params *restrict w, const chain_inputs *restri
                       int nthreads, void *restrict ws, chain_params *restrict grad,
                       real *restrict loss)
 {
-    chain_scratch *scratch = ws;
+    chain_scratch *scratch = (chain_scratch *)ws;
     const int nt = nthreads > 0 ? nthreads : 1;
     /* thread t owns samples [t*n/nt, (t+1)*n/nt) and adds them up in order */
     #pragma omp parallel for num_threads(nt) schedule(static, 1)
@@ -326,7 +319,7 @@ void chain_sgd_update(chain_params *restrict w, const chain_params *restrict gra
 void chain_batch_predict(const chain_params *restrict w, const chain_inputs *restrict xs, int n,
                          int nthreads, void *restrict ws, real *restrict out)
 {
-    chain_scratch *scratch = ws;
+    chain_scratch *scratch = (chain_scratch *)ws;
     const int nt = nthreads > 0 ? nthreads : 1;
     #pragma omp parallel for num_threads(nt) schedule(static, 1)
     for (int t = 0; t < nt; t++) {

@@ -12,19 +12,9 @@
 real expf(real) __attribute__((simd("notinbranch")));
 #endif
 
-static inline real logistic(real x)
-{
-    return 1 / (1 + expf(-x));
-}
-
 static inline int imin(int a, int b)
 {
     return a < b ? a : b;
-}
-
-static inline int imax(int a, int b)
-{
-    return a > b ? a : b;
 }
 
 /* ==== forward: r, chain binding 1 of 1; shape 1, 1 elements, dest loops ==== */
@@ -89,7 +79,11 @@ void dot_backward(const dot_params *restrict w, const dot_inputs *restrict x,
 #define dot_LANES 8
 
 /* 8 reals, one per sample: GCC/Clang vector extension; the operators act lane by lane
- * and broadcast a scalar operand */
+ * and broadcast a scalar operand. Without -march=native, GCC and Clang warn that returning a
+ * vreal changes the ABI (-Wpsabi); only static functions return one here, so no vreal crosses
+ * a call between translation units, and the warning is off for the rest of the file (GCC
+ * reports it at the end of the file: no pop). */
+#pragma GCC diagnostic ignored "-Wpsabi"
 typedef real vreal __attribute__((vector_size(dot_LANES * sizeof(real))));
 
 static inline vreal vload(const real *p)
@@ -99,10 +93,9 @@ static inline vreal vload(const real *p)
     return v;
 }
 
-static inline void vstore(real *p, vreal v)
-{
-    memcpy(p, &v, sizeof v);
-}
+/* a statement, not a function: for a function taking a vreal GCC notes a change of ABI */
+#define vstore(p, v) \
+    do { const vreal vstore_v = (v); memcpy((p), &vstore_v, sizeof vstore_v); } while (0)
 
 static inline vreal vsplat(real x)
 {
@@ -225,7 +218,7 @@ void dot_batch_grad(const dot_params *restrict w, const dot_inputs *restrict xs,
                     int nthreads, void *restrict ws, dot_params *restrict grad,
                     real *restrict loss)
 {
-    dot_scratch *scratch = ws;
+    dot_scratch *scratch = (dot_scratch *)ws;
     const int nt = nthreads > 0 ? nthreads : 1;
     /* thread t owns samples [t*n/nt, (t+1)*n/nt) and adds them up in order */
     #pragma omp parallel for num_threads(nt) schedule(static, 1)
@@ -285,7 +278,7 @@ void dot_sgd_update(dot_params *restrict w, const dot_params *restrict grad, rea
 void dot_batch_predict(const dot_params *restrict w, const dot_inputs *restrict xs, int n,
                        int nthreads, void *restrict ws, real *restrict out)
 {
-    dot_scratch *scratch = ws;
+    dot_scratch *scratch = (dot_scratch *)ws;
     const int nt = nthreads > 0 ? nthreads : 1;
     #pragma omp parallel for num_threads(nt) schedule(static, 1)
     for (int t = 0; t < nt; t++) {

@@ -22,11 +22,6 @@ static inline int imin(int a, int b)
     return a < b ? a : b;
 }
 
-static inline int imax(int a, int b)
-{
-    return a > b ? a : b;
-}
-
 /* ==== forward: h, chain binding 1 of 2; shape [2, 3], 6 elements, element loops ==== */
 static void ops_map_forward_h(const real *restrict x,
                               const real *restrict w,
@@ -121,7 +116,11 @@ void ops_map_backward(const ops_map_params *restrict w, const ops_map_inputs *re
 #define ops_map_LANES 8
 
 /* 8 reals, one per sample: GCC/Clang vector extension; the operators act lane by lane
- * and broadcast a scalar operand */
+ * and broadcast a scalar operand. Without -march=native, GCC and Clang warn that returning a
+ * vreal changes the ABI (-Wpsabi); only static functions return one here, so no vreal crosses
+ * a call between translation units, and the warning is off for the rest of the file (GCC
+ * reports it at the end of the file: no pop). */
+#pragma GCC diagnostic ignored "-Wpsabi"
 typedef real vreal __attribute__((vector_size(ops_map_LANES * sizeof(real))));
 
 static inline vreal vload(const real *p)
@@ -131,10 +130,9 @@ static inline vreal vload(const real *p)
     return v;
 }
 
-static inline void vstore(real *p, vreal v)
-{
-    memcpy(p, &v, sizeof v);
-}
+/* a statement, not a function: for a function taking a vreal GCC notes a change of ABI */
+#define vstore(p, v) \
+    do { const vreal vstore_v = (v); memcpy((p), &vstore_v, sizeof vstore_v); } while (0)
 
 static inline vreal vsplat(real x)
 {
@@ -296,7 +294,7 @@ void ops_map_batch_grad(const ops_map_params *restrict w, const ops_map_inputs *
                         int nthreads, void *restrict ws, ops_map_params *restrict grad,
                         real *restrict loss)
 {
-    ops_map_scratch *scratch = ws;
+    ops_map_scratch *scratch = (ops_map_scratch *)ws;
     const int nt = nthreads > 0 ? nthreads : 1;
     /* thread t owns samples [t*n/nt, (t+1)*n/nt) and adds them up in order */
     #pragma omp parallel for num_threads(nt) schedule(static, 1)
@@ -361,7 +359,7 @@ void ops_map_sgd_update(ops_map_params *restrict w, const ops_map_params *restri
 void ops_map_batch_predict(const ops_map_params *restrict w, const ops_map_inputs *restrict xs, int n,
                            int nthreads, void *restrict ws, real *restrict out)
 {
-    ops_map_scratch *scratch = ws;
+    ops_map_scratch *scratch = (ops_map_scratch *)ws;
     const int nt = nthreads > 0 ? nthreads : 1;
     #pragma omp parallel for num_threads(nt) schedule(static, 1)
     for (int t = 0; t < nt; t++) {

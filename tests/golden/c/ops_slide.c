@@ -12,19 +12,9 @@
 real expf(real) __attribute__((simd("notinbranch")));
 #endif
 
-static inline real logistic(real x)
-{
-    return 1 / (1 + expf(-x));
-}
-
 static inline int imin(int a, int b)
 {
     return a < b ? a : b;
-}
-
-static inline int imax(int a, int b)
-{
-    return a > b ? a : b;
 }
 
 /* ==== forward: c, chain binding 1 of 3; shape [4, 3], 12 elements, dest loops ==== */
@@ -194,7 +184,11 @@ void ops_slide_backward(const ops_slide_params *restrict w, const ops_slide_inpu
 #define ops_slide_LANES 8
 
 /* 8 reals, one per sample: GCC/Clang vector extension; the operators act lane by lane
- * and broadcast a scalar operand */
+ * and broadcast a scalar operand. Without -march=native, GCC and Clang warn that returning a
+ * vreal changes the ABI (-Wpsabi); only static functions return one here, so no vreal crosses
+ * a call between translation units, and the warning is off for the rest of the file (GCC
+ * reports it at the end of the file: no pop). */
+#pragma GCC diagnostic ignored "-Wpsabi"
 typedef real vreal __attribute__((vector_size(ops_slide_LANES * sizeof(real))));
 
 static inline vreal vload(const real *p)
@@ -204,10 +198,9 @@ static inline vreal vload(const real *p)
     return v;
 }
 
-static inline void vstore(real *p, vreal v)
-{
-    memcpy(p, &v, sizeof v);
-}
+/* a statement, not a function: for a function taking a vreal GCC notes a change of ABI */
+#define vstore(p, v) \
+    do { const vreal vstore_v = (v); memcpy((p), &vstore_v, sizeof vstore_v); } while (0)
 
 static inline vreal vsplat(real x)
 {
@@ -473,7 +466,7 @@ void ops_slide_batch_grad(const ops_slide_params *restrict w, const ops_slide_in
                           int nthreads, void *restrict ws, ops_slide_params *restrict grad,
                           real *restrict loss)
 {
-    ops_slide_scratch *scratch = ws;
+    ops_slide_scratch *scratch = (ops_slide_scratch *)ws;
     const int nt = nthreads > 0 ? nthreads : 1;
     /* thread t owns samples [t*n/nt, (t+1)*n/nt) and adds them up in order */
     #pragma omp parallel for num_threads(nt) schedule(static, 1)
@@ -538,7 +531,7 @@ void ops_slide_sgd_update(ops_slide_params *restrict w, const ops_slide_params *
 void ops_slide_batch_predict(const ops_slide_params *restrict w, const ops_slide_inputs *restrict xs, int n,
                              int nthreads, void *restrict ws, real *restrict out)
 {
-    ops_slide_scratch *scratch = ws;
+    ops_slide_scratch *scratch = (ops_slide_scratch *)ws;
     const int nt = nthreads > 0 ? nthreads : 1;
     #pragma omp parallel for num_threads(nt) schedule(static, 1)
     for (int t = 0; t < nt; t++) {

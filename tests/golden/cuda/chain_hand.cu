@@ -189,6 +189,7 @@ static int blocks(int n)
 /* the forward kernels over samples xs[0..m), values vs[0..m) */
 static void forward_n(const chain_params *w, const chain_inputs *x, chain_values *v, int m)
 {
+    (void)x;
     chain_forward_x<<<dim3(blocks(5), m), BLOCK>>>(w->a, w->b, v->x);
     chain_forward_y<<<dim3(blocks(5), m), BLOCK>>>(v->x, v->y);
 }
@@ -196,6 +197,7 @@ static void forward_n(const chain_params *w, const chain_inputs *x, chain_values
 static void backward_n(const chain_params *w, const chain_inputs *x, const chain_values *v,
                        chain_grads *g, int m)
 {
+    (void)x;
     chain_backward_d_y<<<dim3(blocks(5), m), BLOCK>>>(g->d_y);
     chain_backward_d_x<<<dim3(blocks(5), m), BLOCK>>>(v->x, g->d_y, g->d_x);
     chain_backward_d_a<<<dim3(blocks(5), m), BLOCK>>>(w->b, g->d_x, g->d_a);

@@ -260,6 +260,7 @@ static int blocks(int n)
 /* the forward kernels over samples xs[0..m), values vs[0..m) */
 static void forward_n(const ops_block_params *w, const ops_block_inputs *x, ops_block_values *v, int m)
 {
+    (void)x;
     ops_block_forward_s<<<dim3(blocks(6), m), BLOCK>>>(w->x, v->s);
     ops_block_forward_z<<<dim3(blocks(24), m), BLOCK>>>(w->x, w->g, v->s, v->z);
     ops_block_forward_loss<<<dim3(blocks(1), m), BLOCK>>>(v->z, v->loss);
@@ -268,6 +269,7 @@ static void forward_n(const ops_block_params *w, const ops_block_inputs *x, ops_
 static void backward_n(const ops_block_params *w, const ops_block_inputs *x, const ops_block_values *v,
                        ops_block_grads *g, int m)
 {
+    (void)x;
     ops_block_backward_d_loss<<<dim3(blocks(1), m), BLOCK>>>(g->d_loss);
     ops_block_backward_d_z<<<dim3(blocks(24), m), BLOCK>>>(v->z, g->d_loss, g->d_z);
     ops_block_backward_d_s<<<dim3(blocks(6), m), BLOCK>>>(w->x, w->g, g->d_z, g->d_s);

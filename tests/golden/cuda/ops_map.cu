@@ -202,6 +202,7 @@ static int blocks(int n)
 /* the forward kernels over samples xs[0..m), values vs[0..m) */
 static void forward_n(const ops_map_params *w, const ops_map_inputs *x, ops_map_values *v, int m)
 {
+    (void)x;
     ops_map_forward_h<<<dim3(blocks(6), m), BLOCK>>>(w->x, w->w, v->h);
     ops_map_forward_loss<<<dim3(blocks(1), m), BLOCK>>>(v->h, v->loss);
 }
@@ -209,6 +210,7 @@ static void forward_n(const ops_map_params *w, const ops_map_inputs *x, ops_map_
 static void backward_n(const ops_map_params *w, const ops_map_inputs *x, const ops_map_values *v,
                        ops_map_grads *g, int m)
 {
+    (void)x;
     ops_map_backward_d_loss<<<dim3(blocks(1), m), BLOCK>>>(g->d_loss);
     ops_map_backward_d_h<<<dim3(blocks(6), m), BLOCK>>>(g->d_loss, g->d_h);
     ops_map_backward_d_x<<<dim3(blocks(6), m), BLOCK>>>(w->w, v->h, g->d_h, g->d_x);

@@ -273,6 +273,7 @@ static int blocks(int n)
 /* the forward kernels over samples xs[0..m), values vs[0..m) */
 static void forward_n(const ops_slide_params *w, const ops_slide_inputs *x, ops_slide_values *v, int m)
 {
+    (void)x;
     ops_slide_forward_c<<<dim3(blocks(12), m), BLOCK>>>(w->x, w->k, v->c);
     ops_slide_forward_c2<<<dim3(blocks(12), m), BLOCK>>>(w->x, w->k, v->c2);
     ops_slide_forward_loss<<<dim3(blocks(1), m), BLOCK>>>(v->c, v->c2, v->loss);
@@ -281,6 +282,7 @@ static void forward_n(const ops_slide_params *w, const ops_slide_inputs *x, ops_
 static void backward_n(const ops_slide_params *w, const ops_slide_inputs *x, const ops_slide_values *v,
                        ops_slide_grads *g, int m)
 {
+    (void)x;
     ops_slide_backward_d_loss<<<dim3(blocks(1), m), BLOCK>>>(g->d_loss);
     ops_slide_backward_d_c2<<<dim3(blocks(12), m), BLOCK>>>(v->c, g->d_loss, g->d_c2);
     ops_slide_backward_d_c<<<dim3(blocks(12), m), BLOCK>>>(v->c2, g->d_loss, g->d_c);

@@ -1,0 +1,348 @@
+"""Translation validation over F_p (extract/validate.py, extract/field.py,
+templates/validate/field.h).
+
+- the field arithmetic against Python integers;
+- extract/field.py against the independent NumPy interpreter (tests/oracle.py) run on Python
+  objects of F_p, on every hand-built and Agda dump: two evaluators of the dump, one answer;
+- the three CNN dumps (hand-written gradients, reverse mode without opt, the Agda spec's) are
+  equal over F_p with an uninterpreted logistic;
+- every dump's generated C and CUDA validate (f32 and f64, other strategies, random dumps);
+- a hand-edited source is rejected, naming the kernel, binding and element: one `+` made `-`,
+  an index off by one, a lane kernel, the batch accumulation, a CUDA kernel and a CUDA thread
+  guard;
+- the command line: `python -m extract --out DIR` then `python -m extract.validate DIR`.
+"""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dumpgen
+import oracle
+from extract import dump, field, validate
+from extract.lower import Options
+from extract.sources import generate
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data"
+DUMPS = {p.stem: p for p in sorted(DATA.glob("*.json"))}
+for _name in ("dot", "chain", "cnn", "ops"):
+    _p = next((q for q in (ROOT / "build" / "dump" / f"{_name}.json",
+                           ROOT / "tests" / "golden" / "dump" / f"{_name}.json") if q.exists()),
+              None)
+    if _p is not None:
+        DUMPS[f"spec_{_name}"] = _p
+P = field.P
+
+
+def load(name: str) -> dict:
+    return json.loads(DUMPS[name].read_text())
+
+
+# ---------------------------------------------------------------------------------------------
+# the field
+
+def test_field_arithmetic_against_python_integers():
+    rng = np.random.default_rng(0)
+    a = np.concatenate([field.random_elements(rng, 2000),
+                        np.array([0, 1, 2, P - 1, P - 2, (1 << 60), (1 << 31) - 1, 1 << 31],
+                                 np.uint64)])
+    b = np.concatenate([field.random_elements(rng, 2000),
+                        np.array([P - 1, P - 1, P - 2, P - 1, 1, (1 << 60), (1 << 31), 3],
+                                 np.uint64)])
+    ai, bi = [int(x) for x in a], [int(x) for x in b]
+    assert field.mul(a, b).tolist() == [x * y % P for x, y in zip(ai, bi)]
+    assert field.add(a, b).tolist() == [(x + y) % P for x, y in zip(ai, bi)]
+    assert field.neg(a).tolist() == [-x % P for x in ai]
+    m = a[:2000].reshape(40, 50)
+    assert field.sum_axis(m, 1).tolist() == [sum(int(x) for x in row) % P for row in m]
+    assert field.sum_axis(np.full(5000, P - 1, np.uint64), 0) == 5000 * (P - 1) % P
+    for n in (1, 2, 3, 4, 10, 576):
+        assert field.inverse(n) * n % P == 1
+    lg = field.logistic(a, 99)
+    assert lg.min() >= 1 and lg.max() < P and len(set(lg.tolist())) == len(set(ai))
+
+
+class F:
+    """An element of F_p as a Python object, for tests/oracle.py's evaluator (object dtype):
+    ``exp`` is the field's, so the oracle's ``1 / (1 + exp(-x))`` is the uninterpreted L(x).
+    An operation with an array is left to NumPy (elementwise)."""
+    __slots__ = ("v",)
+    key = 0
+
+    def __init__(self, v):
+        self.v = int(v) % P
+
+    def _op(f):
+        def op(self, o):
+            return NotImplemented if isinstance(o, np.ndarray) else F(f(self.v, _v(o)))
+        return op
+
+    __add__ = __radd__ = _op(lambda a, b: a + b)
+    __mul__ = __rmul__ = _op(lambda a, b: a * b)
+    __sub__ = _op(lambda a, b: a - b)
+    __rsub__ = _op(lambda a, b: b - a)
+    __truediv__ = _op(lambda a, b: a * pow(b, P - 2, P))
+    __rtruediv__ = _op(lambda a, b: b * pow(a, P - 2, P))
+
+    def __neg__(self):
+        return F(-self.v)
+
+    def __getitem__(self, k):                 # a gathered scalar, as NumPy's would be
+        return np.asarray(self, dtype=object)[k]
+
+    def exp(self):
+        lv = int(field.logistic(np.uint64(-self.v % P), F.key))
+        return F(pow(lv, P - 2, P) - 1)
+
+
+def _v(o) -> int:
+    return o.v if isinstance(o, F) else int(o)
+
+
+class _NumpyOfF:
+    """NumPy for the oracle, but ``ones`` of object dtype holds F(1) (a Python 1 would make
+    ``-1 / 2`` a float)."""
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    @staticmethod
+    def ones(shape, dtype=None):
+        if dtype is not None and np.dtype(dtype) == np.dtype(object):
+            out = np.empty(shape, object)
+            out.fill(F(1))
+            return out
+        return np.ones(shape, dtype)
+
+
+@pytest.mark.parametrize("name", sorted(DUMPS))
+def test_field_evaluator_agrees_with_the_oracle_over_the_field(name, monkeypatch):
+    d = load(name)
+    rng = np.random.default_rng(5)
+    vals = {c["name"]: field.random_elements(rng, field.size(c["shape"])) for c in d["context"]}
+    F.key = 1234567
+    want = field.evaluate(d, vals, F.key)
+    monkeypatch.setattr(oracle, "np", _NumpyOfF())
+    ov = {c["name"]: np.array([F(x) for x in vals[c["name"]].tolist()], object)
+          .reshape(field.leaves(c["shape"])) for c in d["context"]}
+    got = oracle.evaluate(d, ov, object)
+    assert set(want) <= set(got)
+    for k, v in want.items():
+        assert [_v(x) for x in np.asarray(got[k]).ravel()] == v.tolist(), k
+
+
+def test_unhot_keeps_the_values():
+    """cnn_ad's gradients by linearity (field.unhot) and filled in densely: the same."""
+    d = load("cnn_ad")
+    rng = np.random.default_rng(2)
+    vals = {c["name"]: field.random_elements(rng, field.size(c["shape"])) for c in d["context"]}
+    names = [g["name"] for g in d["gradients"]]
+    small = {**d, "gradients": d["gradients"][:names.index("d_c11")]}   # d_c1 and before
+    fast = field.evaluate(small, vals, 3)
+    slow = field.evaluate(small, vals, 3, one_hot=False)
+    assert set(fast) == set(slow)
+    for k in fast:
+        assert (fast[k] == slow[k]).all(), k
+
+
+def test_the_three_cnn_dumps_are_equal_over_the_field():
+    """Hand-written gradients, reverse mode without opt, and the Agda spec's (∇ then opt):
+    every binding and gradient equal over F_p, logistic uninterpreted."""
+    names = [n for n in ("cnn_hand", "cnn_ad", "spec_cnn") if n in DUMPS]
+    ds = [load(n) for n in names]
+    rng = np.random.default_rng(3)
+    vals = {c["name"]: field.random_elements(rng, field.size(c["shape"]))
+            for c in ds[0]["context"]}
+    outs = [field.evaluate(d, vals, 77) for d in ds]
+    for n, out in zip(names[1:], outs[1:]):
+        assert set(out) == set(outs[0])
+        for k in out:
+            assert (out[k] == outs[0][k]).all(), (n, k)
+
+
+def test_degrees():
+    degs, arg = field.degrees(load("cnn_hand"))
+    assert degs["c11"] == 2 and degs["c1"] == 1 and degs["loss"] == 2 and arg == 2
+    assert degs["d_k1"] == 10
+    assert field.degrees(load("dot_hand"))[0]["r"] == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# validating generated sources
+
+def write_sources(tmp: Path, d: dict, precision: str = "f32", options: Options = Options(),
+                  cuda: bool = True) -> validate.Sources:
+    m = dump.parse(d)
+    g = generate(m, precision, options)
+    tmp.mkdir(parents=True, exist_ok=True)
+    for fname, text in g.files.items():
+        if cuda or not fname.endswith(".cu"):
+            (tmp / fname).write_text(text)
+    (tmp / f"{m.name}.dump.json").write_text(json.dumps(d))
+    (src,) = validate.find_sources(tmp)
+    return src
+
+
+def run(src: validate.Sources, d: dict, **kw) -> validate.Report:
+    return validate.validate_model(src, d, **kw)
+
+
+def _cases():
+    return sorted(DUMPS)
+
+
+@pytest.mark.parametrize("name", _cases())
+def test_every_dump_validates(tmp_path, name):
+    d = load(name)
+    src = write_sources(tmp_path, d)
+    t = time.perf_counter()
+    rep = run(src, validate.find_dump(src, None))
+    print(rep.line(), f"[{time.perf_counter() - t:.1f} s]")
+    assert rep.elements > 0 and rep.files == [src.c.name, src.cu.name]
+    assert rep.bound < 1e-8
+
+
+def test_cnn_ad_validates_c_and_cuda(tmp_path):
+    """The unoptimised reverse pass: its CUDA (element strategy) once let a sum's guard escape
+    the sum (extract/code.py reduce) and did not compile."""
+    d = load("cnn_ad")
+    src = write_sources(tmp_path, d)
+    assert sorted(run(src, d).files) == ["cnn.c", "cnn.cu"]
+
+
+def test_a_source_that_does_not_compile_is_reported(tmp_path):
+    d = load("dot_hand")
+    src = write_sources(tmp_path, d)
+    cu = tmp_path / "dot.cu"
+    cu.write_text(cu.read_text().replace("{", "{ undeclared_name;", 1))
+    with pytest.raises(validate.ValidationError, match=r"dot\.cu does not compile"):
+        run(src, d)
+
+
+@pytest.mark.parametrize("name", ["cnn_hand", "ops_slide"])
+def test_f64_sources_validate(tmp_path, name):
+    d = load(name)
+    run(write_sources(tmp_path, d, "f64"), d)
+
+
+@pytest.mark.parametrize("strategy, blocks", [("dest", False), ("element", True)])
+@pytest.mark.parametrize("seed", [3, 5, 201])
+def test_random_dumps_validate(tmp_path, seed, strategy, blocks):
+    d = dumpgen.random_dump(seed, depth=4 if seed >= 200 else 3, model=f"rnd{seed}")
+    src = write_sources(tmp_path, d, "f64", Options(strategy, 2 ** 62, blocks=blocks))
+    run(src, d, trials=2)
+
+
+# ---------------------------------------------------------------------------------------------
+# hand-edited sources are rejected
+
+def mutate(path: Path, function: str, old: str, new: str, nth: int = 0) -> None:
+    """Replace the ``nth`` occurrence of ``old`` in the body of ``function`` (a kernel)."""
+    text = path.read_text()
+    start = re.search(rf"^(static (inline )?|__global__ )void {re.escape(function)}\(", text,
+                      re.M)
+    assert start, function
+    end = text.index("\n}\n", start.end())
+    body = text[start.end():end]
+    at = -1
+    for _ in range(nth + 1):
+        at = body.index(old, at + 1)
+    path.write_text(text[:start.end()] + body[:at] + new + body[at + len(old):] + text[end:])
+
+
+MUTATIONS = {
+    # file, function, old, new -> what the message must name
+    "plus to minus": ("cnn.c", "cnn_forward_c21", "+=", "-=",
+                      "cnn_forward/cnn_backward: kernel cnn_forward_c21, binding c21"),
+    "minus to plus": ("cnn.c", "cnn_backward_d_r", "] - target[", "] + target[",
+                      "kernel cnn_backward_d_r, binding d_r"),
+    "index off by one": ("cnn.c", "cnn_forward_c11", "t1_1 + j1]", "t1_1 + j1 + 1]",
+                         "kernel cnn_forward_c11, binding c11"),
+    "lane kernel": ("cnn.c", "cnn_backward_d_k1_lanes", "+=", "-=",
+                    "cnn_forward_lanes/cnn_backward_lanes (the batch entry points' kernels): "
+                    "kernel cnn_backward_d_k1_lanes, binding d_k1"),
+    "batch accumulation": ("cnn.c", "cnn_add_samples", "l < m", "l < m - 1",
+                           "cnn_batch_grad with 1 thread(s): the mean of d_k1 (parameter k1)"),
+    "cuda kernel": ("cnn.cu", "cnn_forward_c21", "acc0 +=", "acc0 -=",
+                    "cnn.cu: cnn_cuda_forward/cnn_cuda_backward: kernel cnn_forward_c21"),
+    "cuda thread guard": ("cnn.cu", "cnn_backward_d_k2", "if (idx >= 1800)",
+                          "if (idx >= 1799)", "kernel cnn_backward_d_k2, binding d_k2, "
+                                              "sample 0, element 1799 [11][5][4][4]: never "
+                                              "written"),
+}
+
+
+@pytest.fixture(scope="module")
+def cnn_sources(tmp_path_factory):
+    d = load("cnn_hand")
+    return write_sources(tmp_path_factory.mktemp("cnn"), d), d
+
+
+@pytest.mark.parametrize("what", sorted(MUTATIONS))
+def test_a_hand_edited_source_is_rejected(tmp_path, cnn_sources, what):
+    src, d = cnn_sources
+    fname, function, old, new, message = MUTATIONS[what]
+    for p in src.h.parent.iterdir():
+        shutil.copy(p, tmp_path / p.name)
+    mutate(tmp_path / fname, function, old, new)
+    (edited,) = validate.find_sources(tmp_path)
+    with pytest.raises(validate.ValidationError) as exc:
+        run(edited, d)
+    assert message in str(exc.value)
+    assert str(exc.value).startswith(fname)
+
+
+def test_the_unedited_cnn_sources_validate(cnn_sources):
+    src, d = cnn_sources
+    assert run(src, d).files == ["cnn.c", "cnn.cu"]
+
+
+# ---------------------------------------------------------------------------------------------
+# the command line
+
+def cli(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True)
+
+
+def test_cli_extract_then_validate(tmp_path):
+    out = tmp_path / "gen"
+    res = cli("-m", "extract", str(DATA / "ops_slide.json"), "--out", str(out), "--no-build")
+    assert res.returncode == 0, res.stderr
+    assert (out / "ops_slide.dump.json").exists()
+    res = cli("-m", "extract.validate", str(out))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("ops_slide: ops_slide.c, ops_slide.cu: ")
+    assert "Schwartz-Zippel" in res.stdout
+    # --dump: the same dump elsewhere; another dump is refused by its hash
+    moved = tmp_path / "elsewhere.json"
+    (out / "ops_slide.dump.json").rename(moved)
+    res = cli("-m", "extract.validate", str(out))
+    assert res.returncode == 1 and "does not exist" in res.stderr
+    assert cli("-m", "extract.validate", str(out), "--dump", str(moved)).returncode == 0
+    res = cli("-m", "extract.validate", str(out), "--dump", str(DATA / "ops_map.json"))
+    assert res.returncode == 1 and "sha256" in res.stderr
+    assert res.stderr.count("\n") == 1
+
+
+def test_cli_reports_the_first_difference(tmp_path):
+    out = tmp_path / "gen"
+    assert cli("-m", "extract", str(DATA / "ops_map.json"), "--out", str(out),
+               "--no-build").returncode == 0
+    text = (out / "ops_map.c").read_text()
+    assert text.count("logistic(") > 1
+    (out / "ops_map.c").write_text(text.replace("return 1 / (1 + expf(-x));",
+                                                "return 1 / (1 - expf(-x));"))
+    res = cli("-m", "extract.validate", str(out))
+    assert res.returncode == 1
+    assert res.stderr.startswith("error: ops_map.c: ops_map_forward/ops_map_backward: kernel ")
