@@ -38,9 +38,12 @@ if [[ -n "$py_missing" ]]; then
   $PY -m pip install -q $py_missing
 fi
 # the package itself, editable, so that `import runtime` and `python -m extract` work from any
-# directory and find the dumps that `make dump` writes later
-if ! $PY -c "import importlib.metadata as m; m.version('proved-kernels')" 2>/dev/null; then
-  echo "setup: pip install -e ."
+# directory and find the dumps that `make dump` writes later; (re)installed when it is missing
+# or installed from another checkout
+here=$(pwd -P)
+installed=$(cd / && $PY -c "import os, runtime; print(os.path.dirname(os.path.dirname(os.path.realpath(runtime.__file__))))" 2>/dev/null || true)
+if [[ "$installed" != "$here" ]]; then
+  echo "setup: pip install -e . (was: ${installed:-not installed})"
   $PY -m pip install -q --no-deps --no-build-isolation -e .
 fi
 if ((want_test)); then
