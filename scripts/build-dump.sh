@@ -2,6 +2,7 @@
 # Build the specification's executable (Spec/Main.agda) and write the expression dumps.
 #
 #   scripts/build-dump.sh            # build/agda/Main, then build/dump/{cnn,dot,chain,ops}.json
+#                                    # and build/dump/zoo/NAME.json for every models/NAME.model
 #   scripts/build-dump.sh --binary   # only (re)build the executable, print its path
 #   scripts/build-dump.sh --check-forward
 #                                    # also build/dump/check-forward.json (Main check-forward:
@@ -75,6 +76,17 @@ write() {
 
 for model in $models; do
   write "$dumps/$model.json" dump "$model"
+done
+# the zoo: every models/*.model, elaborated by `Main model`, into build/dump/zoo/NAME.json
+mkdir -p "$dumps/zoo"
+for file in models/*.model; do
+  [[ -e "$file" ]] || continue
+  out="$dumps/zoo/$(basename "$file" .model).json"
+  if [[ ! -s "$out" || "$binary" -nt "$out" || "$file" -nt "$out" ]]; then
+    "$binary" model "$file" > "$out.tmp"
+    mv "$out.tmp" "$out"
+    echo "build-dump: wrote $out" >&2
+  fi
 done
 if [[ "${1:-}" == "--check-forward" ]]; then
   write "$dumps/check-forward.json" check-forward
