@@ -34,6 +34,9 @@ for _name in ("dot", "chain", "cnn", "ops"):
               None)
     if _p is not None:
         DUMPS[f"spec_{_name}"] = _p
+# the zoo's model files, as `make dump` elaborates them
+for _p in sorted((ROOT / "build" / "dump" / "zoo").glob("*.json")):
+    DUMPS[f"zoo_{_p.stem}"] = _p
 TOL = {"f64": 1e-12, "f32": 1e-5}
 def _cases():
     return sorted(DUMPS)
