@@ -8,10 +8,29 @@
 -- live in Spec.Scalar.Laws and are only assumed by the theorems.
 -- Float (Spec.Scalar.Float) is the executable instance: it is not a
 -- ring, so the theorems say nothing exact about it (see README).
+--
+-- The elementwise functions `Fn` (the node `un f` of E) are opaque to
+-- the theorems: no law about them is assumed.  Their derivatives are
+-- declared, in terms of the functions themselves and the ring
+-- operations, by Spec.Proofs.Forward (f′):
+--   logistic′ x = logistic x · (1 − logistic x)   exp′ x = exp x
+--   log′ x = recip x      recip′ x = − (recip x · recip x)
+--   relu′ x = step x      step′ x = 0
+-- (so relu′ 0 = step 0, which is 0 in Float: see Spec.Scalar.Float).
 ------------------------------------------------------------------------
 module Spec.Scalar where
 
 open import Data.Nat using (ℕ)
+
+-- The elementwise unary functions.  Use them qualified (Fn.exp): the
+-- constructors are not exported unqualified by Spec.Lang.Syntax, so
+-- the short names stay free for local definitions.
+data Fn : Set where
+  logistic   : Fn        -- 1 / (1 + e^(-x))
+  exp log    : Fn        -- e^x, the natural logarithm
+  recip      : Fn        -- 1 / x
+  relu       : Fn        -- x if x > 0, else 0
+  step       : Fn        -- 1 if x > 0, else 0 (relu's derivative; step 0 = 0)
 
 record Scalar : Set₁ where
   infixl 6 _+_
@@ -21,5 +40,5 @@ record Scalar : Set₁ where
     0# 1#     : R
     _+_ _*_   : R → R → R
     -_        : R → R
-    logistic  : R → R        -- 1 / (1 + e^(-x))
+    fn        : Fn → R → R   -- the elementwise functions
     scaledown : ℕ → R → R    -- x / n

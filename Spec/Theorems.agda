@@ -42,8 +42,18 @@
 --    ⟨ ⟦ δₓ ⟧ ρ , vₓ ⟩ over the array variables x of Δ (index variables
 --    carry no derivative; Spec.Proofs.AD.Env), and D⟦ e ⟧ ρ v is the
 --    forward (dual-number) derivative of e at ρ in direction v
---    (Spec.Proofs.Forward; the derivative of logistic is taken to be
---    σ x · (1 − σ x)).  Assumes `Laws 𝕊`, including scaledown-*.
+--    (Spec.Proofs.Forward).  The derivatives of the elementwise
+--    functions (un f, Spec.Scalar.Fn) are declared there, not proved:
+--      logistic′ x = logistic x · (1 − logistic x)
+--      exp′ x      = exp x
+--      log′ x      = recip x
+--      recip′ x    = − (recip x · recip x)
+--      relu′ x     = step x     (at 0: step 0, which is 0 in Float)
+--      step′ x     = 0
+--    and ∇ uses exactly these (Spec.Lang.AD, deriv), so the theorem
+--    holds relative to them, for every choice of the functions.
+--    Assumes `Laws 𝕊`, including scaledown-*; nothing about the
+--    elementwise functions.
 --
 -- 5. D-sub           the chain rule for inlining: the forward derivative
 --                    of subst σ e in direction w is that of e in the

@@ -8,7 +8,8 @@ Three layers, all immutable:
   when ``0 <= j < 4``. Every atom has a known range, so ``Affine.range`` is exact enough to fold
   conditions that always hold.
 - **scalar expressions** ``Lit``, ``Load``, ``Local``, ``Add``, ``Mul``, ``Neg``, ``Scale``
-  (division by a positive integer), ``Logistic``, ``Select`` (``cond ? a : 0``) and ``Reduce``
+  (division by a positive integer), ``Un`` (an elementwise function: ``logistic``, ``exp``,
+  ``log``, ``recip``, ``relu``, ``step``), ``Select`` (``cond ? a : 0``) and ``Reduce``
   (a sum over loop variables, turned into a scalar accumulator by the scheduler). The smart
   constructors fold constants and push ``Select`` outwards; ``reduce`` removes a sum whose
   body is non-zero at one point only (``Σ_t [t == e] x(t) = x(e)``).
@@ -309,7 +310,8 @@ class Scale(RExpr):
 
 
 @dataclass(frozen=True, eq=True)
-class Logistic(RExpr):
+class Un(RExpr):
+    fn: str          # one of ir.UNARY
     a: RExpr
 
 
@@ -387,8 +389,15 @@ def scale(a: RExpr, n: int) -> RExpr:
     return Scale(a, n)
 
 
-def logistic(a: RExpr) -> RExpr:
-    return Logistic(a)
+def un(fn: str, a: RExpr) -> RExpr:
+    """``fn(a)``; nothing folds (``exp 0`` is 1, not 0), but a guarded argument of a function
+    that maps 0 to 0 (``relu``, ``step``) moves the guard outwards like ``neg`` does."""
+    if fn in ("relu", "step"):
+        if a == ZERO:
+            return ZERO
+        if isinstance(a, Select):
+            return select(a.cond, un(fn, a.a))
+    return Un(fn, a)
 
 
 def select(cond, a: RExpr) -> RExpr:
@@ -451,8 +460,8 @@ def subst(e: RExpr, m: dict) -> RExpr:
         return neg(subst(e.a, m))
     if isinstance(e, Scale):
         return scale(subst(e.a, m), e.n)
-    if isinstance(e, Logistic):
-        return logistic(subst(e.a, m))
+    if isinstance(e, Un):
+        return un(e.fn, subst(e.a, m))
     if isinstance(e, Select):
         c = cond_subst(e.cond, m)
         return select(c, subst(e.a, m))

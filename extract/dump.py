@@ -30,7 +30,9 @@ from typing import Any
 from . import build, ir
 
 FORMAT = "ad-expression-dump"
-VERSIONS = (1, 2)   # 2 added ix_const; a version 1 dump is a version 2 dump without it
+# 2 added ix_const and the elementwise functions exp, log, recip, relu, step (logistic was in 1);
+# a version 1 dump is a version 2 dump without them
+VERSIONS = (1, 2)
 SCHEMA = build.locate("schema")
 
 C_KEYWORDS = frozenset("""
@@ -38,8 +40,8 @@ auto break case char const continue default do double else enum extern float for
 int long register restrict return short signed sizeof static struct switch typedef union unsigned
 void volatile while _Bool _Complex _Imaginary _Alignas _Alignof _Atomic _Generic _Noreturn
 _Static_assert _Thread_local bool true false class new delete template this namespace operator
-private public protected virtual friend typename using real size_t NULL main exp expf
-logistic idx sample imin imax
+private public protected virtual friend typename using real size_t NULL main exp expf log logf
+logistic recip relu step idx sample imin imax
 """.split())
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -104,7 +106,8 @@ _FIELDS = {
     "imapb": ("s", "p", "body"), "selb": ("s", "p", "a", "i"),
     "sum": ("s", "body"), "zero_but": ("i", "j", "a"),
     "slide": ("s", "p", "i", "a"), "backslide": ("s", "p", "i", "a"),
-    "logistic": ("a",), "bin": ("fn", "a", "b"), "scaledown": ("n", "a"), "minus": ("a",),
+    **{f: ("a",) for f in ir.UNARY},
+    "bin": ("fn", "a", "b"), "scaledown": ("n", "a"), "minus": ("a",),
     "ix_const": ("pos",), "div": ("s", "p", "i"), "mod": ("s", "p", "i"),
     "ix_plus": ("s", "p", "i", "j"),
     "ix_minus": ("s", "p", "i", "j", "body"), "ix_minus_r": ("s", "p", "i", "j", "body"),
@@ -259,9 +262,11 @@ class _ExprParser:
         self.ashape(a, ir.shape_suc(p), path + ".a")
         return ir.Backslide(ir.shape_plus(s, p), s, p, i, a)
 
-    def op_logistic(self, x, scope, path):
+    def unary(self, x, scope, path):
         a = self.ar(x, "a", scope, path)
-        return ir.Logistic(a.shape, a)
+        return ir.Un(a.shape, x["op"], a)
+
+    op_logistic = op_exp = op_log = op_recip = op_relu = op_step = unary
 
     def op_bin(self, x, scope, path):
         fn = x["fn"]

@@ -193,8 +193,15 @@ class Backslide(Node):
     child_fields = ("i", "a")
 
 
+# The elementwise functions (``un f`` of the Agda spec); each is its own op in the dump (§4):
+# logistic 1/(1 + e^-x), exp, log, recip 1/x, relu (x if x > 0 else 0), step (1 if x > 0 else 0).
+UNARY = ("logistic", "exp", "log", "recip", "relu", "step")
+
+
 @dataclass(frozen=True)
-class Logistic(Node):
+class Un(Node):
+    """The elementwise function ``fn`` (one of ``UNARY``) applied to ``a``."""
+    fn: str = "logistic"
     a: Node = None
     child_fields = ("a",)
 
@@ -353,8 +360,8 @@ def show(e: Node) -> str:
         return f"slide({show(e.i)}, {show(e.a)})"
     if isinstance(e, Backslide):
         return f"backslide({show(e.i)}, {show(e.a)})"
-    if isinstance(e, Logistic):
-        return f"logistic({show(e.a)})"
+    if isinstance(e, Un):
+        return f"{e.fn}({show(e.a)})"
     if isinstance(e, Bin):
         op = "+" if e.fn == "plus" else "*"
         return f"{_atom(e.a)} {op} {_atom(e.b)}"
@@ -377,7 +384,7 @@ def show(e: Node) -> str:
 
 def _atom(e: Node) -> str:
     text = show(e)
-    if isinstance(e, (Var, Zero, One, SelS, Sel, SelB, Logistic, Slide, Backslide, ZeroBut,
+    if isinstance(e, (Var, Zero, One, SelS, Sel, SelB, Un, Slide, Backslide, ZeroBut,
                       IxConst)):
         return text
     return f"({text})"

@@ -66,8 +66,10 @@ class _Widen:
             return type(e)(self.expr(e.a), self.expr(e.b))
         if isinstance(e, c.Scale):
             return c.Scale(self.expr(e.a), e.n)
-        if isinstance(e, (c.Neg, c.Logistic)):
-            return type(e)(self.expr(e.a))
+        if isinstance(e, c.Neg):
+            return c.Neg(self.expr(e.a))
+        if isinstance(e, c.Un):
+            return c.Un(e.fn, self.expr(e.a))
         if isinstance(e, c.Select):
             return c.Select(e.cond, self.expr(e.a))
         raise TypeError(f"cannot widen {type(e).__name__}")

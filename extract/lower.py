@@ -72,8 +72,8 @@ from .interchange import interchange_loops
 from .split import split_div_loops
 from .code import (ZERO, ONE, Acc, Affine, Assign, Decl, For, If, IVar, Load, Local, Reduce,
                    Select, Store, add, conj, cmp_eq, cond_ivars, contains_reduce, free_ivars,
-                   free_locals, idiv, imod, in_range, load_nodes, logistic, mul, neg, reduce,
-                   scale, select, stmt_loads)
+                   free_locals, idiv, imod, in_range, load_nodes, mul, neg, reduce,
+                   scale, select, stmt_loads, un)
 
 
 class ExtractError(Exception):
@@ -255,8 +255,8 @@ class _Kernel:
             k = _zip(lambda a, b: a - b, pos, i)
             c = _guard(k, ir.shape_suc(e.p))
             return select(c, self.elem(e.a, k, env)) if c is not False else ZERO
-        if isinstance(e, ir.Logistic):
-            return logistic(self.elem(e.a, pos, env))
+        if isinstance(e, ir.Un):
+            return un(e.fn, self.elem(e.a, pos, env))
         if isinstance(e, ir.Bin):
             a, b = self.elem(e.a, pos, env), self.elem(e.b, pos, env)
             return add(a, b) if e.fn == "plus" else mul(a, b)
@@ -287,8 +287,8 @@ class _Kernel:
             return neg(self.emit(r.a))
         if isinstance(r, c.Scale):
             return scale(self.emit(r.a), r.n)
-        if isinstance(r, c.Logistic):
-            return logistic(self.emit(r.a))
+        if isinstance(r, c.Un):
+            return un(r.fn, self.emit(r.a))
         if isinstance(r, c.Select) and not contains_reduce(r.a):
             return r
         return self.place(r)

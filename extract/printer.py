@@ -1,10 +1,13 @@
 """The one printer of the loop IR (extract.code) for C and CUDA.
 
 The two languages differ only by the strings in ``Language`` (qualifiers, ``restrict``
-spelling, the maths function, and how a parallel loop is written: a ``for`` loop in C, one
-thread index per element in CUDA). Expressions are printed with the fewest parentheses that keep
-C's parse (and so the evaluation order) equal to the tree: ``a + (b + c)`` keeps its
-parentheses, ``(a + b) + c`` prints as ``a + b + c``.
+spelling, and how a parallel loop is written: a ``for`` loop in C, one thread index per element
+in CUDA). The elementwise functions print the same in both: ``exp`` and ``log`` as libm's
+function for the real type (``MATHS``: ``expf``/``logf`` for float), ``recip`` as ``1 / x``,
+and ``logistic``, ``relu``, ``step`` as calls of the small helpers the templates define.
+Expressions are printed with the fewest parentheses that keep C's parse (and so the evaluation
+order) equal to the tree: ``a + (b + c)`` keeps its parentheses, ``(a + b) + c`` prints as
+``a + b + c``.
 
 Before (loop IR)::
 
@@ -39,6 +42,16 @@ C = Language("c", "restrict", "static void", "static inline", False)
 CUDA = Language("cuda", "__restrict__", "__global__ void", "static __device__ __forceinline__",
                 True, "blockIdx.x * blockDim.x + threadIdx.x", "blockIdx.y", "atomicAdd")
 LANGUAGES = {"c": C, "cuda": CUDA}
+
+
+# the C function of each elementwise function (extract.ir.UNARY), by the real type; logistic,
+# relu and step are helpers of the generated file (templates), recip prints as a division
+MATHS = {
+    "float": {"logistic": "logistic", "exp": "expf", "log": "logf", "relu": "relu",
+              "step": "step"},
+    "double": {"logistic": "logistic", "exp": "exp", "log": "log", "relu": "relu",
+               "step": "step"},
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,15 +125,17 @@ def _prec(e) -> int:
         return 0
     if isinstance(e, c.Add):
         return 1
-    if isinstance(e, (c.Mul, c.Scale)):
+    if isinstance(e, (c.Mul, c.Scale)) or (isinstance(e, c.Un) and e.fn == "recip"):
         return 2
     if isinstance(e, c.Neg):
         return 3
     return 4
 
 
-def expr(e, need: int = 0) -> str:
-    text = _expr(e)
+def expr(e, need: int = 0, real: str = "float") -> str:
+    """A scalar expression, parenthesised if it binds less tightly than ``need``; ``real`` is
+    the C type of the reals (it names the maths functions)."""
+    text = _expr(e, real)
     return f"({text})" if _prec(e) < need else text
 
 
@@ -135,7 +150,7 @@ def _integral(e) -> bool:
     return False
 
 
-def _expr(e) -> str:
+def _expr(e, real: str) -> str:
     if isinstance(e, c.Lit):
         return str(e.value)
     if isinstance(e, c.Load):
@@ -144,20 +159,23 @@ def _expr(e) -> str:
         return e.name
     if isinstance(e, c.Add):
         if isinstance(e.b, c.Neg):
-            return f"{expr(e.a, 1)} - {expr(e.b.a, 2)}"
-        return f"{expr(e.a, 1)} + {expr(e.b, 2)}"
+            return f"{expr(e.a, 1, real)} - {expr(e.b.a, 2, real)}"
+        return f"{expr(e.a, 1, real)} + {expr(e.b, 2, real)}"
     if isinstance(e, c.Mul):
-        return f"{expr(e.a, 2)} * {expr(e.b, 3)}"
+        return f"{expr(e.a, 2, real)} * {expr(e.b, 3, real)}"
     if isinstance(e, c.Scale):
         if _integral(e.a):   # C would divide integers: 1 / 2 == 0
-            return f"(real){expr(e.a, 4)} / {e.n}"
-        return f"{expr(e.a, 2)} / {e.n}"
+            return f"(real){expr(e.a, 4, real)} / {e.n}"
+        return f"{expr(e.a, 2, real)} / {e.n}"
     if isinstance(e, c.Neg):
-        return f"-{expr(e.a, 3)}"
-    if isinstance(e, c.Logistic):
-        return f"logistic({expr(e.a)})"
+        return f"-{expr(e.a, 3, real)}"
+    if isinstance(e, c.Un):
+        if e.fn == "recip":
+            one = "(real)1" if _integral(e.a) else "1"
+            return f"{one} / {expr(e.a, 3, real)}"
+        return f"{MATHS[real][e.fn]}({expr(e.a, 0, real)})"
     if isinstance(e, c.Select):
-        return f"{condition(e.cond)} ? {expr(e.a, 1)} : 0"
+        return f"{condition(e.cond)} ? {expr(e.a, 1, real)} : 0"
     raise TypeError(f"cannot print {type(e).__name__}")
 
 
@@ -169,7 +187,9 @@ class _Vector:
     statement on ``vreal`` values (GCC/Clang vector extension, ``width`` reals): a read with
     the lane index is ``vload(&a[base])``, or ``buf[k]`` for a local ``vreal`` buffer; a read
     without it (a parameter) is a scalar the vector operators broadcast. Returns None where
-    the value needs a scalar function (``logistic``): that loop stays a loop over lanes."""
+    the value needs a scalar function (``logistic``, ``exp``, ``log``, ``relu``, ``step``):
+    that loop stays a loop over lanes, which the compiler vectorises (libmvec for exp and
+    log)."""
 
     def __init__(self, lane: c.IVar, width: int, buffers: set):
         self.lane, self.width, self.buffers = lane, width, buffers
@@ -221,7 +241,13 @@ class _Vector:
                 return None
             zero = "(vreal){0}" if a[2] else "0"
             return f"{condition(e.cond)} ? {_par(a, 1)} : {zero}", 0, a[2]
-        return None                      # Logistic: a scalar function
+        if isinstance(e, c.Un) and e.fn == "recip":
+            a = self.expr(e.a)
+            if a is None:
+                return None
+            one = "(real)1" if not a[2] and _integral(e.a) else "1"
+            return f"{one} / {_par(a, 3)}", 2, a[2]
+        return None                      # the other functions: scalar calls
 
     def store(self, s: c.Store) -> str | None:
         b = self.base(s.offset)
@@ -257,6 +283,8 @@ class _Vector:
                 return c.Scale(walk(e.a), e.n)
             if isinstance(e, c.Select):
                 return c.Select(e.cond, walk(e.a))
+            if isinstance(e, c.Un):
+                return c.Un(e.fn, walk(e.a))
             return type(e)(walk(e.a))
 
         def stmt(x):
@@ -277,8 +305,9 @@ def _par(x, need: int) -> str:
 # statements
 
 class _Printer:
-    def __init__(self, lang: Language, indent: int, lanes=None):
+    def __init__(self, lang: Language, indent: int, lanes=None, real: str = "float"):
         self.lang = lang
+        self.real = real
         self.lines: list[str] = []
         self.depth = indent
         self.strides: dict = {}
@@ -319,13 +348,13 @@ class _Printer:
             self.depth -= 1
             self.line("}")
         elif isinstance(s, c.Store):
-            self.line(f"{s.array}[{affine(s.offset)}] {s.op} {expr(s.value)};")
+            self.line(f"{s.array}[{affine(s.offset)}] {s.op} {expr(s.value, 0, self.real)};")
         elif isinstance(s, c.Decl):
-            self.line(f"real {s.name} = {expr(s.value)};")
+            self.line(f"real {s.name} = {expr(s.value, 0, self.real)};")
         elif isinstance(s, c.Acc):
-            self.line(f"{s.name} += {expr(s.value)};")
+            self.line(f"{s.name} += {expr(s.value, 0, self.real)};")
         elif isinstance(s, c.Assign):
-            self.line(f"{s.name} = {expr(s.value)};")
+            self.line(f"{s.name} = {expr(s.value, 0, self.real)};")
         elif isinstance(s, c.If):
             self.line(f"if ({condition(s.cond)}) {{")
             self.depth += 1
@@ -378,11 +407,12 @@ def thread_count(stmts) -> int:
     return n
 
 
-def statements(stmts, lang: Language, indent: int = 1, lanes=None) -> str:
+def statements(stmts, lang: Language, indent: int = 1, lanes=None, real: str = "float") -> str:
     """Print a kernel body (a tuple of statements) at the given indentation level. ``lanes``
     (C only): ``(lane variable, width)`` of a batch kernel (extract/lanes.py), whose loops over
-    the lanes print as ``vreal`` statements where they can."""
-    p = _Printer(lang, indent, lanes)
+    the lanes print as ``vreal`` statements where they can. ``real``: the C type of the reals
+    (``"float"`` or ``"double"``), which names the maths functions."""
+    p = _Printer(lang, indent, lanes, real)
     if lang.threads:
         vs = _parallel_vars(stmts, [])
         stride = 1

@@ -8,8 +8,9 @@ IR (``extract/ir.py``) into a tree of presentation nodes (``extract/render_print
 ``html_page`` and ``latex_fragment`` print.
 
 How a binding is read. A binding whose expression is elementwise (variables of its own shape,
-``logistic``, ``bin``, ``minus``, ``scaledown``, ``zero``, ``one``) is written without indices
-(``c1 = σ(c11)``, products as ``⊙``). Any other is written at a position of its result: every
+the elementwise functions, ``bin``, ``minus``, ``scaledown``, ``zero``, ``one``) is written
+without indices (``c1 = σ(c11)``, products as ``⊙``). The functions are written σ (logistic),
+exp, log, x⁻¹ (recip), relu and step. Any other is written at a position of its result: every
 array node is evaluated *at a position* (a tuple of index terms, one per leaf of its shape), so
 maps, selections, blocks and windows turn into index arithmetic and only sums stay::
 
@@ -215,9 +216,8 @@ class Renderer:
             bound = ir.shape_suc(e.p) if isinstance(e, ir.IxMinus) else e.s
             ks, conds = self.window(self.ixl(e.i, ctx), self.ixl(e.j, ctx), bound, ctx)
             return self.guard(conds, self.elem(e.body, pos, ctx.bind(e.var, ks)))
-        if isinstance(e, ir.Logistic):
-            self.seen.add("sigma")
-            return MApp("σ", self.elem(e.a, pos, ctx))
+        if isinstance(e, ir.Un):
+            return self.fn(e.fn, self.elem(e.a, pos, ctx))
         if isinstance(e, ir.Bin):
             a, b = self.elem(e.a, pos, ctx), self.elem(e.b, pos, ctx)
             return madd(a, b) if e.fn == "plus" else mmul(a, b)
@@ -226,6 +226,13 @@ class Renderer:
         if isinstance(e, ir.Minus):
             return MNeg(self.elem(e.a, pos, ctx))
         raise TypeError(f"not an array expression: {type(e).__name__}")
+
+    def fn(self, name: str, m):
+        """An elementwise function of ``m``: σ(m), exp(m), log(m), m⁻¹, relu(m), step(m)."""
+        self.seen.add(name)
+        if name == "recip":
+            return MPow(m, -1)
+        return MApp("σ" if name == "logistic" else name, m)
 
     def guard(self, conds: tuple, m):
         if not conds:
@@ -240,7 +247,7 @@ class Renderer:
             return e.kind != "index"
         if isinstance(e, (ir.Zero, ir.One)):
             return True
-        if isinstance(e, (ir.Logistic, ir.Minus, ir.ScaleDown, ir.Bin)):
+        if isinstance(e, (ir.Un, ir.Minus, ir.ScaleDown, ir.Bin)):
             return all(Renderer.elementwise(c) for c in e.children())
         return False
 
@@ -251,9 +258,8 @@ class Renderer:
             return MConst(0)
         if isinstance(e, ir.One):
             return MConst(1)
-        if isinstance(e, ir.Logistic):
-            self.seen.add("sigma")
-            return MApp("σ", self.whole(e.a))
+        if isinstance(e, ir.Un):
+            return self.fn(e.fn, self.whole(e.a))
         if isinstance(e, ir.Minus):
             return MNeg(self.whole(e.a))
         if isinstance(e, ir.ScaleDown):
@@ -323,9 +329,10 @@ class Renderer:
                 isinstance(m.a, (MElem, MArr)) and m.a.name not in self.grad_of
                 and not self._split(m.a.name)[1])
             base = self.lay(m.a) if atom else Fence("(", self.lay(m.a), ")")
+            k = Num(str(m.k)) if m.k >= 0 else row(Op("−"), Num(str(-m.k)))   # x⁻¹: recip
             if isinstance(base, Sub):                   # z_p², not (z_p)²
-                return [SubSup(base.base, base.sub, Num(str(m.k)))]
-            return [Sup(base, Num(str(m.k)))]
+                return [SubSup(base.base, base.sub, k)]
+            return [Sup(base, k)]
         if isinstance(m, MScale) and self.small(m.a):
             return [Frac(self.lay(m.a), Num(str(m.n)))]
         if isinstance(m, MScale):
@@ -497,7 +504,14 @@ class Renderer:
             ("iverson", Fence("[", Id("P"), "]"),
              "1 if P holds, else 0 (Iverson bracket); a term it multiplies is 0 when P fails, "
              "even where an index of that term is out of range"),
-            ("sigma", row(Id("σ"), Fence("(", x, ")")), "the logistic function 1/(1 + exp(−x))"),
+            ("logistic", row(Id("σ"), Fence("(", x, ")")),
+             "the logistic function 1/(1 + exp(−x))"),
+            ("exp", row(Id("exp"), Fence("(", x, ")")), "the exponential function"),
+            ("log", row(Id("log"), Fence("(", x, ")")), "the natural logarithm"),
+            ("recip", Sup(x, row(Op("−"), Num("1"))), "1/x, elementwise"),
+            ("relu", row(Id("relu"), Fence("(", x, ")")), "x if x > 0, else 0"),
+            ("step", row(Id("step"), Fence("(", x, ")")),
+             "1 if x > 0, else 0 (the derivative of relu, taken to be 0 at 0)"),
             ("hadamard", Op("⊙"), "the elementwise product; a binding written without "
                                   "indices is elementwise"),
             ("floor", Fence("⌊", row(Id("j"), Op("/"), Id("n")), "⌋"),

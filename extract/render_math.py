@@ -220,7 +220,8 @@ def mmul(a, b, op: str = "·"):
     if op == "·":                  # x · x is x²
         merged = []
         for f in rest:
-            if merged and isinstance(merged[-1], MPow) and merged[-1].a == f:
+            if merged and isinstance(merged[-1], MPow) and merged[-1].k > 0 and \
+                    merged[-1].a == f:
                 merged[-1] = MPow(f, merged[-1].k + 1)
             elif merged and merged[-1] == f:
                 merged[-1] = MPow(f, 2)

@@ -20,6 +20,10 @@ from .printer import C, CUDA, Language, statements, thread_count
 
 TEMPLATES = Path(__import__(__package__ + ".build", fromlist=["locate"]).locate("templates"))
 REALS = {"f32": ("float", "expf"), "f64": ("double", "exp")}
+LOGS = {"f32": "logf", "f64": "log"}
+# the helper functions a kernel may call; the templates define each one only if it is called
+# (an unused static function is a warning under Clang)
+HELPERS = ("logistic", "relu", "step", "imax", "vload", "vstore", "vsplat")
 # samples per group in the C batch entry points (extract/lanes.py): 8 floats fill an AVX2
 # register; 8 doubles fill an AVX-512 one or two AVX2 ones (bench/PROFILE.md)
 LANES = {"f32": 8, "f64": 8}
@@ -46,7 +50,7 @@ def _bundle(array: ir.Array) -> str:
 
 
 def _kernel_view(model: ir.Model, k: Kernel, lang: Language, index: int, total: int,
-                 lanes=None) -> dict:
+                 lanes=None, real: str = "float") -> dict:
     a = k.array
     restrict = lang.restrict
     params = [f"const real *{restrict} {r}" for r in k.reads]
@@ -70,7 +74,7 @@ def _kernel_view(model: ir.Model, k: Kernel, lang: Language, index: int, total: 
                    f"{k.strategy} loops",
         "function": function,
         "params": params,
-        "body": statements(k.body, lang, 1, lanes),
+        "body": statements(k.body, lang, 1, lanes, real),
         "threads": thread_count(k.body) if lang.threads else ir.size(a.shape),
         "offsets": offsets,
         "args": [f"{_bundle(model.arrays[n])}->{n}" for n in (*k.reads, a.name)],
@@ -105,7 +109,8 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     params = [{"name": p.name, "grad": model.param_gradient(p.name).name} for p in model.params]
     common = {
         "M": M, "model": M, "version": __version__, "generator": model.generator,
-        "dump_hash": model.dump_hash, "real": real, "exp": exp, "precision": precision,
+        "dump_hash": model.dump_hash, "real": real, "exp": exp, "log": LOGS[precision],
+        "precision": precision,
         "params": params, "loss": loss, "prediction": prediction,
         "loss_size": ir.size(model.arrays[loss].shape) if loss else 1,
     }
@@ -115,8 +120,10 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
               "guard": f"{M.upper()}_H", "guard_restrict": f"{M.upper()}_RESTRICT"}
 
     def views(ks_f, ks_b, lang):
-        out = [_kernel_view(model, k, lang, n, len(ks_f)) for n, k in enumerate(ks_f)]
-        out += [_kernel_view(model, k, lang, n, len(ks_b)) for n, k in enumerate(ks_b)]
+        out = [_kernel_view(model, k, lang, n, len(ks_f), None, real)
+               for n, k in enumerate(ks_f)]
+        out += [_kernel_view(model, k, lang, n, len(ks_b), None, real)
+                for n, k in enumerate(ks_b)]
         return out
 
     ckernels = views(fwd, bwd, C)
@@ -129,13 +136,13 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
         body = block_accumulators(k.body, taken) if options.blocks else k.body
         body, lane = widen_to_lanes(body, shared, width, taken)
         return _kernel_view(model, Kernel(k.array, k.reads, body, k.strategy), C, n, total,
-                            (lane, width))
+                            (lane, width), real)
     lkernels = [lane_view(k, n, len(fwd)) for n, k in enumerate(fwd)]
     lkernels += [lane_view(k, n, len(bwd)) for n, k in enumerate(bwd)]
     # helpers the kernels call: an unused static function is a warning under Clang
     bodies = "\n".join(k["body"] for k in (*ckernels, *lkernels))
-    uses = {f: re.search(rf"\b{f}\(", bodies) is not None
-            for f in ("logistic", "imax", "vload", "vstore", "vsplat")}
+    uses = {f: re.search(rf"\b{f}\(", bodies) is not None for f in HELPERS}
+    uses["log"] = re.search(rf"\b{LOGS[precision]}\(", bodies) is not None
     used_f = {_bundle(model.arrays[n]) for k in fwd for n in (*k.reads, k.name)}
     used_b = {_bundle(model.arrays[n]) for k in bwd for n in (*k.reads, k.name)}
     cfile = {
@@ -159,8 +166,10 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     def launch(k):
         return (f"{k['function']}<<<dim3(blocks({k['threads']}), m), BLOCK>>>"
                 f"({', '.join(k['args'])})")
+    cbodies = "\n".join(k["body"] for k in gkernels)
     cufile = {
         **common, "file": f"{M}.cu", "what": "CUDA kernels", "kernels": gkernels,
+        "uses": {f: re.search(rf"\b{f}\(", cbodies) is not None for f in ("relu", "step")},
         "forward_calls": [launch(k) for k in gkernels[:nf]],
         "backward_calls": [launch(k) for k in gkernels[nf:]],
         "thread_index": CUDA.thread_index, "sample_index": CUDA.sample_index,

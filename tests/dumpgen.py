@@ -253,8 +253,39 @@ def backslide(i: T, a: T) -> T:
     return T("backslide", "ar", plus_shape(s, p), {"s": s, "p": p, "i": i, "a": a})
 
 
+# the elementwise functions (§4), each its own op
+UNARY = ("logistic", "exp", "log", "recip", "relu", "step")
+
+
+def un(fn: str, a: T) -> T:
+    """The elementwise function ``fn`` (one of ``UNARY``) of ``a``."""
+    if fn not in UNARY:
+        raise ValueError(f"not an elementwise function: {fn!r}")
+    return T(fn, "ar", _need(a, "ar", f"{fn} a").shape, {"a": a})
+
+
 def logistic(a: T) -> T:
-    return T("logistic", "ar", _need(a, "ar", "logistic a").shape, {"a": a})
+    return un("logistic", a)
+
+
+def exp(a: T) -> T:
+    return un("exp", a)
+
+
+def log(a: T) -> T:
+    return un("log", a)
+
+
+def recip(a: T) -> T:
+    return un("recip", a)
+
+
+def relu(a: T) -> T:
+    return un("relu", a)
+
+
+def step(a: T) -> T:
+    return un("step", a)
 
 
 def bin_(fn: str, a: T, b: T) -> T:
@@ -433,6 +464,16 @@ def nabla(e: T, s: T, delta: dict[str, T]) -> dict[str, T]:
     if op == "logistic":
         y = logistic(f["a"])
         return nabla(f["a"], mul(mul(s, y), plus(one(y.shape), minus(y))), delta)
+    if op == "exp":
+        return nabla(f["a"], mul(s, exp(f["a"])), delta)
+    if op == "log":
+        return nabla(f["a"], mul(s, recip(f["a"])), delta)
+    if op == "recip":
+        return nabla(f["a"], mul(s, minus(mul(recip(f["a"]), recip(f["a"])))), delta)
+    if op == "relu":
+        return nabla(f["a"], mul(s, step(f["a"])), delta)
+    if op == "step":  # its derivative is 0
+        return delta
     if op in ("ix_minus", "ix_minus_r"):  # the body's adjoint, under the same condition
         for name, t in nabla(f["body"], s, {}).items():
             _acc(delta, name, _wrap(e, e.bound, t))
@@ -576,7 +617,7 @@ def save(dump: dict, path: str) -> None:
 # --------------------------------------------------------------------------------------------
 
 ALL_OPS = ("var", "zero", "one", "imaps", "sels", "imap", "sel", "imapb", "selb", "sum",
-           "zero_but", "slide", "backslide", "logistic", "bin", "scaledown", "minus", "ix_const",
+           "zero_but", "slide", "backslide", *UNARY, "bin", "scaledown", "minus", "ix_const",
            "div", "mod", "ix_plus", "ix_minus", "ix_minus_r")
 
 
@@ -589,12 +630,22 @@ class RandomExprs:
 
     Every choice comes from ``rng`` (a ``random.Random``), so a seed fixes the result. Shapes
     stay small (leaves of at most ``max_leaf``, at most three leaves) and nesting is bounded by
-    ``depth``, so a term evaluates quickly even one position at a time."""
+    ``depth``, so a term evaluates quickly even one position at a time.
 
-    def __init__(self, rng: random.Random, arrays: Sequence[T], max_leaf: int = 3):
+    ``fns``: the elementwise functions to use (``logistic`` is always among them). The
+    default, ``logistic`` only, makes the same terms as before the others existed (the choices
+    are drawn in the same order); the others are applied where they are defined and well
+    conditioned: ``exp`` of a logistic (in (1, e)),
+    ``log`` and ``recip`` of ``1 + t·t`` (at least 1), ``relu`` and ``step`` of any term."""
+
+    def __init__(self, rng: random.Random, arrays: Sequence[T], max_leaf: int = 3,
+                 fns: Sequence[str] = ("logistic",)):
         self.rng = rng
         self.arrays = list(arrays)
         self.max_leaf = max_leaf
+        self.fns = tuple(fns)
+        if not set(self.fns) <= set(UNARY):
+            raise ValueError(f"not elementwise functions: {sorted(set(self.fns) - set(UNARY))}")
 
     # shapes -----------------------------------------------------------------------------
     def random_shape(self, like: Any = None) -> Any:
@@ -716,6 +767,15 @@ class RandomExprs:
                 (1, lambda: self._ix_minus(shp, ixs, d)),
                 (1, lambda: self._ix_minus_r(shp, ixs, d)),
             ]
+            # the other elementwise functions, only when asked for (so that the default
+            # draws, and the terms, are the same as before they existed)
+            positive = lambda: plus(one(shp), self._square(shp, d, ixs))  # noqa: E731
+            more = {"exp": lambda: exp(logistic(self.ar(shp, d, ixs))),
+                    "log": lambda: log(positive()),
+                    "recip": lambda: recip(positive()),
+                    "relu": lambda: relu(self.ar(shp, d, ixs)),
+                    "step": lambda: step(self.ar(shp, d, ixs))}
+            ways += [(0.5, more[f]) for f in UNARY if f in self.fns and f != "logistic"]
         ways = list(ways)
         while ways:
             k = r.choices(range(len(ways)), [w for w, _ in ways])[0]
@@ -724,6 +784,10 @@ class RandomExprs:
                 assert t.shape == shp, (t, shp)
                 return t
         return one(shp)
+
+    def _square(self, shp: Any, d: int, ixs: list[T]) -> T:
+        t = self.ar(shp, d, ixs)
+        return mul(t, t)
 
     def _sels_of_array(self, shp: Any, ixs: list[T], d: int) -> T | None:
         """An element (sels) or a part (sel) of a top-level array, at a random index."""
@@ -808,15 +872,17 @@ class RandomExprs:
 
 
 def random_dump(seed: int, depth: int = 3, n_context: int = 3, n_chain: int = 2,
-                model: str = "random", gradients: str = "random") -> dict:
-    """A random well-shaped dump: random context, chain and seed expressions.
+                model: str = "random", gradients: str = "random",
+                fns: Sequence[str] = ("logistic",)) -> dict:
+    """A random well-shaped dump: random context, chain and seed expressions, with the
+    elementwise functions ``fns`` (``UNARY`` for all of them; see ``RandomExprs``).
 
     ``gradients="random"``: the gradient entries are arbitrary expressions of the right shapes
     (reading the context, the bindings and the ``d_`` placeholders already computed), not
     derivatives. ``gradients="ad"``: they are the derivatives (``autodiff``), so a consumer's
     gradients can also be checked by finite differences."""
     rng = random.Random(seed)
-    gen = RandomExprs(rng, [])
+    gen = RandomExprs(rng, [], fns=fns)
     context = []
     for n in range(n_context):
         role = "input" if n == 0 and n_context > 1 else "param"
@@ -847,9 +913,11 @@ def random_dump(seed: int, depth: int = 3, n_context: int = 3, n_chain: int = 2,
                 grads.append((name, gen.ar(s, depth)))
     else:
         raise ValueError(f"gradients={gradients!r}")
+    more = "" if tuple(fns) == ("logistic",) else f", fns={','.join(fns)}"
     return make_dump(model, context, chain, (last, seed_t), grads,
                      {"prediction": chain[0][0], "loss": last},
-                     generator=f"{GENERATOR} random_dump(seed={seed}, gradients={gradients})")
+                     generator=f"{GENERATOR} random_dump(seed={seed}, gradients={gradients}"
+                               f"{more})")
 
 
 def random_context_values(dump: dict, seed: int = 0) -> dict[str, Any]:
@@ -1010,6 +1078,44 @@ def pad_const_hand() -> dict:
     return m.build()
 
 
+def unary_hand() -> dict:
+    """The elementwise functions logistic, exp, log, recip, relu, step, on a = x·w (a [2, 3]
+    matrix of products), whole-array and under maps; log and recip of 1 + a² (positive), exp
+    of a/2, step in the forward chain (its derivative is 0, so a gets nothing through it)."""
+    m = Builder("unary")
+    x, w = m.param("x", [2, 3]), m.param("w", 3)
+    S = [2, 3]
+    a = m.let("a", imap(2, lambda i: imaps(3, lambda j: x[i][j] * w[j])))
+    pos = plus(one(S), a * a)                                   # 1 + a², at least 1
+    r = m.let("r", relu(a))
+    sg = m.let("sg", logistic(a))
+    e = m.let("e", exp(scaledown(2, a)))
+    lg = m.let("lg", imap(2, lambda i: imaps(3, lambda j: log(one(1) + a[i][j] * a[i][j]))))
+    rc = m.let("rc", recip(pos))
+    st = m.let("st", step(a) * x)
+    # loss = Σ_k r + sg + e + lg · rc + st
+    loss = m.let("loss", sum_(S, lambda k: r[k] + sg[k] + e[k] + lg[k] * rc[k] + st[k]))
+    m.seed(loss, one(1))
+    d_loss = m.grad(loss, one(1))
+    d_st = m.grad(st, imaps(S, lambda k: d_loss))
+    d_rc = m.grad(rc, imaps(S, lambda k: d_loss * lg[k]))
+    d_lg = m.grad(lg, imaps(S, lambda k: d_loss * rc[k]))
+    d_e = m.grad(e, imaps(S, lambda k: d_loss))
+    d_sg = m.grad(sg, imaps(S, lambda k: d_loss))
+    d_r = m.grad(r, imaps(S, lambda k: d_loss))
+    # relu′ = step, logistic′ = σ(1 − σ), (exp (a/2))′ = e/2, log′ (1 + a²) = 2a / (1 + a²),
+    # recip′ (1 + a²) = −2a / (1 + a²)², step′ = 0
+    two_a = a + a
+    d_a = m.grad(a, d_r * step(a) + d_sg * sg * _one_minus(sg) + scaledown(2, d_e * e)
+                 + d_lg * recip(pos) * two_a
+                 + d_rc * minus(recip(pos) * recip(pos)) * two_a)
+    m.grad(x, imap(2, lambda i: imaps(3, lambda j: d_a[i][j] * w[j]
+                                             + d_st[i][j] * step(a)[i][j])))
+    m.grad(w, imaps(3, lambda j: sum_(2, lambda i: d_a[i][j] * x[i][j])))
+    m.output("loss", loss)
+    return m.build()
+
+
 def _conv(f: T, g: T) -> T:
     """The paper's conv: Σ_{i ∈ s} slide i f · g[i], for f of shape r and g of shape s."""
     w = suc_shape(minus_shape(f.shape, g.shape))
@@ -1124,6 +1230,7 @@ EXAMPLES: dict[str, Callable[[], dict]] = {
     "ops_block": ops_block_hand,
     "ops_slide": ops_slide_hand,
     "pad_const": pad_const_hand,
+    "unary": unary_hand,
     "cnn_hand": cnn_hand,
     "cnn_ad": cnn_ad,
 }

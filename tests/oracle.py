@@ -65,7 +65,7 @@ OPS: dict[str, tuple[str | None, dict[str, str]]] = {
     "zero_but": ("ar", {"i": "ix", "j": "ix", "a": "ar"}),
     "slide": ("ar", {"s": "shape", "p": "shape", "i": "ix", "a": "ar"}),
     "backslide": ("ar", {"s": "shape", "p": "shape", "i": "ix", "a": "ar"}),
-    "logistic": ("ar", {"a": "ar"}),
+    **{f: ("ar", {"a": "ar"}) for f in ("logistic", "exp", "log", "recip", "relu", "step")},
     "bin": ("ar", {"fn": "fn", "a": "ar", "b": "ar"}),
     "scaledown": ("ar", {"n": "n", "a": "ar"}),
     "minus": ("ar", {"a": "ar"}),
@@ -76,6 +76,31 @@ OPS: dict[str, tuple[str | None, dict[str, str]]] = {
     "ix_minus": ("ar", {"s": "shape", "p": "shape", "i": "ix", "j": "ix", "body": "ar"}),
     "ix_minus_r": ("ar", {"s": "shape", "p": "shape", "i": "ix", "j": "ix", "body": "ar"}),
 }
+
+
+
+
+def unary(fn: str, x: np.ndarray, dtype) -> np.ndarray:
+    """The elementwise functions of §4 in ``dtype`` (IEEE results where they are undefined:
+    ``log`` of a negative number is NaN, ``recip(0)`` is inf)."""
+    x = np.asarray(x, dtype)
+    zero, one = dtype.type(0), dtype.type(1)
+    if fn == "logistic":
+        return one / (one + np.exp(-x))
+    if fn == "exp":
+        return np.exp(x)
+    if fn == "log":
+        return np.log(x)
+    if fn == "recip":
+        return one / x
+    if fn == "relu":
+        return np.where(x <= zero, zero, x)
+    if fn == "step":
+        return np.where(x <= zero, zero, one)
+    raise ValueError(f"not an elementwise function: {fn!r}")
+
+
+UNARY = ("logistic", "exp", "log", "recip", "relu", "step")
 
 
 class TooLarge(MemoryError):
@@ -447,7 +472,7 @@ def _check_node(node: Any, scope: list[_Entry], path: str,
         _, a = child("a")
         expect("a", a, r if op == "slide" else u)
         return declared(u if op == "slide" else r)
-    if op in ("logistic", "scaledown", "minus"):
+    if op in UNARY or op in ("scaledown", "minus"):
         if op == "scaledown":
             n = node["n"]
             _require(_is_nat(n) and n >= 1, path + ".n", f"scaledown needs an integer >= 1: {n!r}")
@@ -560,7 +585,7 @@ class _NaiveEval:
     def top(self, expr: dict, env: list[Any]) -> Any:
         env = [e if e is None or isinstance(e, tuple) else np.asarray(e, self.dtype)
                for e in env]
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             return self.ev(expr, env)
 
     def zeros(self, shape: Any) -> np.ndarray:
@@ -631,8 +656,8 @@ class _NaiveEval:
                 if all(0 <= mt < ut for mt, ut in zip(m, u)):
                     r[j] = a[m]
             return r
-        if op == "logistic":
-            return 1 / (1 + np.exp(-ev(n["a"], env)))
+        if op in UNARY:
+            return unary(op, ev(n["a"], env), self.dtype)
         if op == "bin":
             a, b = ev(n["a"], env), ev(n["b"], env)
             return a + b if n["fn"] == "plus" else a * b
@@ -705,7 +730,7 @@ class _VectorEval:
     def top(self, expr: dict, env: list[Any]) -> Any:
         benv = [None if e is None else _Val(np.asarray(e, np.int64).reshape(-1))
                 if isinstance(e, tuple) else _Val(np.asarray(e, self.dtype)) for e in env]
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             r = self.dense(self.ev(expr, [(v, 0) for v in benv]))
         if expr["sort"] == "ix":
             return tuple(int(x) for x in r.x)
@@ -886,8 +911,8 @@ class _VectorEval:
                 ok = ok & (m[t] >= 0) & (m[t] < u[t])
             got = a[rows + tuple(np.clip(m[t], 0, u[t] - 1) for t in range(L))]
             return _Val(np.where(ok, got, self.dtype.type(0)))
-        if op == "logistic":
-            return _Val(1 / (1 + np.exp(-evd(n["a"], env))))
+        if op in UNARY:
+            return _Val(unary(op, evd(n["a"], env), self.dtype))
         if op == "bin":
             a, b = evd(n["a"], env), evd(n["b"], env)
             self.budget(np.broadcast_shapes(a.shape, b.shape), n["fn"])

@@ -70,8 +70,8 @@ CASES = {
         shape=[5, 1]), f"{R}.body.a.i.shape", "declared [5, 1]"),
     "variable out of scope": (lambda d: d["chain"][0]["expr"]["body"]["b"]["a"].update(idx=7),
                               f"{R}.body.b.a.idx", "variable 7 out of scope"),
-    "unsupported version": (lambda d: d.update(version=2), "$.version",
-                            "unsupported dump version 2"),
+    "unsupported version": (lambda d: d.update(version=3), "$.version",
+                            "unsupported dump version 3"),
     "sort mismatch": (lambda d: d["chain"][0]["expr"]["body"]["a"]["i"].update(sort="ar"),
                       f"{R}.body.a.i.sort", "sort 'ix', declared 'ar'"),
     "bad bin fn": (lambda d: d["chain"][0]["expr"]["body"].update(fn="pow"), f"{R}.body.fn",
@@ -133,6 +133,33 @@ def test_constant_positions_parse():
     assert p.i == ir.IxConst((3, 3), (1, 1))
     assert ir.show(p) == "backslide([1, 1], x)"
     assert ir.dump_tree(p.i) == "IxConst ix [3, 3] (pos=[1, 1])"
+
+
+def test_elementwise_functions_parse():
+    m = dump.parse(json.loads((DATA / "unary.json").read_text()))
+    fns = {b.name: b.expr.fn for b in m.chain if isinstance(b.expr, ir.Un)}
+    assert fns == {"r": "relu", "sg": "logistic", "e": "exp", "rc": "recip"}
+    assert ir.show(m.chain[1].expr) == "relu(a)"
+    assert ir.dump_tree(m.chain[1].expr).splitlines()[0] == "Un ar [2, 3] (fn=relu)"
+
+
+@pytest.mark.parametrize("op", ["tanh", "Exp", "un"])
+def test_unknown_function_is_one_clear_error_naming_it_and_where(op):
+    d = json.loads((DATA / "unary.json").read_text())
+    assert d["chain"][1]["expr"]["op"] == "relu"
+    d["chain"][1]["expr"]["op"] = op
+    with pytest.raises(dump.DumpError) as info:
+        dump.parse(d)
+    assert info.value.path == "$.chain[1].expr.op"
+    assert f"unknown node {op!r}" in info.value.message
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "logf", "recip", "relu", "step"])
+def test_names_of_the_functions_are_reserved(name):
+    d = json.loads((DATA / "unary.json").read_text())
+    d["chain"][0]["name"] = name
+    with pytest.raises(dump.DumpError, match="reserved by the generated code"):
+        dump.parse(d)
 
 
 @pytest.mark.parametrize("pos,where,text", [

@@ -149,12 +149,22 @@ def test_widen_turns_locals_into_buffers_and_keeps_logistic_a_lane_loop():
     j, t = IVar("j", 4, 0), IVar("t", 3, 1)
     body = (For(j, (c.Decl("acc0", c.ZERO),
                     For(t, (c.Acc("acc0", Load("x", aff((j, 3), (t, 1)))),)),
-                    Store("y", aff((j, 1)), "=", c.Logistic(c.Local("acc0"))))),)
+                    Store("y", aff((j, 1)), "=", c.Un("logistic", c.Local("acc0"))))),)
     wide, lane = widen_to_lanes(body, set(), 8, {"x", "y"})
     text = statements(wide, C, 1, (lane, 8))
     assert "vreal acc0[1];" in text
     assert "acc0[0] += vload(&x[j * 24 + t * 8]);" in text
     assert "y[j * 8 + l] = logistic(acc0[0][l]);" in text      # one lane at a time
+
+
+def test_recip_is_a_vector_division_and_the_other_functions_stay_lane_loops():
+    j = IVar("j", 4, 0)
+    for fn, want in [("recip", "vstore(&y[j * 8], 1 / vload(&x[j * 8]));"),
+                     ("exp", "y[j * 8 + l] = expf(x[j * 8 + l]);"),
+                     ("relu", "y[j * 8 + l] = relu(x[j * 8 + l]);")]:
+        body = (For(j, (Store("y", aff((j, 1)), "=", c.Un(fn, Load("x", aff((j, 1))))),)),)
+        wide, lane = widen_to_lanes(body, set(), 8, {"x", "y"})
+        assert want in statements(wide, C, 1, (lane, 8)), fn
 
 
 def test_lane_name_avoids_taken_names():

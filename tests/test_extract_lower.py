@@ -104,12 +104,34 @@ def L(name):
     (c.Neg(c.Mul(L("a"), L("b"))), "-(a[0] * b[0])"),
     (c.Scale(c.Add(L("a"), L("b")), 4), "(a[0] + b[0]) / 4"),
     (c.Scale(c.Lit(1), 2), "(real)1 / 2"),
-    (c.Logistic(c.Neg(L("a"))), "logistic(-a[0])"),
+    (c.Un("logistic", c.Neg(L("a"))), "logistic(-a[0])"),
+    (c.Un("exp", c.Add(L("a"), L("b"))), "expf(a[0] + b[0])"),
+    (c.Un("log", L("a")), "logf(a[0])"),
+    (c.Un("relu", L("a")), "relu(a[0])"),
+    (c.Un("step", c.Neg(L("a"))), "step(-a[0])"),
+    (c.Un("recip", c.Add(c.Lit(1), L("a"))), "1 / (1 + a[0])"),
+    (c.Un("recip", c.Mul(L("a"), L("b"))), "1 / (a[0] * b[0])"),
+    (c.Mul(L("a"), c.Un("recip", L("b"))), "a[0] * (1 / b[0])"),
+    (c.Un("recip", c.Add(c.Lit(1), c.Lit(1))), "(real)1 / (1 + 1)"),
     (c.Mul(c.Select((c.Cmp(AJ - c.Affine.of(2), "ge"),), L("a")), L("b")),
      "(j >= 2 ? a[0] : 0) * b[0]"),
 ])
 def test_minimal_parentheses(e, want):
     assert expr(e) == want
+
+
+def test_maths_functions_follow_the_real_type():
+    e = c.Un("exp", c.Un("log", L("a")))
+    assert expr(e) == expr(e, 0, "float") == "expf(logf(a[0]))"
+    assert expr(e, 0, "double") == "exp(log(a[0]))"
+
+
+def test_relu_and_step_move_a_guard_outwards():
+    sel = c.Select((c.Cmp(AJ - c.Affine.of(2), "ge"),), L("a"))
+    assert c.un("relu", sel) == c.Select(sel.cond, c.Un("relu", L("a")))   # relu 0 = 0
+    assert c.un("step", c.ZERO) == c.ZERO
+    assert c.un("exp", c.ZERO) == c.Un("exp", c.ZERO)                       # exp 0 = 1
+    assert c.un("recip", sel) == c.Un("recip", sel)
 
 
 def test_affine_layout():
@@ -176,7 +198,7 @@ def test_temporary_array_needed_is_an_error_naming_binding_and_subterm():
 
 def test_equal_reductions_are_shared():
     s = ir.Sum(1, 4, "t1", sels(ir.Sel(4, A, X("i0", 3)), X("t1", 4)))
-    e = ir.IMapS(3, 3, "i0", mul(ir.Logistic(1, s), ir.Logistic(1, s)))
+    e = ir.IMapS(3, 3, "i0", mul(ir.Un(1, "logistic", s), ir.Un(1, "logistic", s)))
     out = text(kernel([("a", (3, 4))], e))
     assert out.count("real acc") == 1
     assert "logistic(acc0) * logistic(acc0)" in out
@@ -224,7 +246,7 @@ def test_cuda_maps_parallel_loops_to_threads():
 def test_share_bindings_reads_the_binding():
     from extract.share import share_bindings
     c11 = V("c11", 4)
-    lg = ir.Logistic(4, c11)
+    lg = ir.Un(4, "logistic", c11)
     grad_expr = mul(lg, ir.Bin(4, "plus", ir.One(4), ir.Minus(4, lg)))
     m = model([("c11", 4)], [("c1", lg)])
     g = ir.Array("d_c11", 4, "grad", "c11", grad_expr)

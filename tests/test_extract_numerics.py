@@ -74,6 +74,15 @@ def test_random_dumps_match_oracle_f32(kernel_cache, seed):
     check_against_oracle(d, "f32", ALLOW_RECOMPUTE)
 
 
+@pytest.mark.parametrize("precision, seed", [("f64", 300), ("f64", 301), ("f64", 302),
+                                             ("f64", 303), ("f32", 304), ("f32", 305)])
+def test_random_dumps_with_every_function_match_oracle(kernel_cache, precision, seed):
+    """exp, log, recip, relu, step (and logistic) in random dumps, true gradients."""
+    d = dumpgen.random_dump(seed, depth=3 if precision == "f64" else 2, model=f"rnd{seed}",
+                            gradients="ad", fns=dumpgen.UNARY)
+    check_against_oracle(d, precision, ALLOW_RECOMPUTE)
+
+
 @pytest.mark.parametrize("seed", [200, 201])
 def test_random_deeper_dumps_both_strategies(kernel_cache, seed):
     d = dumpgen.random_dump(seed, depth=4, n_chain=3, model=f"rnd{seed}")
@@ -113,7 +122,8 @@ def _fill(ffi, cdata, model_arrays, values, dtype):
 
 
 @pytest.mark.parametrize("precision", ["f64", "f32"])
-@pytest.mark.parametrize("name", ["cnn_hand", "ops_slide", "ops_block", "chain_hand", "pad_const"])
+@pytest.mark.parametrize("name", ["cnn_hand", "ops_slide", "ops_block", "chain_hand", "pad_const",
+                                  "unary"])
 def test_batch_grad_is_mean_of_samples_and_reproducible(kernel_cache, name, precision):
     check_batch_grad(hand(name), precision, Options(), 7)
 

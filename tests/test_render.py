@@ -52,6 +52,8 @@ def corpus() -> dict[str, dict]:
     for seed in range(40):
         for kind in ("random", "ad"):
             out[f"random/{kind}/{seed}"] = dumpgen.random_dump(seed, gradients=kind)
+    for seed in range(12):     # with every elementwise function (exp, log, recip, relu, step)
+        out[f"random/fns/{seed}"] = dumpgen.random_dump(seed, gradients="ad", fns=dumpgen.UNARY)
     return out
 
 
@@ -248,7 +250,11 @@ def ev(m, env: dict, vals: dict, shapes: dict):
     if isinstance(m, rm.MPow):
         return ev(m.a, env, vals, shapes) ** m.k
     if isinstance(m, rm.MApp):
-        return 1.0 / (1.0 + np.exp(-ev(m.a, env, vals, shapes)))
+        x = ev(m.a, env, vals, shapes)
+        fns = {"σ": lambda x: 1.0 / (1.0 + np.exp(-x)), "exp": np.exp, "log": np.log,
+               "relu": lambda x: np.where(x <= 0, 0.0, x),
+               "step": lambda x: np.where(x <= 0, 0.0, 1.0)}
+        return fns[m.fn](x)
     if isinstance(m, rm.MSum):
         out = 0.0
         for at in itertools.product(*(range(n) for _, n in m.vars)):
@@ -282,7 +288,8 @@ def evaluate_formula(r: render.Renderer, shape, expr, vals: dict, shapes: dict,
 
 @pytest.mark.parametrize("key", [f"golden/{p.stem}" for p in GOLDEN]
                          + [f"data/{p.stem}" for p in DATA]
-                         + [f"random/{k}/{s}" for k in ("random", "ad") for s in range(12)])
+                         + [f"random/{k}/{s}" for k in ("random", "ad") for s in range(12)]
+                         + [f"random/fns/{s}" for s in range(6)])
 def test_formulas_mean_what_the_dump_means(key, dumps):
     """Every formula of the page, evaluated as written (index arithmetic, brackets, sums),
     equals the NumPy oracle's value of its binding or gradient, at every position."""

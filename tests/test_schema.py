@@ -51,6 +51,8 @@ def test_accepts_hand_built_dumps(validator, path):
 @pytest.mark.parametrize("grads", ["random", "ad"])
 def test_accepts_random_dumps(validator, seed, grads):
     assert errors(validator, dumpgen.random_dump(seed, gradients=grads)) == []
+    assert errors(validator, dumpgen.random_dump(seed, gradients=grads,
+                                                 fns=dumpgen.UNARY)) == []
 
 
 def test_accepts_unknown_optional_top_level_key(validator):
@@ -88,7 +90,7 @@ BODY = R + ("body",)      # the bin node
 MALFORMED = [
     *[(f"missing {k}", _del((k,)), "$") for k in
       ("format", "version", "model", "generator", "context", "chain", "seed", "gradients")],
-    ("wrong version", _set(("version",), 2), "$.version"),
+    ("wrong version", _set(("version",), 3), "$.version"),
     ("version as string", _set(("version",), "1"), "$.version"),
     ("wrong format", _set(("format",), "ad-dump"), "$.format"),
     ("unknown op", _set(BODY + ("op",), "pow"), "$.chain[0].expr.body.op"),

@@ -287,11 +287,13 @@ def test_cnn_gradients_match_finite_differences(dumps):
 @pytest.mark.agda
 def test_ops_gradients_match_finite_differences(dumps):
     """Spec/Model/Ops.agda uses every constructor with a derivative (slide, backslide,
-    ix-minus, ix-minusᵣ, imapb, selb, div/mod, logistic, minus, scaledown, ...): its dumped
-    gradients, every coordinate, against central differences of its dumped loss (float64)."""
+    ix-minus, ix-minusᵣ, imapb, selb, div/mod, the elementwise functions logistic, exp, log,
+    recip, relu, step, minus, scaledown, ...): its dumped gradients, every coordinate, against
+    central differences of its dumped loss (float64). relu and step are differentiable away
+    from 0: their arguments (bl, lm) stay clear of it at these inputs."""
     d = dumps["ops"]
     assert [c["name"] for c in d["context"]] == ["a", "w", "m"]
-    assert [b["name"] for b in d["chain"]] == ["c", "bs", "lm", "bl", "loss"]
+    assert [b["name"] for b in d["chain"]] == ["c", "bs", "lm", "bl", "u", "loss"]
     ops = set()
 
     def walk(e):
@@ -304,10 +306,12 @@ def test_ops_gradients_match_finite_differences(dumps):
                 walk(v)
     walk(d["chain"])
     assert {"slide", "backslide", "ix_minus", "ix_minus_r", "imapb", "selb", "div", "mod",
-            "logistic", "minus", "scaledown"} <= ops, sorted(o for o in ops if o)
+            "logistic", "exp", "log", "recip", "relu", "step", "minus",
+            "scaledown"} <= ops, sorted(o for o in ops if o)
     rng = np.random.default_rng(4)
     ctx = _random_context(d, rng, scale=1.0)
     out = oracle.evaluate(d, ctx)
+    assert np.min(np.abs(out["bl"])) > 1e-2 and np.min(np.abs(out["lm"])) > 1e-2
 
     def loss(c):
         return oracle.evaluate(d, c, forward_only=True)["loss"][0]

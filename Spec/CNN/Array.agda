@@ -18,7 +18,7 @@
 -- test can compare an implementation layer by layer; `forward` is its
 -- last layer.
 ------------------------------------------------------------------------
-open import Spec.Scalar using (Scalar)
+open import Spec.Scalar using (Scalar; Fn)
 
 module Spec.CNN.Array (𝕊 : Scalar) where
 
@@ -29,7 +29,7 @@ open import Spec.Array.Base
 open import Spec.Array.Slide using (slide)
 open import Spec.Array.Block using (block)
 
-open Scalar 𝕊 using (R; 0#; _+_; _*_; scaledown) renaming (logistic to σ)
+open Scalar 𝕊 using (R; 0#; _+_; _*_; scaledown; fn)
 
 private
   variable
@@ -55,7 +55,7 @@ mconv sp inp w b su =
 -- Activation and pooling
 
 logistic : Ar s R → Ar s R
-logistic = map σ
+logistic = map (fn Fn.logistic)
 
 -- Average of each 2×2 block: the blocks keep neighbouring elements
 -- together (block, not a flat reshape).

@@ -112,7 +112,7 @@ expr {is = is} (slide i sp a su) =
   node "slide" is (sp-fields (+-shapes sp) (("i" , expr i) ∷ ("a" , expr a) ∷ []))
 expr {is = is} (backslide i a su sp) =
   node "backslide" is (sp-fields (+-shapes sp) (("i" , expr i) ∷ ("a" , expr a) ∷ []))
-expr {is = is} (logistic a) = node "logistic" is (("a" , expr a) ∷ [])
+expr {is = is} (un f a) = node (fn-name f) is (("a" , expr a) ∷ [])   -- "logistic", "exp", ...
 expr {is = is} (bin op a b) =
   node "bin" is (("fn" , string (bopName op)) ∷ ("a" , expr a) ∷ ("b" , expr b) ∷ [])
 expr {is = is} (scaledown n a) =
@@ -152,4 +152,10 @@ _ = refl
 _ : render (expr {Γ = ε} {is = ix (ι 5 ⊗ ι 5)}
                  (ix-const (ι (F.suc (F.suc F.zero)) ⊗ ι F.zero)))
   ≡ "{\"op\":\"ix_const\",\"sort\":\"ix\",\"shape\":[5,5],\"pos\":[2,0]}"
+_ = refl
+
+-- an elementwise function prints as its own op
+_ : render (expr {Γ = ε ▹ ar (ι 3)} {is = ar (ι 3)} (un Fn.exp (var v₀)))
+  ≡ "{\"op\":\"exp\",\"sort\":\"ar\",\"shape\":3,\
+    \\"a\":{\"op\":\"var\",\"sort\":\"ar\",\"shape\":3,\"idx\":0}}"
 _ = refl

@@ -167,9 +167,9 @@ infer Γ (Backslide i a) = do
   (r , sp) ← need ("backslide: an index of shape " ++ show s ++ " and an array of shape "
                    ++ show u ++ " differ in structure") (plus? s p)
   ok (ar r , backslide ei ea su sp , cong₂ Backslide pi pa)
-infer Γ (Logistic a) = do
-  (s , e , eq) ← infer Γ a >>= array "logistic"
-  ok (ar s , logistic e , cong Logistic eq)
+infer Γ (Un f a) = do
+  (s , e , eq) ← infer Γ a >>= array (fn-name f)
+  ok (ar s , un f e , cong (Un f) eq)
 infer Γ (Neg a) = do
   (s , e , eq) ← infer Γ a >>= array "-"
   ok (ar s , minus e , cong Neg eq)
@@ -236,8 +236,8 @@ check Γ (ar s) One  = ok (one , refl)
 check Γ (ar s) (Neg a) = check Γ (ar s) a >>= λ { (e , eq) → ok (minus e , cong Neg eq) }
 check Γ (ar s) (Scale n a) =
   check Γ (ar s) a >>= λ { (e , eq) → ok (scaledown n e , cong (Scale n) eq) }
-check Γ (ar s) (Logistic a) =
-  check Γ (ar s) a >>= λ { (e , eq) → ok (logistic e , cong Logistic eq) }
+check Γ (ar s) (Un f a) =
+  check Γ (ar s) a >>= λ { (e , eq) → ok (un f e , cong (Un f) eq) }
 check Γ (ar s) (Mul a b) = do
   (ea , pa) ← check Γ (ar s) a
   (eb , pb) ← check Γ (ar s) b

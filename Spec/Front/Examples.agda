@@ -19,6 +19,7 @@ open import Data.String using (String)
 open import Relation.Binary.PropositionalEquality using (_≡_; refl)
 
 open import Spec.Array.Base using (ι; _⊗_)
+open import Spec.Lang.Syntax using (Fn)
 open import Spec.Front.Term
 open import Spec.Front.Result
 open import Spec.Front.Model
@@ -73,6 +74,32 @@ loss   l = sum i : 3 . x[i] * a[i]     -- a scalar: the sum of a vector of shape
 "
 
 _ : core-of (elaborate dot-text) ≡ just (("l" , Sum (ι 3) (Mul (Sel (V 2) (V 0)) (Sel (V 1) (V 0)))) ∷ [])
+_ = refl
+
+-- the elementwise functions are calls, elementwise like logistic
+unary-text : String
+unary-text = "
+model unary
+input  x : 3
+param  a : 3
+h = relu(x * a) + exp(a) * log(a * a + 1) + recip(1 + x * x) + step(x)
+loss   l = sum i : 3 . h[i]
+"
+
+_ : core-of (elaborate unary-text) ≡ just
+      ( ("h" , Add (Add (Add (Un Fn.relu (Mul (V 1) (V 0)))
+                             (Mul (Un Fn.exp (V 0)) (Un Fn.log (Add (Mul (V 0) (V 0)) One))))
+                        (Un Fn.recip (Add One (Mul (V 1) (V 1)))))
+                   (Un Fn.step (V 1)))
+      ∷ ("l" , Sum (ι 3) (Sel (V 1) (V 0)))
+      ∷ [])
+_ = refl
+
+_ : error-of (elaborate "
+model m
+input x : 3
+loss  l = sum i : 3 . exp(x, x)[i]
+") ≡ just "4: binding l: exp: wrong number of arguments (2)"
 _ = refl
 
 ------------------------------------------------------------------------

@@ -23,7 +23,7 @@ open import Data.Product using (_,_)
 open import Data.String as String using (String; _++_)
 
 open import Spec.Array.Base using (S)
-open import Spec.Lang.Syntax using (Ctx; _▹_; ix)
+open import Spec.Lang.Syntax using (Ctx; _▹_; ix; Fn; fn-name; fns)
 open import Spec.Front.Syntax
 open import Spec.Front.Term
 open import Spec.Front.Result
@@ -49,7 +49,8 @@ private
   argName k _        = "(argument " ++ showℕ k ++ ")"
 
 operations : List String
-operations = "logistic" ∷ "slide" ∷ "backslide" ∷ "block" ∷ "zerobut" ∷ "div" ∷ "mod" ∷ layer-names
+operations = List.map fn-name fns
+  List.++ "slide" ∷ "backslide" ∷ "block" ∷ "zerobut" ∷ "div" ∷ "mod" ∷ layer-names
 
 expand : (Γ : Ctx) → Scope → Raw → Result Tm
 expand-args : (Γ : Ctx) → Scope → ℕ → List Raw → Result (List Arg)
@@ -85,7 +86,12 @@ expand-args Γ sc k (a ∷ as) = do
   rest ← expand-args Γ sc (suc k) as
   ok (expr t is (argName k a) ∷ rest)
 
-builtin Γ sc "logistic" (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Logistic a′)
+builtin Γ sc "logistic" (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.logistic a′)
+builtin Γ sc "exp"      (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.exp a′)
+builtin Γ sc "log"      (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.log a′)
+builtin Γ sc "recip"    (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.recip a′)
+builtin Γ sc "relu"     (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.relu a′)
+builtin Γ sc "step"     (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.step a′)
 builtin Γ sc "slide" (a ∷ i ∷ []) =
   expand Γ sc a >>= λ a′ → expand Γ sc i >>= λ i′ → ok (Slide i′ a′)
 builtin Γ sc "backslide" (a ∷ i ∷ []) =

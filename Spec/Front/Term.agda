@@ -40,12 +40,15 @@ data Tm : Set where
   Sel Block           : Tm → Tm → Tm       -- array, index
   ZeroBut             : Tm → Tm → Tm → Tm
   Slide Backslide     : Tm → Tm → Tm       -- index, array
-  Logistic Neg        : Tm → Tm
+  Un                  : Fn → Tm → Tm       -- an elementwise function (logistic, exp, ...)
+  Neg                 : Tm → Tm
   Add Mul             : Tm → Tm → Tm
   Scale               : ℕ → Tm → Tm
   Div Mod             : S → Tm → Tm        -- block shape, index
   Const               : (s : S) → P s → Tm -- a constant position of shape s
   IxMinus IxMinusʳ    : Tm → Tm → Tm → Tm  -- i, j, body (binds the difference)
+
+pattern Logistic a = Un Fn.logistic a
 
 ------------------------------------------------------------------------
 -- Erasure
@@ -68,7 +71,7 @@ var-index (vₛ x) = suc (var-index x)
 ⌊ zero-but i j a ⌋                = ZeroBut ⌊ i ⌋ ⌊ j ⌋ ⌊ a ⌋
 ⌊ slide i _ a _ ⌋                 = Slide ⌊ i ⌋ ⌊ a ⌋
 ⌊ backslide i a _ _ ⌋             = Backslide ⌊ i ⌋ ⌊ a ⌋
-⌊ logistic a ⌋                    = Logistic ⌊ a ⌋
+⌊ un f a ⌋                        = Un f ⌊ a ⌋
 ⌊ bin plus a b ⌋                  = Add ⌊ a ⌋ ⌊ b ⌋
 ⌊ bin mul a b ⌋                   = Mul ⌊ a ⌋ ⌊ b ⌋
 ⌊ scaledown n a ⌋                 = Scale n ⌊ a ⌋
@@ -96,7 +99,7 @@ shift c k (Block a i)        = Block (shift c k a) (shift c k i)
 shift c k (ZeroBut i j a)    = ZeroBut (shift c k i) (shift c k j) (shift c k a)
 shift c k (Slide i a)        = Slide (shift c k i) (shift c k a)
 shift c k (Backslide i a)    = Backslide (shift c k i) (shift c k a)
-shift c k (Logistic a)       = Logistic (shift c k a)
+shift c k (Un f a)           = Un f (shift c k a)
 shift c k (Neg a)            = Neg (shift c k a)
 shift c k (Add a b)          = Add (shift c k a) (shift c k b)
 shift c k (Mul a b)          = Mul (shift c k a) (shift c k b)

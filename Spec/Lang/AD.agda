@@ -66,6 +66,22 @@ env-zipWith {Γ = Γ ▹ ix _} f δ       δ′        = env-zipWith {Γ = Γ} f
 ------------------------------------------------------------------------
 -- The derivative
 
+-- The declared derivative of an elementwise function at e, as an
+-- expression (its meaning is f′ f (⟦ e ⟧ ρ k), Spec.Proofs.Forward):
+--   logistic′ = σ·(1 − σ), exp′ = exp, log′ = recip,
+--   recip′ = −(recip · recip), relu′ = step, step′ = 0.
+-- ∇ (un f e) s passes the seed s ⊠ deriv f e on to e, except that
+-- logistic keeps the paper's association (s ⊠ σ) ⊠ (1 − σ) (so the
+-- CNN's dump is the paper's) and step, whose derivative is zero, adds
+-- nothing.
+deriv : Fn → E Δ (ar s) → E Δ (ar s)
+deriv Fn.logistic e = logistic e ⊠ (one ⊞ minus (logistic e))
+deriv Fn.exp      e = un Fn.exp e
+deriv Fn.log      e = un Fn.recip e
+deriv Fn.recip    e = minus (un Fn.recip e ⊠ un Fn.recip e)
+deriv Fn.relu     e = un Fn.step e
+deriv Fn.step     e = zero
+
 -- ∇ e s δ: δ plus the gradient of e with seed s.
 ∇ : E Δ is → E Δ is → EnvE Δ Δ → EnvE Δ Δ
 
@@ -95,6 +111,8 @@ map-sum = map-bind sum
 ∇ (slide i sp e su)       s   = ∇ e (backslide i s su sp)
 ∇ (backslide i e su sp)   s   = ∇ e (slide i sp s su)
 ∇ (logistic e)            s   = ∇ e (s ⊠ logistic e ⊠ (one ⊞ minus (logistic e)))
+∇ (un Fn.step e)          s δ = δ
+∇ (un f e)                s   = ∇ e (s ⊠ deriv f e)
 ∇ (e ⊞ e₁)                s   = ∇ e s ∘ ∇ e₁ s
 ∇ (e ⊠ e₁)                s   = ∇ e (s ⊠ e₁) ∘ ∇ e₁ (s ⊠ e)
 ∇ (scaledown n e)         s   = ∇ e (scaledown n s)

@@ -22,7 +22,7 @@ open import Data.Unit using (⊤; tt)
 open import Relation.Nullary using (Dec; yes; no)
 open import Relation.Binary.PropositionalEquality using (_≡_; refl; cong; cong₂)
 
-open Scalar 𝕊 renaming (logistic to logisticʳ; scaledown to scaledownʳ)
+open Scalar 𝕊 renaming (scaledown to scaledownʳ)
 
 open import Spec.Array.Base as A
   using (S; ι; _⊗_; P; Ar; unit; K; map; zipWith; nest; unnest)
@@ -99,7 +99,7 @@ at (no  _)       _ = K 0#
 ⟦ zero-but i j e ⟧         ρ = if-eq (⟦ i ⟧ ρ ≟ₚ ⟦ j ⟧ ρ) (⟦ e ⟧ ρ)
 ⟦ slide i sp e su ⟧        ρ = Sl.slide (⟦ i ⟧ ρ) sp (⟦ e ⟧ ρ) su
 ⟦ backslide i e su sp ⟧    ρ = Sl.backslide (⟦ i ⟧ ρ) (⟦ e ⟧ ρ) su 0# sp
-⟦ logistic e ⟧             ρ = map logisticʳ (⟦ e ⟧ ρ)
+⟦ un f e ⟧                 ρ = map (fn f) (⟦ e ⟧ ρ)
 ⟦ bin op e e₁ ⟧            ρ = zipWith (bop op) (⟦ e ⟧ ρ) (⟦ e₁ ⟧ ρ)
 ⟦ scaledown n e ⟧          ρ = map (scaledownʳ n) (⟦ e ⟧ ρ)
 ⟦ minus e ⟧                ρ = map -_ (⟦ e ⟧ ρ)

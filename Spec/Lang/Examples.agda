@@ -7,13 +7,15 @@
 --   * the rewrites of §7.1.1, one by one;
 --   * zero padding (backslide at a constant index), its gradient and
 --     their optimised forms;
+--   * the gradients of the elementwise functions (exp, log, recip,
+--     relu, step, logistic);
 --   * the chain x = a·b, y = x·x and its gradients (paper §6.3);
 --   * the optimisation goal on the CNN of Spec.Model.CNN (temp-free);
 --   * a few evaluations with Float scalars.
 ------------------------------------------------------------------------
 module Spec.Lang.Examples where
 
-open import Data.Float using (Float)
+open import Data.Float as Float using (Float)
 open import Data.Fin using (Fin) renaming (zero to fzero; suc to fsuc)
 open import Data.List using (List; []; _∷_)
 open import Data.Product using (_,_)
@@ -147,6 +149,57 @@ module _ where
   _ = refl
 
 ------------------------------------------------------------------------
+-- Elementwise functions: ∇ multiplies the seed by the declared
+-- derivative (exp′ = exp, log′ = recip, recip′ = −recip², relu′ =
+-- step, step′ = 0) and opt drops the zero it started from.
+
+module _ where
+  -- seed : ar 5, x : ar 5
+  Cu : Ctx
+  Cu = ε ▹ ar (ι 5) ▹ ar (ι 5)
+
+  sᵤ x : E Cu (ar (ι 5))
+  sᵤ = var v₁
+  x  = var v₀
+
+  -- the gradient of un f x with respect to x, seed sᵤ
+  ∂un : Fn → E Cu (ar (ι 5))
+  ∂un f = lookupE {Cu} (∇₀ (un f x) sᵤ) v₀
+
+  _ : ∂un Fn.exp ≡ zero ⊞ sᵤ ⊠ un Fn.exp x
+  _ = refl
+
+  _ : optimise (∂un Fn.exp) ≡ sᵤ ⊠ un Fn.exp x
+  _ = refl
+
+  _ : optimise (∂un Fn.log) ≡ sᵤ ⊠ un Fn.recip x
+  _ = refl
+
+  _ : optimise (∂un Fn.recip) ≡ sᵤ ⊠ minus (un Fn.recip x ⊠ un Fn.recip x)
+  _ = refl
+
+  _ : optimise (∂un Fn.relu) ≡ sᵤ ⊠ un Fn.step x
+  _ = refl
+
+  -- step adds nothing
+  _ : ∂un Fn.step ≡ zero
+  _ = refl
+
+  -- logistic keeps the paper's (s · σ) · (1 − σ)
+  _ : optimise (∂un Fn.logistic) ≡ sᵤ ⊠ logistic x ⊠ (one ⊞ minus (logistic x))
+  _ = refl
+
+  -- log (x · x): the chain rule through a product
+  _ : optimise (lookupE {Cu} (∇₀ (un Fn.log (x ⊠ x)) sᵤ) v₀)
+    ≡ sᵤ ⊠ un Fn.recip (x ⊠ x) ⊠ x ⊞ sᵤ ⊠ un Fn.recip (x ⊠ x) ⊠ x
+  _ = refl
+
+  -- a selection goes through an elementwise function
+  _ : optimise {Γ = Cu ▹ ix (ι 5)} (sels (un Fn.exp (↑ x)) (var v₀))
+    ≡ un Fn.exp (sels (↑ x) (var v₀))
+  _ = refl
+
+------------------------------------------------------------------------
 -- The chain x = a · b, y = x · x (§6.3)
 
 chain-ctx : ChainCtx
@@ -247,4 +300,46 @@ _ = refl
 
 -- the gradient at a₀ is the seed at 1
 _ : ⟦ optimise ∂pad ⟧ ρp (ι fzero) ≡ 6.0
+_ = refl
+
+-- elementwise functions in Float: x = (−1, 0, 2, 1, 4), seed 3
+private
+  ρu : Env Cu
+  ρu = (tt , λ _ → 3.0) , vec (Float.- 1.0) 0.0 2.0 1.0 4.0
+
+  at : Fin 5 → P (ι 5)
+  at = ι
+
+_ : ⟦ un Fn.relu x ⟧ ρu (at fzero) ≡ 0.0
+_ = refl
+
+_ : ⟦ un Fn.relu x ⟧ ρu (at (fsuc (fsuc fzero))) ≡ 2.0
+_ = refl
+
+-- relu′ 0 = step 0 = 0: the gradient of relu at x = 0 is 0
+_ : ⟦ optimise (∂un Fn.relu) ⟧ ρu (at (fsuc fzero)) ≡ 0.0
+_ = refl
+
+_ : ⟦ optimise (∂un Fn.relu) ⟧ ρu (at (fsuc (fsuc fzero))) ≡ 3.0
+_ = refl
+
+-- exp 0 = 1, log 1 = 0, recip 4 = 1/4
+_ : ⟦ un Fn.exp x ⟧ ρu (at (fsuc fzero)) ≡ 1.0
+_ = refl
+
+_ : ⟦ un Fn.log x ⟧ ρu (at (fsuc (fsuc (fsuc fzero)))) ≡ 0.0
+_ = refl
+
+_ : ⟦ un Fn.recip x ⟧ ρu (at (fsuc (fsuc (fsuc (fsuc fzero))))) ≡ 0.25
+_ = refl
+
+-- the gradient of log at 2 with seed 3: 3 / 2; of recip at 2: −3 / 4
+_ : ⟦ optimise (∂un Fn.log) ⟧ ρu (at (fsuc (fsuc fzero))) ≡ 1.5
+_ = refl
+
+_ : ⟦ optimise (∂un Fn.recip) ⟧ ρu (at (fsuc (fsuc fzero))) ≡ Float.- 0.75
+_ = refl
+
+-- the gradient of exp at 0 with seed 3: 3
+_ : ⟦ optimise (∂un Fn.exp) ⟧ ρu (at (fsuc fzero)) ≡ 3.0
 _ = refl

@@ -14,7 +14,7 @@
 --     sel/imap; with η this gives the paper's §7.1.1 rules for
 --     sels into imapb, slide and backslide);
 --   selections (sels/sel/selb) go through linear and pointwise
---     operations (bin, sum, zero-but, minus, scaledown, logistic,
+--     operations (bin, sum, zero-but, minus, scaledown, un f,
 --     ix-minus, ix-minusᵣ);
 --   sums go under maps (ctx-swap), split over ⊞ and minus, and a sum
 --     of a zero-but whose condition pins the summation index collapses
@@ -138,7 +138,7 @@ opt (sels e i) with opt e | opt i
 ... | zero-but j k a        | i′ = zero-but j k (sels a i′)
 ... | minus a               | i′ = minus (sels a i′)
 ... | scaledown n a         | i′ = scaledown n (sels a i′)
-... | logistic a            | i′ = logistic (sels a i′)
+... | un f a                | i′ = un f (sels a i′)
 ... | ix-minus j k sp su a  | i′ = ix-minus j k sp su (sels a (↑ i′))
 ... | ix-minusᵣ j k sp su a | i′ = ix-minusᵣ j k sp su (sels a (↑ i′))
 ... | a                     | i′ = sels a i′
@@ -156,7 +156,7 @@ opt (sel e i) with opt e | opt i
 ... | zero-but j k a        | i′ = zero-but j k (sel a i′)
 ... | minus a               | i′ = minus (sel a i′)
 ... | scaledown n a         | i′ = scaledown n (sel a i′)
-... | logistic a            | i′ = logistic (sel a i′)
+... | un f a                | i′ = un f (sel a i′)
 ... | ix-minus j k sp su a  | i′ = ix-minus j k sp su (sel a (↑ i′))
 ... | ix-minusᵣ j k sp su a | i′ = ix-minusᵣ j k sp su (sel a (↑ i′))
 ... | a                     | i′ = sel a i′
@@ -174,7 +174,7 @@ opt (selb m e i) with opt e | opt i
 ... | zero-but j k a        | i′ = zero-but j k (selb m a i′)
 ... | minus a               | i′ = minus (selb m a i′)
 ... | scaledown n a         | i′ = scaledown n (selb m a i′)
-... | logistic a            | i′ = logistic (selb m a i′)
+... | un f a                | i′ = un f (selb m a i′)
 ... | ix-minus j k sp su a  | i′ = ix-minus j k sp su (selb m a (↑ i′))
 ... | ix-minusᵣ j k sp su a | i′ = ix-minusᵣ j k sp su (selb m a (↑ i′))
 ... | a                     | i′ = selb m a i′
@@ -201,7 +201,7 @@ opt (backslide i e su sp) with opt i | opt e
 ... | _  | zero = zero
 ... | i′ | a    = imaps (ix-minus (var v₀) (↑ i′) sp su (sels (↑↑ a) (var v₀)))
 
-opt (logistic e) = logistic (opt e)
+opt (un f e)     = un f (opt e)
 opt (e ⊞ e₁)     = plus-opt (opt e) (opt e₁)
 opt (e ⊠ e₁)     = mul-opt (opt e) (opt e₁)
 
@@ -251,7 +251,7 @@ temp-free (sum e)                 = temp-free e
 temp-free (zero-but i j e)        = temp-free i ∧ temp-free j ∧ temp-free e
 temp-free (slide _ _ _ _)         = false
 temp-free (backslide _ _ _ _)     = false
-temp-free (logistic e)            = temp-free e
+temp-free (un _ e)                = temp-free e
 temp-free (bin _ e e₁)            = temp-free e ∧ temp-free e₁
 temp-free (scaledown _ e)         = temp-free e
 temp-free (minus e)               = temp-free e
@@ -285,6 +285,15 @@ same-op plus plus = true
 same-op mul  mul  = true
 same-op _    _    = false
 
+same-fn : Fn → Fn → Bool
+same-fn Fn.logistic Fn.logistic = true
+same-fn Fn.exp      Fn.exp      = true
+same-fn Fn.log      Fn.log      = true
+same-fn Fn.recip    Fn.recip    = true
+same-fn Fn.relu     Fn.relu     = true
+same-fn Fn.step     Fn.step     = true
+same-fn _           _           = false
+
 same (var x)                 (var y)                    = same-var x y
 same zero                    zero                       = true
 same one                     one                        = true
@@ -298,7 +307,7 @@ same (sum e)                 (sum e′)                   = same e e′
 same (zero-but i j e)        (zero-but i′ j′ e′)        = same i i′ ∧ same j j′ ∧ same e e′
 same (slide i _ e _)         (slide i′ _ e′ _)          = same i i′ ∧ same e e′
 same (backslide i e _ _)     (backslide i′ e′ _ _)      = same i i′ ∧ same e e′
-same (logistic e)            (logistic e′)              = same e e′
+same (un f e)                (un f′ e′)                 = same-fn f f′ ∧ same e e′
 same (bin op e e₁)           (bin op′ e′ e₁′)           = same-op op op′ ∧ same e e′ ∧ same e₁ e₁′
 same (scaledown n e)         (scaledown n′ e′)          = (n ℕ.≡ᵇ n′) ∧ same e e′
 same (minus e)               (minus e′)                 = same e e′

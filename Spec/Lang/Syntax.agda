@@ -14,12 +14,19 @@
 -- (op names with `_` for `-`: ix-const is "ix_const"; ix-minusᵣ is
 -- "ix_minus_r").  An index expression (sort ix) is a variable, a
 -- constant position (ix-const) or index arithmetic on them.
+-- `un f a` applies the elementwise function f (Spec.Scalar.Fn:
+-- logistic, exp, log, recip, relu, step) to every element; its dump
+-- op is the function's name ("logistic", "exp", ...), and `logistic a`
+-- is a pattern for `un Fn.logistic a`.
 ------------------------------------------------------------------------
 module Spec.Lang.Syntax where
 
+open import Data.List using (List; []; _∷_)
 open import Data.Nat using (ℕ)
+open import Data.String using (String)
 
 open import Spec.Array.Base using (S; P; ι; _⊗_; unit; _+_≈_; suc_≈_; _*_≈_)
+open import Spec.Scalar public using (Fn)
 
 ------------------------------------------------------------------------
 -- Sorts, contexts, variables
@@ -82,7 +89,7 @@ data E : Ctx → IS → Set where
   slide     : E Γ (ix s) → s + p ≈ r → E Γ (ar r) → suc p ≈ u → E Γ (ar u)
   backslide : E Γ (ix s) → E Γ (ar u) → suc p ≈ u → s + p ≈ r → E Γ (ar r)
   -- elementwise arithmetic
-  logistic  : E Γ (ar s) → E Γ (ar s)
+  un        : Fn → E Γ (ar s) → E Γ (ar s)   -- an elementwise function
   bin       : Bop → E Γ (ar s) → E Γ (ar s) → E Γ (ar s)
   scaledown : ℕ → E Γ (ar s) → E Γ (ar s)
   minus     : E Γ (ar s) → E Γ (ar s)
@@ -105,6 +112,23 @@ infixl 7 _⊠_
 
 pattern _⊞_ a b = bin plus a b
 pattern _⊠_ a b = bin mul a b
+
+-- the logistic function (the only elementwise function of the paper)
+pattern logistic a = un Fn.logistic a
+
+-- The name of an elementwise function: its op in the dump and its call
+-- in the model language (`exp(e)`).
+fn-name : Fn → String
+fn-name Fn.logistic = "logistic"
+fn-name Fn.exp      = "exp"
+fn-name Fn.log      = "log"
+fn-name Fn.recip    = "recip"
+fn-name Fn.relu     = "relu"
+fn-name Fn.step     = "step"
+
+-- all of them
+fns : List Fn
+fns = Fn.logistic ∷ Fn.exp ∷ Fn.log ∷ Fn.recip ∷ Fn.relu ∷ Fn.step ∷ []
 
 ------------------------------------------------------------------------
 -- Binders as Agda functions: the argument stands for the new index

@@ -71,7 +71,7 @@ unren ρ inv (slide i sp a su) =
 unren ρ inv (backslide i a su sp) =
   unren ρ inv i >>= λ { (i′ , p) → unren ρ inv a >>= λ { (a′ , q) →
     just (backslide i′ a′ su sp , cong₂ (λ x y → backslide x y su sp) p q) } }
-unren ρ inv (logistic a) = unren ρ inv a >>= λ { (a′ , p) → just (logistic a′ , cong logistic p) }
+unren ρ inv (un f a) = unren ρ inv a >>= λ { (a′ , p) → just (un f a′ , cong (un f) p) }
 unren ρ inv (bin op a b) =
   unren ρ inv a >>= λ { (a′ , p) → unren ρ inv b >>= λ { (b′ , q) → just (bin op a′ b′ , cong₂ (bin op) p q) } }
 unren ρ inv (scaledown n a) = unren ρ inv a >>= λ { (a′ , p) → just (scaledown n a′ , cong (scaledown n) p) }

@@ -2,11 +2,14 @@
 ------------------------------------------------------------------------
 -- A chain that uses every constructor with a derivative (slide,
 -- backslide, ix-minus, ix-minusᵣ, imapb, selb, div/mod, logistic,
--- minus, scaledown, imap/sel, imaps/sels, sum), dumped as the model
+-- exp, log, recip, relu, step, minus, scaledown, imap/sel, imaps/sels,
+-- sum), dumped as the model
 -- `ops` (all context variables params, seed `one` on `loss`): the
 -- tests check its dumped gradients against finite differences of its
 -- dumped forward chain, so every rule of ∇ and opt that the CNN does
--- not use is exercised end to end.
+-- not use is exercised end to end.  log and recip are applied to
+-- 1 + x·x (positive), relu and step to values that are not 0 for the
+-- tests' inputs (the tests check it), where they are differentiable.
 --
 -- Context: a : ι 6, w : ι 3, m : ι 2 ⊗ ι 3.
 ------------------------------------------------------------------------
@@ -36,10 +39,10 @@ private
   m23 : ι 2 * ι 3 ≈ ι 6
   m23 = ι
 
--- the full scope: a w m, then d_ and value of c (4), bs lm bl (6), loss (1)
+-- the full scope: a w m, then d_ and value of c (4), bs lm bl u (6), loss (1)
 Ops-full : Ctx
 Ops-full = Ops-ctx ▹ ar (ι 4) ▹ ar (ι 4) ▹ ar (ι 6) ▹ ar (ι 6) ▹ ar (ι 6) ▹ ar (ι 6)
-                   ▹ ar (ι 6) ▹ ar (ι 6) ▹ ar unit ▹ ar unit
+                   ▹ ar (ι 6) ▹ ar (ι 6) ▹ ar (ι 6) ▹ ar (ι 6) ▹ ar unit ▹ ar unit
 
 chain : Chain Ops-full
 chain = let
@@ -63,8 +66,13 @@ chain = let
   C₄ = C₃ ▹ ("bl" , imapb m23 (sel (↑ m) (var v₀) ⊠ minus (selb m23 (↑ lm) (var v₀)))
                    ⊞ (Imapₛ λ k → sels (sel (↑ m) (div m23 k)) (mod m23 k)
                                   ⊠ scaledown 3 (sels (↑ bs) k)))
-  bl = var v₀
-  in C₄ ▹ ("loss" , Sum λ k → sels (↑ bl ⊠ ↑ bl) k)
+  lm = ↑↑ lm ; bs = ↑↑ bs ; bl = var v₀
+  -- u : ar 6, the elementwise functions
+  C₅ = C₄ ▹ ("u" , un Fn.relu bl ⊞ un Fn.exp (scaledown 4 lm)
+                  ⊞ un Fn.log (one ⊞ bs ⊠ bs) ⊠ un Fn.recip (one ⊞ lm ⊠ lm)
+                  ⊞ un Fn.step lm ⊠ bs)
+  u = var v₀
+  in C₅ ▹ ("loss" , Sum λ k → sels (↑ u ⊠ ↑ u) k)
 
 seed : E Ops-full (ar unit)
 seed = one

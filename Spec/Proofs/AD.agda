@@ -44,7 +44,7 @@ open import Spec.Proofs.Ren 𝕊 using (eval-↑)
 open import Spec.Proofs.Val 𝕊 using (zero-but-cong)
 open import Spec.Proofs.SumBlock (Laws.+-isCommutativeMonoid laws) using (sum-combine)
 
-open Scalar 𝕊 using (R; 0#; 1#; _+_; _*_; -_) renaming (logistic to σ; scaledown to scaledownʳ)
+open Scalar 𝕊 using (R; 0#; 1#; _+_; _*_; -_) renaming (scaledown to scaledownʳ)
 open Laws laws
 
 private
@@ -107,6 +107,25 @@ private
          → atR d (λ k → ⟨ w′ k , f k ⟩) ≡ ⟨ w , at d f ⟩
   at-adj (yes (k , _)) w w′ f h = ⟨⟩-cong (h k) (λ _ → refl)
   at-adj (no  _)       w w′ f h = sym (⟨⟩-zeroʳ w)
+
+------------------------------------------------------------------------
+-- Elementwise functions: the seed times the declared derivative
+
+-- ⟦ deriv f e ⟧ is f′ f at ⟦ e ⟧: the declared derivatives, by definition
+deriv-sem : (f : Fn) (e : E Δ (ar s)) (ρ : Env Δ) (k : P s) → ⟦ deriv f e ⟧ ρ k ≡ f′ f (⟦ e ⟧ ρ k)
+deriv-sem Fn.logistic e ρ k = refl
+deriv-sem Fn.exp      e ρ k = refl
+deriv-sem Fn.log      e ρ k = refl
+deriv-sem Fn.recip    e ρ k = refl
+deriv-sem Fn.relu     e ρ k = refl
+deriv-sem Fn.step     e ρ k = refl
+
+private
+  -- ⟨ s · f′(e) , De ⟩ = ⟨ s , f′(e) · De ⟩
+  un-adj : (f : Fn) (e sd : E Δ (ar s)) (ρ : Env Δ) (v : TEnv Δ)
+         → ⟨ ⟦ sd ⊠ deriv f e ⟧ ρ , D⟦ e ⟧ ρ v ⟩ ≡ ⟨ ⟦ sd ⟧ ρ , D⟦ un f e ⟧ ρ v ⟩
+  un-adj {s = s} f e sd ρ v = ΣR-cong s λ k →
+    trans (cong (λ x → (⟦ sd ⟧ ρ k * x) * D⟦ e ⟧ ρ v k) (deriv-sem f e ρ k)) (*-assoc _ _ _)
 
 ------------------------------------------------------------------------
 -- The theorem
@@ -175,10 +194,21 @@ private
   trans (∇-correct e _ δ ρ v)
         (cong (_ +_) (slide-backslide-adjoint +-isCommutativeMonoid distribˡ zeroʳ
                         (⟦ i ⟧ ρ) sp su (⟦ sd ⟧ ρ) (D⟦ e ⟧ ρ v)))
+-- logistic: the seed (sd ⊠ σ) ⊠ (1 − σ), reassociated
 ∇-correct {s = s} (logistic e) sd δ ρ v =
   trans (∇-correct e _ δ ρ v)
         (cong (_ +_) (ΣR-cong s λ k →
            trans (cong (_* D⟦ e ⟧ ρ v k) (*-assoc _ _ _)) (*-assoc _ _ _)))
+-- step: ∇ adds nothing, and ⟨ sd , 0 · De ⟩ = 0
+∇-correct {s = s} (un Fn.step e) sd δ ρ v =
+  sym (trans (cong (_ +_) (ΣR-zero λ k → trans (cong (⟦ sd ⟧ ρ k *_) (zeroˡ _)) (zeroʳ _)))
+             (+-identityʳ _))
+-- the other functions: ∇ passes the seed sd ⊠ deriv f e on
+∇-correct (un Fn.exp e) sd δ ρ v = trans (∇-correct e _ δ ρ v) (cong (_ +_) (un-adj Fn.exp e sd ρ v))
+∇-correct (un Fn.log e) sd δ ρ v = trans (∇-correct e _ δ ρ v) (cong (_ +_) (un-adj Fn.log e sd ρ v))
+∇-correct (un Fn.recip e) sd δ ρ v =
+  trans (∇-correct e _ δ ρ v) (cong (_ +_) (un-adj Fn.recip e sd ρ v))
+∇-correct (un Fn.relu e) sd δ ρ v = trans (∇-correct e _ δ ρ v) (cong (_ +_) (un-adj Fn.relu e sd ρ v))
 ∇-correct (e ⊞ e₁) sd δ ρ v =
   trans (∇-correct e sd _ ρ v)
         (trans (cong (_+ ⟨ ⟦ sd ⟧ ρ , D⟦ e ⟧ ρ v ⟩) (∇-correct e₁ sd δ ρ v))

@@ -9,10 +9,17 @@
 -- with dual-number rules over the ring: sums and products by the sum
 -- and product rules, everything built from indices (selections, maps,
 -- windows, blocks, conditionals) by doing the same to the tangents.
--- The derivative of the logistic function is the law
+-- The derivatives of the elementwise functions are declared, by f′
+-- below, in terms of the functions themselves and the ring operations:
 --     logistic′ x = logistic x · (1 − logistic x)
--- used as the definition of σ′ below: it is the one fact about
--- logistic that differentiation needs.
+--     exp′ x      = exp x
+--     log′ x      = recip x
+--     recip′ x    = − (recip x · recip x)
+--     relu′ x     = step x          (so relu′ 0 = step 0; 0 in Float)
+--     step′ x     = 0
+-- These are the only facts about the functions that differentiation
+-- needs (none of them is a law: ⟦_⟧ and the theorems hold for every
+-- choice of `fn` in the Scalar record).
 ------------------------------------------------------------------------
 open import Spec.Scalar using (Scalar)
 
@@ -28,7 +35,7 @@ open import Spec.Array.Block using (block; unblock)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Eval 𝕊
 
-open Scalar 𝕊 renaming (logistic to σ; scaledown to scaledownʳ)
+open Scalar 𝕊 renaming (scaledown to scaledownʳ)
 
 private
   variable
@@ -51,9 +58,14 @@ tlookup {Γ ▹ ix _} v       (vₛ x) = tlookup {Γ} v x
 ------------------------------------------------------------------------
 -- The derivative
 
--- the derivative of logistic
-σ′ : R → R
-σ′ x = σ x * (1# + - σ x)
+-- the declared derivatives of the elementwise functions
+f′ : Fn → R → R
+f′ Fn.logistic x = fn Fn.logistic x * (1# + - fn Fn.logistic x)
+f′ Fn.exp      x = fn Fn.exp x
+f′ Fn.log      x = fn Fn.recip x
+f′ Fn.recip    x = - (fn Fn.recip x * fn Fn.recip x)
+f′ Fn.relu     x = fn Fn.step x
+f′ Fn.step     x = 0#
 
 D⟦_⟧ : E Γ (ar s) → Env Γ → TEnv Γ → Ar s R
 D⟦ var x ⟧                 ρ v = tlookup v x
@@ -69,7 +81,7 @@ D⟦ sum e ⟧                 ρ v = Σ λ i → D⟦ e ⟧ (ρ , i) v
 D⟦ zero-but i j e ⟧        ρ v = if-eq (⟦ i ⟧ ρ ≟ₚ ⟦ j ⟧ ρ) (D⟦ e ⟧ ρ v)
 D⟦ slide i sp e su ⟧       ρ v = Sl.slide (⟦ i ⟧ ρ) sp (D⟦ e ⟧ ρ v) su
 D⟦ backslide i e su sp ⟧   ρ v = Sl.backslide (⟦ i ⟧ ρ) (D⟦ e ⟧ ρ v) su 0# sp
-D⟦ logistic e ⟧            ρ v = λ k → σ′ (⟦ e ⟧ ρ k) * D⟦ e ⟧ ρ v k
+D⟦ un f e ⟧                ρ v = λ k → f′ f (⟦ e ⟧ ρ k) * D⟦ e ⟧ ρ v k
 D⟦ bin plus e e₁ ⟧         ρ v = zipWith _+_ (D⟦ e ⟧ ρ v) (D⟦ e₁ ⟧ ρ v)
 D⟦ bin mul e e₁ ⟧          ρ v = λ k → D⟦ e ⟧ ρ v k * ⟦ e₁ ⟧ ρ k + ⟦ e ⟧ ρ k * D⟦ e₁ ⟧ ρ v k
 D⟦ scaledown n e ⟧         ρ v = map (scaledownʳ n) (D⟦ e ⟧ ρ v)

@@ -65,7 +65,7 @@ eval-ren ρ H (zero-but i j e) =
 eval-ren ρ {δ = δ} H (slide i sp e su) = λ j →
   trans (eval-ren ρ H e _) (cong (λ i′ → ⟦ e ⟧ δ ((i′ ⊕ₚ j) su sp)) (eval-ren ρ H i))
 eval-ren ρ H (backslide i e su sp) = backslide-cong su sp (eval-ren ρ H i) (eval-ren ρ H e)
-eval-ren ρ H (logistic e)  = λ k → cong (Scalar.logistic 𝕊) (eval-ren ρ H e k)
+eval-ren ρ H (un f e)      = λ k → cong (Scalar.fn 𝕊 f) (eval-ren ρ H e k)
 eval-ren ρ H (bin op e e₁) = λ k → cong₂ (bop op) (eval-ren ρ H e k) (eval-ren ρ H e₁ k)
 eval-ren ρ H (scaledown n e) = λ k → cong (Scalar.scaledown 𝕊 n) (eval-ren ρ H e k)
 eval-ren ρ H (minus e)     = λ k → cong (Scalar.-_ 𝕊) (eval-ren ρ H e k)

@@ -67,7 +67,7 @@ eval-sub σ H (zero-but i j e) =
 eval-sub σ {δ = δ} H (slide i sp e su) = λ j →
   trans (eval-sub σ H e _) (cong (λ i′ → ⟦ e ⟧ δ ((i′ ⊕ₚ j) su sp)) (eval-sub σ H i))
 eval-sub σ H (backslide i e su sp) = backslide-cong su sp (eval-sub σ H i) (eval-sub σ H e)
-eval-sub σ H (logistic e)  = λ k → cong (Scalar.logistic 𝕊) (eval-sub σ H e k)
+eval-sub σ H (un f e)      = λ k → cong (Scalar.fn 𝕊 f) (eval-sub σ H e k)
 eval-sub σ H (bin op e e₁) = λ k → cong₂ (bop op) (eval-sub σ H e k) (eval-sub σ H e₁ k)
 eval-sub σ H (scaledown n e) = λ k → cong (Scalar.scaledown 𝕊 n) (eval-sub σ H e k)
 eval-sub σ H (minus e)     = λ k → cong (Scalar.-_ 𝕊) (eval-sub σ H e k)

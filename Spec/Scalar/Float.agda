@@ -1,11 +1,26 @@
 {-# OPTIONS --safe --without-K #-}
 ------------------------------------------------------------------------
 -- The executable scalar instance: IEEE-754 double precision.
+--
+-- relu x = if x ≤ 0 then 0 else x and step x = if x ≤ 0 then 0 else 1:
+-- in particular step 0 = 0, so relu′ 0 = 0 (PyTorch's convention too).
+-- recip 0 and log of a non-positive number follow IEEE (±inf, NaN).
 ------------------------------------------------------------------------
 module Spec.Scalar.Float where
 
+open import Data.Bool using (if_then_else_)
 open import Data.Float as Float using (Float)
-open import Spec.Scalar using (Scalar)
+open import Relation.Binary.PropositionalEquality using (_≡_; refl)
+open import Spec.Scalar using (Scalar; Fn)
+
+private
+  fn : Fn → Float → Float
+  fn Fn.logistic x = 1.0 Float.÷ (1.0 Float.+ Float.e^ (Float.- x))
+  fn Fn.exp      x = Float.e^ x
+  fn Fn.log      x = Float.log x
+  fn Fn.recip    x = 1.0 Float.÷ x
+  fn Fn.relu     x = if x Float.≤ᵇ 0.0 then 0.0 else x
+  fn Fn.step     x = if x Float.≤ᵇ 0.0 then 0.0 else 1.0
 
 float : Scalar
 float = record
@@ -15,6 +30,19 @@ float = record
   ; _+_       = Float._+_
   ; _*_       = Float._*_
   ; -_        = Float.-_
-  ; logistic  = λ x → 1.0 Float.÷ (1.0 Float.+ Float.e^ (Float.- x))
+  ; fn        = fn
   ; scaledown = λ n x → x Float.÷ Float.fromℕ n
   }
+
+-- the value of relu′ = step at 0 (and at -0), stated
+_ : Scalar.fn float Fn.step 0.0 ≡ 0.0
+_ = refl
+
+_ : Scalar.fn float Fn.step (Float.- 0.0) ≡ 0.0
+_ = refl
+
+_ : Scalar.fn float Fn.relu (Float.- 2.0) ≡ 0.0
+_ = refl
+
+_ : Scalar.fn float Fn.step 0.5 ≡ 1.0
+_ = refl

@@ -18,12 +18,13 @@ open import Relation.Binary.PropositionalEquality using (_≡_; refl)
 open import Spec.Scalar using (Scalar)
 open import Spec.Array.Base
 
--- Natural numbers as a scalar: logistic is the identity and scaledown
+-- Natural numbers as a scalar: every elementwise function (logistic
+-- among them) is the identity and scaledown
 -- is truncating division.
 nat : Scalar
 nat = record
   { R = ℕ ; 0# = 0 ; 1# = 1 ; _+_ = _+_ ; _*_ = _*_ ; -_ = λ _ → 0
-  ; logistic = λ x → x
+  ; fn = λ _ x → x
   ; scaledown = λ { zero x → x ; (suc n) x → x / suc n }
   }
 

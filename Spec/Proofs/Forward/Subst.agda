@@ -68,8 +68,8 @@ D-ren ρ H T (zero-but i j e) = zero-but-cong (eval-ren ρ H i) (eval-ren ρ H j
 D-ren ρ {δ = δ} {t = t} H T (slide i sp e su) = λ j →
   trans (D-ren ρ H T e _) (cong (λ y → D⟦ e ⟧ δ t ((y ⊕ₚ j) su sp)) (eval-ren ρ H i))
 D-ren ρ H T (backslide i e su sp) = backslide-cong su sp (eval-ren ρ H i) (D-ren ρ H T e)
-D-ren ρ H T (logistic e) = λ k →
-  cong₂ (λ x y → σ′ x * y) (eval-ren ρ H e k) (D-ren ρ H T e k)
+D-ren ρ H T (un f e) = λ k →
+  cong₂ (λ x y → f′ f x * y) (eval-ren ρ H e k) (D-ren ρ H T e k)
 D-ren ρ H T (bin plus e e₁) = λ k → cong₂ _+_ (D-ren ρ H T e k) (D-ren ρ H T e₁ k)
 D-ren ρ H T (bin mul e e₁) = λ k →
   cong₂ _+_ (cong₂ _*_ (D-ren ρ H T e k) (eval-ren ρ H e₁ k))
@@ -119,8 +119,8 @@ D-sub σ H T (zero-but i j e) = zero-but-cong (eval-sub σ H i) (eval-sub σ H j
 D-sub σ {δ = δ} {t = t} H T (slide i sp e su) = λ j →
   trans (D-sub σ H T e _) (cong (λ y → D⟦ e ⟧ δ t ((y ⊕ₚ j) su sp)) (eval-sub σ H i))
 D-sub σ H T (backslide i e su sp) = backslide-cong su sp (eval-sub σ H i) (D-sub σ H T e)
-D-sub σ H T (logistic e) = λ k →
-  cong₂ (λ x y → σ′ x * y) (eval-sub σ H e k) (D-sub σ H T e k)
+D-sub σ H T (un f e) = λ k →
+  cong₂ (λ x y → f′ f x * y) (eval-sub σ H e k) (D-sub σ H T e k)
 D-sub σ H T (bin plus e e₁) = λ k → cong₂ _+_ (D-sub σ H T e k) (D-sub σ H T e₁ k)
 D-sub σ H T (bin mul e e₁) = λ k →
   cong₂ _+_ (cong₂ _*_ (D-sub σ H T e k) (eval-sub σ H e₁ k))

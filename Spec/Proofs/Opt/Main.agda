@@ -48,7 +48,7 @@ open import Spec.Proofs.Opt.Sel 𝕊 hiding (_≈_)
 open import Spec.Proofs.Opt.Sum 𝕊 laws hiding (_≈_; same)
 open import Spec.Proofs.Opt.Fold 𝕊 laws hiding (_≈_)
 
-open Scalar 𝕊 using (R; 0#; _+_; _*_; -_) renaming (logistic to logisticʳ; scaledown to scaledownʳ)
+open Scalar 𝕊 using (R; 0#; _+_; _*_; -_; fn) renaming (scaledown to scaledownʳ)
 open Laws laws using (-‿0#; scaledown-0#)
 
 private
@@ -121,7 +121,7 @@ opt-sound (imaps e) ρ with opt e | opt-sound e
 ... | X@(zero-but _ _ _) | h = λ i → h (ρ , i) (ι F.zero)
 ... | X@(slide _ _ _ _) | h = λ i → h (ρ , i) (ι F.zero)
 ... | X@(backslide _ _ _ _) | h = λ i → h (ρ , i) (ι F.zero)
-... | X@(logistic _) | h = λ i → h (ρ , i) (ι F.zero)
+... | X@(un _ _) | h = λ i → h (ρ , i) (ι F.zero)
 ... | X@(bin _ _ _) | h = λ i → h (ρ , i) (ι F.zero)
 ... | X@(scaledown _ _) | h = λ i → h (ρ , i) (ι F.zero)
 ... | X@(minus _) | h = λ i → h (ρ , i) (ι F.zero)
@@ -142,7 +142,7 @@ opt-sound (imap e) ρ with opt e | opt-sound e
 ... | X@(zero-but _ _ _) | h = λ { (i ⊗ j) → h (ρ , i) j }
 ... | X@(slide _ _ _ _) | h = λ { (i ⊗ j) → h (ρ , i) j }
 ... | X@(backslide _ _ _ _) | h = λ { (i ⊗ j) → h (ρ , i) j }
-... | X@(logistic _) | h = λ { (i ⊗ j) → h (ρ , i) j }
+... | X@(un _ _) | h = λ { (i ⊗ j) → h (ρ , i) j }
 ... | X@(bin _ _ _) | h = λ { (i ⊗ j) → h (ρ , i) j }
 ... | X@(scaledown _ _) | h = λ { (i ⊗ j) → h (ρ , i) j }
 ... | X@(minus _) | h = λ { (i ⊗ j) → h (ρ , i) j }
@@ -163,7 +163,7 @@ opt-sound (imapb m e) ρ with opt e | opt-sound e
 ... | X@(zero-but _ _ _) | h = tr (imapb-η m X ρ) (λ k → h (ρ , Ix.div m k) (Ix.mod m k))
 ... | X@(slide _ _ _ _) | h = tr (imapb-η m X ρ) (λ k → h (ρ , Ix.div m k) (Ix.mod m k))
 ... | X@(backslide _ _ _ _) | h = tr (imapb-η m X ρ) (λ k → h (ρ , Ix.div m k) (Ix.mod m k))
-... | X@(logistic _) | h = tr (imapb-η m X ρ) (λ k → h (ρ , Ix.div m k) (Ix.mod m k))
+... | X@(un _ _) | h = tr (imapb-η m X ρ) (λ k → h (ρ , Ix.div m k) (Ix.mod m k))
 ... | X@(bin _ _ _) | h = tr (imapb-η m X ρ) (λ k → h (ρ , Ix.div m k) (Ix.mod m k))
 ... | X@(scaledown _ _) | h = tr (imapb-η m X ρ) (λ k → h (ρ , Ix.div m k) (Ix.mod m k))
 ... | X@(minus _) | h = tr (imapb-η m X ρ) (λ k → h (ρ , Ix.div m k) (Ix.mod m k))
@@ -184,7 +184,7 @@ opt-sound (sels e i) ρ with opt e | opt-sound e | opt i | opt-sound i
 ... | X@(zero-but j k a) | h | i′ | hi = tr (sels-zero-but j k a i′ ρ) (sels-cong X e i′ i ρ (h ρ) (hi ρ))
 ... | X@(slide _ _ _ _) | h | i′ | hi = (sels-cong X e i′ i ρ (h ρ) (hi ρ))
 ... | X@(backslide _ _ _ _) | h | i′ | hi = (sels-cong X e i′ i ρ (h ρ) (hi ρ))
-... | X@(logistic _) | h | i′ | hi = (sels-cong X e i′ i ρ (h ρ) (hi ρ))
+... | X@(un _ _) | h | i′ | hi = (sels-cong X e i′ i ρ (h ρ) (hi ρ))
 ... | X@(bin _ _ _) | h | i′ | hi = (sels-cong X e i′ i ρ (h ρ) (hi ρ))
 ... | X@(scaledown _ _) | h | i′ | hi = (sels-cong X e i′ i ρ (h ρ) (hi ρ))
 ... | X@(minus _) | h | i′ | hi = (sels-cong X e i′ i ρ (h ρ) (hi ρ))
@@ -204,7 +204,7 @@ opt-sound (sel e i) ρ with opt e | opt-sound e | opt i | opt-sound i
 ... | X@(zero-but j k a) | h | i′ | hi = tr (sel-zero-but j k a i′ ρ) (sel-cong X e i′ i ρ (h ρ) (hi ρ))
 ... | X@(slide _ _ _ _) | h | i′ | hi = (sel-cong X e i′ i ρ (h ρ) (hi ρ))
 ... | X@(backslide _ _ _ _) | h | i′ | hi = (sel-cong X e i′ i ρ (h ρ) (hi ρ))
-... | X@(logistic _) | h | i′ | hi = (sel-cong X e i′ i ρ (h ρ) (hi ρ))
+... | X@(un _ _) | h | i′ | hi = (sel-cong X e i′ i ρ (h ρ) (hi ρ))
 ... | X@(bin _ _ _) | h | i′ | hi = (sel-cong X e i′ i ρ (h ρ) (hi ρ))
 ... | X@(scaledown _ _) | h | i′ | hi = (sel-cong X e i′ i ρ (h ρ) (hi ρ))
 ... | X@(minus _) | h | i′ | hi = (sel-cong X e i′ i ρ (h ρ) (hi ρ))
@@ -225,7 +225,7 @@ opt-sound (selb m e i) ρ with opt e | opt-sound e | opt i | opt-sound i
 ... | X@(zero-but j k a) | h | i′ | hi = tr (selb-zero-but m j k a i′ ρ) (selb-cong m X e i′ i ρ (h ρ) (hi ρ))
 ... | X@(slide _ _ _ _) | h | i′ | hi = (selb-cong m X e i′ i ρ (h ρ) (hi ρ))
 ... | X@(backslide _ _ _ _) | h | i′ | hi = (selb-cong m X e i′ i ρ (h ρ) (hi ρ))
-... | X@(logistic _) | h | i′ | hi = (selb-cong m X e i′ i ρ (h ρ) (hi ρ))
+... | X@(un _ _) | h | i′ | hi = (selb-cong m X e i′ i ρ (h ρ) (hi ρ))
 ... | X@(bin _ _ _) | h | i′ | hi = (selb-cong m X e i′ i ρ (h ρ) (hi ρ))
 ... | X@(scaledown _ _) | h | i′ | hi = (selb-cong m X e i′ i ρ (h ρ) (hi ρ))
 ... | X@(minus _) | h | i′ | hi = (selb-cong m X e i′ i ρ (h ρ) (hi ρ))
@@ -246,7 +246,7 @@ opt-sound (sum {s = t} e) ρ with opt e | opt-sound e
 ... | X@(zero-but i j a) | h = tr (sum-zb-sound i j a ρ) (sum-cong′ X e ρ h)
 ... | X@(slide _ _ _ _) | h = (sum-cong′ X e ρ h)
 ... | X@(backslide _ _ _ _) | h = (sum-cong′ X e ρ h)
-... | X@(logistic _) | h = (sum-cong′ X e ρ h)
+... | X@(un _ _) | h = (sum-cong′ X e ρ h)
 ... | X@(scaledown _ _) | h = (sum-cong′ X e ρ h)
 ... | X@(minus a) | h = tr (sum-minus a ρ) (sum-cong′ X e ρ h)
 ... | X@(ix-minus _ _ _ _ _) | h = (sum-cong′ X e ρ h)
@@ -268,7 +268,7 @@ opt-sound (zero-but i j e) ρ with opt e | opt-sound e
 ... | X@(zero-but _ _ _) | h = zero-but-cong (opt-sound i ρ) (opt-sound j ρ) (h ρ)
 ... | X@(slide _ _ _ _) | h = zero-but-cong (opt-sound i ρ) (opt-sound j ρ) (h ρ)
 ... | X@(backslide _ _ _ _) | h = zero-but-cong (opt-sound i ρ) (opt-sound j ρ) (h ρ)
-... | X@(logistic _) | h = zero-but-cong (opt-sound i ρ) (opt-sound j ρ) (h ρ)
+... | X@(un _ _) | h = zero-but-cong (opt-sound i ρ) (opt-sound j ρ) (h ρ)
 ... | X@(bin _ _ _) | h = zero-but-cong (opt-sound i ρ) (opt-sound j ρ) (h ρ)
 ... | X@(scaledown _ _) | h = zero-but-cong (opt-sound i ρ) (opt-sound j ρ) (h ρ)
 ... | X@(minus _) | h = zero-but-cong (opt-sound i ρ) (opt-sound j ρ) (h ρ)
@@ -289,7 +289,7 @@ opt-sound (slide i sp e su) ρ with opt i | opt-sound i | opt e | opt-sound e
 ... | i′ | hi | X@(zero-but _ _ _) | h = tr (slide-η i′ X sp su ρ) (λ j → trans (h ρ _) (cong (λ y → ⟦ e ⟧ ρ ((y ⊕ₚ j) su sp)) (hi ρ)))
 ... | i′ | hi | X@(slide _ _ _ _) | h = tr (slide-η i′ X sp su ρ) (λ j → trans (h ρ _) (cong (λ y → ⟦ e ⟧ ρ ((y ⊕ₚ j) su sp)) (hi ρ)))
 ... | i′ | hi | X@(backslide _ _ _ _) | h = tr (slide-η i′ X sp su ρ) (λ j → trans (h ρ _) (cong (λ y → ⟦ e ⟧ ρ ((y ⊕ₚ j) su sp)) (hi ρ)))
-... | i′ | hi | X@(logistic _) | h = tr (slide-η i′ X sp su ρ) (λ j → trans (h ρ _) (cong (λ y → ⟦ e ⟧ ρ ((y ⊕ₚ j) su sp)) (hi ρ)))
+... | i′ | hi | X@(un _ _) | h = tr (slide-η i′ X sp su ρ) (λ j → trans (h ρ _) (cong (λ y → ⟦ e ⟧ ρ ((y ⊕ₚ j) su sp)) (hi ρ)))
 ... | i′ | hi | X@(bin _ _ _) | h = tr (slide-η i′ X sp su ρ) (λ j → trans (h ρ _) (cong (λ y → ⟦ e ⟧ ρ ((y ⊕ₚ j) su sp)) (hi ρ)))
 ... | i′ | hi | X@(scaledown _ _) | h = tr (slide-η i′ X sp su ρ) (λ j → trans (h ρ _) (cong (λ y → ⟦ e ⟧ ρ ((y ⊕ₚ j) su sp)) (hi ρ)))
 ... | i′ | hi | X@(minus _) | h = tr (slide-η i′ X sp su ρ) (λ j → trans (h ρ _) (cong (λ y → ⟦ e ⟧ ρ ((y ⊕ₚ j) su sp)) (hi ρ)))
@@ -310,14 +310,14 @@ opt-sound (backslide i e su sp) ρ with opt i | opt-sound i | opt e | opt-sound 
 ... | i′ | hi | X@(zero-but _ _ _) | h = tr (backslide-η i′ X su sp ρ) (backslide-cong su sp (hi ρ) (h ρ))
 ... | i′ | hi | X@(slide _ _ _ _) | h = tr (backslide-η i′ X su sp ρ) (backslide-cong su sp (hi ρ) (h ρ))
 ... | i′ | hi | X@(backslide _ _ _ _) | h = tr (backslide-η i′ X su sp ρ) (backslide-cong su sp (hi ρ) (h ρ))
-... | i′ | hi | X@(logistic _) | h = tr (backslide-η i′ X su sp ρ) (backslide-cong su sp (hi ρ) (h ρ))
+... | i′ | hi | X@(un _ _) | h = tr (backslide-η i′ X su sp ρ) (backslide-cong su sp (hi ρ) (h ρ))
 ... | i′ | hi | X@(bin _ _ _) | h = tr (backslide-η i′ X su sp ρ) (backslide-cong su sp (hi ρ) (h ρ))
 ... | i′ | hi | X@(scaledown _ _) | h = tr (backslide-η i′ X su sp ρ) (backslide-cong su sp (hi ρ) (h ρ))
 ... | i′ | hi | X@(minus _) | h = tr (backslide-η i′ X su sp ρ) (backslide-cong su sp (hi ρ) (h ρ))
 ... | i′ | hi | X@(ix-minus _ _ _ _ _) | h = tr (backslide-η i′ X su sp ρ) (backslide-cong su sp (hi ρ) (h ρ))
 ... | i′ | hi | X@(ix-minusᵣ _ _ _ _ _) | h = tr (backslide-η i′ X su sp ρ) (backslide-cong su sp (hi ρ) (h ρ))
 
-opt-sound (logistic e) ρ = λ l → cong logisticʳ (opt-sound e ρ l)
+opt-sound (un f e) ρ = λ l → cong (fn f) (opt-sound e ρ l)
 opt-sound (bin plus e e₁) ρ =
   tr (plus-opt-sound (opt e) (opt e₁) ρ) (λ l → cong₂ _+_ (opt-sound e ρ l) (opt-sound e₁ ρ l))
 opt-sound (bin mul e e₁) ρ =
@@ -337,7 +337,7 @@ opt-sound (scaledown n e) ρ with opt e | opt-sound e
 ... | X@(zero-but _ _ _) | h = λ l → cong (scaledownʳ n) (h ρ l)
 ... | X@(slide _ _ _ _) | h = λ l → cong (scaledownʳ n) (h ρ l)
 ... | X@(backslide _ _ _ _) | h = λ l → cong (scaledownʳ n) (h ρ l)
-... | X@(logistic _) | h = λ l → cong (scaledownʳ n) (h ρ l)
+... | X@(un _ _) | h = λ l → cong (scaledownʳ n) (h ρ l)
 ... | X@(bin _ _ _) | h = λ l → cong (scaledownʳ n) (h ρ l)
 ... | X@(scaledown _ _) | h = λ l → cong (scaledownʳ n) (h ρ l)
 ... | X@(minus _) | h = λ l → cong (scaledownʳ n) (h ρ l)
@@ -358,7 +358,7 @@ opt-sound (minus e) ρ with opt e | opt-sound e
 ... | X@(zero-but _ _ _) | h = λ l → cong -_ (h ρ l)
 ... | X@(slide _ _ _ _) | h = λ l → cong -_ (h ρ l)
 ... | X@(backslide _ _ _ _) | h = λ l → cong -_ (h ρ l)
-... | X@(logistic _) | h = λ l → cong -_ (h ρ l)
+... | X@(un _ _) | h = λ l → cong -_ (h ρ l)
 ... | X@(bin _ _ _) | h = λ l → cong -_ (h ρ l)
 ... | X@(scaledown _ _) | h = λ l → cong -_ (h ρ l)
 ... | minus a | h = λ l → trans (sym (-‿involutive _)) (cong -_ (h ρ l))
@@ -384,7 +384,7 @@ opt-sound (ix-minus i j sp su e) ρ with opt e | opt-sound e
 ... | X@(zero-but _ _ _) | h = ix-minus-cong sp su (opt-sound i ρ) (opt-sound j ρ) (λ k → h (ρ , k))
 ... | X@(slide _ _ _ _) | h = ix-minus-cong sp su (opt-sound i ρ) (opt-sound j ρ) (λ k → h (ρ , k))
 ... | X@(backslide _ _ _ _) | h = ix-minus-cong sp su (opt-sound i ρ) (opt-sound j ρ) (λ k → h (ρ , k))
-... | X@(logistic _) | h = ix-minus-cong sp su (opt-sound i ρ) (opt-sound j ρ) (λ k → h (ρ , k))
+... | X@(un _ _) | h = ix-minus-cong sp su (opt-sound i ρ) (opt-sound j ρ) (λ k → h (ρ , k))
 ... | X@(bin _ _ _) | h = ix-minus-cong sp su (opt-sound i ρ) (opt-sound j ρ) (λ k → h (ρ , k))
 ... | X@(scaledown _ _) | h = ix-minus-cong sp su (opt-sound i ρ) (opt-sound j ρ) (λ k → h (ρ , k))
 ... | X@(minus _) | h = ix-minus-cong sp su (opt-sound i ρ) (opt-sound j ρ) (λ k → h (ρ , k))
@@ -405,7 +405,7 @@ opt-sound (ix-minusᵣ i j sp su e) ρ with opt e | opt-sound e
 ... | X@(zero-but _ _ _) | h = ix-minusᵣ-cong sp su (opt-sound i ρ) (opt-sound j ρ) (λ k → h (ρ , k))
 ... | X@(slide _ _ _ _) | h = ix-minusᵣ-cong sp su (opt-sound i ρ) (opt-sound j ρ) (λ k → h (ρ , k))
 ... | X@(backslide _ _ _ _) | h = ix-minusᵣ-cong sp su (opt-sound i ρ) (opt-sound j ρ) (λ k → h (ρ , k))
-... | X@(logistic _) | h = ix-minusᵣ-cong sp su (opt-sound i ρ) (opt-sound j ρ) (λ k → h (ρ , k))
+... | X@(un _ _) | h = ix-minusᵣ-cong sp su (opt-sound i ρ) (opt-sound j ρ) (λ k → h (ρ , k))
 ... | X@(bin _ _ _) | h = ix-minusᵣ-cong sp su (opt-sound i ρ) (opt-sound j ρ) (λ k → h (ρ , k))
 ... | X@(scaledown _ _) | h = ix-minusᵣ-cong sp su (opt-sound i ρ) (opt-sound j ρ) (λ k → h (ρ , k))
 ... | X@(minus _) | h = ix-minusᵣ-cong sp su (opt-sound i ρ) (opt-sound j ρ) (λ k → h (ρ , k))

@@ -5,7 +5,7 @@
 -- backslide into scalar maps): each lemma says that the right-hand
 -- side of a rule means, pointwise, what its left-hand side means.
 -- Rules that hold by definition of ⟦_⟧ (selection through bin, minus,
--- scaledown, logistic) need no lemma and are proved by refl in
+-- scaledown, un f) need no lemma and are proved by refl in
 -- Spec.Proofs.Opt.Main.  No law of the scalars is needed.
 --
 -- (sels-imapb, sels-backslide and selb-imapb are the paper's §7.1.1

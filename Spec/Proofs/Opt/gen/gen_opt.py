@@ -4,7 +4,7 @@ One line per (rule, head constructor); run regen.py to splice the output into th
 Mirror Spec/Lang/Opt.agda: when a rule of opt changes, change the table here.
 """
 CONS = [("var",1),("zero",0),("one",0),("imaps",1),("sels",2),("imap",1),("sel",2),("imapb",2),
-        ("selb",3),("sum",1),("zero-but",3),("slide",4),("backslide",4),("logistic",1),
+        ("selb",3),("sum",1),("zero-but",3),("slide",4),("backslide",4),("un",2),
         ("bin",3),("scaledown",2),("minus",1),("ix-minus",5),("ix-minusᵣ",5)]
 CONS_SPLITBIN = [c for c in CONS if c[0]!="bin"] + [("bin plus",2),("bin mul",2)]
 def pat(c, named=False):
@@ -124,7 +124,7 @@ for c in CONS:
     else:
         L(f"... | i′ | hi | {pat(c,True)} | h = tr (backslide-η i′ X su sp ρ) (backslide-cong su sp (hi ρ) (h ρ))")
 L("")
-L("opt-sound (logistic e) ρ = λ l → cong logisticʳ (opt-sound e ρ l)")
+L("opt-sound (un f e) ρ = λ l → cong (fn f) (opt-sound e ρ l)")
 L("opt-sound (bin plus e e₁) ρ =")
 L("  tr (plus-opt-sound (opt e) (opt e₁) ρ) (λ l → cong₂ _+_ (opt-sound e ρ l) (opt-sound e₁ ρ l))")
 L("opt-sound (bin mul e e₁) ρ =")
