@@ -37,7 +37,8 @@ name first (``bind("c11", conv(...))``, ``output(dense(...))``), such a layer is
 is first used: the pre-activation of the n-th dense/conv as ``z<n>`` (the next free ``z<k>``
 if that name is taken), an avgpool as ``p1``, ``p2``, .... A layer reads its input many times,
 so an input that is not a name is bound first (``h1``, ``h2``, ...). Elementwise operations
-(``logistic``, ``+``, ``-``, ``*``, unary ``-``, ``/ N``) stay inline, on names.
+(``logistic``, ``relu``, ``exp``, ``log``, ``recip``, ``+``, ``-``, ``*``, unary ``-``, ``/ N``)
+stay inline, on names.
 ``bind(name, e)`` names a binding; ``expr(text)`` is the escape hatch for anything else
 (``for``, ``sum``, ``tile``, ``slide``, ...; written as given, never bound automatically).
 Names must be C identifiers not starting with ``d_``; which words are reserved is the
@@ -300,9 +301,25 @@ class ModelBuilder:
         return Expr(self, f"avgpool({self._named(a)}, {n})", (*s[:-2], s[-2] // n, s[-1] // n),
                     auto=("p", 1))
 
-    def logistic(self, e) -> Expr:
+    def _elementwise(self, fn: str, e) -> Expr:
         e = self._as_expr(e)
-        return Expr(self, f"logistic({e._ref()})", e.shape)
+        return Expr(self, f"{fn}({e._ref()})", e.shape)
+
+    def logistic(self, e) -> Expr:
+        return self._elementwise("logistic", e)
+
+    def relu(self, e) -> Expr:
+        return self._elementwise("relu", e)
+
+    def exp(self, e) -> Expr:
+        return self._elementwise("exp", e)
+
+    def log(self, e) -> Expr:
+        return self._elementwise("log", e)
+
+    def recip(self, e) -> Expr:
+        """1 / e, elementwise."""
+        return self._elementwise("recip", e)
 
     def sqerr(self, r, t) -> Expr:
         """½ Σ (r − t)², shape 1."""

@@ -376,3 +376,33 @@ def test_load_builder_reports_the_elaborators_line(kernel_cache):
     b.loss(b.sqerr(b.dense(x, 1) + b.expr("q", shape=1), t))
     with pytest.raises(ModelError, match=r"^<bad\.model>:7: binding loss: unknown name q;"):
         runtime.load(b)
+
+
+def relu_net():
+    b = ModelBuilder("relunet")
+    x = b.input("x", (4, 3))
+    y = b.target("y", 3)
+    h = b.relu(b.dense(x, 5))
+    e = b.exp(b.dense(h, 3))
+    out = b.output(b.log(e + 1) * b.recip(e + 1))
+    b.loss(b.sqerr(out, y))
+    return (b,)
+
+
+def test_elementwise_functions_stay_inline_on_bound_sums():
+    (b,) = relu_net()
+    lines = [ln for ln in b.text().splitlines() if "=" in ln]
+    assert lines[0].split() == ["z1", "=", "dense(w1,", "x,", "b1)"]
+    assert "relu(z1)" in b.text() and "exp(z2)" in b.text()
+    assert any("log(" in ln and "recip(" in ln for ln in lines), lines
+
+
+@pytest.mark.agda
+@pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
+def test_elementwise_functions_elaborate_and_extract():
+    from extract import dump, sources
+    (b,) = relu_net()
+    m = dump.parse(json.loads(b.compile()))
+    ops = set(re.findall(r'"op": ?"(\w+)"', b.compile()))
+    assert {"relu", "exp", "log", "recip"} <= ops
+    sources.generate(m, "f32")
