@@ -40,6 +40,16 @@ def kernel_cache(tmp_path_factory):
         os.environ["PROVED_KERNELS_CACHE"] = old
 
 
+def spec_main() -> Path:
+    """The Agda executable build/agda/Main, (re)built by scripts/build-dump.sh if stale."""
+    import subprocess
+    root = TESTS.parent
+    r = subprocess.run([str(root / "scripts" / "build-dump.sh"), "--binary"], cwd=root,
+                       capture_output=True, text=True, timeout=3600)
+    assert r.returncode == 0, r.stderr[-4000:]
+    return root / r.stdout.strip()
+
+
 DTYPES = {"f32": np.float32, "f64": np.float64}
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import oracle
-from conftest import DTYPES, rel_err, run_single
+from conftest import DTYPES, rel_err, run_single, spec_main
 from extract import build, dump
 from extract.sources import generate
 
@@ -29,10 +29,7 @@ pytestmark = pytest.mark.agda
 
 @pytest.fixture(scope="module")
 def main() -> Path:
-    r = subprocess.run([str(ROOT / "scripts" / "build-dump.sh"), "--binary"], cwd=ROOT,
-                       capture_output=True, text=True, timeout=3600)
-    assert r.returncode == 0, r.stderr[-4000:]
-    return ROOT / r.stdout.strip()
+    return spec_main()
 
 
 def elaborate(main: Path, text: str, name: str = "m.model") -> subprocess.CompletedProcess:
