@@ -3,10 +3,21 @@ the generated code with).
 
 Written from docs/dump-format.md §4-5 alone, on the JSON (not on ``extract.ir`` nor anything
 ``lower.py`` makes), so that it is independent of the extractor. Arithmetic is that of F_p:
-``plus``, ``mul`` and ``minus`` as in the field, ``scaledown n`` multiplies by n^-1 (p > n), and
-``logistic`` is *uninterpreted*: a function ``L`` of its argument drawn at random for each trial
-(a keyed hash, ``logistic``), so a kernel passes only if it applies ``logistic`` to the right
-argument. Values are NumPy ``uint64`` arrays of residues in [0, p).
+``plus``, ``mul`` and ``minus`` as in the field, ``scaledown n`` multiplies by n^-1 (p > n),
+``recip`` is the field inverse with ``recip 0 = 0`` (x^(p-2)). The other elementwise functions
+are *uninterpreted*, drawn at random for each trial (keyed hashes of the argument; the key is
+the trial's), so a kernel passes only if it applies each to the right argument:
+
+- ``logistic`` is a random function L into [1, p) (``logistic``), and ``exp(u)`` is
+  ``L(-u)^-1 - 1`` (``exp``): one random function for both, so that the generated
+  ``1 / (1 + exp(-x))`` is L(x) and a generated ``exp`` is the dump's;
+- ``log`` is a second random function G into [0, p) (``log``);
+- ``relu`` and ``step`` compare their argument with 0: ``x <= 0`` is a random predicate N(x),
+  true at 0 and a fair coin elsewhere (``nonpositive``); ``relu(x) = N(x) ? 0 : x``,
+  ``step(x) = N(x) ? 0 : 1``.
+
+templates/validate/field.h defines the same functions (same hashes, same keys) for the compiled
+code. Values are NumPy ``uint64`` arrays of residues in [0, p).
 
 How it evaluates: a node inside ``D`` binders is computed once for all the positions of those
 binders, as an array with ``D`` leading *batch* axes (of the binder's size, or 1 where the value
@@ -14,10 +25,11 @@ does not depend on that binder) followed by the leaves of its shape; an index is
 integer arrays, one per leaf, over the batch axes. ``ix_minus``/``ix_minus_r`` bind their index
 without a new batch axis (it is a function of the outer positions).
 
-Example: ``evaluate(dump, values)`` with ``values`` the context as ``uint64`` residues returns
-every chain binding and gradient entry by name. ``degrees(dump)`` gives, per binding, the
-degree of its elements as polynomials in the context and the ``logistic`` values (each one a
-fresh variable): the Schwartz-Zippel bound of ``extract.validate`` is that degree over p.
+Example: ``evaluate(dump, values, key)`` with ``values`` the context as ``uint64`` residues
+returns every chain binding and gradient entry by name. ``degrees(dump)`` gives, per binding,
+the degrees of the numerator and denominator of its elements as rational functions of the
+context and the random functions' values; ``schwartz_zippel`` turns them into the bound that
+``extract.validate`` reports.
 """
 from __future__ import annotations
 
@@ -86,12 +98,74 @@ def _mix(z: np.ndarray) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
-def logistic(a, key: int) -> np.ndarray:
-    """The uninterpreted logistic: a keyed hash of the argument into [1, p) (never 0, so the
-    generated ``1 / (1 + exp(-x))`` can express it; see templates/validate/field.h)."""
+_GOLDEN = 0x9E3779B97F4A7C15
+
+
+def subkey(key: int, t: int) -> np.uint64:
+    """The key of the ``t``-th random function (1: log, 2: the predicate of relu and step);
+    L uses ``key`` itself. field.h: ``subkey``."""
     with np.errstate(over="ignore"):
-        z = _mix(_u(a) + np.uint64(key & _M64))
-    return np.uint64(1) + z % np.uint64(P - 1)
+        return _mix(np.uint64((key + t * _GOLDEN) & _M64))
+
+
+def _hash(a, key) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return _mix(_u(a) + np.uint64(int(key) & _M64))
+
+
+def power(a, e: int) -> np.ndarray:
+    """a^e elementwise (e >= 1)."""
+    r, b = None, _u(a)
+    while e:
+        if e & 1:
+            r = b if r is None else mul(r, b)
+        e >>= 1
+        if e:
+            b = mul(b, b)
+    return r
+
+
+def recip(a) -> np.ndarray:
+    """The field inverse, with recip(0) = 0 (a^(p-2); field.h: ``inverse``)."""
+    return power(a, P - 2)
+
+
+def logistic(a, key: int) -> np.ndarray:
+    """The uninterpreted logistic: a keyed hash L of the argument into [1, p) (never 0, so the
+    generated ``1 / (1 + exp(-x))`` can express it; see templates/validate/field.h)."""
+    return np.uint64(1) + _hash(a, key) % np.uint64(P - 1)
+
+
+def exp(a, key: int) -> np.ndarray:
+    """The uninterpreted exp, tied to the logistic: exp(u) = L(-u)^-1 - 1 (never -1), so that
+    1 / (1 + exp(-x)) = L(x)."""
+    return add(recip(logistic(neg(a), key)), np.uint64(P - 1))
+
+
+def log(a, key: int) -> np.ndarray:
+    """The uninterpreted log: a second keyed hash G into [0, p), independent of L."""
+    return _hash(a, subkey(key, 1)) % _P
+
+
+def nonpositive(a, key: int) -> np.ndarray:
+    """``x <= 0`` as the field sees it: a random predicate N, true at 0 and a keyed fair coin
+    elsewhere (the top bit of a third hash)."""
+    a = _u(a)
+    return (a == 0) | ((_hash(a, subkey(key, 2)) >> np.uint64(63)) == 1)
+
+
+def relu(a, key: int) -> np.ndarray:
+    a = _u(a)
+    return np.where(nonpositive(a, key), np.uint64(0), a)
+
+
+def step(a, key: int) -> np.ndarray:
+    return np.where(nonpositive(a, key), np.uint64(0), np.uint64(1))
+
+
+# the elementwise functions of the dump, by op; recip needs no key
+UNARY = {"logistic": logistic, "exp": exp, "log": log, "relu": relu, "step": step,
+         "recip": lambda a, key: recip(a)}
 
 
 def random_elements(rng: np.random.Generator, shape) -> np.ndarray:
@@ -132,7 +206,7 @@ def _all(conds: list) -> np.ndarray:
 class _Eval:
     def __init__(self, key: int):
         self.key = key
-        self.logistic_calls = 0               # elements passed to logistic (for the bound)
+        self.calls = dict.fromkeys(UNARY, 0)  # elements passed to each function (the bound)
 
     # env entries: ("ar", array, depth) or ("ix", [leaf arrays], depth)
     @staticmethod
@@ -202,10 +276,10 @@ class _Eval:
             a = self.ar(n["a"], env, D)
             eq = _all([x == y for x, y in zip(i, j)])
             return np.where(eq.reshape(eq.shape + (1,) * (a.ndim - D)), a, np.uint64(0))
-        if op == "logistic":
+        if op in UNARY:
             a = self.ar(n["a"], env, D)
-            self.logistic_calls += a.size
-            return logistic(a, self.key)
+            self.calls[op] += a.size
+            return UNARY[op](a, self.key)
         if op == "bin":
             a, b = self.ar(n["a"], env, D), self.ar(n["b"], env, D)
             return add(a, b) if n["fn"] == "plus" else mul(a, b)
@@ -336,7 +410,8 @@ def evaluate(dump: dict, values: dict, key: int, stats: dict | None = None,
              one_hot: bool = True) -> dict:
     """Every chain binding and gradient entry (flat ``uint64`` arrays of residues), for context
     ``values`` (name -> residues of any shape with the right number of elements); ``key`` picks
-    the uninterpreted ``logistic``. ``stats`` (optional) receives ``logistic_calls``.
+    the uninterpreted functions. ``stats`` (optional): the number of elements passed to each
+    elementwise function (``UNARY``) is added to ``stats[fn]``.
     ``one_hot``: evaluate sums of one-hot arrays by linearity (``unhot``), not densely."""
     ev = _Eval(key)
     prep = unhot if one_hot else (lambda e: e)
@@ -356,45 +431,149 @@ def evaluate(dump: dict, values: dict, key: int, stats: dict | None = None,
         if g["wrt"] in slot:
             env[slot[g["wrt"]]] = ("ar", out[g["name"]].reshape(leaves(g["shape"])), 0)
     if stats is not None:
-        stats["logistic_calls"] = stats.get("logistic_calls", 0) + ev.logistic_calls
+        for fn, k in ev.calls.items():
+            stats[fn] = stats.get(fn, 0) + k
     return out
 
 
 # ---------------------------------------------------------------------------------------------
-# degrees (for the Schwartz-Zippel bound)
+# degrees and the Schwartz-Zippel bound
 
-def degrees(dump: dict) -> tuple[dict, int]:
-    """(name -> degree of the binding's elements, largest degree of a logistic argument), as
-    polynomials in the context with each logistic value a fresh variable (degree 1); 0 for a
-    constant. An upper bound: the degree of a sum is that of its largest term."""
-    arg = [0]
+# the random functions behind the elementwise ones: L (logistic and exp), G (log), the
+# predicate N of relu and step; recip is interpreted (the field inverse)
+RANDOM = {"L": ("logistic", "exp"), "G": ("log",), "N": ("relu", "step")}
 
-    def deg(n: dict, env: list) -> int:
+
+def degrees(dump: dict, exp_variable: bool = False) -> tuple[dict, dict]:
+    """(name -> (num, den), fn -> (num, den)): bounds on the degrees of the numerator and the
+    denominator of a binding's elements, and of the arguments of each elementwise function, as
+    rational functions of the context (degree 1) and of the random functions' values.
+
+    The variable of L at a point is its value L(x) (``logistic`` is (1, 0), ``exp(u) = (1 -
+    L(-u)) / L(-u)`` is (1, 1)), or, ``exp_variable``, exp's value X(u) = L(-u)^-1 - 1
+    (``exp`` is (1, 0), ``logistic(x) = 1 / (1 + X(-x))`` is (0, 1)): the same random
+    function, two coordinates. G's values (``log``) have degree 1; ``relu`` has its argument's
+    degrees and ``step`` is constant, for each outcome of the predicate; ``recip`` swaps
+    numerator and denominator. ``a + b`` is (max(na + db, nb + da), da + db), ``a · b`` (na +
+    nb, da + db), a ``sum`` of s terms (n + (s - 1) d, s d) ((n, d) when its body does not read
+    the summed index). Upper bounds: 0 for a constant; for polynomials (no ``recip``, no
+    ``exp``) the denominators are 0 and the numerators are the polynomial degrees."""
+    args = {fn: (0, 0) for fn in UNARY}
+
+    def join(x: tuple, y: tuple) -> tuple:
+        return max(x[0], y[0]), max(x[1], y[1])
+
+    def deg(n: dict, env: list) -> tuple:
         op = n["op"]
         if n["sort"] == "ix":
-            return 0
+            return 0, 0
         if op == "var":
             return env[-1 - n["idx"]]
         if op in ("zero", "one"):
-            return 0
-        if op == "logistic":
-            arg[0] = max(arg[0], deg(n["a"], env))
-            return 1
+            return 0, 0
+        if op in UNARY:
+            a = deg(n["a"], env)
+            args[op] = join(args[op], a)
+            if op == "logistic":
+                return (0, 1) if exp_variable else (1, 0)
+            if op == "exp":
+                return (1, 0) if exp_variable else (1, 1)
+            if op == "log":
+                return 1, 0
+            if op == "recip":
+                return a[1], a[0]
+            return a if op == "relu" else (0, 0)
         if op == "bin":
-            a, b = deg(n["a"], env), deg(n["b"], env)
-            return a + b if n["fn"] == "mul" else max(a, b)
-        binds = op in ("imaps", "imap", "imapb", "sum", "ix_minus", "ix_minus_r")
-        return max([deg(n[f], env + [0] if binds and f == "body" else env)
-                    for f in ("a", "body") if f in n] or [0])
+            (na, da), (nb, db) = deg(n["a"], env), deg(n["b"], env)
+            if n["fn"] == "mul":
+                return na + nb, da + db
+            return max(na + db, nb + da), da + db
+        if op == "sum":
+            nb, db = deg(n["body"], env + [(0, 0)])
+            if not _uses(n["body"], 0):
+                return nb, db
+            s = size(n["s"])
+            return nb + (s - 1) * db, s * db
+        out = (0, 0)
+        for f in ("a", "body"):
+            if f in n:
+                out = join(out, deg(n[f], env + [(0, 0)] if op in _BINDS and f == "body"
+                                    else env))
+        return out
 
-    env = [1] * len(dump["context"])
+    env = [(1, 0)] * len(dump["context"])
     out = {}
     for b in dump["chain"]:
         out[b["name"]] = deg(b["expr"], env)
-        env += [0, out[b["name"]]]
+        env += [(0, 0), out[b["name"]]]
     slot = {b["name"]: len(dump["context"]) + 2 * k for k, b in enumerate(dump["chain"])}
     for g in dump["gradients"]:
         out[g["name"]] = deg(g["expr"], env)
         if g["wrt"] in slot:
             env[slot[g["wrt"]]] = out[g["name"]]
-    return out, arg[0]
+    return out, args
+
+
+class Bound:
+    """The Schwartz-Zippel bound of one trial (extract/validate.py's docstring derives it):
+    a wrong element passes with probability at most ``numerator / (p - 1)``, where
+
+    - ``degree`` bounds the degree of the numerator of (dump's value - code's value): n + d for
+      a binding of degrees (n, d), and n + d + 2 (T - 1) d for a mean of T such values (the
+      batch gradients, T = samples; the batch loss, T = samples x loss elements);
+    - ``collisions`` = Σ over the random functions L, G, N of C(A, 2) e, A the applications
+      of the function in the trial and e = n + d of their arguments: two different arguments
+      that happen to be equal;
+    - ``zeros`` = Σ over ``recip`` and the predicate of A n: an argument that happens to be 0
+      (``recip 0 = 0`` is not the rational function's value; N(0) is not a coin).
+
+    The smaller of the two coordinates of L (``degrees``' ``exp_variable``) is used."""
+
+    def __init__(self, degree: int, collisions: int, zeros: int, calls: dict, args: dict,
+                 exp_variable: bool):
+        self.degree, self.collisions, self.zeros = degree, collisions, zeros
+        self.calls, self.args, self.exp_variable = calls, args, exp_variable
+
+    @property
+    def numerator(self) -> int:
+        return self.degree + self.collisions + self.zeros
+
+    @property
+    def probability(self) -> float:
+        return self.numerator / (P - 1)
+
+    @property
+    def branches(self) -> int:
+        """relu and step applications of a trial (the predicate's coins)."""
+        return sum(self.calls.get(f, 0) for f in RANDOM["N"])
+
+
+def schwartz_zippel(dump: dict, calls: dict, samples: int) -> Bound:
+    """The bound for one trial of ``samples`` samples in which the dump applied each
+    elementwise function ``calls[fn]`` times (``evaluate``'s ``stats``)."""
+    grads = {g["name"] for g in dump["gradients"]
+             if any(c["name"] == g["wrt"] and c["role"] == "param" for c in dump["context"])}
+    loss = (dump.get("outputs") or {}).get("loss")
+    loss_size = next((size(b["shape"]) for b in dump["chain"] if b["name"] == loss), 0)
+    best = None
+    for exp_variable in (False, True):
+        degs, args = degrees(dump, exp_variable)
+        D = 0
+        for name, (n, d) in degs.items():
+            T = samples if name in grads else samples * loss_size if name == loss else 1
+            D = max(D, n + d + 2 * (T - 1) * d)
+        coll = 0
+        for fns in RANDOM.values():
+            A = sum(calls.get(f, 0) for f in fns)
+            used = [f for f in fns if calls.get(f, 0)]
+            if A > 1:
+                coll += A * (A - 1) // 2 * (max(args[f][0] for f in used) +
+                                            max(args[f][1] for f in used))
+        zeros = calls.get("recip", 0) * args["recip"][0]
+        nb = sum(calls.get(f, 0) for f in RANDOM["N"])
+        if nb:
+            zeros += nb * max(args[f][0] for f in RANDOM["N"] if calls.get(f, 0))
+        b = Bound(D, coll, zeros, dict(calls), args, exp_variable)
+        if best is None or b.numerator < best.numerator:
+            best = b
+    return best

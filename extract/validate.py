@@ -17,21 +17,39 @@ same field by extract/field.py, which is written from docs/dump-format.md and sh
 with the extractor's lowering. Outputs start as "never written" (a value outside [0, p)).
 
 Arithmetic is exact: ``+ - *`` of F_p, ``scaledown n`` as multiplication by n^-1, the batch
-mean as multiplication by (number of samples)^-1. ``logistic`` is an uninterpreted function: a
-random function L (a keyed hash, a new key per trial), which the generated ``1 / (1 +
-exp(-x))`` computes exactly because the field's ``exp(u)`` is defined as ``L(-u)^-1 - 1``. So
-the check holds for every scalar structure the proofs' ``Laws`` describe and every logistic,
-not only for floats: what it cannot see is rounding, and any property of ``exp`` itself.
+mean as multiplication by (number of samples)^-1, ``recip`` (printed ``1 / x``) as the field
+inverse with recip 0 = 0. The other elementwise functions are uninterpreted, random functions
+(keyed hashes, a new key per trial) that extract/field.py and field.h define alike:
+``logistic`` is a random L into [1, p), which the generated ``1 / (1 + exp(-x))`` computes
+exactly because the field's ``exp(u)`` is ``L(-u)^-1 - 1`` (so ``exp`` and ``logistic`` are one
+random function, seen through two coordinates); ``log`` is a second random function G; the
+comparison ``x <= 0`` of the generated ``relu`` and ``step`` helpers is a random predicate N
+(true at 0, a fair coin elsewhere), so ``relu(x) = N(x) ? 0 : x`` and ``step(x) = N(x) ? 0 :
+1``. No other comparison of reals compiles. So the check holds for every scalar structure the
+proofs' ``Laws`` describe and every logistic, exp, log and sign, not only for floats: what it
+cannot see is rounding, any property of exp and log themselves (exp(a + b) = exp(a) exp(b),
+log = exp^-1, ...), and the order (``x < 0`` and ``x <= 0`` differ only at 0).
 
-Bound (Schwartz-Zippel). Each output element is a polynomial in the inputs and in the values
-of L at the arguments it is applied to (fresh variables), of degree at most D (the largest
-degree of a binding of the dump, ``field.degrees``). If the generated code computes, for some
-element, a different polynomial of degree at most D, one trial (random inputs, random L) misses
-it with probability at most (D + C(A, 2) * d) / p, where A is the number of logistic applications
-of the trial and d the largest degree of their arguments (the second term: two different
-arguments collide); independent trials multiply. The degree of the generated code's own
-polynomial is assumed to be at most D (true of code with the dump's multiplicative depth);
-a program of higher degree k would be missed with probability at most k / p instead.
+Bound (Schwartz-Zippel). Fix the predicate's outcomes (the relu/step branches). Each output
+element is then a rational function of the inputs and of the random functions' values at the
+arguments they are applied to (fresh variables, uniform on sets of at least p - 1 elements:
+L's values in [1, p), or exp's, which avoid -1, G's in [0, p)); ``field.degrees`` bounds the
+degrees (n, d) of its numerator and denominator (without ``recip`` and ``exp``, d = 0 and n is
+the polynomial degree). If the generated code computes, for some element, a different rational
+function, of degrees at most the dump's, their difference has a nonzero numerator of degree at
+most n + d (n + d + 2 (T - 1) d for a mean of T values: the batch gradients and loss), at most
+D over the dump, and one trial misses it with probability at most (D + C + Z) / (p - 1)
+(``field.Bound``): C = Σ C(A, 2) e over L, G and N, with A the function's applications in the
+trial and e the n + d of their arguments (two different arguments that happen to be equal),
+and Z = Σ A n over ``recip`` and N (an argument that happens to be 0: recip 0 = 0 is not the
+rational function's value, N(0) is not a coin). Of L's two coordinates (its values or exp's)
+the smaller bound is reported. Independent trials multiply. Assumed of the generated code, as
+of any program close to the dump: degrees at most the dump's (degrees (n', d') would put
+max(n + d', n' + d) in place of n + d) and no more applications of each function. With
+``relu`` or ``step`` the bound is for the branch outcomes drawn: they are fair coins,
+independent of the field values while the arguments are distinct and nonzero (C and Z), so an
+element that is wrong only for a fraction q of its branches' outcomes passes one sample with
+probability at most 1 - q + (D + C + Z) / (p - 1); every sample and trial draws new outcomes.
 
 Exit status 0 when every element of every entry point equals the dump's; 1 with one line
 naming the first file, entry point, kernel, binding, sample and element that differ (in
@@ -474,26 +492,39 @@ class Report:
     files: list              # the files checked
     elements: int            # output elements compared, all trials
     trials: int
-    degree: int              # D
-    logistic_calls: int      # A (per trial, at most)
-    arg_degree: int          # d
+    sz: field.Bound          # the Schwartz-Zippel bound of one trial (calls: the largest)
     seconds: float
+
+    @property
+    def degree(self) -> int:
+        """D (see the module docstring)."""
+        return self.sz.degree
 
     @property
     def bound(self) -> float:
         """Probability that one trial misses a wrong element (see the module docstring)."""
-        a = self.logistic_calls
-        return (self.degree + a * (a - 1) // 2 * self.arg_degree) / field.P
+        return self.sz.probability
+
+    def why(self) -> str:
+        b = self.sz
+        out = [f"degree {b.degree:,}"]
+        for names, fns in (("logistic/exp", ("logistic", "exp")), ("log", ("log",)),
+                           ("recip", ("recip",)), ("relu/step", ("relu", "step"))):
+            k = sum(b.calls.get(f, 0) for f in fns)
+            if k:
+                used = [f for f in fns if b.calls.get(f, 0)]
+                n, d = max(b.args[f][0] for f in used), max(b.args[f][1] for f in used)
+                out.append(f"{k:,} {names} applications, arguments of degree <= {n}"
+                           + (f"/{d}" if d else ""))
+        if b.branches:
+            out.append("for the relu/step branches drawn")
+        return "; ".join(out)
 
     def line(self) -> str:
-        why = f"degree {self.degree}"
-        if self.logistic_calls:
-            why += (f"; {self.logistic_calls:,} logistic applications, arguments of degree "
-                    f"<= {self.arg_degree}")
         return (f"{self.model}: {', '.join(self.files)}: {self.elements:,} output elements "
                 f"equal the dump's over F_p (p = 2^61 - 1), {self.trials} trial(s) of "
                 f"{SAMPLES} samples, {self.seconds:.1f} s; Schwartz-Zippel: a wrong element "
-                f"passes a trial with probability <= {self.bound:.2g} ({why})"
+                f"passes a trial with probability <= {self.bound:.2g} ({self.why()})"
                 + (f", all {self.trials} trials <= {self.bound ** self.trials:.2g}"
                    if self.trials > 1 else ""))
 
@@ -515,8 +546,7 @@ def validate_model(src: Sources, d: dict, *, trials: int = 1, seed: int = 0,
         w.mkdir(parents=True, exist_ok=True)
         exes = build_drivers(src, w, m.prediction)
         rng = np.random.default_rng(seed)
-        degs, arg_degree = field.degrees(d)
-        elements, calls = 0, 0
+        elements, calls = 0, {}
         for _ in range(trials):
             key = int(rng.integers(0, 1 << 63))
             wvals = {p: field.random_elements(rng, m.size[p]) for p in m.params}
@@ -524,7 +554,7 @@ def validate_model(src: Sources, d: dict, *, trials: int = 1, seed: int = 0,
                      for _ in range(SAMPLES)]
             stats: dict = {}
             want = [field.evaluate(d, {**wvals, **xvals[s]}, key, stats) for s in range(SAMPLES)]
-            calls = max(calls, stats.get("logistic_calls", 0))
+            calls = {f: max(calls.get(f, 0), k) for f, k in stats.items()}
             head = np.array([key, SAMPLES], np.uint64)
             pbuf = np.concatenate([wvals[p] for p in m.params]) if m.params else \
                 np.zeros(1, np.uint64)
@@ -545,8 +575,8 @@ def validate_model(src: Sources, d: dict, *, trials: int = 1, seed: int = 0,
                 compare(m, kind, raw, want, SAMPLES, lanes, fname)
                 elements += raw.size - 4
     files = [p.name for p in (src.c, src.cu) if p is not None]
-    return Report(src.model, files, elements, trials, max(degs.values(), default=0), calls,
-                  arg_degree, time.perf_counter() - t0)
+    return Report(src.model, files, elements, trials, field.schwartz_zippel(d, calls, SAMPLES),
+                  time.perf_counter() - t0)
 
 
 def main(argv=None) -> int:

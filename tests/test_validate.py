@@ -1,15 +1,22 @@
 """Translation validation over F_p (extract/validate.py, extract/field.py,
 templates/validate/field.h).
 
-- the field arithmetic against Python integers;
+- the field arithmetic against Python integers, and field.h's functions (inverse, L, exp, G,
+  the predicate of relu and step) against extract/field.py's;
 - extract/field.py against the independent NumPy interpreter (tests/oracle.py) run on Python
   objects of F_p, on every hand-built and Agda dump: two evaluators of the dump, one answer;
 - the three CNN dumps (hand-written gradients, reverse mode without opt, the Agda spec's) are
   equal over F_p with an uninterpreted logistic;
-- every dump's generated C and CUDA validate (f32 and f64, other strategies, random dumps);
+- every dump's generated C and CUDA validate (f32 and f64, other strategies, random dumps with
+  every elementwise function);
 - a hand-edited source is rejected, naming the kernel, binding and element: one `+` made `-`,
   an index off by one, a lane kernel, the batch accumulation, a CUDA kernel and a CUDA thread
-  guard;
+  guard; and in the elementwise functions: `expf` made `logf` (and `logf` `expf` in CUDA), a
+  recip `1 / x` made `1 / (x + x)`, step's branches swapped, relu without its branch, a relu
+  in a lane kernel on the wrong argument, a comparison of a never-written value, and `x <= 0`
+  made `x < 0` in relu and step (no random predicate could tell them apart: relu is the same
+  function, step differs only at 0; they are rejected because `<` does not compile over the
+  field);
 - the command line: `python -m extract --out DIR` then `python -m extract.validate DIR`.
 """
 from __future__ import annotations
@@ -74,12 +81,82 @@ def test_field_arithmetic_against_python_integers():
         assert field.inverse(n) * n % P == 1
     lg = field.logistic(a, 99)
     assert lg.min() >= 1 and lg.max() < P and len(set(lg.tolist())) == len(set(ai))
+    # recip: the inverse, recip 0 = 0
+    assert field.recip(a).tolist() == [pow(x, P - 2, P) for x in ai]
+    nz = a[a != 0]
+    assert field.recip(np.uint64(0)) == 0 and (field.mul(field.recip(nz), nz) == 1).all()
+    # exp and logistic are one random function: 1 / (1 + exp(-x)) = L(x)
+    e = field.exp(field.neg(a), 99)
+    assert field.recip(field.add(e, 1)).tolist() == lg.tolist()
+    assert (e != P - 1).all()
+    # log: another random function, on all of F_p; the predicate: true at 0, a coin elsewhere
+    g = field.log(a, 99)
+    assert g.max() < P and len(set(g.tolist())) == len(set(ai)) and (g != lg).any()
+    n = field.nonpositive(a, 99)
+    assert bool(field.nonpositive(np.uint64(0), 99)) and 0.45 < n.mean() < 0.55
+    assert (field.nonpositive(a, 100) != n).any()
+    assert field.relu(a, 99).tolist() == [0 if t else x for t, x in zip(n.tolist(), ai)]
+    assert field.step(a, 99).tolist() == [0 if t else 1 for t in n.tolist()]
+
+
+_PRIMITIVES = r"""
+#include <cstdio>
+int main()
+{
+    unsigned long long k, n, x;
+    if (scanf("%llu %llu", &k, &n) != 2) return 2;
+    pk_field::key = k;
+    for (unsigned long long i = 0; i < n; i++) {
+        if (scanf("%llu", &x) != 1) return 2;
+        Fp f = Fp::raw(x);
+        printf("%llu %llu %llu %llu %d %llu %llu\n", (unsigned long long)(1 / f).v,
+               (unsigned long long)(1 / (1 + expf(-f))).v, (unsigned long long)exp(f).v,
+               (unsigned long long)logf(f).v, (int)(f <= 0),
+               (unsigned long long)((real)1 / (f + f)).v, (unsigned long long)(f / 6).v);
+    }
+    /* a folded constant: the field's 2, not C's 2.0 */
+    real e2 = exp(1 + 1), l2 = logf(1 + 1);
+    printf("%llu %llu\n", (unsigned long long)e2.v, (unsigned long long)l2.v);
+    return 0;
+}
+"""
+
+
+def test_field_h_computes_what_field_py_does(tmp_path):
+    """The compiled side of each function (templates/validate/field.h) against the evaluator's
+    (extract/field.py), on random residues and 0, 1, p - 1."""
+    from extract import build
+    (tmp_path / "p.cpp").write_text("typedef pk_field::Fp real;\n" + _PRIMITIVES)
+    r = subprocess.run([validate.CXX, "-std=c++17", "-O1", "-include",
+                        str(build.locate("templates") / validate.HEADER), "p.cpp", "-o", "p"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rng = np.random.default_rng(4)
+    a = np.concatenate([field.random_elements(rng, 3000), np.array([0, 1, P - 1], np.uint64)])
+    key = int(rng.integers(0, 1 << 63))
+    r = subprocess.run(["./p"], cwd=tmp_path, capture_output=True, text=True,
+                       input=f"{key} {a.size} " + " ".join(map(str, a.tolist())))
+    assert r.returncode == 0, r.stderr
+    *lines, last = r.stdout.splitlines()
+    assert [int(t) for t in last.split()] == [int(field.exp(np.uint64(2), key)),
+                                              int(field.log(np.uint64(2), key))]
+    got = np.array([[int(t) for t in ln.split()] for ln in lines], object).T
+    inv, lg, ex, lo, nonpos, inv2, sixth = got
+    assert inv.tolist() == field.recip(a).tolist()
+    assert lg.tolist() == field.logistic(a, key).tolist()
+    assert ex.tolist() == field.exp(a, key).tolist()
+    assert lo.tolist() == field.log(a, key).tolist()
+    assert nonpos.tolist() == field.nonpositive(a, key).astype(int).tolist()
+    assert inv2.tolist() == field.recip(field.add(a, a)).tolist()
+    assert sixth.tolist() == field.mul(a, np.uint64(field.inverse(6))).tolist()
 
 
 class F:
     """An element of F_p as a Python object, for tests/oracle.py's evaluator (object dtype):
-    ``exp`` is the field's, so the oracle's ``1 / (1 + exp(-x))`` is the uninterpreted L(x).
-    An operation with an array is left to NumPy (elementwise)."""
+    ``exp``, ``log`` and ``<=`` are the field's random functions (so the oracle's ``1 / (1 +
+    exp(-x))`` is the uninterpreted L(x), its relu and step use the predicate N), division is
+    by the inverse with 1 / 0 = 0 (Python's pow). An operation with an array is left to NumPy
+    (elementwise)."""
     __slots__ = ("v",)
     key = 0
 
@@ -107,6 +184,14 @@ class F:
     def exp(self):
         lv = int(field.logistic(np.uint64(-self.v % P), F.key))
         return F(pow(lv, P - 2, P) - 1)
+
+    def log(self):
+        return F(int(field.log(np.uint64(self.v), F.key)))
+
+    def __le__(self, o):                       # the predicate N of relu and step
+        if isinstance(o, np.ndarray):
+            return NotImplemented
+        return bool(field.nonpositive(np.uint64((self.v - _v(o)) % P), F.key))
 
 
 def _v(o) -> int:
@@ -175,10 +260,28 @@ def test_the_three_cnn_dumps_are_equal_over_the_field():
 
 
 def test_degrees():
-    degs, arg = field.degrees(load("cnn_hand"))
-    assert degs["c11"] == 2 and degs["c1"] == 1 and degs["loss"] == 2 and arg == 2
-    assert degs["d_k1"] == 10
-    assert field.degrees(load("dot_hand"))[0]["r"] == 2
+    degs, args = field.degrees(load("cnn_hand"))
+    assert degs["c11"] == (2, 0) and degs["c1"] == (1, 0) and degs["loss"] == (2, 0)
+    assert degs["d_k1"] == (10, 0) and args["logistic"] == (2, 0)
+    assert field.degrees(load("dot_hand"))[0]["r"] == (2, 0)
+    # exp(u) = (1 - L(-u)) / L(-u), or X(u) with logistic(x) = 1 / (1 + X(-x)); recip swaps;
+    # a sum of s terms with denominators multiplies them
+    x = dumpgen.var("x", 3)
+    d = dumpgen.make_dump("deg", [("x", 3, "param")],
+                          [("a", dumpgen.exp(x)), ("b", dumpgen.recip(dumpgen.mul(x, x))),
+                           ("c", dumpgen.logistic(x)),
+                           ("s", dumpgen.sum_(3, lambda i: dumpgen.sels(
+                               dumpgen.recip(dumpgen.plus(x, dumpgen.one(3))), i)))],
+                          ("s", dumpgen.one(1)), [], {"prediction": "a"})
+    degs, args = field.degrees(d)
+    assert (degs["a"], degs["b"], degs["c"]) == ((1, 1), (0, 2), (1, 0))
+    assert degs["s"] == (0 + 2 * 1, 3) and args["recip"] == (2, 0)
+    degs, _ = field.degrees(d, exp_variable=True)
+    assert (degs["a"], degs["c"]) == ((1, 0), (0, 1))
+    # the bound: degree, collisions C(A, 2) e (L: exp and logistic), zeros A n (recip)
+    b = field.schwartz_zippel(d, {"exp": 3, "logistic": 3, "recip": 6}, 1)
+    assert (b.degree, b.collisions, b.zeros) == (2 + 3, 15 * 1, 6 * 2)
+    assert b.probability == 32 / (P - 1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -240,9 +343,11 @@ def test_f64_sources_validate(tmp_path, name):
 
 
 @pytest.mark.parametrize("strategy, blocks", [("dest", False), ("element", True)])
-@pytest.mark.parametrize("seed", [3, 5, 201])
+@pytest.mark.parametrize("seed", [3, 5, 16, 201, 207])
 def test_random_dumps_validate(tmp_path, seed, strategy, blocks):
-    d = dumpgen.random_dump(seed, depth=4 if seed >= 200 else 3, model=f"rnd{seed}")
+    """Random dumps with every elementwise function (16: all six; 207: all but recip)."""
+    d = dumpgen.random_dump(seed, depth=4 if seed >= 200 else 3, model=f"rnd{seed}",
+                            fns=dumpgen.UNARY)
     src = write_sources(tmp_path, d, "f64", Options(strategy, 2 ** 62, blocks=blocks))
     run(src, d, trials=2)
 
@@ -309,6 +414,76 @@ def test_a_hand_edited_source_is_rejected(tmp_path, cnn_sources, what):
 def test_the_unedited_cnn_sources_validate(cnn_sources):
     src, d = cnn_sources
     assert run(src, d).files == ["cnn.c", "cnn.cu"]
+
+
+# the elementwise functions (tests/data/unary.json: relu, logistic, exp, log, recip, step);
+# function None: the helpers at the top of the file (one occurrence)
+_A = "a[j0 * 3 + j1]"
+UNARY_MUTATIONS = {
+    "expf to logf": ("unary.c", "unary_forward_e", "expf(", "logf(",
+                     "unary_forward/unary_backward: kernel unary_forward_e, binding e"),
+    "cuda logf to expf": ("unary.cu", "unary_forward_lg", "logf(", "expf(",
+                          "unary.cu: unary_cuda_forward/unary_cuda_backward: kernel "
+                          "unary_forward_lg, binding lg"),
+    "recip of x + x": ("unary.c", "unary_forward_rc", f"1 / (1 + {_A} * {_A})",
+                       f"1 / ((1 + {_A} * {_A}) + (1 + {_A} * {_A}))",
+                       "kernel unary_forward_rc, binding rc"),
+    "recip in a lane kernel": ("unary.c", "unary_forward_rc_lanes", "1 / (1 + vload(",
+                               "2 / (1 + vload(",
+                               "unary_forward_lanes/unary_backward_lanes (the batch entry "
+                               "points' kernels): kernel unary_forward_rc_lanes, binding rc"),
+    "step of -x in a lane kernel": ("unary.c", "unary_backward_d_a_lanes", "step(a[",
+                                    "step(-a[", "kernel unary_backward_d_a_lanes, binding d_a"),
+    "step's branches swapped": ("unary.c", None, "return x <= 0 ? 0 : 1;",
+                                "return x <= 0 ? 1 : 0;", "kernel unary_forward_st, binding st"),
+    # wrong wherever the predicate is true: a coin per element and sample
+    "relu without its branch": ("unary.c", None, "return x <= 0 ? 0 : x;", "return x;",
+                                "kernel unary_forward_r, binding r"),
+    "relu of a never-written value": ("unary.c", "unary_forward_r", f"relu({_A})",
+                                      "relu(r[j0 * 3 + j1])",
+                                      "the field build of the entry points stopped: exit "
+                                      "status 3 pk_field: x <= 0 on a never-written value"),
+    # relu with `<` is the same function (relu(0) = 0 either way), and step with `<` differs
+    # only at 0, which a random argument is with probability <= n / (p - 1): no predicate model
+    # could see either. The field defines no `<`, so the edit is rejected for not compiling.
+    "relu x < 0": ("unary.c", None, "return x <= 0 ? 0 : x;", "return x < 0 ? 0 : x;",
+                   "unary.c does not compile over the field"),
+    "cuda step x < 0": ("unary.cu", None, "return x <= 0 ? 0 : 1;", "return x < 0 ? 0 : 1;",
+                        "unary.cu does not compile over the field"),
+}
+
+
+@pytest.fixture(scope="module")
+def unary_sources(tmp_path_factory):
+    d = load("unary")
+    return write_sources(tmp_path_factory.mktemp("unary"), d), d
+
+
+@pytest.mark.parametrize("what", sorted(UNARY_MUTATIONS))
+def test_a_hand_edited_elementwise_function_is_rejected(tmp_path, unary_sources, what):
+    src, d = unary_sources
+    fname, function, old, new, message = UNARY_MUTATIONS[what]
+    for p in src.h.parent.iterdir():
+        shutil.copy(p, tmp_path / p.name)
+    if function is None:
+        text = (tmp_path / fname).read_text()
+        assert text.count(old) == 1, old
+        (tmp_path / fname).write_text(text.replace(old, new))
+    else:
+        mutate(tmp_path / fname, function, old, new)
+    (edited,) = validate.find_sources(tmp_path)
+    with pytest.raises(validate.ValidationError) as exc:
+        run(edited, d)
+    assert message in str(exc.value)
+    assert str(exc.value).startswith(fname)
+
+
+def test_the_unedited_unary_sources_validate(unary_sources):
+    src, d = unary_sources
+    rep = run(src, d, trials=2)
+    assert rep.files == ["unary.c", "unary.cu"]
+    assert all(rep.sz.calls[f] > 0 for f in field.UNARY)
+    assert "for the relu/step branches drawn" in rep.line()
 
 
 # ---------------------------------------------------------------------------------------------

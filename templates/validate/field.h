@@ -5,17 +5,24 @@
  * real;` in M.h becomes `typedef pk_field::Fp real;`, and the vreal typedef of M.c becomes
  * `typedef pk_field::Vec<M_LANES> vreal;`. Everything else is compiled as emitted.
  *
- * + - * are those of F_p; x / n (scaledown, n an integer) is x * n^-1; exp is a random function
- * (a keyed hash, the key set per trial), chosen so that the generated
- * `logistic(x) = 1 / (1 + exp(-x))` equals L(x), an uninterpreted function of x with values in
- * [1, p): exp(u) = L(-u)^-1 - 1. extract/field.py computes the same L (same hash, same key).
+ * + - * are those of F_p; a / b is a * b^-1 with 0^-1 = 0 (the inverse is b^(p-2)): scaledown
+ * n (`x / n`), the batch mean, and recip (`1 / x`, recip 0 = 0). The other functions the
+ * generated code calls are random functions (keyed hashes, the key set per trial), the ones
+ * extract/field.py evaluates the dump with (same hashes, same keys):
+ *   - exp(u) = L(-u)^-1 - 1, L a random function into [1, p): so the generated
+ *     `logistic(x) = 1 / (1 + exp(-x))` is L(x), and exp and logistic are one random function;
+ *   - log is a second random function G into [0, p);
+ *   - `x <= 0` (the one comparison, in the generated relu and step) is a random predicate N(x):
+ *     true at 0, a fair coin elsewhere; so relu(x) = N(x) ? 0 : x and step(x) = N(x) ? 0 : 1.
  * A value outside [0, p) is "never written" (outputs are filled with 0xff bytes first) and
- * stays so through every operation, like a NaN. No comparison of reals is defined: code that
- * would compare them does not compile. */
+ * stays so through every operation, like a NaN; comparing one stops the program (exit status
+ * 3). No other comparison of reals is defined: code that would use one does not compile. */
 #ifndef PK_FIELD_H
 #define PK_FIELD_H
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
@@ -24,7 +31,21 @@ namespace pk_field {
 constexpr std::uint64_t P = (std::uint64_t(1) << 61) - 1;
 constexpr std::uint64_t BAD = ~std::uint64_t(0);
 
-inline std::uint64_t key = 0;           /* the trial's key of L */
+inline std::uint64_t key = 0;           /* the trial's key (of L; G and N use subkeys) */
+
+/* splitmix64's finaliser (extract/field.py: _mix) */
+inline std::uint64_t mix(std::uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+/* the key of the t-th random function: 1 for G (log), 2 for N (x <= 0) */
+inline std::uint64_t subkey(int t)
+{
+    return mix(key + (std::uint64_t)t * 0x9E3779B97F4A7C15ULL);
+}
 
 inline std::uint64_t fold(unsigned __int128 x)
 {
@@ -76,15 +97,17 @@ inline Fp power(Fp a, std::uint64_t e)
     return r;
 }
 
+/* a^(p-2): the inverse, and 0 for 0 (recip 0 = 0; extract/field.py: recip) */
 inline Fp inverse(Fp a)
 {
-    if (!a.ok() || a.v == 0) return Fp::raw(BAD);     /* no inverse: poisons the result */
+    if (!a.ok()) return a;
     return power(a, P - 2);
 }
 
 inline Fp operator/(Fp a, Fp b)
 {
-    /* the divisors are small integers (scaledown n, the batch size): remember their inverses */
+    /* most divisors are small integers (scaledown n, the batch size): remember their inverses;
+     * recip divides 1 by anything */
     static thread_local std::uint64_t cache_n[64], cache_inv[64];
     if (b.ok() && b.v != 0 && b.v < 4096) {
         unsigned slot = (unsigned)(b.v % 64);
@@ -103,15 +126,31 @@ inline Fp &operator/=(Fp &a, Fp b) { return a = a / b; }
 inline Fp L(Fp x)
 {
     if (!x.ok()) return x;
-    std::uint64_t z = x.v + key;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z = z ^ (z >> 31);
-    return Fp::raw(1 + z % (P - 1));
+    return Fp::raw(1 + mix(x.v + key) % (P - 1));
 }
 
-/* so that 1 / (1 + exp(-x)) = L(x) */
+/* so that 1 / (1 + exp(-x)) = L(x) (extract/field.py: exp) */
 inline Fp field_exp(Fp u) { return inverse(L(-u)) - 1; }
+
+/* G(x) = splitmix64(x + subkey 1) mod p (extract/field.py: log) */
+inline Fp field_log(Fp x)
+{
+    if (!x.ok()) return x;
+    return Fp::raw(mix(x.v + subkey(1)) % P);
+}
+
+/* N(x): x = 0, or the top bit of splitmix64(x + subkey 2) (extract/field.py: nonpositive) */
+inline bool nonpositive(Fp x)
+{
+    if (!x.ok()) {
+        std::fprintf(stderr, "pk_field: x <= 0 on a never-written value\n");
+        std::_Exit(3);
+    }
+    return x.v == 0 || (mix(x.v + subkey(2)) >> 63) != 0;
+}
+
+/* the comparison of the generated relu and step: x <= k is N(x - k) (k = 0 there) */
+inline bool operator<=(Fp x, int k) { return nonpositive(x - Fp(k)); }
 
 /* vreal: N residues, one per lane; operators lane by lane, a scalar operand broadcast */
 template <int N>
@@ -152,8 +191,16 @@ template <int N> inline Vec<N> operator-(const Vec<N> &a)
 
 using pk_field::Fp;
 
-/* the generated code's exp / expf (C's are for float and double; these take the field) */
+/* the generated code's exp / expf and log / logf (C's are for float and double; these take the
+ * field). An integer argument (`log(1 + 1)`, a folded constant) is the field element: the int
+ * overloads win over <cmath>'s, which would compute a double. */
 inline Fp exp(Fp u) { return pk_field::field_exp(u); }
 inline Fp expf(Fp u) { return pk_field::field_exp(u); }
+inline Fp log(Fp u) { return pk_field::field_log(u); }
+inline Fp logf(Fp u) { return pk_field::field_log(u); }
+inline Fp exp(int k) { return pk_field::field_exp(Fp(k)); }
+inline Fp expf(int k) { return pk_field::field_exp(Fp(k)); }
+inline Fp log(int k) { return pk_field::field_log(Fp(k)); }
+inline Fp logf(int k) { return pk_field::field_log(Fp(k)); }
 
 #endif
