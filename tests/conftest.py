@@ -50,6 +50,21 @@ def spec_main() -> Path:
     return root / r.stdout.strip()
 
 
+def every_dump() -> dict[str, Path]:
+    """Every dump a test can run: the hand-built ones (tests/data), the spec's built-in ones
+    (build/dump, else their golden copies) and the zoo's (build/dump/zoo); name -> path."""
+    root = TESTS.parent
+    dumps = {p.stem: p for p in sorted((TESTS / "data").glob("*.json"))}
+    for name in ("dot", "chain", "cnn", "ops"):
+        path = next((q for q in (root / "build" / "dump" / f"{name}.json",
+                                 TESTS / "golden" / "dump" / f"{name}.json") if q.exists()), None)
+        if path is not None:
+            dumps[f"spec_{name}"] = path
+    for path in sorted((root / "build" / "dump" / "zoo").glob("*.json")):
+        dumps[f"zoo_{path.stem}"] = path
+    return dumps
+
+
 DTYPES = {"f32": np.float32, "f64": np.float64}
 
 

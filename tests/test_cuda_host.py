@@ -18,7 +18,7 @@ import pytest
 
 import dumpgen
 import oracle
-from conftest import DTYPES, array_view, rel_err
+from conftest import DTYPES, array_view, every_dump, rel_err
 from extract import cuda_host, dump, ir, printer
 from extract.lower import Options, lower_to_loops
 from extract.sources import generate
@@ -27,16 +27,7 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not ins
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
-DUMPS = {p.stem: p for p in sorted(DATA.glob("*.json"))}
-for _name in ("dot", "chain", "cnn", "ops"):
-    _p = next((q for q in (ROOT / "build" / "dump" / f"{_name}.json",
-                           ROOT / "tests" / "golden" / "dump" / f"{_name}.json") if q.exists()),
-              None)
-    if _p is not None:
-        DUMPS[f"spec_{_name}"] = _p
-# the zoo's model files, as `make dump` elaborates them
-for _p in sorted((ROOT / "build" / "dump" / "zoo").glob("*.json")):
-    DUMPS[f"zoo_{_p.stem}"] = _p
+DUMPS = every_dump()
 TOL = {"f64": 1e-12, "f32": 1e-5}
 def _cases():
     return sorted(DUMPS)

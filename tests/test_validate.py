@@ -33,6 +33,7 @@ import numpy as np
 import pytest
 
 import dumpgen
+from conftest import every_dump
 import oracle
 from extract import dump, field, validate
 from extract.lower import Options
@@ -42,16 +43,7 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not ins
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
-DUMPS = {p.stem: p for p in sorted(DATA.glob("*.json"))}
-for _name in ("dot", "chain", "cnn", "ops"):
-    _p = next((q for q in (ROOT / "build" / "dump" / f"{_name}.json",
-                           ROOT / "tests" / "golden" / "dump" / f"{_name}.json") if q.exists()),
-              None)
-    if _p is not None:
-        DUMPS[f"spec_{_name}"] = _p
-# the zoo's model files, as `make dump` elaborates them
-for _p in sorted((ROOT / "build" / "dump" / "zoo").glob("*.json")):
-    DUMPS[f"zoo_{_p.stem}"] = _p
+DUMPS = every_dump()
 P = field.P
 
 
