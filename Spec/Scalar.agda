@@ -42,3 +42,4 @@ record Scalar : Set₁ where
     -_        : R → R
     fn        : Fn → R → R   -- the elementwise functions
     scaledown : ℕ → R → R    -- x / n
+    max       : R → R → R    -- the larger of the two (derivative: Spec.Proofs.Forward)

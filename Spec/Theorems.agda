@@ -43,17 +43,20 @@
 --    carry no derivative; Spec.Proofs.AD.Env), and D⟦ e ⟧ ρ v is the
 --    forward (dual-number) derivative of e at ρ in direction v
 --    (Spec.Proofs.Forward).  The derivatives of the elementwise
---    functions (un f, Spec.Scalar.Fn) are declared there, not proved:
+--    functions (un f, Spec.Scalar.Fn) and of max (a ⊔ b) are declared
+--    there, not proved:
 --      logistic′ x = logistic x · (1 − logistic x)
 --      exp′ x      = exp x
 --      log′ x      = recip x
 --      recip′ x    = − (recip x · recip x)
 --      relu′ x     = step x     (at 0: step 0, which is 0 in Float)
 --      step′ x     = 0
---    and ∇ uses exactly these (Spec.Lang.AD, deriv), so the theorem
---    holds relative to them, for every choice of the functions.
---    Assumes `Laws 𝕊`, including scaledown-*; nothing about the
---    elementwise functions.
+--      D(a ⊔ b)    = st · Da + (1 − st) · Db,  st = step (a − b)
+--                    (at a tie st = step 0, 0 in Float: b gets it all)
+--    and ∇ uses exactly these (Spec.Lang.AD, deriv and max-step), so
+--    the theorem holds relative to them, for every choice of the
+--    functions and of max.  Assumes `Laws 𝕊`, including scaledown-*;
+--    nothing about the elementwise functions or max.
 --
 -- 5. D-sub           the chain rule for inlining: the forward derivative
 --                    of subst σ e in direction w is that of e in the

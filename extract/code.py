@@ -9,7 +9,7 @@ Three layers, all immutable:
   conditions that always hold.
 - **scalar expressions** ``Lit``, ``Load``, ``Local``, ``Add``, ``Mul``, ``Neg``, ``Scale``
   (division by a positive integer), ``Un`` (an elementwise function: ``logistic``, ``exp``,
-  ``log``, ``recip``, ``relu``, ``step``), ``Select`` (``cond ? a : 0``) and ``Reduce``
+  ``log``, ``recip``, ``relu``, ``step``), ``Max`` (``max(a, b)``), ``Select`` (``cond ? a : 0``) and ``Reduce``
   (a sum over loop variables, turned into a scalar accumulator by the scheduler). The smart
   constructors fold constants and push ``Select`` outwards; ``reduce`` removes a sum whose
   body is non-zero at one point only (``Σ_t [t == e] x(t) = x(e)``).
@@ -316,6 +316,14 @@ class Un(RExpr):
 
 
 @dataclass(frozen=True, eq=True)
+class Max(RExpr):
+    """The larger of ``a`` and ``b``: ``a - b <= 0 ? b : a`` (printed as a call of the helper
+    ``fmax_``), so a tie gives ``b``, as the spec's Float max does."""
+    a: RExpr
+    b: RExpr
+
+
+@dataclass(frozen=True, eq=True)
 class Select(RExpr):
     cond: tuple
     a: RExpr
@@ -400,6 +408,14 @@ def un(fn: str, a: RExpr) -> RExpr:
     return Un(fn, a)
 
 
+def max_(a: RExpr, b: RExpr) -> RExpr:
+    """``max(a, b)``; only ``max(0, 0)`` folds (a guard cannot move out: ``max(0, b)`` is not
+    0 where b < 0)."""
+    if a == ZERO and b == ZERO:
+        return ZERO
+    return Max(a, b)
+
+
 def select(cond, a: RExpr) -> RExpr:
     if cond is False or a == ZERO:
         return ZERO
@@ -462,6 +478,8 @@ def subst(e: RExpr, m: dict) -> RExpr:
         return scale(subst(e.a, m), e.n)
     if isinstance(e, Un):
         return un(e.fn, subst(e.a, m))
+    if isinstance(e, Max):
+        return max_(subst(e.a, m), subst(e.b, m))
     if isinstance(e, Select):
         c = cond_subst(e.cond, m)
         return select(c, subst(e.a, m))
@@ -476,7 +494,7 @@ def contains_reduce(e: RExpr) -> bool:
         return True
     if isinstance(e, (Lit, Local, Load)):
         return False
-    if isinstance(e, (Add, Mul)):
+    if isinstance(e, (Add, Mul, Max)):
         return contains_reduce(e.a) or contains_reduce(e.b)
     return contains_reduce(e.a)
 
@@ -486,7 +504,7 @@ def free_ivars(e: RExpr) -> set:
         return set()
     if isinstance(e, Load):
         return e.offset.ivars()
-    if isinstance(e, (Add, Mul)):
+    if isinstance(e, (Add, Mul, Max)):
         return free_ivars(e.a) | free_ivars(e.b)
     if isinstance(e, Select):
         return cond_ivars(e.cond) | free_ivars(e.a)
@@ -500,7 +518,7 @@ def free_locals(e: RExpr) -> set:
         return {e.name}
     if isinstance(e, (Lit, Load)):
         return set()
-    if isinstance(e, (Add, Mul)):
+    if isinstance(e, (Add, Mul, Max)):
         return free_locals(e.a) | free_locals(e.b)
     if isinstance(e, Reduce):
         return free_locals(e.body)
@@ -513,7 +531,7 @@ def load_nodes(e: RExpr) -> list:
         return [e]
     if isinstance(e, (Lit, Local)):
         return []
-    if isinstance(e, (Add, Mul)):
+    if isinstance(e, (Add, Mul, Max)):
         return load_nodes(e.a) + load_nodes(e.b)
     if isinstance(e, Reduce):
         return load_nodes(e.body)
@@ -526,7 +544,7 @@ def loads(e: RExpr) -> set:
         return {e.array}
     if isinstance(e, (Lit, Local)):
         return set()
-    if isinstance(e, (Add, Mul)):
+    if isinstance(e, (Add, Mul, Max)):
         return loads(e.a) | loads(e.b)
     if isinstance(e, Reduce):
         return loads(e.body)

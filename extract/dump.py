@@ -33,6 +33,8 @@ FORMAT = "ad-expression-dump"
 # 2 added ix_const and the elementwise functions exp, log, recip, relu, step (logistic was in 1);
 # a version 1 dump is a version 2 dump without them
 VERSIONS = (1, 2)
+# the binary ops of "bin" (max is in version 2)
+BIN_FNS = ("plus", "mul", "max")
 SCHEMA = build.locate("schema")
 
 C_KEYWORDS = frozenset("""
@@ -41,7 +43,7 @@ int long register restrict return short signed sizeof static struct switch typed
 void volatile while _Bool _Complex _Imaginary _Alignas _Alignof _Atomic _Generic _Noreturn
 _Static_assert _Thread_local bool true false class new delete template this namespace operator
 private public protected virtual friend typename using real size_t NULL main exp expf log logf
-logistic recip relu step idx sample imin imax
+logistic recip relu step fmax_ idx sample imin imax
 """.split())
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -270,7 +272,7 @@ class _ExprParser:
 
     def op_bin(self, x, scope, path):
         fn = x["fn"]
-        _req(fn in ("plus", "mul"), path + ".fn", f"fn must be 'plus' or 'mul', got {fn!r}")
+        _req(fn in BIN_FNS, path + ".fn", f"fn must be 'plus', 'mul' or 'max', got {fn!r}")
         a = self.ar(x, "a", scope, path)
         b = self.ar(x, "b", scope, path)
         self.ashape(b, a.shape, path + ".b")

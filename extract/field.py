@@ -14,7 +14,8 @@ the trial's), so a kernel passes only if it applies each to the right argument:
 - ``log`` is a second random function G into [0, p) (``log``);
 - ``relu`` and ``step`` compare their argument with 0: ``x <= 0`` is a random predicate N(x),
   true at 0 and a fair coin elsewhere (``nonpositive``); ``relu(x) = N(x) ? 0 : x``,
-  ``step(x) = N(x) ? 0 : 1``.
+  ``step(x) = N(x) ? 0 : 1``; ``bin max`` compares the difference with 0 by the same predicate:
+  ``max(a, b) = N(a - b) ? b : a`` (the generated ``fmax_``, ``a - b <= 0 ? b : a``).
 
 templates/validate/field.h defines the same functions (same hashes, same keys) for the compiled
 code. Values are NumPy ``uint64`` arrays of residues in [0, p).
@@ -163,6 +164,12 @@ def step(a, key: int) -> np.ndarray:
     return np.where(nonpositive(a, key), np.uint64(0), np.uint64(1))
 
 
+def maximum(a, b, key: int) -> np.ndarray:
+    """``bin max``: ``N(a - b) ? b : a``, relu's predicate on the difference."""
+    a, b = np.broadcast_arrays(_u(a), _u(b))
+    return np.where(nonpositive(add(a, neg(b)), key), b, a)
+
+
 # the elementwise functions of the dump, by op; recip needs no key
 UNARY = {"logistic": logistic, "exp": exp, "log": log, "relu": relu, "step": step,
          "recip": lambda a, key: recip(a)}
@@ -206,7 +213,8 @@ def _all(conds: list) -> np.ndarray:
 class _Eval:
     def __init__(self, key: int):
         self.key = key
-        self.calls = dict.fromkeys(UNARY, 0)  # elements passed to each function (the bound)
+        # elements passed to each function (the bound); "max": bin max's comparisons
+        self.calls = dict.fromkeys((*UNARY, "max"), 0)
 
     # env entries: ("ar", array, depth) or ("ix", [leaf arrays], depth)
     @staticmethod
@@ -282,6 +290,10 @@ class _Eval:
             return UNARY[op](a, self.key)
         if op == "bin":
             a, b = self.ar(n["a"], env, D), self.ar(n["b"], env, D)
+            if n["fn"] == "max":
+                r = maximum(a, b, self.key)
+                self.calls["max"] += r.size
+                return r
             return add(a, b) if n["fn"] == "plus" else mul(a, b)
         if op == "scaledown":
             return mul(self.ar(n["a"], env, D), np.uint64(inverse(n["n"])))
@@ -440,8 +452,8 @@ def evaluate(dump: dict, values: dict, key: int, stats: dict | None = None,
 # degrees and the Schwartz-Zippel bound
 
 # the random functions behind the elementwise ones: L (logistic and exp), G (log), the
-# predicate N of relu and step; recip is interpreted (the field inverse)
-RANDOM = {"L": ("logistic", "exp"), "G": ("log",), "N": ("relu", "step")}
+# predicate N of relu, step and max (on a - b); recip is interpreted (the field inverse)
+RANDOM = {"L": ("logistic", "exp"), "G": ("log",), "N": ("relu", "step", "max")}
 
 
 def degrees(dump: dict, exp_variable: bool = False) -> tuple[dict, dict]:
@@ -458,7 +470,7 @@ def degrees(dump: dict, exp_variable: bool = False) -> tuple[dict, dict]:
     nb, da + db), a ``sum`` of s terms (n + (s - 1) d, s d) ((n, d) when its body does not read
     the summed index). Upper bounds: 0 for a constant; for polynomials (no ``recip``, no
     ``exp``) the denominators are 0 and the numerators are the polynomial degrees."""
-    args = {fn: (0, 0) for fn in UNARY}
+    args = {fn: (0, 0) for fn in (*UNARY, "max")}   # max: the degrees of a - b
 
     def join(x: tuple, y: tuple) -> tuple:
         return max(x[0], y[0]), max(x[1], y[1])
@@ -487,7 +499,11 @@ def degrees(dump: dict, exp_variable: bool = False) -> tuple[dict, dict]:
             (na, da), (nb, db) = deg(n["a"], env), deg(n["b"], env)
             if n["fn"] == "mul":
                 return na + nb, da + db
-            return max(na + db, nb + da), da + db
+            diff = max(na + db, nb + da), da + db
+            if n["fn"] == "max":      # a or b, for each outcome of N(a - b)
+                args["max"] = join(args["max"], diff)
+                return join((na, da), (nb, db))
+            return diff
         if op == "sum":
             nb, db = deg(n["body"], env + [(0, 0)])
             if not _uses(n["body"], 0):
@@ -544,7 +560,7 @@ class Bound:
 
     @property
     def branches(self) -> int:
-        """relu and step applications of a trial (the predicate's coins)."""
+        """relu, step and max applications of a trial (the predicate's coins)."""
         return sum(self.calls.get(f, 0) for f in RANDOM["N"])
 
 

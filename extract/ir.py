@@ -208,7 +208,7 @@ class Un(Node):
 
 @dataclass(frozen=True)
 class Bin(Node):
-    fn: str = "plus"        # plus | mul
+    fn: str = "plus"        # plus | mul | max (max: a - b <= 0 ? b : a, ties give b)
     a: Node = None
     b: Node = None
     child_fields = ("a", "b")
@@ -363,6 +363,8 @@ def show(e: Node) -> str:
     if isinstance(e, Un):
         return f"{e.fn}({show(e.a)})"
     if isinstance(e, Bin):
+        if e.fn == "max":
+            return f"max({show(e.a)}, {show(e.b)})"
         op = "+" if e.fn == "plus" else "*"
         return f"{_atom(e.a)} {op} {_atom(e.b)}"
     if isinstance(e, ScaleDown):

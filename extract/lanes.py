@@ -62,7 +62,7 @@ class _Widen:
             return Load(e.name, self.at)
         if isinstance(e, c.Lit):
             return e
-        if isinstance(e, (c.Add, c.Mul)):
+        if isinstance(e, (c.Add, c.Mul, c.Max)):
             return type(e)(self.expr(e.a), self.expr(e.b))
         if isinstance(e, c.Scale):
             return c.Scale(self.expr(e.a), e.n)

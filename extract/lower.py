@@ -73,7 +73,7 @@ from .split import split_div_loops
 from .code import (ZERO, ONE, Acc, Affine, Assign, Decl, For, If, IVar, Load, Local, Reduce,
                    Select, Store, add, conj, cmp_eq, cond_ivars, contains_reduce, free_ivars,
                    free_locals, idiv, imod, in_range, load_nodes, mul, neg, reduce,
-                   scale, select, stmt_loads, un)
+                   scale, select, stmt_loads, un, max_)
 
 
 class ExtractError(Exception):
@@ -259,7 +259,7 @@ class _Kernel:
             return un(e.fn, self.elem(e.a, pos, env))
         if isinstance(e, ir.Bin):
             a, b = self.elem(e.a, pos, env), self.elem(e.b, pos, env)
-            return add(a, b) if e.fn == "plus" else mul(a, b)
+            return add(a, b) if e.fn == "plus" else mul(a, b) if e.fn == "mul" else max_(a, b)
         if isinstance(e, ir.ScaleDown):
             return scale(self.elem(e.a, pos, env), e.n)
         if isinstance(e, ir.Minus):
@@ -289,6 +289,8 @@ class _Kernel:
             return scale(self.emit(r.a), r.n)
         if isinstance(r, c.Un):
             return un(r.fn, self.emit(r.a))
+        if isinstance(r, c.Max):
+            return max_(self.emit(r.a), self.emit(r.b))
         if isinstance(r, c.Select) and not contains_reduce(r.a):
             return r
         return self.place(r)

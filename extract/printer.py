@@ -4,7 +4,8 @@ The two languages differ only by the strings in ``Language`` (qualifiers, ``rest
 spelling, and how a parallel loop is written: a ``for`` loop in C, one thread index per element
 in CUDA). The elementwise functions print the same in both: ``exp`` and ``log`` as libm's
 function for the real type (``MATHS``: ``expf``/``logf`` for float), ``recip`` as ``1 / x``,
-and ``logistic``, ``relu``, ``step`` as calls of the small helpers the templates define.
+and ``logistic``, ``relu``, ``step`` and ``Max`` (``fmax_``) as calls of the small helpers the
+templates define.
 Expressions are printed with the fewest parentheses that keep C's parse (and so the evaluation
 order) equal to the tree: ``a + (b + c)`` keeps its parentheses, ``(a + b) + c`` prints as
 ``a + b + c``.
@@ -174,6 +175,8 @@ def _expr(e, real: str) -> str:
             one = "(real)1" if _integral(e.a) else "1"
             return f"{one} / {expr(e.a, 3, real)}"
         return f"{MATHS[real][e.fn]}({expr(e.a, 0, real)})"
+    if isinstance(e, c.Max):
+        return f"fmax_({expr(e.a, 0, real)}, {expr(e.b, 0, real)})"
     if isinstance(e, c.Select):
         return f"{condition(e.cond)} ? {expr(e.a, 1, real)} : 0"
     raise TypeError(f"cannot print {type(e).__name__}")
@@ -187,7 +190,8 @@ class _Vector:
     statement on ``vreal`` values (GCC/Clang vector extension, ``width`` reals): a read with
     the lane index is ``vload(&a[base])``, or ``buf[k]`` for a local ``vreal`` buffer; a read
     without it (a parameter) is a scalar the vector operators broadcast. Returns None where
-    the value needs a scalar function (``logistic``, ``exp``, ``log``, ``relu``, ``step``):
+    the value needs a scalar function (``logistic``, ``exp``, ``log``, ``relu``, ``step``,
+    ``fmax_``):
     that loop stays a loop over lanes, which the compiler vectorises (libmvec for exp and
     log)."""
 
@@ -277,7 +281,7 @@ class _Vector:
                 return e
             if isinstance(e, (c.Lit, c.Local)):
                 return e
-            if isinstance(e, (c.Add, c.Mul)):
+            if isinstance(e, (c.Add, c.Mul, c.Max)):
                 return type(e)(walk(e.a), walk(e.b))
             if isinstance(e, c.Scale):
                 return c.Scale(walk(e.a), e.n)

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from . import build, ir
 from .render_math import (ZERO, IAdd, IConst, IFloor, IMod, IScale, ISub, IVar, MAdd, MApp,
-                          MArr, MConst, MElem, MIverson, MMul, MNeg, MPow, MScale, MSum,
+                          MArr, MConst, MElem, MIverson, MMax, MMul, MNeg, MPow, MScale, MSum,
                           bounds, has_sum, iadd, ifloor, imod, iscale, isub, madd, mmul,
                           units_zero)
 from .render_print import (Eq, Fence, Frac, Id, Num, Op, Page, Section, Space, Stack, Sub,
@@ -220,6 +220,8 @@ class Renderer:
             return self.fn(e.fn, self.elem(e.a, pos, ctx))
         if isinstance(e, ir.Bin):
             a, b = self.elem(e.a, pos, ctx), self.elem(e.b, pos, ctx)
+            if e.fn == "max":
+                return MMax(a, b)
             return madd(a, b) if e.fn == "plus" else mmul(a, b)
         if isinstance(e, ir.ScaleDown):
             return MScale(self.elem(e.a, pos, ctx), e.n)
@@ -265,6 +267,8 @@ class Renderer:
         if isinstance(e, ir.ScaleDown):
             return MScale(self.whole(e.a), e.n)
         a, b = self.whole(e.a), self.whole(e.b)
+        if e.fn == "max":
+            return MMax(a, b)
         if e.fn == "plus":
             return madd(a, b)
         if e.shape == 1:
@@ -321,6 +325,8 @@ class Renderer:
             return [self.name(m.name, m.idx)]
         if isinstance(m, MApp):
             return [row(Id(m.fn), Fence("(", self.lay(m.a), ")"))]
+        if isinstance(m, MMax):
+            return [row(Id("max"), Fence("(", row(self.lay(m.a), Op(","), self.lay(m.b)), ")"))]
         if isinstance(m, MIverson):
             return [row(*[Fence("[", self.cond(c), "]") for c in m.conds])]
         if isinstance(m, MPow):

@@ -8,7 +8,7 @@ from the ranges of its variables, so that a window's condition implied by them i
     isub(IVar("j"), IVar("t"))  with j < 12, t < 5  ->  bounds -4 .. 11: write [0 ≤ j − t < 8]
 
 Math nodes (``MConst``, ``MArr``, ``MElem``, ``MAdd``, ``MMul``, ``MNeg``, ``MScale``, ``MSum``,
-``MApp``, ``MPow``, ``MIverson``) are the formula of an array expression at a position; ``madd``
+``MApp``, ``MMax``, ``MPow``, ``MIverson``) are the formula of an array expression at a position; ``madd``
 and ``mmul`` flatten sums and products, write ``a + (−b)`` as ``a − b`` and ``x · x`` as ``x²``,
 and put the Iverson brackets of a product in front.
 """
@@ -189,6 +189,13 @@ class MApp:
 
 
 @dataclass(frozen=True)
+class MMax:
+    """max(a, b)"""
+    a: object
+    b: object
+
+
+@dataclass(frozen=True)
 class MPow:
     a: object
     k: int
@@ -238,6 +245,8 @@ def has_sum(m) -> bool:
     for x in (getattr(m, "a", None), getattr(m, "body", None)):
         if x is not None and not isinstance(x, (str, int)) and has_sum(x):
             return True
+    if isinstance(m, MMax) and has_sum(m.b):
+        return True
     if isinstance(m, MAdd):
         return any(has_sum(t) for _, t in m.terms)
     if isinstance(m, MMul):

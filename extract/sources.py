@@ -23,7 +23,7 @@ REALS = {"f32": ("float", "expf"), "f64": ("double", "exp")}
 LOGS = {"f32": "logf", "f64": "log"}
 # the helper functions a kernel may call; the templates define each one only if it is called
 # (an unused static function is a warning under Clang)
-HELPERS = ("logistic", "relu", "step", "imax", "vload", "vstore", "vsplat")
+HELPERS = ("logistic", "relu", "step", "fmax_", "imax", "vload", "vstore", "vsplat")
 # samples per group in the C batch entry points (extract/lanes.py): 8 floats fill an AVX2
 # register; 8 doubles fill an AVX-512 one or two AVX2 ones (bench/PROFILE.md)
 LANES = {"f32": 8, "f64": 8}
@@ -169,7 +169,7 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     cbodies = "\n".join(k["body"] for k in gkernels)
     cufile = {
         **common, "file": f"{M}.cu", "what": "CUDA kernels", "kernels": gkernels,
-        "uses": {f: re.search(rf"\b{f}\(", cbodies) is not None for f in ("relu", "step")},
+        "uses": {f: re.search(rf"\b{f}\(", cbodies) is not None for f in ("relu", "step", "fmax_")},
         "forward_calls": [launch(k) for k in gkernels[:nf]],
         "backward_calls": [launch(k) for k in gkernels[nf:]],
         "thread_index": CUDA.thread_index, "sample_index": CUDA.sample_index,

@@ -36,7 +36,7 @@ def _expr_atoms(e, out: set) -> None:
         _affine_atoms(e.offset, out)
     elif isinstance(e, (c.Lit, c.Local)):
         return
-    elif isinstance(e, (c.Add, c.Mul)):
+    elif isinstance(e, (c.Add, c.Mul, c.Max)):
         _expr_atoms(e.a, out)
         _expr_atoms(e.b, out)
     elif isinstance(e, c.Select):

@@ -30,7 +30,7 @@ proofs' ``Laws`` describe and every logistic, exp, log and sign, not only for fl
 cannot see is rounding, any property of exp and log themselves (exp(a + b) = exp(a) exp(b),
 log = exp^-1, ...), and the order (``x < 0`` and ``x <= 0`` differ only at 0).
 
-Bound (Schwartz-Zippel). Fix the predicate's outcomes (the relu/step branches). Each output
+Bound (Schwartz-Zippel). Fix the predicate's outcomes (the relu/step/max branches). Each output
 element is then a rational function of the inputs and of the random functions' values at the
 arguments they are applied to (fresh variables, uniform on sets of at least p - 1 elements:
 L's values in [1, p), or exp's, which avoid -1, G's in [0, p)); ``field.degrees`` bounds the
@@ -509,7 +509,7 @@ class Report:
         b = self.sz
         out = [f"degree {b.degree:,}"]
         for names, fns in (("logistic/exp", ("logistic", "exp")), ("log", ("log",)),
-                           ("recip", ("recip",)), ("relu/step", ("relu", "step"))):
+                           ("recip", ("recip",)), ("relu/step/max", ("relu", "step", "max"))):
             k = sum(b.calls.get(f, 0) for f in fns)
             if k:
                 used = [f for f in fns if b.calls.get(f, 0)]
@@ -517,7 +517,7 @@ class Report:
                 out.append(f"{k:,} {names} applications, arguments of degree <= {n}"
                            + (f"/{d}" if d else ""))
         if b.branches:
-            out.append("for the relu/step branches drawn")
+            out.append("for the relu/step/max branches drawn")
         return "; ".join(out)
 
     def line(self) -> str:

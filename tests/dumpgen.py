@@ -291,7 +291,7 @@ def step(a: T) -> T:
 def bin_(fn: str, a: T, b: T) -> T:
     _need(a, "ar", f"{fn} a"), _need(b, "ar", f"{fn} b")
     _need_shape(b, a.shape, f"{fn} b")
-    if fn not in ("plus", "mul"):
+    if fn not in ("plus", "mul", "max"):
         raise ValueError(fn)
     return T("bin", "ar", a.shape, {"fn": fn, "a": a, "b": b})
 
@@ -302,6 +302,11 @@ def plus(a: T, b: T) -> T:
 
 def mul(a: T, b: T) -> T:
     return bin_("mul", a, b)
+
+
+def maximum(a: T, b: T) -> T:
+    """``max(a, b)`` elementwise (a tie gives b)."""
+    return bin_("max", a, b)
 
 
 def scaledown(n: int, a: T) -> T:
@@ -636,7 +641,8 @@ class RandomExprs:
     default, ``logistic`` only, makes the same terms as before the others existed (the choices
     are drawn in the same order); the others are applied where they are defined and well
     conditioned: ``exp`` of a logistic (in (1, e)),
-    ``log`` and ``recip`` of ``1 + t·t`` (at least 1), ``relu`` and ``step`` of any term."""
+    ``log`` and ``recip`` of ``1 + t·t`` (at least 1), ``relu`` and ``step`` of any term;
+    with all of ``UNARY``, also ``bin max`` of any two terms."""
 
     def __init__(self, rng: random.Random, arrays: Sequence[T], max_leaf: int = 3,
                  fns: Sequence[str] = ("logistic",)):
@@ -776,6 +782,8 @@ class RandomExprs:
                     "relu": lambda: relu(self.ar(shp, d, ixs)),
                     "step": lambda: step(self.ar(shp, d, ixs))}
             ways += [(0.5, more[f]) for f in UNARY if f in self.fns and f != "logistic"]
+            if set(UNARY) <= set(self.fns):
+                ways.append((0.5, lambda: maximum(self.ar(shp, d, ixs), self.ar(shp, d, ixs))))
         ways = list(ways)
         while ways:
             k = r.choices(range(len(ways)), [w for w, _ in ways])[0]
@@ -1116,6 +1124,33 @@ def unary_hand() -> dict:
     return m.build()
 
 
+def max_hand() -> dict:
+    """``bin max``, whole-array and under maps, with hand-written gradients: the seed times
+    st = step(a − b) goes to a, times 1 − st to b (a tie gives b)."""
+    m = Builder("max")
+    x, w = m.param("x", [2, 3]), m.param("w", 3)
+    S = [2, 3]
+    a = m.let("a", imap(2, lambda i: imaps(3, lambda j: x[i][j] * w[j])))
+    mx = m.let("mx", maximum(a, x))
+    mu = m.let("mu", imap(2, lambda i: imaps(3, lambda j: maximum(w[j], x[i][j]))))
+    # loss = Σ_k mx² + mu
+    loss = m.let("loss", sum_(S, lambda k: mx[k] * mx[k] + mu[k]))
+    m.seed(loss, one(1))
+    d_loss = m.grad(loss, one(1))
+    d_mu = m.grad(mu, imaps(S, lambda k: d_loss))
+    d_mx = m.grad(mx, imaps(S, lambda k: d_loss * (mx[k] + mx[k])))
+    st = step(plus(a, minus(x)))
+    d_a = m.grad(a, d_mx * st)
+    m.grad(x, imap(2, lambda i: imaps(3, lambda j: d_a[i][j] * w[j]
+                                             + d_mx[i][j] * _one_minus(st[i][j])
+                                             + d_mu[i][j] * _one_minus(
+                                                 step(plus(w[j], minus(x[i][j])))))))
+    m.grad(w, imaps(3, lambda j: sum_(2, lambda i: d_a[i][j] * x[i][j]
+                                      + d_mu[i][j] * step(plus(w[j], minus(x[i][j]))))))
+    m.output("loss", loss)
+    return m.build()
+
+
 def _conv(f: T, g: T) -> T:
     """The paper's conv: Σ_{i ∈ s} slide i f · g[i], for f of shape r and g of shape s."""
     w = suc_shape(minus_shape(f.shape, g.shape))
@@ -1231,6 +1266,7 @@ EXAMPLES: dict[str, Callable[[], dict]] = {
     "ops_slide": ops_slide_hand,
     "pad_const": pad_const_hand,
     "unary": unary_hand,
+    "max": max_hand,
     "cnn_hand": cnn_hand,
     "cnn_ad": cnn_ad,
 }

@@ -47,7 +47,7 @@ VERSIONS = (1, 2)
 SEED_KEY = "$seed"  # key of the seed's value in evaluate's result (never a C identifier)
 
 SORTS = ("ar", "ix")
-BIN_FNS = ("plus", "mul")
+BIN_FNS = ("plus", "mul", "max")
 
 # op -> (node's sort or None if declared by the node, {field: kind}); kinds: shape, ar, ix, idx,
 # fn, n, pos (a position of the node's shape). A binder's body is listed as "ar".
@@ -101,6 +101,18 @@ def unary(fn: str, x: np.ndarray, dtype) -> np.ndarray:
 
 
 UNARY = ("logistic", "exp", "log", "recip", "relu", "step")
+
+
+def binary(fn: str, a: np.ndarray, b: np.ndarray, dtype) -> np.ndarray:
+    """The binary ops of §4: ``plus``, ``mul`` and ``max`` (``a - b <= 0 ? b : a``: a tie gives
+    b, by the sign of the difference as relu and step)."""
+    if fn == "plus":
+        return a + b
+    if fn == "mul":
+        return a * b
+    if fn == "max":
+        return np.where(a - b <= dtype.type(0), b, a)
+    raise ValueError(f"not a binary op: {fn!r}")
 
 
 class TooLarge(MemoryError):
@@ -660,7 +672,7 @@ class _NaiveEval:
             return unary(op, ev(n["a"], env), self.dtype)
         if op == "bin":
             a, b = ev(n["a"], env), ev(n["b"], env)
-            return a + b if n["fn"] == "plus" else a * b
+            return binary(n["fn"], a, b, self.dtype)
         if op == "scaledown":
             return ev(n["a"], env) / self.dtype.type(n["n"])
         if op == "minus":
@@ -916,7 +928,7 @@ class _VectorEval:
         if op == "bin":
             a, b = evd(n["a"], env), evd(n["b"], env)
             self.budget(np.broadcast_shapes(a.shape, b.shape), n["fn"])
-            return _Val(a + b if n["fn"] == "plus" else a * b)
+            return _Val(binary(n["fn"], a, b, self.dtype))
         if op == "scaledown":
             return _Val(evd(n["a"], env) / self.dtype.type(n["n"]))
         if op == "minus":

@@ -75,7 +75,7 @@ CASES = {
     "sort mismatch": (lambda d: d["chain"][0]["expr"]["body"]["a"]["i"].update(sort="ar"),
                       f"{R}.body.a.i.sort", "sort 'ix', declared 'ar'"),
     "bad bin fn": (lambda d: d["chain"][0]["expr"]["body"].update(fn="pow"), f"{R}.body.fn",
-                   "'plus' or 'mul'"),
+                   "'plus', 'mul' or 'max'"),
     "duplicate name": (lambda d: d["chain"][0].update(name="a"), "$.chain[0].name",
                        "already used"),
     "keyword name": (lambda d: d["context"][1].update(name="float"), "$.context[1].name",

@@ -255,6 +255,9 @@ def ev(m, env: dict, vals: dict, shapes: dict):
                "relu": lambda x: np.where(x <= 0, 0.0, x),
                "step": lambda x: np.where(x <= 0, 0.0, 1.0)}
         return fns[m.fn](x)
+    if isinstance(m, rm.MMax):
+        a, b = ev(m.a, env, vals, shapes), ev(m.b, env, vals, shapes)
+        return np.where(a - b <= 0, b, a)
     if isinstance(m, rm.MSum):
         out = 0.0
         for at in itertools.product(*(range(n) for _, n in m.vars)):

@@ -288,9 +288,10 @@ def test_cnn_gradients_match_finite_differences(dumps):
 def test_ops_gradients_match_finite_differences(dumps):
     """Spec/Model/Ops.agda uses every constructor with a derivative (slide, backslide,
     ix-minus, ix-minusᵣ, imapb, selb, div/mod, the elementwise functions logistic, exp, log,
-    recip, relu, step, minus, scaledown, ...): its dumped gradients, every coordinate, against
-    central differences of its dumped loss (float64). relu and step are differentiable away
-    from 0: their arguments (bl, lm) stay clear of it at these inputs."""
+    recip, relu, step, bin max, minus, scaledown, ...): its dumped gradients, every coordinate,
+    against central differences of its dumped loss (float64). relu and step are differentiable
+    away from 0, max away from a tie: their arguments (bl, lm, bl − lm) stay clear of it at
+    these inputs."""
     d = dumps["ops"]
     assert [c["name"] for c in d["context"]] == ["a", "w", "m"]
     assert [b["name"] for b in d["chain"]] == ["c", "bs", "lm", "bl", "u", "loss"]
@@ -305,6 +306,19 @@ def test_ops_gradients_match_finite_differences(dumps):
             for v in e:
                 walk(v)
     walk(d["chain"])
+    fns = set()
+
+    def bins(e):
+        if isinstance(e, dict):
+            if e.get("op") == "bin":
+                fns.add(e["fn"])
+            for v in e.values():
+                bins(v)
+        elif isinstance(e, list):
+            for v in e:
+                bins(v)
+    bins(d["chain"])
+    assert fns == {"plus", "mul", "max"}, fns
     assert {"slide", "backslide", "ix_minus", "ix_minus_r", "imapb", "selb", "div", "mod",
             "logistic", "exp", "log", "recip", "relu", "step", "minus",
             "scaledown"} <= ops, sorted(o for o in ops if o)
@@ -312,6 +326,7 @@ def test_ops_gradients_match_finite_differences(dumps):
     ctx = _random_context(d, rng, scale=1.0)
     out = oracle.evaluate(d, ctx)
     assert np.min(np.abs(out["bl"])) > 1e-2 and np.min(np.abs(out["lm"])) > 1e-2
+    assert np.min(np.abs(out["bl"] - out["lm"])) > 1e-2
 
     def loss(c):
         return oracle.evaluate(d, c, forward_only=True)["loss"][0]

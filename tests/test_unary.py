@@ -5,7 +5,9 @@ independent PyTorch version of the model (float32, including relu exactly at 0, 
 conventions say relu′(0) = step(0) = 0) and against finite differences of the dumped loss
 (float64: central differences away from the kink, and at the kink the one-sided difference
 from the side where relu is flat, which is what relu′(0) = 0 means), and its generated C
-against the oracle.
+against the oracle. The binary max(a, b) likewise (``MAX_MODEL``): against ``torch.maximum``
+away from ties, finite differences, and at a tie its own convention (all to b) against one-sided
+differences.
 """
 from __future__ import annotations
 
@@ -179,6 +181,155 @@ def test_generated_c_matches_oracle(d, kernel_cache, precision, kink):
     ffi, lib = build.build(m.name, precision, g.files, g.cdef)
     vals = {k: x.astype(DTYPES[precision]) for k, x in values(4, kink).items()}
     want = oracle.evaluate(d, vals, np.float64)
+    got = run_single(ffi, lib, m, vals, precision)
+    for n, x in got.items():
+        err = rel_err(x, want[n])
+        assert err <= {"f64": 1e-12, "f32": 1e-5}[precision], (n, err)
+
+
+# ---------------------------------------------------------------------------------------------
+# max(a, b): bin max, elementwise; its declared derivative sends the seed times st = step(a − b)
+# to a and times 1 − st to b, so at a tie (st = step 0 = 0) all of it goes to b. PyTorch's
+# torch.maximum splits a tie's gradient 0.5/0.5, so the comparison with PyTorch avoids ties
+# and the tie is tested on its own against one-sided differences.
+
+MAX_MODEL = """model maxm
+input  x : 8
+target t : 3
+param  w1 : 6x8
+param  b1 : 6
+param  w2 : 6x8
+param  b2 : 6
+param  w3 : 3x6
+param  b3 : 3
+z1 = dense(w1, x, b1)
+z2 = dense(w2, x, b2)
+mx = max(z1, z2)
+z3 = dense(w3, mx, b3)
+output out = logistic(z3)
+loss l = sqerr(out, t)
+"""
+
+
+@pytest.fixture(scope="module")
+def dmax(main) -> dict:
+    r = subprocess.run([str(main), "model", "-"], input=MAX_MODEL, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def max_values(seed: int, tie: bool) -> dict[str, np.ndarray]:
+    """Random inputs and parameters; with ``tie``, row 0 of w2 and b2[0] equal those of w1 and
+    b1, so z1[0] = z2[0] exactly (the same operations on the same numbers)."""
+    rng = np.random.default_rng(seed)
+    v = {"x": rng.uniform(0.1, 1, 8), "t": rng.uniform(0, 1, 3),
+         "w1": rng.uniform(-1, 1, (6, 8)), "b1": rng.uniform(-1, 1, 6),
+         "w2": rng.uniform(-1, 1, (6, 8)), "b2": rng.uniform(-1, 1, 6),
+         "w3": rng.uniform(-1, 1, (3, 6)), "b3": rng.uniform(-1, 1, 3)}
+    if tie:
+        v["w2"][0] = v["w1"][0]
+        v["b2"][0] = v["b1"][0]
+    return v
+
+
+def test_max_dump(dmax):
+    assert {"fn": "max"}.items() <= next(
+        e for e in _bins(dmax["chain"]) if e["fn"] == "max").items()
+    grads = set().union(*(_ops(g["expr"]) for g in dmax["gradients"]))
+    assert "step" in grads                   # max′ through step(a − b)
+    dump.parse(dmax)
+    oracle.check_shapes(dmax)
+
+
+def _bins(e) -> list:
+    out = []
+    if isinstance(e, dict):
+        if e.get("op") == "bin":
+            out.append(e)
+        for x in e.values():
+            out += _bins(x)
+    elif isinstance(e, list):
+        for x in e:
+            out += _bins(x)
+    return out
+
+
+@pytest.mark.torch
+def test_max_gradients_match_pytorch_autograd(dmax):
+    torch = pytest.importorskip("torch")
+    vals = max_values(1, False)
+    want = oracle.evaluate(dmax, vals, np.float32)
+    assert np.min(np.abs(want["z1"] - want["z2"])) > 1e-2            # no tie
+    tv = {k: torch.tensor(x, dtype=torch.float32, requires_grad=True) for k, x in vals.items()}
+    z1 = tv["w1"] @ tv["x"] + tv["b1"]
+    z2 = tv["w2"] @ tv["x"] + tv["b2"]
+    out = torch.sigmoid(tv["w3"] @ torch.maximum(z1, z2) + tv["b3"])
+    loss = 0.5 * ((out - tv["t"]) ** 2).sum()
+    loss.backward()
+    assert rel_err(want["l"], loss.detach().numpy()) <= 1e-5
+    for p in params(dmax):
+        err = rel_err(want["d_" + p], tv[p].grad.numpy())
+        assert err <= 1e-4, (p, err)
+
+
+def _max_loss(dmax):
+    return lambda v: float(oracle.evaluate(dmax, v, forward_only=True)["l"][0])
+
+
+def test_max_gradients_match_finite_differences_away_from_a_tie(dmax):
+    vals = max_values(2, False)
+    out = oracle.evaluate(dmax, vals)
+    assert np.min(np.abs(out["z1"] - out["z2"])) > 1e-3
+    loss = _max_loss(dmax)
+    h = 1e-6
+    for p in params(dmax):
+        grad = out["d_" + p]
+        for ix in np.ndindex(grad.shape):
+            up = {k: x.copy() for k, x in vals.items()}
+            down = {k: x.copy() for k, x in vals.items()}
+            up[p][ix] += h
+            down[p][ix] -= h
+            fd = (loss(up) - loss(down)) / (2 * h)
+            assert abs(fd - grad[ix]) <= 1e-7 * max(1.0, abs(grad[ix])), (p, ix, fd, grad[ix])
+
+
+def test_max_tie_sends_the_gradient_to_b(dmax):
+    """At z1[0] = z2[0] the gradient goes to b = z2 only: d_b1[0] = 0 = d_w1[0], and d_b2[0],
+    d_w2[0] are the whole derivative. One-sided differences from the side where z2 stays the
+    larger agree: b1[0] or w1[0][j] (x[j] > 0) moved down (max is then z2, flat in them), b2[0]
+    or w2[0][j] moved up (max is z2, slope 1); the other sides disagree."""
+    vals = max_values(9, True)
+    out = oracle.evaluate(dmax, vals)
+    assert out["z1"][0] == out["z2"][0]
+    assert abs(float(out["d_mx"][0])) > 1e-2          # the tie's gradient is not small
+    loss = _max_loss(dmax)
+    base = loss(vals)
+    h = 1e-7
+    for p, ix in [("b1", (0,))] + [("w1", (0, j)) for j in range(8)]:
+        assert out["d_" + p][ix] == 0, (p, ix)
+        down = {k: x.copy() for k, x in vals.items()}
+        down[p][ix] -= h
+        assert abs((base - loss(down)) / h) <= 1e-6, (p, ix)
+    for p, ix in [("b2", (0,))] + [("w2", (0, j)) for j in range(8)]:
+        g = out["d_" + p][ix]
+        up = {k: x.copy() for k, x in vals.items()}
+        up[p][ix] += h
+        assert abs((loss(up) - base) / h - g) <= 1e-5 * max(1.0, abs(g)), (p, ix, g)
+        down = {k: x.copy() for k, x in vals.items()}
+        down[p][ix] -= h                  # z2 below z1: max follows z1, flat in b2 and w2
+        assert abs((base - loss(down)) / h) <= 1e-6, (p, ix)
+
+
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+@pytest.mark.parametrize("tie", [False, True], ids=["apart", "tie"])
+def test_max_generated_c_matches_oracle(dmax, kernel_cache, precision, tie):
+    m = dump.parse(dmax)
+    g = generate(m, precision)
+    assert "fmax_(" in g.files[f"{m.name}.c"]
+    ffi, lib = build.build(m.name, precision, g.files, g.cdef)
+    vals = {k: x.astype(DTYPES[precision]) for k, x in max_values(4, tie).items()}
+    want = oracle.evaluate(dmax, vals, np.float64)
     got = run_single(ffi, lib, m, vals, precision)
     for n, x in got.items():
         err = rel_err(x, want[n])

@@ -308,7 +308,12 @@ def test_every_dump_validates(tmp_path, name):
     rep = run(src, validate.find_dump(src, None))
     print(rep.line(), f"[{time.perf_counter() - t:.1f} s]")
     assert rep.elements > 0 and rep.files == [src.c.name, src.cu.name]
-    assert rep.bound < 1e-7      # per trial (the largest, LeNet-5's, is 1.7e-8)
+    if rep.bound >= 1e-7:        # many relu/max branches (LeNet-5: 4.5e-4 per trial): more trials
+        import math
+        trials = math.ceil(math.log(1e-7) / math.log(rep.bound))
+        rep = run(src, validate.find_dump(src, None), trials=trials, seed=1)
+        print(rep.line())
+    assert rep.bound ** rep.trials < 1e-7
 
 
 def test_cnn_ad_validates_c_and_cuda(tmp_path):
@@ -475,7 +480,7 @@ def test_the_unedited_unary_sources_validate(unary_sources):
     rep = run(src, d, trials=2)
     assert rep.files == ["unary.c", "unary.cu"]
     assert all(rep.sz.calls[f] > 0 for f in field.UNARY)
-    assert "for the relu/step branches drawn" in rep.line()
+    assert "for the relu/step/max branches drawn" in rep.line()
 
 
 # ---------------------------------------------------------------------------------------------

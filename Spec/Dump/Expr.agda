@@ -87,6 +87,7 @@ private
   bopName : Bop → String
   bopName plus = "plus"
   bopName mul  = "mul"
+  bopName max  = "max"
 
 expr : E Γ is → JSON
 expr {is = is} (var v) = node "var" is (("idx" , nat (index v)) ∷ [])

@@ -198,6 +198,14 @@ infer Γ (Mul a b) = (do
       (s , eb , pb) ← infer Γ b >>= array "*"
       (ea , pa) ← check Γ (ar s) a at "*: "
       ok (ar s , bin mul ea eb , cong₂ Mul pa pb))
+infer Γ (Max a b) = (do
+      (s , ea , pa) ← infer Γ a >>= array "max"
+      (eb , pb) ← check Γ (ar s) b at "max: "
+      ok (ar s , bin max ea eb , cong₂ Max pa pb))
+  orElse (do
+      (s , eb , pb) ← infer Γ b >>= array "max"
+      (ea , pa) ← check Γ (ar s) a at "max: "
+      ok (ar s , bin max ea eb , cong₂ Max pa pb))
 infer Γ (Const s i) = ok (ix s , ix-const i , refl)
 infer Γ (Div p i) = do
   (q , ei , pi) ← infer Γ i >>= index "div"
@@ -242,4 +250,8 @@ check Γ (ar s) (Mul a b) = do
   (ea , pa) ← check Γ (ar s) a
   (eb , pb) ← check Γ (ar s) b
   ok (bin mul ea eb , cong₂ Mul pa pb)
+check Γ (ar s) (Max a b) = do
+  (ea , pa) ← check Γ (ar s) a
+  (eb , pb) ← check Γ (ar s) b
+  ok (bin max ea eb , cong₂ Max pa pb)
 check Γ is t = infer Γ t >>= λ { (js , e , eq) → same "" is js e eq }

@@ -102,6 +102,26 @@ loss  l = sum i : 3 . exp(x, x)[i]
 ") ≡ just "4: binding l: exp: wrong number of arguments (2)"
 _ = refl
 
+-- max(a, b): a call with two arguments of one shape, bin max
+max-text : String
+max-text = "
+model maxm
+input  x : 3
+param  a : 3
+loss   l = sum i : 3 . max(x * a, a)[i]
+"
+
+_ : core-of (elaborate max-text) ≡ just
+      (("l" , Sum (ι 3) (Sel (Max (Mul (V 2) (V 1)) (V 1)) (V 0))) ∷ [])
+_ = refl
+
+_ : error-of (elaborate "
+model m
+input x : 3
+loss  l = sum i : 3 . max(x)[i]
+") ≡ just "4: binding l: max: wrong number of arguments (1)"
+_ = refl
+
 ------------------------------------------------------------------------
 -- Rejections name the line, the binding and the shapes
 

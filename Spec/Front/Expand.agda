@@ -50,7 +50,7 @@ private
 
 operations : List String
 operations = List.map fn-name fns
-  List.++ "slide" ∷ "backslide" ∷ "block" ∷ "zerobut" ∷ "div" ∷ "mod" ∷ layer-names
+  List.++ "max" ∷ "slide" ∷ "backslide" ∷ "block" ∷ "zerobut" ∷ "div" ∷ "mod" ∷ layer-names
 
 expand : (Γ : Ctx) → Scope → Raw → Result Tm
 expand-args : (Γ : Ctx) → Scope → ℕ → List Raw → Result (List Arg)
@@ -92,6 +92,8 @@ builtin Γ sc "log"      (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.l
 builtin Γ sc "recip"    (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.recip a′)
 builtin Γ sc "relu"     (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.relu a′)
 builtin Γ sc "step"     (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.step a′)
+builtin Γ sc "max" (a ∷ b ∷ []) =
+  expand Γ sc a >>= λ a′ → expand Γ sc b >>= λ b′ → ok (Max a′ b′)
 builtin Γ sc "slide" (a ∷ i ∷ []) =
   expand Γ sc a >>= λ a′ → expand Γ sc i >>= λ i′ → ok (Slide i′ a′)
 builtin Γ sc "backslide" (a ∷ i ∷ []) =

@@ -17,6 +17,12 @@
 --   avgpool(a, n)   the mean of every n×n block of the last two
 --                   dimensions, mapped over the others:
 --                   for i : M/n×N/n . (sum j : n×n . block(a, i)[j]) / n²
+--   maxpool(a, n)   the maximum of every n×n block of the last two
+--                   dimensions, mapped over the others: nested binary
+--                   maxima of block(a, i)[c] over the constant positions c
+--   maxall(a)       the maximum of all elements of a (nested binary
+--                   maxima over the constant positions): the shift of a
+--                   stable log-sum-exp
 --   sqerr(r, t)     (sum j : s . ((r − t) * (r − t))[j]) / 2
 -- These are exactly the building blocks of the paper's network
 -- (Spec.Model.CNN), so its model file elaborates to the same chain.
@@ -31,8 +37,10 @@ open import Data.Product using (Σ; _×_; _,_)
 open import Data.String using (String; _++_)
 open import Relation.Nullary using (yes; no)
 
-open import Spec.Array.Base using (S; ι; _⊗_; unit)
+open import Spec.Array.Base using (S; P; ι; _⊗_; unit)
 open import Data.Fin using (inject+; fromℕ)
+open import Data.List as List using ()
+open import Data.List using (allFin) renaming ()
 open import Data.Bool using (if_then_else_)
 open import Data.Product using (proj₁)
 open import Spec.Lang.Syntax using (IS; ar; ix)
@@ -207,6 +215,48 @@ conv2d (X ∷ K ∷ rest) = do
             ++ the "kernel" K ++ " of shape " ++ show (u ⊗ ks))
 conv2d _ = fail "conv2d: takes an input, a kernel, optionally a bias, optionally a padding: conv2d(x, K, b, 2)"
 
+------------------------------------------------------------------------
+-- Maxima (over the constant positions of a shape: E has no max-reduction)
+
+-- Every position of a shape, row-major.
+positions : (s : S) → List (P s)
+positions (ι n)   = List.map ι (allFin n)
+positions (s ⊗ p) = List.concatMap (λ i → List.map (i ⊗_) (positions p)) (positions s)
+
+-- The maximum of a[p] over the positions p, as nested binary maxima
+-- (left to right); nothing for an empty shape.
+max-over : (s : S) → Tm → Maybe Tm
+max-over s a with positions s
+... | []     = nothing
+... | p ∷ ps = just (List.foldl (λ m q → Max m (Sel a (Const s q))) (Sel a (Const s p)) ps)
+
+maxall : List Arg → Result Tm
+maxall (A ∷ []) = do
+  (a , s) ← array "maxall" "input" A
+  need′ (max-over s a)
+  where need′ : Maybe Tm → Result Tm
+        need′ (just t) = ok t
+        need′ nothing  = fail "maxall: the input has no elements"
+maxall _ = arity "maxall" "one array: maxall(z)"
+
+mpool : ℕ → S → Tm → Result Tm
+mpool n (ι M ⊗ ι N) a with quotˡ? (ι n ⊗ ι n) (ι M ⊗ ι N) | max-over (ι n ⊗ ι n) (Block (↑[ 1 ] a) (V 0))
+... | just (s , _) | just m = ok (For s m)
+... | _ | _ = fail ("maxpool: the last two dimensions " ++ show (ι M ⊗ ι N)
+                    ++ " are not multiples of " ++ showℕ n)
+mpool n (t ⊗ (p ⊗ q)) a = mpool n (p ⊗ q) (Sel (↑[ 1 ] a) (V 0)) >>= λ b → ok (For t b)
+mpool n s a = fail ("maxpool: needs an array of at least two dimensions, found shape " ++ show s)
+
+maxpool : List Arg → Result Tm
+maxpool (A ∷ N ∷ []) = do
+  (a , s) ← array "maxpool" "input" A
+  n ← number "maxpool" "block size" N
+  positive n >>= λ _ → mpool n s a
+  where positive : ℕ → Result ℕ
+        positive zero    = fail "maxpool: the block size must be at least 1"
+        positive (suc n) = ok (suc n)
+maxpool _ = arity "maxpool" "an array and a block size: maxpool(a, 2)"
+
 pool : ℕ → S → Tm → Result Tm
 pool n (ι M ⊗ ι N) a with quotˡ? (ι n ⊗ ι n) (ι M ⊗ ι N)
 ... | just (s , _) =
@@ -240,8 +290,10 @@ layer "dense"   = just dense
 layer "conv"    = just conv
 layer "conv2d"  = just conv2d
 layer "avgpool" = just avgpool
+layer "maxpool" = just maxpool
+layer "maxall"  = just maxall
 layer "sqerr"   = just sqerr
 layer _         = nothing
 
 layer-names : List String
-layer-names = "dense" ∷ "conv" ∷ "conv2d" ∷ "avgpool" ∷ "sqerr" ∷ []
+layer-names = "dense" ∷ "conv" ∷ "conv2d" ∷ "avgpool" ∷ "maxpool" ∷ "maxall" ∷ "sqerr" ∷ []

@@ -42,7 +42,7 @@ data Tm : Set where
   Slide Backslide     : Tm → Tm → Tm       -- index, array
   Un                  : Fn → Tm → Tm       -- an elementwise function (logistic, exp, ...)
   Neg                 : Tm → Tm
-  Add Mul             : Tm → Tm → Tm
+  Add Mul Max         : Tm → Tm → Tm     -- Max: max(a, b), elementwise
   Scale               : ℕ → Tm → Tm
   Div Mod             : S → Tm → Tm        -- block shape, index
   Const               : (s : S) → P s → Tm -- a constant position of shape s
@@ -74,6 +74,7 @@ var-index (vₛ x) = suc (var-index x)
 ⌊ un f a ⌋                        = Un f ⌊ a ⌋
 ⌊ bin plus a b ⌋                  = Add ⌊ a ⌋ ⌊ b ⌋
 ⌊ bin mul a b ⌋                   = Mul ⌊ a ⌋ ⌊ b ⌋
+⌊ bin max a b ⌋                   = Max ⌊ a ⌋ ⌊ b ⌋
 ⌊ scaledown n a ⌋                 = Scale n ⌊ a ⌋
 ⌊ minus a ⌋                       = Neg ⌊ a ⌋
 ⌊ ix-const {s = s} i ⌋            = Const s i
@@ -103,6 +104,7 @@ shift c k (Un f a)           = Un f (shift c k a)
 shift c k (Neg a)            = Neg (shift c k a)
 shift c k (Add a b)          = Add (shift c k a) (shift c k b)
 shift c k (Mul a b)          = Mul (shift c k a) (shift c k b)
+shift c k (Max a b)          = Max (shift c k a) (shift c k b)
 shift c k (Scale n a)        = Scale n (shift c k a)
 shift c k (Const s i)        = Const s i
 shift c k (Div p i)          = Div p (shift c k i)

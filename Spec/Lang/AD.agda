@@ -82,6 +82,13 @@ deriv Fn.recip    e = minus (un Fn.recip e ⊠ un Fn.recip e)
 deriv Fn.relu     e = un Fn.step e
 deriv Fn.step     e = zero
 
+-- The selector of max a b as an expression: step (a − b), 1 where a is
+-- the larger, 0 where b is or they tie (its meaning is max-sel,
+-- Spec.Proofs.Forward).  ∇ (a ⊔ b) s passes s ⊠ st on to a and
+-- s ⊠ (1 − st) on to b.
+max-step : E Δ (ar s) → E Δ (ar s) → E Δ (ar s)
+max-step a b = un Fn.step (a ⊞ minus b)
+
 -- ∇ e s δ: δ plus the gradient of e with seed s.
 ∇ : E Δ is → E Δ is → EnvE Δ Δ → EnvE Δ Δ
 
@@ -115,6 +122,7 @@ map-sum = map-bind sum
 ∇ (un f e)                s   = ∇ e (s ⊠ deriv f e)
 ∇ (e ⊞ e₁)                s   = ∇ e s ∘ ∇ e₁ s
 ∇ (e ⊠ e₁)                s   = ∇ e (s ⊠ e₁) ∘ ∇ e₁ (s ⊠ e)
+∇ (e ⊔ e₁)                s   = ∇ e (s ⊠ max-step e e₁) ∘ ∇ e₁ (s ⊠ (one ⊞ minus (max-step e e₁)))
 ∇ (scaledown n e)         s   = ∇ e (scaledown n s)
 ∇ (minus e)               s   = ∇ e (minus s)
 ∇ (ix-const i)            s δ = δ

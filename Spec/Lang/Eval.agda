@@ -22,7 +22,7 @@ open import Data.Unit using (⊤; tt)
 open import Relation.Nullary using (Dec; yes; no)
 open import Relation.Binary.PropositionalEquality using (_≡_; refl; cong; cong₂)
 
-open Scalar 𝕊 renaming (scaledown to scaledownʳ)
+open Scalar 𝕊 renaming (scaledown to scaledownʳ; max to maxʳ)
 
 open import Spec.Array.Base as A
   using (S; ι; _⊗_; P; Ar; unit; K; map; zipWith; nest; unnest)
@@ -67,6 +67,7 @@ scal a = a (ι F.zero)
 bop : Bop → R → R → R
 bop plus = _+_
 bop mul  = _*_
+bop max  = maxʳ
 
 -- `if-eq d a`: a if the positions were equal, zero otherwise
 if-eq : {i j : P s} → Dec (i ≡ j) → Ar p R → Ar p R

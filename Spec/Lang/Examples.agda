@@ -151,7 +151,8 @@ module _ where
 ------------------------------------------------------------------------
 -- Elementwise functions: ∇ multiplies the seed by the declared
 -- derivative (exp′ = exp, log′ = recip, recip′ = −recip², relu′ =
--- step, step′ = 0) and opt drops the zero it started from.
+-- step, step′ = 0; max: step (a − b) and 1 − step (a − b)) and opt
+-- drops the zero it started from.
 
 module _ where
   -- seed : ar 5, x : ar 5
@@ -197,6 +198,26 @@ module _ where
   -- a selection goes through an elementwise function
   _ : optimise {Γ = Cu ▹ ix (ι 5)} (sels (un Fn.exp (↑ x)) (var v₀))
     ≡ un Fn.exp (sels (↑ x) (var v₀))
+  _ = refl
+
+  -- max: the seed times step (a − b) goes to a, times 1 − step (a − b)
+  -- to b (so a tie goes to b)
+  _ : optimise (lookupE {Cu} (∇₀ (x ⊔ sᵤ) one) v₀) ≡ un Fn.step (x ⊞ minus sᵤ)
+  _ = refl
+
+  _ : optimise (lookupE {Cu} (∇₀ (x ⊔ sᵤ) one) v₁) ≡ one ⊞ minus (un Fn.step (x ⊞ minus sᵤ))
+  _ = refl
+
+  -- no rule of ⊞ or ⊠ folds a max (max 0 x is not x), and a selection
+  -- goes through it
+  _ : optimise (zero ⊔ x) ≡ zero ⊔ x
+  _ = refl
+
+  _ : optimise (one ⊠ (zero ⊔ x)) ≡ zero ⊔ x
+  _ = refl
+
+  _ : optimise {Γ = Cu ▹ ix (ι 5)} (sels (↑ x ⊔ ↑ sᵤ) (var v₀))
+    ≡ sels (↑ x) (var v₀) ⊔ sels (↑ sᵤ) (var v₀)
   _ = refl
 
 ------------------------------------------------------------------------

@@ -204,6 +204,7 @@ opt (backslide i e su sp) with opt i | opt e
 opt (un f e)     = un f (opt e)
 opt (e ⊞ e₁)     = plus-opt (opt e) (opt e₁)
 opt (e ⊠ e₁)     = mul-opt (opt e) (opt e₁)
+opt (e ⊔ e₁)     = opt e ⊔ opt e₁
 
 opt (scaledown n e) with opt e
 ... | zero  = zero
@@ -283,6 +284,7 @@ same-pos _       _         = false
 same-op : Bop → Bop → Bool
 same-op plus plus = true
 same-op mul  mul  = true
+same-op max  max  = true
 same-op _    _    = false
 
 same-fn : Fn → Fn → Bool

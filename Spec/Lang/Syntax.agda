@@ -57,9 +57,11 @@ pattern v₇ = vₛ v₆
 pattern v₈ = vₛ v₇
 pattern v₉ = vₛ v₈
 
--- The binary scalar operations, applied elementwise.
+-- The binary scalar operations, applied elementwise: sum, product and
+-- maximum (Scalar's max; its declared derivative is in
+-- Spec.Proofs.Forward).
 data Bop : Set where
-  plus mul : Bop
+  plus mul max : Bop
 
 private
   variable
@@ -109,9 +111,11 @@ data E : Ctx → IS → Set where
 
 infixl 6 _⊞_
 infixl 7 _⊠_
+infixl 6 _⊔_
 
 pattern _⊞_ a b = bin plus a b
 pattern _⊠_ a b = bin mul a b
+pattern _⊔_ a b = bin max a b
 
 -- the logistic function (the only elementwise function of the paper)
 pattern logistic a = un Fn.logistic a

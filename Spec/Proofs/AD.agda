@@ -224,6 +224,16 @@ private
                                     (ΣR-cong s λ k → *-assoc _ _ _))
                          (sym (⟨⟩-+ʳ (⟦ sd ⟧ ρ) (λ k → D⟦ e ⟧ ρ v k * ⟦ e₁ ⟧ ρ k)
                                                 (λ k → ⟦ e ⟧ ρ k * D⟦ e₁ ⟧ ρ v k)))))))
+-- max: the seeds sd ⊠ st and sd ⊠ (1 − st), reassociated
+∇-correct {s = s} (e ⊔ e₁) sd δ ρ v =
+  trans (∇-correct e _ _ ρ v)
+        (trans (cong (_+ _) (∇-correct e₁ _ δ ρ v))
+               (trans (swap-tail _ _ _)
+                      (cong (_ +_) (trans
+                         (cong₂ _+_ (ΣR-cong s λ k → *-assoc _ _ _) (ΣR-cong s λ k → *-assoc _ _ _))
+                         (sym (⟨⟩-+ʳ (⟦ sd ⟧ ρ)
+                                (λ k → max-sel (⟦ e ⟧ ρ k) (⟦ e₁ ⟧ ρ k) * D⟦ e ⟧ ρ v k)
+                                (λ k → (1# + - max-sel (⟦ e ⟧ ρ k) (⟦ e₁ ⟧ ρ k)) * D⟦ e₁ ⟧ ρ v k)))))))
 ∇-correct {s = s} (scaledown n e) sd δ ρ v =
   trans (∇-correct e _ δ ρ v)
         (cong (_ +_) (ΣR-cong s λ k → scaledown-* n _ _))

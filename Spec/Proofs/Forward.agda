@@ -35,7 +35,7 @@ open import Spec.Array.Block using (block; unblock)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Eval 𝕊
 
-open Scalar 𝕊 renaming (scaledown to scaledownʳ)
+open Scalar 𝕊 renaming (scaledown to scaledownʳ; max to maxʳ)
 
 private
   variable
@@ -67,6 +67,12 @@ f′ Fn.recip    x = - (fn Fn.recip x * fn Fn.recip x)
 f′ Fn.relu     x = fn Fn.step x
 f′ Fn.step     x = 0#
 
+-- the declared derivative of max: max′ a b = (st, 1 − st) with
+-- st = step (a − b), so at a tie (st = step 0, 0 in Float) the
+-- derivative goes to b
+max-sel : R → R → R
+max-sel a b = fn Fn.step (a + - b)
+
 D⟦_⟧ : E Γ (ar s) → Env Γ → TEnv Γ → Ar s R
 D⟦ var x ⟧                 ρ v = tlookup v x
 D⟦ zero ⟧                  ρ v = K 0#
@@ -84,6 +90,8 @@ D⟦ backslide i e su sp ⟧   ρ v = Sl.backslide (⟦ i ⟧ ρ) (D⟦ e ⟧ ρ
 D⟦ un f e ⟧                ρ v = λ k → f′ f (⟦ e ⟧ ρ k) * D⟦ e ⟧ ρ v k
 D⟦ bin plus e e₁ ⟧         ρ v = zipWith _+_ (D⟦ e ⟧ ρ v) (D⟦ e₁ ⟧ ρ v)
 D⟦ bin mul e e₁ ⟧          ρ v = λ k → D⟦ e ⟧ ρ v k * ⟦ e₁ ⟧ ρ k + ⟦ e ⟧ ρ k * D⟦ e₁ ⟧ ρ v k
+D⟦ bin max e e₁ ⟧          ρ v = λ k →
+  max-sel (⟦ e ⟧ ρ k) (⟦ e₁ ⟧ ρ k) * D⟦ e ⟧ ρ v k + (1# + - max-sel (⟦ e ⟧ ρ k) (⟦ e₁ ⟧ ρ k)) * D⟦ e₁ ⟧ ρ v k
 D⟦ scaledown n e ⟧         ρ v = map (scaledownʳ n) (D⟦ e ⟧ ρ v)
 D⟦ minus e ⟧               ρ v = map -_ (D⟦ e ⟧ ρ v)
 D⟦ ix-minus i j sp su e ⟧  ρ v = at ((⟦ i ⟧ ρ ⊖ₚ ⟦ j ⟧ ρ) su sp) λ k → D⟦ e ⟧ (ρ , k) v

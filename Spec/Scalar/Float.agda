@@ -32,6 +32,7 @@ float = record
   ; -_        = Float.-_
   ; fn        = fn
   ; scaledown = λ n x → x Float.÷ Float.fromℕ n
+  ; max       = λ a b → if (a Float.- b) Float.≤ᵇ 0.0 then b else a
   }
 
 -- the value of relu′ = step at 0 (and at -0), stated

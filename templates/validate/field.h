@@ -13,7 +13,8 @@
  *     `logistic(x) = 1 / (1 + exp(-x))` is L(x), and exp and logistic are one random function;
  *   - log is a second random function G into [0, p);
  *   - `x <= 0` (the one comparison, in the generated relu and step) is a random predicate N(x):
- *     true at 0, a fair coin elsewhere; so relu(x) = N(x) ? 0 : x and step(x) = N(x) ? 0 : 1.
+ *     true at 0, a fair coin elsewhere; so relu(x) = N(x) ? 0 : x and step(x) = N(x) ? 0 : 1,
+ *     and the generated fmax_(a, b) = `a - b <= 0 ? b : a` is N(a - b) ? b : a.
  * A value outside [0, p) is "never written" (outputs are filled with 0xff bytes first) and
  * stays so through every operation, like a NaN; comparing one stops the program (exit status
  * 3). No other comparison of reals is defined: code that would use one does not compile. */
@@ -149,7 +150,7 @@ inline bool nonpositive(Fp x)
     return x.v == 0 || (mix(x.v + subkey(2)) >> 63) != 0;
 }
 
-/* the comparison of the generated relu and step: x <= k is N(x - k) (k = 0 there) */
+/* the comparison of the generated relu, step and fmax_: x <= k is N(x - k) (k = 0 there) */
 inline bool operator<=(Fp x, int k) { return nonpositive(x - Fp(k)); }
 
 /* vreal: N residues, one per lane; operators lane by lane, a scalar operand broadcast */

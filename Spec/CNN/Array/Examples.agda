@@ -9,7 +9,7 @@
 ------------------------------------------------------------------------
 module Spec.CNN.Array.Examples where
 
-open import Data.Nat using (ℕ; zero; suc; _+_; _*_)
+open import Data.Nat using (ℕ; zero; suc; _+_; _*_; _⊔_)
 open import Data.Nat.DivMod using (_/_)
 open import Data.Fin using (Fin; zero; suc; toℕ)
 open import Data.Fin.Patterns
@@ -19,13 +19,14 @@ open import Spec.Scalar using (Scalar)
 open import Spec.Array.Base
 
 -- Natural numbers as a scalar: every elementwise function (logistic
--- among them) is the identity and scaledown
--- is truncating division.
+-- among them) is the identity, scaledown
+-- is truncating division and max is ℕ's ⊔.
 nat : Scalar
 nat = record
   { R = ℕ ; 0# = 0 ; 1# = 1 ; _+_ = _+_ ; _*_ = _*_ ; -_ = λ _ → 0
   ; fn = λ _ x → x
   ; scaledown = λ { zero x → x ; (suc n) x → x / suc n }
+  ; max = _⊔_
   }
 
 open import Spec.CNN.Array nat

@@ -26,7 +26,7 @@ open import Spec.Proofs.Ren 𝕊 using (EnvRen; ext-EnvRen; eval-ren)
 open import Spec.Proofs.Sub 𝕊 using (EnvSub; exts-EnvSub; eval-sub)
 open import Spec.Proofs.Forward 𝕊
 
-open Scalar 𝕊 using (R; _+_; _*_; -_) renaming (scaledown to scaledownʳ)
+open Scalar 𝕊 using (R; 1#; _+_; _*_; -_) renaming (scaledown to scaledownʳ)
 
 private
   variable
@@ -36,6 +36,11 @@ private
 infix 4 _≈_
 _≈_ : Ar s R → Ar s R → Set
 a ≈ b = ∀ i → a i ≡ b i
+
+-- the derivative of max respects equal arguments
+max-D-cong : ∀ {a a′ b b′ da da′ db db′ : R} → a ≡ a′ → b ≡ b′ → da ≡ da′ → db ≡ db′
+           → max-sel a b * da + (1# + - max-sel a b) * db ≡ max-sel a′ b′ * da′ + (1# + - max-sel a′ b′) * db′
+max-D-cong refl refl refl refl = refl
 
 ------------------------------------------------------------------------
 -- Renaming
@@ -74,6 +79,8 @@ D-ren ρ H T (bin plus e e₁) = λ k → cong₂ _+_ (D-ren ρ H T e k) (D-ren 
 D-ren ρ H T (bin mul e e₁) = λ k →
   cong₂ _+_ (cong₂ _*_ (D-ren ρ H T e k) (eval-ren ρ H e₁ k))
             (cong₂ _*_ (eval-ren ρ H e k) (D-ren ρ H T e₁ k))
+D-ren ρ H T (bin max e e₁) = λ k →
+  max-D-cong (eval-ren ρ H e k) (eval-ren ρ H e₁ k) (D-ren ρ H T e k) (D-ren ρ H T e₁ k)
 D-ren ρ H T (scaledown n e) = λ k → cong (scaledownʳ n) (D-ren ρ H T e k)
 D-ren ρ H T (minus e) = λ k → cong -_ (D-ren ρ H T e k)
 D-ren ρ H T (ix-minus i j sp su e) =
@@ -125,6 +132,8 @@ D-sub σ H T (bin plus e e₁) = λ k → cong₂ _+_ (D-sub σ H T e k) (D-sub 
 D-sub σ H T (bin mul e e₁) = λ k →
   cong₂ _+_ (cong₂ _*_ (D-sub σ H T e k) (eval-sub σ H e₁ k))
             (cong₂ _*_ (eval-sub σ H e k) (D-sub σ H T e₁ k))
+D-sub σ H T (bin max e e₁) = λ k →
+  max-D-cong (eval-sub σ H e k) (eval-sub σ H e₁ k) (D-sub σ H T e k) (D-sub σ H T e₁ k)
 D-sub σ H T (scaledown n e) = λ k → cong (scaledownʳ n) (D-sub σ H T e k)
 D-sub σ H T (minus e) = λ k → cong -_ (D-sub σ H T e k)
 D-sub σ H T (ix-minus i j sp su e) =

@@ -48,7 +48,7 @@ open import Spec.Proofs.Opt.Sel 𝕊 hiding (_≈_)
 open import Spec.Proofs.Opt.Sum 𝕊 laws hiding (_≈_; same)
 open import Spec.Proofs.Opt.Fold 𝕊 laws hiding (_≈_)
 
-open Scalar 𝕊 using (R; 0#; _+_; _*_; -_; fn) renaming (scaledown to scaledownʳ)
+open Scalar 𝕊 using (R; 0#; _+_; _*_; -_; fn) renaming (scaledown to scaledownʳ; max to maxʳ)
 open Laws laws using (-‿0#; scaledown-0#)
 
 private
@@ -253,6 +253,7 @@ opt-sound (sum {s = t} e) ρ with opt e | opt-sound e
 ... | X@(ix-minusᵣ _ _ _ _ _) | h = (sum-cong′ X e ρ h)
 ... | X@(bin plus a b) | h = tr (sum-plus a b ρ) (sum-cong′ X e ρ h)
 ... | X@(bin mul _ _) | h = (sum-cong′ X e ρ h)
+... | X@(bin max _ _) | h = (sum-cong′ X e ρ h)
 
 opt-sound (zero-but i j e) ρ with opt e | opt-sound e
 ... | X@(var _) | h = zero-but-cong (opt-sound i ρ) (opt-sound j ρ) (h ρ)
@@ -322,6 +323,7 @@ opt-sound (bin plus e e₁) ρ =
   tr (plus-opt-sound (opt e) (opt e₁) ρ) (λ l → cong₂ _+_ (opt-sound e ρ l) (opt-sound e₁ ρ l))
 opt-sound (bin mul e e₁) ρ =
   tr (mul-opt-sound (opt e) (opt e₁) ρ) (λ l → cong₂ _*_ (opt-sound e ρ l) (opt-sound e₁ ρ l))
+opt-sound (bin max e e₁) ρ = λ l → cong₂ maxʳ (opt-sound e ρ l) (opt-sound e₁ ρ l)
 
 opt-sound (scaledown n e) ρ with opt e | opt-sound e
 ... | X@(var _) | h = λ l → cong (scaledownʳ n) (h ρ l)

@@ -5,7 +5,7 @@ Mirror Spec/Lang/Opt.agda: when a rule of opt changes, change the table here.
 """
 CONS = [("var",1),("zero",0),("one",0),("imaps",1),("sels",2),("imap",1),("sel",2),("imapb",2),
         ("selb",3),("sum",1),("zero-but",3),("slide",4),("backslide",4),("un",2),
-        ("bin plus",2),("bin mul",2),("scaledown",2),("minus",1),("ix-minus",5),("ix-minusᵣ",5)]
+        ("bin plus",2),("bin mul",2),("bin max",2),("scaledown",2),("minus",1),("ix-minus",5),("ix-minusᵣ",5)]
 def pat(c):
     n,k=c
     if k==0 and " " not in n: return n

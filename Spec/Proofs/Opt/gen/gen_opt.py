@@ -6,7 +6,7 @@ Mirror Spec/Lang/Opt.agda: when a rule of opt changes, change the table here.
 CONS = [("var",1),("zero",0),("one",0),("imaps",1),("sels",2),("imap",1),("sel",2),("imapb",2),
         ("selb",3),("sum",1),("zero-but",3),("slide",4),("backslide",4),("un",2),
         ("bin",3),("scaledown",2),("minus",1),("ix-minus",5),("ix-minusᵣ",5)]
-CONS_SPLITBIN = [c for c in CONS if c[0]!="bin"] + [("bin plus",2),("bin mul",2)]
+CONS_SPLITBIN = [c for c in CONS if c[0]!="bin"] + [("bin plus",2),("bin mul",2),("bin max",2)]
 def pat(c, named=False):
     n,k=c
     if k==0 and " " not in n: return ("X@" if named else "")+n
@@ -129,6 +129,7 @@ L("opt-sound (bin plus e e₁) ρ =")
 L("  tr (plus-opt-sound (opt e) (opt e₁) ρ) (λ l → cong₂ _+_ (opt-sound e ρ l) (opt-sound e₁ ρ l))")
 L("opt-sound (bin mul e e₁) ρ =")
 L("  tr (mul-opt-sound (opt e) (opt e₁) ρ) (λ l → cong₂ _*_ (opt-sound e ρ l) (opt-sound e₁ ρ l))")
+L("opt-sound (bin max e e₁) ρ = λ l → cong₂ maxʳ (opt-sound e ρ l) (opt-sound e₁ ρ l)")
 L("")
 L("opt-sound (scaledown n e) ρ with opt e | opt-sound e")
 for c in CONS:
