@@ -334,3 +334,47 @@ def test_max_generated_c_matches_oracle(dmax, kernel_cache, precision, tie):
     for n, x in got.items():
         err = rel_err(x, want[n])
         assert err <= {"f64": 1e-12, "f32": 1e-5}[precision], (n, err)
+
+
+# ---------------------------------------------------------------------------------------------
+# softmax cross-entropy written stably (maxall, exp, log), as models/lenet5.model writes it: no
+# overflow at logits ±100, in float32, against PyTorch's cross_entropy on the same logits.
+
+CE_MODEL = """model ce
+input  z : 10
+target y : 10
+param  w : 10
+s  = z * w
+m  = maxall(s)
+se = sum j : 10 . exp(s[j] - m)
+loss loss = log(se) + m - (sum j : 10 . y[j] * s[j])
+"""
+
+
+@pytest.fixture(scope="module")
+def dce(main) -> dict:
+    r = subprocess.run([str(main), "model", "-"], input=CE_MODEL, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("logits", ["large", "ties"])
+def test_cross_entropy_is_stable_at_large_logits(dce, kernel_cache, logits):
+    torch = pytest.importorskip("torch")
+    z = np.array([100, -100, 99, -37, 100 if logits == "ties" else 3, -100, 0, 50, -99, 88],
+                 dtype=np.float32)
+    y = np.zeros(10, dtype=np.float32)
+    y[3] = 1                       # a class far from the largest logit: the loss is about 137
+    vals = {"z": z, "y": y, "w": np.ones(10, dtype=np.float32)}
+    m = dump.parse(dce)
+    g = generate(m, "f32")
+    ffi, lib = build.build(m.name, "f32", g.files, g.cdef)
+    got = run_single(ffi, lib, m, vals, "f32")
+    w = torch.ones(10, requires_grad=True)
+    loss = torch.nn.functional.cross_entropy((torch.tensor(z) * w)[None], torch.tensor([3]))
+    loss.backward()
+    assert np.all(np.isfinite(got["loss"])) and np.all(np.isfinite(got["d_w"]))
+    assert rel_err(got["loss"], loss.detach().numpy()) <= 1e-6
+    assert rel_err(got["d_w"], w.grad.numpy()) <= 1e-5
