@@ -51,12 +51,34 @@ def main() -> Path:
     return spec_main()
 
 
-@pytest.fixture(scope="module")
-def d(main) -> dict:
-    r = subprocess.run([str(main), "model", "-"], input=MODEL, capture_output=True, text=True,
+def elaborated(main: Path, text: str) -> dict:
+    """The dump of a model text (``Main model -``)."""
+    r = subprocess.run([str(main), "model", "-"], input=text, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
+
+
+def built(d: dict, precision: str):
+    m = dump.parse(d)
+    g = generate(m, precision)
+    ffi, lib = build.build(m.name, precision, g.files, g.cdef)
+    return m, g, ffi, lib
+
+
+def check_c_against_oracle(d: dict, values: dict, precision: str) -> None:
+    m, _, ffi, lib = built(d, precision)
+    vals = {k: x.astype(DTYPES[precision]) for k, x in values.items()}
+    want = oracle.evaluate(d, vals, np.float64)
+    got = run_single(ffi, lib, m, vals, precision)
+    for n, x in got.items():
+        err = rel_err(x, want[n])
+        assert err <= {"f64": 1e-12, "f32": 1e-5}[precision], (n, err)
+
+
+@pytest.fixture(scope="module")
+def d(main) -> dict:
+    return elaborated(main, MODEL)
 
 
 def values(seed: int, kink: bool) -> dict[str, np.ndarray]:
@@ -176,15 +198,7 @@ def test_gradient_at_the_kink_is_the_flat_side(d):
 @pytest.mark.parametrize("precision", ["f64", "f32"])
 @pytest.mark.parametrize("kink", [False, True], ids=["smooth", "relu-at-0"])
 def test_generated_c_matches_oracle(d, kernel_cache, precision, kink):
-    m = dump.parse(d)
-    g = generate(m, precision)
-    ffi, lib = build.build(m.name, precision, g.files, g.cdef)
-    vals = {k: x.astype(DTYPES[precision]) for k, x in values(4, kink).items()}
-    want = oracle.evaluate(d, vals, np.float64)
-    got = run_single(ffi, lib, m, vals, precision)
-    for n, x in got.items():
-        err = rel_err(x, want[n])
-        assert err <= {"f64": 1e-12, "f32": 1e-5}[precision], (n, err)
+    check_c_against_oracle(d, values(4, kink), precision)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -213,10 +227,7 @@ loss l = sqerr(out, t)
 
 @pytest.fixture(scope="module")
 def dmax(main) -> dict:
-    r = subprocess.run([str(main), "model", "-"], input=MAX_MODEL, capture_output=True,
-                       text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
+    return elaborated(main, MAX_MODEL)
 
 
 def max_values(seed: int, tie: bool) -> dict[str, np.ndarray]:
@@ -324,16 +335,9 @@ def test_max_tie_sends_the_gradient_to_b(dmax):
 @pytest.mark.parametrize("precision", ["f64", "f32"])
 @pytest.mark.parametrize("tie", [False, True], ids=["apart", "tie"])
 def test_max_generated_c_matches_oracle(dmax, kernel_cache, precision, tie):
-    m = dump.parse(dmax)
-    g = generate(m, precision)
+    m, g, _, _ = built(dmax, precision)
     assert "fmax_(" in g.files[f"{m.name}.c"]
-    ffi, lib = build.build(m.name, precision, g.files, g.cdef)
-    vals = {k: x.astype(DTYPES[precision]) for k, x in max_values(4, tie).items()}
-    want = oracle.evaluate(dmax, vals, np.float64)
-    got = run_single(ffi, lib, m, vals, precision)
-    for n, x in got.items():
-        err = rel_err(x, want[n])
-        assert err <= {"f64": 1e-12, "f32": 1e-5}[precision], (n, err)
+    check_c_against_oracle(dmax, max_values(4, tie), precision)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -353,10 +357,7 @@ loss loss = log(se) + m - (sum j : 10 . y[j] * s[j])
 
 @pytest.fixture(scope="module")
 def dce(main) -> dict:
-    r = subprocess.run([str(main), "model", "-"], input=CE_MODEL, capture_output=True,
-                       text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
+    return elaborated(main, CE_MODEL)
 
 
 @pytest.mark.torch
@@ -368,9 +369,7 @@ def test_cross_entropy_is_stable_at_large_logits(dce, kernel_cache, logits):
     y = np.zeros(10, dtype=np.float32)
     y[3] = 1                       # a class far from the largest logit: the loss is about 137
     vals = {"z": z, "y": y, "w": np.ones(10, dtype=np.float32)}
-    m = dump.parse(dce)
-    g = generate(m, "f32")
-    ffi, lib = build.build(m.name, "f32", g.files, g.cdef)
+    m, _, ffi, lib = built(dce, "f32")
     got = run_single(ffi, lib, m, vals, "f32")
     w = torch.ones(10, requires_grad=True)
     loss = torch.nn.functional.cross_entropy((torch.tensor(z) * w)[None], torch.tensor([3]))
