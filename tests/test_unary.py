@@ -76,6 +76,19 @@ def check_c_against_oracle(d: dict, values: dict, precision: str) -> None:
         assert err <= {"f64": 1e-12, "f32": 1e-5}[precision], (n, err)
 
 
+def check_every_coordinate(d: dict, vals: dict, out: dict, loss, h: float) -> None:
+    """Every coordinate of every parameter's dumped gradient against central differences."""
+    for p in params(d):
+        grad = out["d_" + p]
+        for ix in np.ndindex(grad.shape):
+            up = {k: x.copy() for k, x in vals.items()}
+            down = {k: x.copy() for k, x in vals.items()}
+            up[p][ix] += h
+            down[p][ix] -= h
+            fd = (loss(up) - loss(down)) / (2 * h)
+            assert abs(fd - grad[ix]) <= 1e-7 * max(1.0, abs(grad[ix])), (p, ix, fd, grad[ix])
+
+
 @pytest.fixture(scope="module")
 def d(main) -> dict:
     return elaborated(main, MODEL)
@@ -159,15 +172,7 @@ def test_gradients_match_finite_differences_away_from_the_kink(d):
         return float(oracle.evaluate(d, v, forward_only=True)["l"][0])
 
     h = 1e-6
-    for p in params(d):
-        grad = out["d_" + p]
-        for ix in np.ndindex(grad.shape):
-            up = {k: x.copy() for k, x in vals.items()}
-            down = {k: x.copy() for k, x in vals.items()}
-            up[p][ix] += h
-            down[p][ix] -= h
-            fd = (loss(up) - loss(down)) / (2 * h)
-            assert abs(fd - grad[ix]) <= 1e-7 * max(1.0, abs(grad[ix])), (p, ix, fd, grad[ix])
+    check_every_coordinate(d, vals, out, loss, h)
 
 
 def test_gradient_at_the_kink_is_the_flat_side(d):
@@ -294,15 +299,7 @@ def test_max_gradients_match_finite_differences_away_from_a_tie(dmax):
     assert np.min(np.abs(out["z1"] - out["z2"])) > 1e-3
     loss = _max_loss(dmax)
     h = 1e-6
-    for p in params(dmax):
-        grad = out["d_" + p]
-        for ix in np.ndindex(grad.shape):
-            up = {k: x.copy() for k, x in vals.items()}
-            down = {k: x.copy() for k, x in vals.items()}
-            up[p][ix] += h
-            down[p][ix] -= h
-            fd = (loss(up) - loss(down)) / (2 * h)
-            assert abs(fd - grad[ix]) <= 1e-7 * max(1.0, abs(grad[ix])), (p, ix, fd, grad[ix])
+    check_every_coordinate(dmax, vals, out, loss, h)
 
 
 def test_max_tie_sends_the_gradient_to_b(dmax):
