@@ -7,11 +7,14 @@
 --  * sum: congruence, fusion with a homomorphism (sum-map), and the
 --    sum of an array of arrays taken pointwise (sum-zipWith-K): the
 --    shape of `conv`, which adds up weighted slides with zipWith _+_.
+--  * equality of shapes is decidable (_≟ₛ_).
 -- Laws of sums that need a commutative monoid live in Spec.Proofs.Sum.
 ------------------------------------------------------------------------
 module Spec.Array.Properties where
 
 open import Data.Nat using (zero; suc)
+import Data.Nat.Properties as ℕₚ
+open import Relation.Nullary using (Dec; yes; no)
 open import Data.Fin as F using (Fin)
 open import Function using (_∘_; id)
 open import Relation.Binary.PropositionalEquality
@@ -22,6 +25,22 @@ private
   variable
     W X Y Z : Set
     s p : S
+
+------------------------------------------------------------------------
+-- Equality of shapes
+
+infix 4 _≟ₛ_
+
+_≟ₛ_ : (s t : S) → Dec (s ≡ t)
+ι m ≟ₛ ι n with m ℕₚ.≟ n
+... | yes refl = yes refl
+... | no m≢n   = no λ { refl → m≢n refl }
+(s ⊗ p) ≟ₛ (t ⊗ u) with s ≟ₛ t | p ≟ₛ u
+... | yes refl | yes refl = yes refl
+... | no s≢t   | _        = no λ { refl → s≢t refl }
+... | yes _    | no p≢u   = no λ { refl → p≢u refl }
+ι _ ≟ₛ (_ ⊗ _) = no λ ()
+(_ ⊗ _) ≟ₛ ι _ = no λ ()
 
 ------------------------------------------------------------------------
 -- map, zipWith, K

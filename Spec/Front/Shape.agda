@@ -27,18 +27,7 @@ open import Spec.Array.Base using (S; ι; _⊗_; unit; _+_≈_; suc_≈_; _*_≈
 ------------------------------------------------------------------------
 -- Equality
 
-infix 4 _≟ₛ_
-
-_≟ₛ_ : (s t : S) → Dec (s ≡ t)
-ι m ≟ₛ ι n with m ℕₚ.≟ n
-... | yes refl = yes refl
-... | no m≢n   = no λ { refl → m≢n refl }
-(s ⊗ p) ≟ₛ (t ⊗ u) with s ≟ₛ t | p ≟ₛ u
-... | yes refl | yes refl = yes refl
-... | no s≢t   | _        = no λ { refl → s≢t refl }
-... | yes _    | no p≢u   = no λ { refl → p≢u refl }
-ι _ ≟ₛ (_ ⊗ _) = no λ ()
-(_ ⊗ _) ≟ₛ ι _ = no λ ()
+open import Spec.Array.Properties public using (_≟ₛ_)
 
 ------------------------------------------------------------------------
 -- s + p ≈ r

@@ -33,6 +33,7 @@ open import Spec.Lang.Opt using (sum-zb)
 open import Spec.Lang.Eval 𝕊
 open import Spec.Proofs.Sum as Sum using (sum-cong)
 open import Spec.Array.Index.Properties using (⊕ₚ-injectiveʳ; ⊕ₚ-injectiveˡ)
+open import Spec.Array.Properties using (_≟ₛ_)
 open import Spec.Proofs.Val 𝕊
 open import Spec.Proofs.Ren 𝕊 using (eval-ctx-swap; drop; lookup-wkv)
 open import Spec.Proofs.Sub 𝕊 using (eval-sub₁)
@@ -162,22 +163,11 @@ data SameVar {Γ : Ctx} {is : IS} (v : is ∈ Γ) : ∀ {ip} → ip ∈ Γ → S
   same : SameVar v v
 
 private
-  _≟S_ : (s t : S) → Dec (s ≡ t)
-  ι m ≟S ι n with m ℕₚ.≟ n
-  ... | yes refl = yes refl
-  ... | no  m≢n  = no λ { refl → m≢n refl }
-  (s ⊗ p) ≟S (t ⊗ u) with s ≟S t | p ≟S u
-  ... | yes refl | yes refl = yes refl
-  ... | no  s≢t  | _        = no λ { refl → s≢t refl }
-  ... | yes _    | no  p≢u  = no λ { refl → p≢u refl }
-  ι _ ≟S (_ ⊗ _) = no λ ()
-  (_ ⊗ _) ≟S ι _ = no λ ()
-
   _≟IS_ : (a b : IS) → Dec (a ≡ b)
-  ix s ≟IS ix t with s ≟S t
+  ix s ≟IS ix t with s ≟ₛ t
   ... | yes refl = yes refl
   ... | no  s≢t  = no λ { refl → s≢t refl }
-  ar s ≟IS ar t with s ≟S t
+  ar s ≟IS ar t with s ≟ₛ t
   ... | yes refl = yes refl
   ... | no  s≢t  = no λ { refl → s≢t refl }
   ix _ ≟IS ar _ = no λ ()
