@@ -2,6 +2,10 @@
 [--precision f32|f64] [--no-build] [--strategy auto|dest|element] [--recompute-limit N]
 [--html [FILE]] [--latex [FILE]]``
 
+``python -m extract import MODEL.onnx [--out DIR] [--name NAME] [--loss ce|sqerr|auto]
+[--batch auto|yes|no] [--check]``: translate an ONNX model into a model file and its weights
+(``extract/onnx_import.py``).
+
 MODEL is a built-in model's name (its dump is ``build/dump/MODEL.json`` by default, made by
 ``make dump`` when missing, or ``--dump``), a dump file ``*.json``, or a model file ``*.model``
 (compiled into a dump by the Agda executable, ``extract/frontend.py``). Writes ``M.h``, ``M.c``,
@@ -53,6 +57,10 @@ def _parse_text(text: str, origin: str):
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["import"]:
+        from .onnx_import import main as import_main
+        return import_main(argv[1:])
     ap = argparse.ArgumentParser(prog="python -m extract", description=__doc__.split("\n\n")[1])
     ap.add_argument("model", help="a built-in model's name, a dump (.json) or a model file "
                                   "(.model)")

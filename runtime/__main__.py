@@ -73,13 +73,18 @@ def cmd_train(args) -> int:
     test = None
     if _has_split(args.data, "test"):
         test = load_mnist(args.data, "test", args.test_limit)
-    m = load(args.model, precision=args.precision, init=args.init, seed=args.seed, dump=args.dump)
+    m = load(args.model, weights=args.weights, precision=args.precision, init=args.init,
+             seed=args.seed, dump=args.dump)
     m.require_data("train", classify=True)  # before anything is written
     out = Path(args.out) if args.out is not None else Path("out") / m.name
     out.mkdir(parents=True, exist_ok=True)
     weights_path = out / "weights.npz"
+    start = f"weights {args.weights}" if args.weights else f"init {args.init}"
+    if test is not None and args.weights:
+        print(f"test accuracy of {args.weights}: {m.evaluate(*test, threads=args.threads):.4f}",
+              flush=True)
     print(
-        f"training {m.name} ({args.precision}, init {args.init}) on {len(images)} images "
+        f"training {m.name} ({m.precision}, {start}) on {len(images)} images "
         f"from {args.data}" + (f", testing on {len(test[0])}" if test else "") + f"; out {out}",
         flush=True,
     )
@@ -173,8 +178,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="initial weights: the SaC reference constants (1/fan_in; 1/length "
                         "for rank-1 parameters), or uniform +-1/sqrt(fan_in)")
     t.add_argument("--seed", type=int, default=0, help="seed of --init random")
-    t.add_argument("--precision", choices=("f32", "f64"), default="f32",
-                   help="float or double kernels")
+    t.add_argument("--weights", type=Path, default=None,
+                   help="start from these weights (a .npz written by train or by python -m "
+                        "extract import) instead of --init")
+    t.add_argument("--precision", choices=("f32", "f64"), default=None,
+                   help="float or double kernels (default: that of --weights, else f32)")
     t.add_argument("--train-limit", type=int, default=None, help="use the first N training images")
     t.add_argument("--test-limit", type=int, default=None, help="use the first N test images")
     t.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")

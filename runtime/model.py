@@ -107,6 +107,10 @@ def _check_threads(threads) -> int:
 # --------------------------------------------------------------------------------------------
 
 
+def _squeezed(shape) -> tuple[int, ...]:
+    return tuple(d for d in shape if d != 1)
+
+
 def _view(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """``a`` reshaped without a copy (a copy would not write into the C buffer)."""
     v = a.view()
@@ -217,7 +221,8 @@ class Model:
         self.dtype = check_precision(precision)
         self._k = k = Kernels.open(spec.name, precision, spec.kernels_dump)
         shapes = spec.param_shapes
-        if set(k.params) != set(shapes):  # located by name: their order in C is free
+        # located by name: their order in C is free; the C has a placeholder for none
+        if set(k.params) != (set(shapes) or {"empty_"}):
             raise RuntimeError(f"kernel parameters {list(k.params)} != expected {list(shapes)}")
         inputs = set(spec.input_shapes) or {"empty_"}  # the C has a placeholder for none
         if set(k.inputs) != inputs:
@@ -287,7 +292,12 @@ class Model:
                              f"({spec.n_classes})")
 
     def check_images(self, images) -> np.ndarray:
-        return check_images(images, self.spec.input_shape)
+        shape = self.spec.input_shape
+        # (N, 28, 28) for an input 1×28×28 (an imported N×C×H×W network): the same layout
+        if (isinstance(images, np.ndarray) and images.ndim >= 1 and images.shape[1:] != shape
+                and _squeezed(images.shape[1:]) == _squeezed(shape)):
+            images = images.reshape((len(images), *shape))
+        return check_images(images, shape)
 
     def check_labels(self, labels, n: int) -> np.ndarray:
         return check_labels(labels, n, self.spec.n_classes)
@@ -377,6 +387,53 @@ class Model:
         self._k.fn("batch_grad")(self._w, batch.c, count, threads, ws, self._g, self._loss)
         loss = float(self._loss[0]) if spec.loss is not None else None
         return loss, {k: v.copy() for k, v in self._grad.items()}
+
+    def run(self, inputs: dict, threads=None) -> np.ndarray:
+        """The prediction output for named inputs of any values (``predict`` is for images):
+        ``inputs`` maps the dump's inputs to arrays of shape (n, *its shape), floating point and
+        finite; a ``target`` input may be left out (it does not affect the prediction; zeros).
+        Returns an array of shape (n, *output_shape)."""
+        spec = self.spec
+        if spec.prediction is None:
+            raise ValueError(f"run: {spec.describe()} declares no prediction output")
+        inputs = dict(inputs)
+        unknown = set(inputs) - set(spec.input_shapes)
+        if unknown:
+            raise ValueError(f"run: unknown inputs {sorted(unknown)} (the dump's inputs: "
+                             f"{sorted(spec.input_shapes)})")
+        n = None
+        for name in inputs:
+            a = inputs[name]
+            if not isinstance(a, np.ndarray) or a.dtype.kind != "f":
+                raise ValueError(f"run: input {name} must be a floating-point NumPy array")
+            if a.ndim == 0:
+                raise ValueError(f"run: input {name} has no sample axis")
+            if n is not None and len(a) != n:
+                raise ValueError(f"run: inputs disagree on the number of samples")
+            n = len(a)
+        missing = [k for k in spec.input_shapes if k not in inputs]
+        if [k for k in missing if k != spec.target]:
+            raise ValueError(f"run: missing inputs {sorted(k for k in missing if k != spec.target)}")
+        if n is None or n == 0:
+            raise ValueError("run: no samples")
+        for k in missing:
+            inputs[k] = np.zeros((n, *spec.input_shapes[k]), self.dtype)
+        for name, shape in spec.input_shapes.items():
+            a = inputs[name]
+            if a.shape[1:] != shape:
+                raise ValueError(f"run: input {name} must have shape {_show_shape(shape)}, got "
+                                 f"{a.shape}")
+            if not np.isfinite(a).all():
+                raise ValueError(f"run: input {name} contains NaN or inf")
+        threads = _check_threads(threads)
+        k = self._k
+        width = k.values[spec.prediction].length
+        batch = _Batch(k, spec, n)
+        batch.pack_inputs(inputs)
+        out_c = k.ffi.new(f"{k.real}[]", n * width)
+        self._k.fn("batch_predict")(self._w, batch.c, n, threads, self._workspace(threads), out_c)
+        out = np.frombuffer(k.ffi.buffer(out_c), dtype=self.dtype).copy()
+        return out.reshape((n, *spec.output_shape))
 
     def predict(self, images, threads=None, chunk: int = 1000) -> np.ndarray:
         """The model's prediction output for each image, flattened: shape (N, elements of

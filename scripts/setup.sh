@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the project needs on a fresh Debian machine; a no-op when it is all there.
 #   scripts/setup.sh          the main job: Agda + stdlib + GHC, and the Python package
-#   scripts/setup.sh --test   also the test and benchmark dependencies (pytest, torch 2.13.0 CPU)
+#   scripts/setup.sh --test   also the test and benchmark dependencies (pytest, torch 2.13.0 CPU,
+#                             onnx 1.23.1 and the ONNX model zoo's MNIST network)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -72,5 +73,28 @@ if ((want_test)); then
   $PY -c "import pytest" 2>/dev/null || $PY -m pip install -q pytest
   $PY -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.13.0')" 2>/dev/null \
     || $PY -m pip install -q torch==2.13.0
+  # ONNX import (tests/test_onnx.py): the onnx package (its backend test cases are built with
+  # its own loader), and the ONNX model zoo's MNIST network as the qonnx wheel ships it (the
+  # wheel is only unpacked: none of qonnx's dependencies is installed)
+  $PY -c "import onnx, sys; sys.exit(onnx.__version__ != '1.23.1')" 2>/dev/null \
+    || $PY -m pip install -q onnx==1.23.1
+  if [[ ! -f build/onnx/mnist-conv/model.onnx ]]; then
+    echo "setup: pip download --no-deps qonnx==1.0.0 (the ONNX model zoo's mnist-conv)"
+    rm -rf build/onnx/.wheel && mkdir -p build/onnx/.wheel
+    $PY -m pip download -q --no-deps qonnx==1.0.0 -d build/onnx/.wheel
+    $PY - <<'PYEOF'
+import glob, os, shutil, zipfile
+whl = glob.glob("build/onnx/.wheel/qonnx-*.whl")[0]
+with zipfile.ZipFile(whl) as z:
+    for n in z.namelist():
+        if n.startswith("qonnx/data/onnx/mnist-conv/") and not n.endswith("/"):
+            dst = os.path.join("build/onnx/mnist-conv", n[len("qonnx/data/onnx/mnist-conv/"):])
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            with z.open(n) as src, open(dst + ".tmp", "wb") as out:
+                shutil.copyfileobj(src, out)
+            os.replace(dst + ".tmp", dst)
+shutil.rmtree("build/onnx/.wheel")
+PYEOF
+  fi
 fi
 echo "setup: ok ($(agda --version | head -1), $($PY --version), gcc $(gcc -dumpversion))"

@@ -41,7 +41,11 @@ open import Spec.Array.Base using (S; P; ι; _⊗_; unit)
 open import Data.Fin using (inject+; fromℕ)
 open import Data.List as List using ()
 open import Data.List using (allFin) renaming ()
-open import Data.Bool using (if_then_else_)
+open import Data.Bool using (Bool; true; false; if_then_else_; _∧_)
+open import Data.Maybe using (fromMaybe)
+open import Data.Nat using (_∸_)
+open import Data.Nat.DivMod using (_/_)
+import Data.Fin as Fin
 open import Data.Product using (proj₁)
 open import Spec.Lang.Syntax using (IS; ar; ix)
 open import Spec.Front.Shape
@@ -223,12 +227,18 @@ positions : (s : S) → List (P s)
 positions (ι n)   = List.map ι (allFin n)
 positions (s ⊗ p) = List.concatMap (λ i → List.map (i ⊗_) (positions p)) (positions s)
 
--- The maximum of a[p] over the positions p, as nested binary maxima
--- (left to right); nothing for an empty shape.
-max-over : (s : S) → Tm → Maybe Tm
-max-over s a with positions s
+-- The maximum of a[p] over the positions p, as nested binary maxima,
+-- the first position outermost on the right: max(…max(a[pₙ], a[pₙ₋₁])…,
+-- a[p₀]).  A tie of max(a, b) sends the gradient to b, so the gradient
+-- of the whole goes to the *first* maximal position (as in PyTorch).
+-- nothing for an empty shape.
+max-of : List Tm → Maybe Tm
+max-of ts with List.reverse ts
 ... | []     = nothing
-... | p ∷ ps = just (List.foldl (λ m q → Max m (Sel a (Const s q))) (Sel a (Const s p)) ps)
+... | t ∷ us = just (List.foldl Max t us)
+
+max-over : (s : S) → Tm → Maybe Tm
+max-over s a = max-of (List.map (λ q → Sel a (Const s q)) (positions s))
 
 maxall : List Arg → Result Tm
 maxall (A ∷ []) = do
@@ -239,42 +249,101 @@ maxall (A ∷ []) = do
         need′ nothing  = fail "maxall: the input has no elements"
 maxall _ = arity "maxall" "one array: maxall(z)"
 
-mpool : ℕ → S → Tm → Result Tm
-mpool n (ι M ⊗ ι N) a with quotˡ? (ι n ⊗ ι n) (ι M ⊗ ι N) | max-over (ι n ⊗ ι n) (Block (↑[ 1 ] a) (V 0))
-... | just (s , _) | just m = ok (For s m)
-... | _ | _ = fail ("maxpool: the last two dimensions " ++ show (ι M ⊗ ι N)
-                    ++ " are not multiples of " ++ showℕ n)
-mpool n (t ⊗ (p ⊗ q)) a = mpool n (p ⊗ q) (Sel (↑[ 1 ] a) (V 0)) >>= λ b → ok (For t b)
-mpool n s a = fail ("maxpool: needs an array of at least two dimensions, found shape " ++ show s)
+------------------------------------------------------------------------
+-- Pooling: k×k windows at stride s over the last two dimensions,
+-- mapped over the others; windows that do not fit are dropped (floor
+-- mode, as PyTorch and ONNX by default).  An M×N input gives
+-- M′×N′ with M′ = (M − k) / s + 1.
+--
+--   stride = window (s = k): the k×k blocks of the input cropped to
+--     (k·M′)×(k·N′): for i : M′×N′ . … block(crop(a), i)[c] …
+--   otherwise: for each window position c, the window slide(a, c)
+--     sampled every s positions: for i : M′×N′ . block(pad(slide(a, c)), i)[0]
+--     (pad: zeros after it up to (s·M′)×(s·N′); never read)
+-- maxpool takes the maximum over c (first maximal position on ties,
+-- as max-over), avgpool the sum over c divided by k².
 
-maxpool : List Arg → Result Tm
-maxpool (A ∷ N ∷ []) = do
-  (a , s) ← array "maxpool" "input" A
-  n ← number "maxpool" "block size" N
-  positive n >>= λ _ → mpool n s a
+private
+  -- the constant (0, 0) in a range (suc m)×(suc n)
+  origin : ℕ → ℕ → Tm
+  origin m n = Const (ι (suc m) ⊗ ι (suc n)) (ι Fin.zero ⊗ ι Fin.zero)
+
+  -- the first rows and columns of an M×N array: M′×N′ (M′ ≤ M, N′ ≤ N)
+  crop : ℕ → ℕ → ℕ → ℕ → Tm → Tm
+  crop M N M′ N′ a with M ∸ M′ | N ∸ N′
+  ... | zero | zero = a
+  ... | m    | n    = Slide (origin m n) a
+
+  -- an L₁×L₂ array followed by zeros, to T₁×T₂ (T ≥ L)
+  pad-end : ℕ → ℕ → ℕ → ℕ → Tm → Tm
+  pad-end L₁ L₂ T₁ T₂ a with T₁ ∸ L₁ | T₂ ∸ L₂
+  ... | zero | zero = a
+  ... | m    | n    = Backslide (origin m n) a
+
+data Pool : Set where
+  maxᵖ avgᵖ : Pool
+
+pool-name : Pool → String
+pool-name maxᵖ = "maxpool"
+pool-name avgᵖ = "avgpool"
+
+-- the window k = suc k′ at stride s = suc s′ over an M×N array
+pool2 : Pool → ℕ → ℕ → ℕ → ℕ → Tm → Result Tm
+pool2 how k′ s′ M N a with (suc k′ ℕ.≤ᵇ M) ∧ (suc k′ ℕ.≤ᵇ N)
+... | false = fail (pool-name how ++ ": the window " ++ showℕ (suc k′) ++ "×" ++ showℕ (suc k′)
+                    ++ " does not fit in the last two dimensions " ++ show (ι M ⊗ ι N))
+... | true  = ok (body how (k′ ℕ.≡ᵇ s′))
+  where
+    k s M′ N′ : ℕ
+    k  = suc k′
+    s  = suc s′
+    M′ = suc ((M ∸ k) / s)
+    N′ = suc ((N ∸ k) / s)
+    out = ι M′ ⊗ ι N′
+    win = ι k ⊗ ι k
+    cropped : Tm
+    cropped = crop M N (k * M′) (k * N′) a
+    -- under `for i : out`: the element at window position c of window i
+    blocked : Tm → Tm
+    blocked c = Sel (Block (↑[ 1 ] cropped) (V 0)) c
+    -- under `for i : out`: the window b (an (M−k+1)×(N−k+1) array)
+    -- sampled every s, at i
+    sampled : Tm → Tm
+    sampled b = Sel (Block (pad-end (suc (M ∸ k)) (suc (N ∸ k)) (s * M′) (s * N′) b) (V 0))
+                    (origin s′ s′)
+    body : Pool → Bool → Tm
+    body maxᵖ true  = For out (fromMaybe Zero (max-of (List.map (λ q → blocked (Const win q)) (positions win))))
+    body avgᵖ true  = For out (Scale (k * k) (Sum win (Sel (Block (↑[ 2 ] cropped) (V 1)) (V 0))))
+    body maxᵖ false = fromMaybe Zero (max-of (List.map (λ q → For out (sampled (↑[ 1 ] (Slide (Const win q) a))))
+                                                        (positions win)))
+    body avgᵖ false = Scale (k * k) (Sum win (For out (sampled (↑[ 1 ] (Slide (V 0) (↑[ 1 ] a))))))
+
+poolₙ : Pool → ℕ → ℕ → S → Tm → Result Tm
+poolₙ how (suc k′) (suc s′) (ι M ⊗ ι N) a = pool2 how k′ s′ M N a
+poolₙ how k s (t ⊗ (p ⊗ q)) a = poolₙ how k s (p ⊗ q) (Sel (↑[ 1 ] a) (V 0)) >>= λ b → ok (For t b)
+poolₙ how k s (ι M ⊗ ι N) a = fail (pool-name how ++ ": the window size and the stride must be at least 1")
+poolₙ how k s sh a = fail (pool-name how ++ ": needs an array of at least two dimensions, found shape " ++ show sh)
+
+pooling : Pool → List Arg → Result Tm
+pooling how (A ∷ K ∷ rest) = do
+  (a , sh) ← array (pool-name how) "input" A
+  k ← number (pool-name how) "window size" K
+  s ← stride rest k
+  positive k >>= λ _ → positive s >>= λ _ → poolₙ how k s sh a
   where positive : ℕ → Result ℕ
-        positive zero    = fail "maxpool: the block size must be at least 1"
+        positive zero    = fail (pool-name how ++ ": the window size and the stride must be at least 1")
         positive (suc n) = ok (suc n)
-maxpool _ = arity "maxpool" "an array and a block size: maxpool(a, 2)"
+        stride : List Arg → ℕ → Result ℕ
+        stride []      k = ok k
+        stride (S ∷ []) k = number (pool-name how) "stride" S
+        stride _       k = fail (pool-name how ++ ": takes an array, a window size and optionally a stride: "
+                                 ++ pool-name how ++ "(a, 2) or " ++ pool-name how ++ "(a, 3, 2)")
+pooling how _ = arity (pool-name how) ("an array, a window size and optionally a stride: "
+                                       ++ pool-name how ++ "(a, 2) or " ++ pool-name how ++ "(a, 3, 2)")
 
-pool : ℕ → S → Tm → Result Tm
-pool n (ι M ⊗ ι N) a with quotˡ? (ι n ⊗ ι n) (ι M ⊗ ι N)
-... | just (s , _) =
-  ok (For s (Scale (n * n) (Sum (ι n ⊗ ι n) (Sel (Block (↑[ 2 ] a) (V 1)) (V 0)))))
-... | nothing = fail ("avgpool: the last two dimensions " ++ show (ι M ⊗ ι N)
-                      ++ " are not multiples of " ++ showℕ n)
-pool n (t ⊗ (p ⊗ q)) a = pool n (p ⊗ q) (Sel (↑[ 1 ] a) (V 0)) >>= λ b → ok (For t b)
-pool n s a = fail ("avgpool: needs an array of at least two dimensions, found shape " ++ show s)
-
-avgpool : List Arg → Result Tm
-avgpool (A ∷ N ∷ []) = do
-  (a , s) ← array "avgpool" "input" A
-  n ← number "avgpool" "block size" N
-  positive n >>= λ _ → pool n s a
-  where positive : ℕ → Result ℕ
-        positive zero    = fail "avgpool: the block size must be at least 1"
-        positive (suc n) = ok (suc n)
-avgpool _ = arity "avgpool" "an array and a block size: avgpool(a, 2)"
+maxpool avgpool : List Arg → Result Tm
+maxpool = pooling maxᵖ
+avgpool = pooling avgᵖ
 
 sqerr : List Arg → Result Tm
 sqerr (R ∷ T ∷ []) = do

@@ -1,0 +1,960 @@
+"""ONNX graph → model file (``docs/model-format.md``) and weights: one pass over the nodes.
+
+    before (ONNX)                                   after (model language)
+    Conv(x, W) {pads 2,2,2,2}                       param W : 8x1x5x5
+    Add(conv_out, B)      B : 8x1x1                 param B : 8
+    Relu(add_out)                                   conv_out = conv2d(x, W, 2)
+                                                    add_out = for i0 : 8 . for i1 : 28 . for i2 : 28
+                                                              . conv_out[i0][i1][i2] + B[i0]
+                                                    output relu_out = relu(add_out)
+
+Every node becomes one binding (so the extractor never recomputes a sum), every initializer
+that an operation reads becomes a ``param`` (a trainable parameter, its value in the weights),
+and shapes are only *proposed* here: the Agda elaborator checks them like those of a model
+written by hand, and the proved ∇ and optimiser run on the result. Initializers that only
+feed shape arithmetic (``Reshape``'s shape, a transposed weight) are folded with NumPy.
+
+The batch axis: with ``batch=True`` the leading dimension of the graph's input (1 or
+symbolic) is the runtime's batch and is dropped from every shape; with ``batch=False`` the
+whole tensor is one sample (ONNX's node tests). A loss is appended (the model language needs
+one to train): softmax cross-entropy on a vector output (``loss="ce"``) or squared error
+(``"sqerr"``) against a ``target`` input of the output's shape.
+
+Anything the model language cannot express exactly (strides, dilations, groups, asymmetric or
+``-inf`` padding, ceil mode, dynamic shapes, integer tensors, …) raises ``OnnxImportError``
+naming the node, its operator and what is unsupported — never an approximate model.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["OnnxImportError", "Imported", "import_onnx", "SUPPORTED"]
+
+
+class OnnxImportError(ValueError):
+    """An ONNX model the model language cannot express (or a malformed one)."""
+
+
+# the operators translated, and what of each (docs/model-format.md, README)
+SUPPORTED = {
+    "Add": "broadcasting", "Sub": "broadcasting", "Mul": "broadcasting",
+    "Div": "broadcasting (a · recip(b); by a whole-number constant: a / n)",
+    "Max": "two or more inputs, broadcasting", "Sum": "broadcasting",
+    "Relu": "", "Sigmoid": "", "Exp": "", "Log": "", "Neg": "", "Reciprocal": "",
+    "Identity": "",
+    "Conv": "2-D, stride 1, dilation 1, group 1, symmetric padding equal on both axes",
+    "MaxPool": "2-D, square window and stride, no padding, floor mode",
+    "AveragePool": "2-D, square window and stride, no padding, floor mode",
+    "MatMul": "rank 1 or 2 operands", "Gemm": "alpha, beta, transA, transB",
+    "Reshape": "", "Flatten": "", "Transpose": "", "Squeeze": "", "Unsqueeze": "",
+    "Softmax": "the last axis", "LogSoftmax": "the last axis",
+    "ReduceSum": "constant axes", "ReduceMean": "constant axes",
+    "Constant": "a tensor value",
+}
+
+_FLOAT_TYPES = {1: "float32", 11: "float64"}
+
+# names a binding or parameter may not take: the language's words and builtins, and those of
+# the generated C (functions, keywords)
+_RESERVED = set("""
+for sum tile
+logistic exp log recip relu step max slide backslide block zerobut div mod
+dense conv conv2d avgpool maxpool maxall sqerr fmax_ fmax fmin expf logf exp_ log_
+auto break case char const continue default do double else enum extern float goto if inline
+int long register restrict return short signed sizeof static struct switch typedef union
+unsigned void volatile while real bool true false main i j k n
+""".split())
+
+
+@dataclass
+class Imported:
+    """The result of an import: a model file's text and the parameters' initial values."""
+
+    name: str
+    text: str
+    params: dict[str, np.ndarray]
+    inputs: dict[str, tuple[int, ...]]   # graph input name -> per-sample shape in the model
+    input_names: dict[str, str]          # graph input name -> model name
+    output: str                          # the model's output binding
+    output_shape: tuple[int, ...]        # ONNX shape of the output (batch axis included)
+    batch: bool
+    target: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def save(self, directory) -> tuple[Path, Path]:
+        """Write ``NAME.model`` and ``NAME.npz`` (runtime weights, f32) into ``directory``."""
+        from runtime.weights import save_weights
+        from runtime._files import atomic_write
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        model = d / f"{self.name}.model"
+        shapes = {k: tuple(v.shape) for k, v in self.params.items()}
+        weights = save_weights(d / f"{self.name}.npz", self.params, self.name, "f32", shapes)
+        atomic_write(model, lambda f: f.write(self.text.encode()))
+        return model, weights
+
+
+def _lang(shape) -> tuple:
+    """The shape as the model language sees it: a trailing dimension 1 is absorbed (a scalar
+    is an array of shape 1, and `for i : S . e` of a scalar e has shape S)."""
+    shape = tuple(shape)
+    while shape and shape[-1] == 1:
+        shape = shape[:-1]
+    return shape
+
+
+def _shape_text(shape) -> str:
+    shape = _lang(shape)
+    return "x".join(str(d) for d in shape) if shape else "1"
+
+
+@dataclass
+class _T:
+    """A tensor during the import: an expression of the model language (a name, usually) with
+    its shape, or a constant (``value``)."""
+
+    shape: tuple[int, ...]
+    text: str | None = None
+    value: np.ndarray | None = None
+
+    @property
+    def const(self) -> bool:
+        return self.value is not None
+
+
+class _Importer:
+    def __init__(self, model, name: str | None, batch, loss: str):
+        import onnx
+        from onnx import numpy_helper, shape_inference
+        self.onnx, self.nh = onnx, numpy_helper
+        try:
+            model = shape_inference.infer_shapes(model)
+        except Exception:  # noqa: BLE001 - shapes are also computed below
+            pass
+        self.model = model
+        self.graph = model.graph
+        self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")),
+                          13)
+        self.name = self._ident(name or self.graph.name or "imported", {})
+        self.loss = loss
+        self.batch_request = batch
+        self.used: dict[str, str] = {}     # model names taken -> what
+        self.decls: list[str] = []
+        self.lines: list[str] = []
+        self.params: dict[str, np.ndarray] = {}
+        self.param_of: dict[int, str] = {}  # id(array) -> param name
+        self.env: dict[str, _T] = {}
+        self.squeezed: dict[int, _T] = {}  # id(constant) -> its squeezed form
+        self.alive: list = []               # constants whose id() is a key above
+
+    # -- names ----------------------------------------------------------------------------------
+
+    def _ident(self, raw: str, used) -> str:
+        s = re.sub(r"[^A-Za-z0-9_]", "_", raw) or "t"
+        if s[0].isdigit():
+            s = "t" + s
+        if s.startswith("d_"):
+            s = "v" + s
+        base, n = s, 1
+        while s in _RESERVED or s in used:
+            n += 1
+            s = f"{base}_{n}"
+        return s
+
+    def _fresh(self, raw: str, what: str) -> str:
+        s = self._ident(raw, self.used)
+        self.used[s] = what
+        return s
+
+    # -- errors ---------------------------------------------------------------------------------
+
+    def _where(self, node) -> str:
+        return f"node {node.name or '(unnamed)'!r} ({node.op_type})"
+
+    def fail(self, node, what: str):
+        raise OnnxImportError(f"{self._where(node)}: {what}")
+
+    # -- tensors --------------------------------------------------------------------------------
+
+    def _dims(self, vi) -> list:
+        t = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type"):
+            raise OnnxImportError(f"graph input {vi.name!r}: not a tensor")
+        if t.elem_type not in _FLOAT_TYPES:
+            raise OnnxImportError(f"graph input {vi.name!r}: element type "
+                                  f"{self.onnx.TensorProto.DataType.Name(t.elem_type)} is not "
+                                  f"supported (float32 and float64 are)")
+        if not t.HasField("shape"):
+            raise OnnxImportError(f"graph input {vi.name!r}: no shape (dynamic rank is not "
+                                  f"supported)")
+        return [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
+                for d in t.shape.dim]
+
+    def operand(self, node, k: int) -> _T:
+        name = node.input[k]
+        if name not in self.env:
+            self.fail(node, f"input {name!r} is not produced by any node before it")
+        return self.env[name]
+
+    def ref(self, t: _T, node=None) -> str:
+        """The expression of a tensor, declaring a constant as a parameter on first use."""
+        if not t.const:
+            return t.text
+        key = id(t.value)
+        if key not in self.param_of:
+            if t.value.size == 0:
+                self.fail(node, "an empty constant")
+            p = self._fresh(t.text or "w", "param")
+            self.param_of[key] = p
+            self.alive.append(t.value)
+            shape = _lang(t.value.shape) or (1,)
+            self.params[p] = np.ascontiguousarray(t.value.reshape(shape), dtype=np.float32)
+            self.decls.append(f"param  {p} : {_shape_text(shape)}")
+        return self.param_of[key]
+
+    def bind(self, node, k: int, shape, expr: str) -> _T:
+        out = node.output[k]
+        name = self._fresh(out, "binding")
+        self.lines.append((name, expr, out))
+        t = _T(tuple(shape), name)
+        self.env[out] = t
+        return t
+
+    # -- the walk -------------------------------------------------------------------------------
+
+    def run(self) -> Imported:
+        g = self.graph
+        inits = {i.name: i for i in g.initializer}
+        for i in g.initializer:
+            v = self.nh.to_array(i)
+            if v.dtype.kind == "f":
+                v = v.astype(np.float64)
+            self.env[i.name] = _T(tuple(v.shape), i.name, v)
+        data = [vi for vi in g.input if vi.name not in inits]
+        if not data:
+            raise OnnxImportError("the graph has no inputs (besides initializers)")
+        dims = {vi.name: self._dims(vi) for vi in data}
+        batch = self.batch_request
+        if batch == "auto":
+            batch = len(data) == 1 and all(len(d) >= 2 and (d[0] == 1 or isinstance(d[0], str))
+                                           for d in dims.values())
+        self.batch = bool(batch)
+        inputs, names = {}, {}
+        for vi in data:
+            d = dims[vi.name]
+            if self.batch:
+                if not d:
+                    raise OnnxImportError(f"graph input {vi.name!r} is a scalar: no batch axis")
+                d = d[1:]
+            bad = [x for x in d if not isinstance(x, int) or x <= 0]
+            if bad:
+                raise OnnxImportError(f"graph input {vi.name!r}: dimension {bad[0]!r} is not a "
+                                      f"fixed positive size (dynamic shapes are not supported"
+                                      + ("; only the leading batch axis may be symbolic"
+                                         if self.batch else "") + ")")
+            n = self._fresh(vi.name, "input")
+            names[vi.name], inputs[vi.name] = n, tuple(d)
+            self.decls.append(f"input  {n} : {_shape_text(d)}")
+            self.env[vi.name] = _T(tuple(d), n)
+        for node in g.node:
+            if node.domain not in ("", "ai.onnx"):
+                self.fail(node, f"operator domain {node.domain!r} is not supported")
+            f = getattr(self, "op_" + node.op_type, None)
+            if f is None:
+                self.fail(node, "operator not supported (supported: "
+                          + ", ".join(sorted(SUPPORTED)) + ")")
+            f(node, self.attrs(node))
+        if len(g.output) != 1:
+            raise OnnxImportError(f"the graph has {len(g.output)} outputs; one is supported")
+        out = g.output[0].name
+        t = self.env.get(out)
+        if t is None:
+            raise OnnxImportError(f"the graph output {out!r} is not produced by any node")
+        if t.const:
+            raise OnnxImportError(f"the graph output {out!r} is a constant")
+        last = self.lines[-1][0] if self.lines else None
+        if last != t.text:
+            # the output is an input or an earlier binding: bind it (once more)
+            name = self._fresh(out + "_out", "binding")
+            self.lines.append((name, t.text, out))
+            t = _T(t.shape, name)
+        output_shape = ((1,) if self.batch else ()) + t.shape
+        target = self.add_loss(t)
+        body = []
+        for (n, e, src) in self.lines:
+            kw = "output " if n == t.text else ""
+            body.append(f"{kw}{n} = {e}")
+        body += self.loss_lines
+        header = [f"-- imported from ONNX ({self.graph.name or 'graph'}, opset {self.opset}) by "
+                  f"python -m extract import", f"model {self.name}"]
+        text = "\n".join(header + self.decls + [self.target_decl] + body) + "\n"
+        return Imported(self.name, text, self.params, inputs, names, t.text, output_shape,
+                        self.batch, target)
+
+    def add_loss(self, t: _T) -> str:
+        loss = self.loss
+        if loss == "auto":
+            loss = "ce" if len(t.shape) == 1 and t.shape[0] > 1 else "sqerr"
+        y = self._fresh("y", "target")
+        self.target_decl = f"target {y} : {_shape_text(t.shape)}"
+        n = t.text
+        if loss == "ce":
+            if len(t.shape) != 1:
+                raise OnnxImportError(f"loss 'ce' needs a vector output; {n} has shape "
+                                      f"{t.shape}")
+            m, se, ls = (self._fresh(x, "binding") for x in ("m", "se", "loss"))
+            k = t.shape[0]
+            self.loss_lines = [
+                f"{m} = maxall({n})",
+                f"{se} = sum j : {k} . exp({n}[j] - {m})",
+                f"loss {ls} = log({se}) + {m} - (sum j : {k} . {y}[j] * {n}[j])"]
+        elif loss == "sqerr":
+            ls = self._fresh("loss", "binding")
+            self.loss_lines = [f"loss {ls} = sqerr({n}, {y})"]
+        else:
+            raise OnnxImportError(f"unknown loss {loss!r} (ce, sqerr or auto)")
+        return y
+
+    def attrs(self, node) -> dict:
+        from onnx import helper
+        return {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+    # -- helpers for the operators ------------------------------------------------------------
+
+    def const_of(self, node, k: int, what: str) -> np.ndarray:
+        if k >= len(node.input) or not node.input[k]:
+            return None
+        t = self.operand(node, k)
+        if not t.const:
+            self.fail(node, f"{what} must be a constant (an initializer), not computed")
+        return t.value
+
+    def only(self, node, a: dict, allowed: dict):
+        for k, v in a.items():
+            if k in allowed and not allowed[k](v):
+                self.fail(node, f"attribute {k}={v!r} is not supported")
+            if k not in allowed:
+                self.fail(node, f"attribute {k!r} is not supported")
+
+    def out_const(self, node, v: np.ndarray):
+        self.env[node.output[0]] = _T(tuple(v.shape), node.output[0], v)
+
+    def elem(self, t: _T, idx: list[str], out_rank: int, node) -> str:
+        """The element of ``t`` at the output position named by ``idx`` (broadcasting, trailing
+        dimensions aligned)."""
+        r = len(t.shape)
+        mine = idx[out_rank - r:]
+        if t.const:
+            v = t.value
+            keep = [i for i, d in enumerate(v.shape) if d != 1]
+            if id(v) not in self.squeezed:
+                self.alive.append(v)
+                self.squeezed[id(v)] = _T(tuple(v.shape[i] for i in keep), t.text,
+                                          v.reshape([v.shape[i] for i in keep]))
+            base = self.ref(self.squeezed[id(v)], node)
+            return base + "".join(f"[{mine[i]}]" for i in keep)
+        text = t.text
+        parts, sums = [], []
+        for i, d in enumerate(_lang(t.shape)):
+            if d == 1 and self._outdims[out_rank - r + i] != 1:
+                u = f"u{len(sums)}"
+                sums.append(u)
+                parts.append(f"[{u}]")
+            else:
+                parts.append(f"[{mine[i]}]")
+        e = text + "".join(parts)
+        for u in reversed(sums):
+            e = f"(sum {u} : 1 . {e})"
+        return e
+
+    def _unbatch(self, node, t: _T, rank: int) -> _T:
+        """A constant broadcast against a batched tensor of ``rank`` (per sample): its axes
+        beyond ``rank`` line up with the batch axis and must be 1."""
+        extra = len(t.shape) - rank
+        if extra <= 0:
+            return t
+        if any(d != 1 for d in t.shape[:extra]):
+            self.fail(node, f"a constant of shape {t.shape} varies along the batch axis")
+        key = ("unbatch", id(t.value), rank)
+        if key not in self.squeezed:
+            self.alive.append(t.value)
+            self.squeezed[key] = _T(t.shape[extra:], t.text, t.value.reshape(t.shape[extra:]))
+        return self.squeezed[key]
+
+    def broadcast(self, node, ts: list[_T], combine) -> None:
+        """An elementwise operation of ``ts`` with ONNX broadcasting; ``combine`` builds the
+        expression from the operands' expressions (whole arrays or elements)."""
+        if self.batch and not all(t.const for t in ts):
+            top = max(len(t.shape) for t in ts if not t.const)
+            ts = [self._unbatch(node, t, top) if t.const else t for t in ts]
+        try:
+            out = tuple(np.broadcast_shapes(*[t.shape for t in ts]))
+        except ValueError:
+            self.fail(node, "operand shapes " + ", ".join(str(t.shape) for t in ts)
+                      + " do not broadcast")
+        if all(t.const for t in ts):
+            self.out_const(node, combine(*[t.value for t in ts], numpy=True))
+            return
+        if all(t.shape == out for t in ts):
+            self.bind(node, 0, out, combine(*[self.ref(t, node) for t in ts]))
+            return
+        if not out:
+            self.bind(node, 0, out, combine(*[self.ref(t, node) for t in ts]))
+            return
+        self._outdims = out
+        idx = [f"i{k}" for k in range(len(out))]
+        body = combine(*[self.elem(t, idx, len(out), node) for t in ts])
+        self.bind(node, 0, out, _fors(idx, out, body))
+
+    # -- elementwise --------------------------------------------------------------------------
+
+    def op_Add(self, node, a):
+        self.only(node, a, {})
+        self.broadcast(node, [self.operand(node, 0), self.operand(node, 1)],
+                       lambda x, y, numpy=False: x + y if numpy else f"{x} + {y}")
+
+    def op_Sub(self, node, a):
+        self.only(node, a, {})
+        self.broadcast(node, [self.operand(node, 0), self.operand(node, 1)],
+                       lambda x, y, numpy=False: x - y if numpy else f"{x} - ({y})")
+
+    def op_Mul(self, node, a):
+        self.only(node, a, {})
+        self.broadcast(node, [self.operand(node, 0), self.operand(node, 1)],
+                       lambda x, y, numpy=False: x * y if numpy else f"({x}) * ({y})")
+
+    def op_Div(self, node, a):
+        self.only(node, a, {})
+        x, y = self.operand(node, 0), self.operand(node, 1)
+        if y.const and y.value.size == 1 and not x.const:
+            v = float(y.value.reshape(()))
+            if v == int(v) and v >= 1:
+                self.bind(node, 0, np.broadcast_shapes(x.shape, y.shape),
+                          f"{x.text} / {int(v)}")
+                return
+        self.broadcast(node, [x, y],
+                       lambda p, q, numpy=False: p / q if numpy else f"({p}) * recip({q})")
+
+    def op_Max(self, node, a):
+        self.only(node, a, {})
+        ts = [self.operand(node, k) for k in range(len(node.input))]
+
+        def combine(*xs, numpy=False):
+            if numpy:
+                return np.maximum.reduce(np.broadcast_arrays(*xs))
+            e = xs[0]
+            for x in xs[1:]:
+                e = f"max({e}, {x})"
+            return e
+        self.broadcast(node, ts, combine)
+
+    def op_Sum(self, node, a):
+        self.only(node, a, {})
+        ts = [self.operand(node, k) for k in range(len(node.input))]
+
+        def combine(*xs, numpy=False):
+            if numpy:
+                return sum(np.broadcast_arrays(*xs))
+            return " + ".join(xs)
+        self.broadcast(node, ts, combine)
+
+    def _unary(self, node, a, fn, npf):
+        self.only(node, a, {})
+        x = self.operand(node, 0)
+        if x.const:
+            self.out_const(node, npf(x.value))
+        else:
+            self.bind(node, 0, x.shape, fn(x.text))
+
+    def op_Relu(self, node, a):
+        self._unary(node, a, lambda x: f"relu({x})", lambda v: np.maximum(v, 0))
+
+    def op_Sigmoid(self, node, a):
+        self._unary(node, a, lambda x: f"logistic({x})", lambda v: 1 / (1 + np.exp(-v)))
+
+    def op_Exp(self, node, a):
+        self._unary(node, a, lambda x: f"exp({x})", np.exp)
+
+    def op_Log(self, node, a):
+        self._unary(node, a, lambda x: f"log({x})", np.log)
+
+    def op_Neg(self, node, a):
+        self._unary(node, a, lambda x: f"-{x}", np.negative)
+
+    def op_Reciprocal(self, node, a):
+        self._unary(node, a, lambda x: f"recip({x})", lambda v: 1 / v)
+
+    def op_Identity(self, node, a):
+        self.only(node, a, {})
+        self.env[node.output[0]] = self.operand(node, 0)
+
+    def op_Constant(self, node, a):
+        if "value" not in a:
+            self.fail(node, "only a tensor `value` is supported")
+        v = self.nh.to_array(a["value"])
+        self.out_const(node, v.astype(np.float64) if v.dtype.kind == "f" else v)
+
+    # -- convolution and pooling ----------------------------------------------------------------
+
+    def _spatial(self, node, x: _T, what: str) -> bool:
+        """Whether x has a leading sample axis (rank 4 when batch=False); checks the rank."""
+        r = len(x.shape)
+        if self.batch and r == 3:
+            return False
+        if not self.batch and r == 4:
+            return True
+        self.fail(node, f"{what} of a tensor of shape "
+                  f"{((1,) if self.batch else ()) + x.shape}: only 2-D (N×C×H×W) is supported")
+
+    def _pads(self, node, a, kernel) -> int:
+        auto = a.get("auto_pad", b"NOTSET")
+        auto = auto.decode() if isinstance(auto, bytes) else auto
+        pads = list(a.get("pads", [0] * 4))
+        if auto in ("SAME_UPPER", "SAME_LOWER"):
+            if any(k % 2 == 0 for k in kernel):
+                self.fail(node, f"auto_pad={auto} with an even kernel pads asymmetrically")
+            pads = [(k - 1) // 2 for k in kernel] * 2
+        elif auto not in ("NOTSET", "VALID"):
+            self.fail(node, f"auto_pad={auto!r} is not supported")
+        if len(set(pads)) != 1:
+            self.fail(node, f"pads={pads}: only the same padding on every side is supported")
+        return pads[0]
+
+    def op_Conv(self, node, a):
+        x, w = self.operand(node, 0), self.operand(node, 1)
+        b = self.operand(node, 2) if len(node.input) > 2 and node.input[2] else None
+        ones = lambda v: all(s == 1 for s in v)  # noqa: E731
+        self.only(node, a, {"strides": ones, "dilations": ones, "group": lambda g: g == 1,
+                            "kernel_shape": lambda k: len(k) == 2, "pads": lambda p: True,
+                            "auto_pad": lambda p: True})
+        if len(w.shape) != 4:
+            self.fail(node, f"a kernel of shape {w.shape}: only 2-D convolutions (kernel "
+                      f"U×C×kh×kw) are supported")
+        pad = self._pads(node, a, w.shape[2:])
+        per = self._spatial(node, x, "a convolution")
+        args = [self.ref(w, node)]
+        if b is not None:
+            args.append(self.ref(b, node))
+        if pad:
+            args.append(str(pad))
+        C, H, W = x.shape[-3:]
+        if w.shape[1] != C:
+            self.fail(node, f"the kernel has {w.shape[1]} channels, the input {C}")
+        out = (w.shape[0], H + 2 * pad - w.shape[2] + 1, W + 2 * pad - w.shape[3] + 1)
+        if per:
+            n = x.shape[0]
+            self.bind(node, 0, (n,) + out,
+                      f"for n : {n} . conv2d({x.text}[n], {', '.join(args)})")
+        else:
+            self.bind(node, 0, out, f"conv2d({x.text}, {', '.join(args)})")
+
+    def _pool(self, node, a, layer):
+        if len(node.output) > 1 and node.output[1]:
+            self.fail(node, "the Indices output is not supported")
+        x = self.operand(node, 0)
+        k = a.get("kernel_shape")
+        if not k or len(k) != 2 or k[0] != k[1]:
+            self.fail(node, f"kernel_shape={k}: only a square 2-D window is supported")
+        s = a.get("strides", [1, 1])
+        if len(s) != 2 or s[0] != s[1]:
+            self.fail(node, f"strides={s}: only the same stride on both axes is supported")
+        self.only(node, a, {"kernel_shape": lambda v: True, "strides": lambda v: True,
+                            "pads": lambda p: not any(p), "ceil_mode": lambda c: c == 0,
+                            "dilations": lambda d: all(v == 1 for v in d),
+                            "auto_pad": lambda p: (p.decode() if isinstance(p, bytes) else p)
+                            in ("NOTSET", "VALID"),
+                            "storage_order": lambda v: True,
+                            "count_include_pad": lambda v: True})
+        self._spatial(node, x, "pooling")
+        kk, ss = k[0], s[0]
+        H, W = x.shape[-2:]
+        if kk > H or kk > W:
+            self.fail(node, f"the window {kk}×{kk} does not fit in {H}×{W}")
+        out = x.shape[:-2] + ((H - kk) // ss + 1, (W - kk) // ss + 1)
+        arg = f"{kk}" if kk == ss else f"{kk}, {ss}"
+        self.bind(node, 0, out, f"{layer}({x.text}, {arg})")
+
+    def op_MaxPool(self, node, a):
+        self._pool(node, a, "maxpool")
+
+    def op_AveragePool(self, node, a):
+        self._pool(node, a, "avgpool")
+
+    # -- products -------------------------------------------------------------------------------
+
+    def _matmul(self, node, x: _T, w: _T, k_out: int = 0) -> None:
+        """x @ w for rank 1 or 2 operands (NumPy's matmul)."""
+        xs, ws = x.shape, w.shape
+        if not (1 <= len(xs) <= 2 and 1 <= len(ws) <= 2):
+            self.fail(node, f"operands of shapes {xs} and {ws}: only rank 1 or 2 is supported")
+        K = xs[-1]
+        if ws[0] != K:
+            self.fail(node, f"operands of shapes {xs} and {ws} do not multiply")
+        if x.const and w.const:
+            self.out_const(node, x.value @ w.value)
+            return
+        if w.const and not x.const:
+            wt = _T((ws[1], K) if len(ws) == 2 else (K,), (node.input[1] or "w") + "_t",
+                    w.value.T.copy() if len(ws) == 2 else w.value)
+            if len(ws) == 1:   # a dot product
+                body = lambda v: f"sum k : {K} . {v}[k] * {self.ref(wt, node)}[k]"  # noqa: E731
+                shape = ()
+            else:
+                body = lambda v: f"dense({self.ref(wt, node)}, {v})"  # noqa: E731
+                shape = (ws[1],)
+            if len(xs) == 1:
+                self.bind(node, k_out, shape or (), body(x.text))
+            else:
+                M = xs[0]
+                self.bind(node, k_out, (M,) + shape, f"for m : {M} . {body(x.text + '[m]')}")
+            return
+        X, Wr = self.ref(x, node), self.ref(w, node)
+        xi = (lambda m: f"{X}[{m}][k]") if len(xs) == 2 else (lambda m: f"{X}[k]")
+        wi = (lambda n: f"{Wr}[k][{n}]") if len(ws) == 2 else (lambda n: f"{Wr}[k]")
+        idx, shape = [], []
+        if len(xs) == 2:
+            idx.append("m"); shape.append(xs[0])  # noqa: E702
+        if len(ws) == 2:
+            idx.append("o"); shape.append(ws[1])  # noqa: E702
+        body = f"sum k : {K} . {xi('m')} * {wi('o')}"
+        self.bind(node, k_out, tuple(shape), _fors(idx, shape, body))
+
+    def op_MatMul(self, node, a):
+        self.only(node, a, {})
+        self._matmul(node, self.operand(node, 0), self.operand(node, 1))
+
+    def op_Gemm(self, node, a):
+        self.only(node, a, {"alpha": lambda v: True, "beta": lambda v: True,
+                            "transA": lambda v: True, "transB": lambda v: True,
+                            "broadcast": lambda v: True})  # opset < 7: C broadcasts
+        x, w = self.operand(node, 0), self.operand(node, 1)
+        alpha, beta = a.get("alpha", 1.0), a.get("beta", 1.0)
+        if len(x.shape) != 2 and not (self.batch and len(x.shape) == 1):
+            self.fail(node, f"A of shape {x.shape}: Gemm takes matrices")
+        if a.get("transA", 0):
+            if self.batch:
+                self.fail(node, "transA=1 would transpose the batch axis")
+            x = self._transpose(node, x, (1, 0))
+        if a.get("transB", 0):
+            w = self._transpose(node, w, (1, 0))
+        if alpha != 1.0:
+            if w.const:
+                w = _T(w.shape, w.text, w.value * alpha)
+            else:
+                x = self._scaled(node, x, alpha)
+        c = self.operand(node, 2) if len(node.input) > 2 and node.input[2] else None
+        if c is None:
+            self._matmul(node, x, w)
+            return
+        # the product, then + beta·C (a fresh output name for the product)
+        tmp = f"{node.output[0]}_mm"
+        node2 = type(node)()
+        node2.CopyFrom(node)
+        del node2.output[:]
+        node2.output.append(tmp)
+        self._matmul(node2, x, w)
+        if beta != 1.0:
+            c = _T(c.shape, c.text, c.value * beta) if c.const else self._scaled(node, c, beta)
+        self.broadcast(node, [self.env[tmp], c],
+                       lambda p, q, numpy=False: p + q if numpy else f"{p} + {q}")
+
+    def _scaled(self, node, t: _T, factor: float) -> _T:
+        cst = _T((), f"{node.output[0]}_scale", np.array(factor))
+        name = f"{node.output[0]}_scaled"
+        node2 = type(node)()
+        node2.CopyFrom(node)
+        del node2.output[:]
+        node2.output.append(name)
+        self.broadcast(node2, [t, cst],
+                       lambda p, q, numpy=False: p * q if numpy else f"({p}) * {q}")
+        return self.env[name]
+
+    # -- shapes ---------------------------------------------------------------------------------
+
+    def _transpose(self, node, t: _T, perm) -> _T:
+        perm = list(perm)
+        if t.const:
+            return _T(tuple(t.value.transpose(perm).shape), (t.text or "w") + "_t",
+                      np.ascontiguousarray(t.value.transpose(perm)))
+        shape = tuple(t.shape[p] for p in perm)
+        idx = [f"i{k}" for k in range(len(perm))]
+        src = [None] * len(perm)
+        for k, p in enumerate(perm):
+            src[p] = idx[k]
+        name = self._fresh(f"{t.text}_t", "binding")
+        src = src[:len(_lang(t.shape))]
+        self.lines.append((name, _fors(idx, shape, t.text + "".join(f"[{i}]" for i in src)),
+                           name))
+        return _T(shape, name)
+
+    def op_Transpose(self, node, a):
+        x = self.operand(node, 0)
+        perm = a.get("perm", list(reversed(range(len(x.shape) + self.batch))))
+        if self.batch:
+            if perm[0] != 0:
+                self.fail(node, f"perm={perm} moves the batch axis")
+            perm = [p - 1 for p in perm[1:]]
+        self.only(node, a, {"perm": lambda v: True})
+        if x.const:
+            self.out_const(node, x.value.transpose(perm))
+            return
+        if perm == sorted(perm):
+            self.env[node.output[0]] = x
+            return
+        t = self._transpose(node, x, perm)
+        self.env[node.output[0]] = t
+
+    def _reshape_to(self, node, x: _T, shape) -> None:
+        shape = tuple(int(d) for d in shape)
+        if math.prod(shape) != math.prod(x.shape):
+            self.fail(node, f"cannot reshape {x.shape} to {shape}")
+        if x.const:
+            self.out_const(node, x.value.reshape(shape))
+            return
+        if shape == x.shape:
+            self.env[node.output[0]] = x
+            return
+        # flatten (div/mod split the flat index into the input's position), then cut the flat
+        # vector into the output's blocks
+        src = x.text
+        xl = _lang(x.shape)
+        if len(xl) > 1:
+            n = math.prod(xl)
+            sel, rest, rem = "", "k", n
+            for d in xl[:-1]:
+                rem //= d
+                sel += f"[div({rest}, {rem})]"
+                rest = f"mod({rest}, {rem})"
+            sel += f"[{rest}]"
+            flat_expr = f"for k : {n} . {src}{sel}"
+            if len(shape) == 1:
+                self.bind(node, 0, shape, flat_expr)
+                return
+            flat = self._fresh(f"{node.output[0]}_flat", "binding")
+            self.lines.append((flat, flat_expr, flat))
+            src = flat
+        idx = [f"i{k}" for k in range(len(shape) - 1)]
+        e = src
+        for i in idx:
+            e = f"block({e}, {i})"
+        self.bind(node, 0, shape, _fors(idx, shape[:-1], e) if idx else e)
+
+    def _target(self, node, x: _T, spec) -> tuple:
+        """ONNX Reshape's target shape (0: copy, -1: infer), batch axis handled."""
+        full = (((1,) if self.batch and not x.const else ()) + x.shape)
+        spec = [int(d) for d in spec]
+        out = []
+        for i, d in enumerate(spec):
+            out.append(full[i] if d == 0 else d)
+        if out.count(-1) > 1:
+            self.fail(node, f"shape {spec} has more than one -1")
+        if -1 in out:
+            known = math.prod(d for d in out if d != -1)
+            out[out.index(-1)] = math.prod(full) // known if known else 0
+        if self.batch and not x.const:
+            if not out or out[0] != 1:
+                self.fail(node, f"shape {spec} does not keep the batch axis first")
+            out = out[1:]
+        return tuple(out)
+
+    def op_Reshape(self, node, a):
+        self.only(node, a, {"allowzero": lambda v: v == 0})
+        x = self.operand(node, 0)
+        spec = self.const_of(node, 1, "the shape")
+        if spec is None:
+            spec = a.get("shape")
+        self._reshape_to(node, x, self._target(node, x, spec))
+
+    def op_Flatten(self, node, a):
+        self.only(node, a, {"axis": lambda v: True})
+        x = self.operand(node, 0)
+        full = ((1,) if self.batch and not x.const else ()) + x.shape
+        ax = a.get("axis", 1)
+        ax = ax + len(full) if ax < 0 else ax
+        shape = (math.prod(full[:ax]), math.prod(full[ax:]))
+        if self.batch and not x.const:
+            if ax != 1:
+                self.fail(node, f"axis={a.get('axis')} flattens the batch axis")
+            shape = shape[1:]
+        self._reshape_to(node, x, shape)
+
+    def _raw_axes(self, node, a, k=1):
+        axes = a.get("axes")
+        if axes is None and len(node.input) > k and node.input[k]:
+            axes = [int(v) for v in self.const_of(node, k, "axes").reshape(-1)]
+        return axes
+
+    def _norm_axes(self, node, axes, full_rank):
+        axes = [ax + full_rank if ax < 0 else ax for ax in axes]
+        if self.batch:
+            if 0 in axes:
+                self.fail(node, "the axes include the batch axis")
+            axes = [ax - 1 for ax in axes]
+        return axes
+
+    def op_Squeeze(self, node, a):
+        self.only(node, a, {"axes": lambda v: True})
+        x = self.operand(node, 0)
+        axes = self._raw_axes(node, a)
+        if axes is None:
+            axes = [i for i, d in enumerate(x.shape) if d == 1]
+        else:
+            axes = self._norm_axes(node, axes, len(x.shape) + self.batch)
+        self._reshape_to(node, x, tuple(d for i, d in enumerate(x.shape) if i not in axes))
+
+    def op_Unsqueeze(self, node, a):
+        self.only(node, a, {"axes": lambda v: True})
+        x = self.operand(node, 0)
+        axes = self._raw_axes(node, a) or []
+        axes = self._norm_axes(node, axes, len(x.shape) + self.batch + len(axes))
+        shape = list(x.shape)
+        for ax in sorted(axes):
+            shape.insert(ax, 1)
+        self._reshape_to(node, x, tuple(shape))
+
+    def _last_axis(self, node, a, x: _T) -> None:
+        rank = len(x.shape) + (1 if self.batch else 0)
+        ax = a.get("axis", -1 if self.opset >= 13 else 1)
+        ax = ax + rank if ax < 0 else ax
+        if ax != rank - 1:
+            self.fail(node, f"axis={a.get('axis', ax)}: only the last axis is supported")
+
+    def _softmax(self, node, a, log: bool):
+        self.only(node, a, {"axis": lambda v: True})
+        x = self.operand(node, 0)
+        if x.const:
+            self.fail(node, "of a constant")
+        self._last_axis(node, a, x)
+        n = x.shape[-1]
+        outer = x.shape[:-1]
+        oi = [f"i{k}" for k in range(len(outer))]
+        at = "".join(f"[{i}]" for i in oi)
+        base = node.output[0]
+        m = self._fresh(base + "_max", "binding")
+        e = self._fresh(base + "_exp", "binding")
+        s = self._fresh(base + "_sum", "binding")
+        self.lines.append((m, _fors(oi, outer, f"maxall({x.text}{at})"), m))
+        self.lines.append((e, _fors(oi + ["j"], outer + (n,),
+                                    f"exp({x.text}{at}[j] - {m}{at})"), e))
+        self.lines.append((s, _fors(oi, outer, f"sum j : {n} . {e}{at}[j]"), s))
+        if log:
+            body = f"{x.text}{at}[j] - {m}{at} - log({s}{at})"
+        else:
+            body = f"{e}{at}[j] * recip({s}{at})"
+        self.bind(node, 0, x.shape, _fors(oi + ["j"], outer + (n,), body))
+
+    def op_Softmax(self, node, a):
+        self._softmax(node, a, log=False)
+
+    def op_LogSoftmax(self, node, a):
+        self._softmax(node, a, log=True)
+
+    def _reduce(self, node, a, mean: bool):
+        self.only(node, a, {"axes": lambda v: True, "keepdims": lambda v: True,
+                            "noop_with_empty_axes": lambda v: v == 0})
+        x = self.operand(node, 0)
+        if x.const:
+            self.fail(node, "of a constant")
+        axes = self._raw_axes(node, a)
+        if not axes:
+            axes = list(range(len(x.shape)))
+        else:
+            axes = self._norm_axes(node, axes, len(x.shape) + self.batch)
+        keep = a.get("keepdims", 1)
+        out_idx, out_shape, sel, sums = [], [], [], []
+        for i, d in enumerate(x.shape):
+            if i in axes:
+                r = f"r{i}"
+                sums.append((r, d))
+                sel.append(r)
+                if keep:
+                    out_idx.append(f"z{i}")
+                    out_shape.append(1)
+            else:
+                out_idx.append(f"i{i}")
+                out_shape.append(d)
+                sel.append(f"i{i}")
+        body = x.text + "".join(f"[{s}]" for s in sel[:len(_lang(x.shape))])
+        for r, d in reversed(sums):
+            body = f"sum {r} : {d} . {body}"
+        count = math.prod(d for _, d in sums)
+        if mean and count > 1:
+            body = f"({body}) / {count}"
+        self.bind(node, 0, tuple(out_shape), _fors(out_idx, out_shape, body) if out_idx
+                  else body)
+
+    def op_ReduceSum(self, node, a):
+        self._reduce(node, a, mean=False)
+
+    def op_ReduceMean(self, node, a):
+        self._reduce(node, a, mean=True)
+
+
+def _fors(idx, shape, body: str) -> str:
+    e = body
+    for i, d in reversed(list(zip(idx, shape))):
+        e = f"for {i} : {d} . {e}"
+    return e
+
+
+def import_onnx(model, *, name: str | None = None, batch="auto", loss: str = "auto") -> Imported:
+    """Translate an ONNX model (a path or a ``ModelProto``) into the model language.
+
+    ``batch``: "auto" (a single input whose leading dimension is 1 or symbolic is batched),
+    True or False (see the module docstring). ``loss``: "ce", "sqerr" or "auto" (ce for a
+    vector output, else sqerr). Raises ``OnnxImportError`` for what cannot be expressed."""
+    try:
+        import onnx
+    except ModuleNotFoundError:
+        raise OnnxImportError("the onnx package is not installed (pip install onnx)") from None
+    if isinstance(model, (str, Path)):
+        p = Path(model)
+        if not p.is_file():
+            raise OnnxImportError(f"{p}: no such file")
+        try:
+            model = onnx.load(str(p))
+        except Exception as e:  # noqa: BLE001 - protobuf's errors vary
+            raise OnnxImportError(f"{p}: not an ONNX model ({type(e).__name__}: {e})") from None
+        stem = p.parent.name if p.stem == "model" and p.parent.name else p.stem
+        name = name or re.sub(r"[^A-Za-z0-9_]", "_", stem)
+    return _Importer(model, name, batch, loss).run()
+
+
+def main(argv=None) -> int:
+    """``python -m extract import MODEL.onnx``: write DIR/NAME.model and DIR/NAME.npz."""
+    import argparse
+    import sys
+    ap = argparse.ArgumentParser(prog="python -m extract import",
+                                 description="Translate an ONNX model into a model file "
+                                             "(docs/model-format.md) and its weights (.npz).")
+    ap.add_argument("onnx", type=Path, help="the ONNX model")
+    ap.add_argument("--out", type=Path, default=Path("."), help="directory (default: .)")
+    ap.add_argument("--name", help="the model's name (default: from the file name)")
+    ap.add_argument("--loss", choices=("auto", "ce", "sqerr"), default="auto",
+                    help="the loss appended for training: softmax cross-entropy on a vector "
+                         "output (ce), squared error (sqerr); auto: ce for a vector output")
+    ap.add_argument("--batch", choices=("auto", "yes", "no"), default="auto",
+                    help="whether the inputs' leading axis is the batch (auto: a single input "
+                         "whose leading dimension is 1 or symbolic)")
+    ap.add_argument("--check", action="store_true",
+                    help="also elaborate the model file with the Agda front end (shapes)")
+    args = ap.parse_args(argv)
+    from .frontend import ModelError
+    batch = {"auto": "auto", "yes": True, "no": False}[args.batch]
+    try:
+        imp = import_onnx(args.onnx, name=args.name, batch=batch, loss=args.loss)
+        if args.check:
+            from . import frontend
+            frontend.compile_model(imp.text, name_hint=f"{imp.name}.model")
+        model, weights = imp.save(args.out)
+    except (OnnxImportError, ModelError, OSError, ValueError, RuntimeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"wrote {model} and {weights} ({len(imp.params)} parameters; output "
+          f"{imp.output}, target {imp.target})")
+    return 0

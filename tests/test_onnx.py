@@ -1,0 +1,276 @@
+"""ONNX import (extract/onnx_import.py) and the ONNX backend (runtime/onnx_backend.py).
+
+1. The ONNX model zoo's MNIST network (as the qonnx wheel ships it; scripts/setup.sh --test
+   fetches it into build/onnx/mnist-conv): imported, elaborated by Agda, its kernels run
+   against the shipped output; its gradients against central differences; a short fine-tune.
+2. ONNX's node tests of the supported operators, built with onnx's own loader
+   (``collect_testcases``: onnx 1.23 no longer ships them as files), each through the whole
+   pipeline; a test the model language cannot express is skipped with the importer's reason.
+3. ``onnx.backend.test.BackendTest`` on the pytorch-converted models of those operators.
+4. Rejections: an unsupported attribute or operator names the node, the operator and what.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MNIST_CONV = ROOT / "build" / "onnx" / "mnist-conv"
+
+if os.environ.get("CI") and not os.environ.get("ONNX_OPTIONAL"):
+    import onnx  # noqa: F401 - CI must have it (scripts/setup.sh --test installs it)
+onnx = pytest.importorskip("onnx")
+from onnx import helper, numpy_helper, TensorProto  # noqa: E402
+
+from extract.onnx_import import OnnxImportError, import_onnx  # noqa: E402
+import runtime.onnx_backend as backend  # noqa: E402
+
+pytestmark = pytest.mark.agda
+
+
+def _mnist_conv() -> Path:
+    path = MNIST_CONV / "model.onnx"
+    if not path.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{path} is missing: scripts/setup.sh --test fetches it")
+        pytest.skip(f"{path} is missing (scripts/setup.sh --test fetches it)")
+    return path
+
+
+def _tensor(path: Path) -> np.ndarray:
+    return numpy_helper.to_array(onnx.load_tensor(str(path)))
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. the model zoo's MNIST network
+
+@pytest.fixture(scope="module")
+def mnist_rep(kernel_cache):
+    return backend.prepare(onnx.load(str(_mnist_conv())), batch="auto", loss="ce")
+
+
+def test_mnist_conv_imports_as_a_batched_model():
+    imp = import_onnx(_mnist_conv())
+    assert imp.batch and imp.name == "mnist_conv"
+    assert imp.inputs == {"Input3": (1, 28, 28)}
+    # the bias 8×1×1 is squeezed to 8, the 256×10 MatMul weight transposed for dense
+    assert imp.params["Parameter6"].shape == (8,)
+    assert imp.params["Parameter193_reshape1_t"].shape == (10, 256)
+    assert "maxpool(ReLU114_Output_0, 3)" in imp.text   # 14×14 → 4×4, floor mode
+    assert "conv2d(Input3, Parameter5, 2)" in imp.text  # SAME_UPPER, kernel 5: padding 2
+
+
+def test_mnist_conv_matches_the_shipped_output(mnist_rep):
+    x = _tensor(MNIST_CONV / "test_data_set_0" / "input_0.pb")
+    want = _tensor(MNIST_CONV / "test_data_set_0" / "output_0.pb")
+    (got,) = mnist_rep.run([x])
+    assert got.shape == want.shape == (1, 10)
+    rel = np.abs(got - want).max() / np.abs(want).max()
+    assert rel <= 1e-5, (rel, got, want)
+    assert got.argmax() == want.argmax()
+
+
+def test_mnist_conv_gradients_match_central_differences(kernel_cache):
+    """float64 kernels: the dump's gradients of the appended cross-entropy against central
+    differences of its loss, at random coordinates of every parameter."""
+    import runtime
+    from runtime.spec import _compiled
+    imp = import_onnx(_mnist_conv(), loss="ce")
+    m = runtime.load(_compiled(imp.text, "<mnist_conv.model>"), weights=dict(imp.params),
+                     precision="f64")
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0, 1, size=(2, 1, 28, 28))
+    y = np.eye(10)[[3, 7]]
+    # keep the logits moderate, so that the loss is not saturated
+    for k in m.params:
+        m.params[k] = np.asarray(m.params[k]) * (0.05 if k.startswith("Parameter193") else 1.0)
+    inputs = {"Input3": x, "y": y}
+    _, grads = m.batch_gradients(inputs)
+    h = 1e-6
+    for name, g in grads.items():
+        w = m.params[name]
+        for _ in range(3):
+            i = tuple(int(rng.integers(d)) for d in w.shape)
+            old = float(w[i])
+            w[i] = old + h
+            lp, _ = m.batch_gradients(inputs)
+            w[i] = old - h
+            lm, _ = m.batch_gradients(inputs)
+            w[i] = old
+            fd = (lp - lm) / (2 * h)
+            assert abs(fd - g[i]) <= 1e-5 * max(1.0, abs(fd)), (name, i, fd, g[i])
+
+
+@pytest.mark.slow
+def test_mnist_conv_fine_tunes_with_the_trainer(tmp_path, kernel_cache):
+    """The three-line path of the README: import, train from the imported weights, predict."""
+    out = tmp_path / "imp"
+    r = subprocess.run([sys.executable, "-m", "extract", "import", str(_mnist_conv()),
+                        "--out", str(out)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-m", "runtime", "train", str(out / "mnist_conv.model"),
+                        "--weights", str(out / "mnist_conv.npz"), "--epochs", "1",
+                        "--lr", "0.01", "--batch-size", "10", "--train-limit", "2000",
+                        "--test-limit", "2000", "--no-progress", "--out", str(tmp_path / "ft")],
+                       capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stderr
+    before = float(re.search(r"test accuracy of .*: ([0-9.]+)", r.stdout).group(1))
+    after = float(re.search(r"epoch 1/1 .* test acc ([0-9.]+)", r.stdout).group(1))
+    assert before > 0.95 and after > 0.95, r.stdout
+    assert (tmp_path / "ft" / "weights.npz").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. ONNX's node tests
+
+OPERATORS = ("Add", "Sub", "Mul", "Div", "Max", "Sum", "Relu", "Sigmoid", "Exp", "Log", "Neg",
+             "Reciprocal", "Identity", "Conv", "MaxPool", "AveragePool", "MatMul", "Gemm",
+             "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Softmax",
+             "LogSoftmax", "ReduceSum", "ReduceMean")
+# element types other than float32/float64 are out of scope: not collected at all
+_OTHER_TYPES = re.compile(r"_(u?int\d+|float16|bfloat16|bool|string)(_|$)|_expanded")
+
+
+def _node_cases():
+    from onnx.backend.test.case.node import collect_testcases
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = collect_testcases(None)
+    return [c for c in cases
+            if len(c.model.graph.node) == 1 and c.model.graph.node[0].op_type in OPERATORS
+            and not _OTHER_TYPES.search(c.name)]
+
+
+NODE_CASES = _node_cases()
+
+
+def test_the_node_tests_cover_every_supported_operator():
+    ops = {c.model.graph.node[0].op_type for c in NODE_CASES}
+    assert ops == set(OPERATORS), set(OPERATORS) - ops
+    assert len(NODE_CASES) > 150
+
+
+@pytest.mark.parametrize("case", NODE_CASES, ids=[c.name for c in NODE_CASES])
+def test_onnx_node(case, kernel_cache):
+    try:
+        rep = backend.prepare(case.model)
+        outs = [rep.run(list(ins)) for ins, _ in case.data_sets]
+    except OnnxImportError as e:
+        pytest.skip(f"not expressible: {e}")
+    for got, (_, want) in zip(outs, case.data_sets):
+        np.testing.assert_allclose(got[0], want[0], rtol=case.rtol, atol=max(case.atol, 1e-6))
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. ONNX's backend test runner, on its pytorch-converted models
+
+# every pytorch-converted model whose operators are all supported: through our runner, passed
+# or skipped with the importer's reason (strides, groups, pads, …)
+def _converted_cases():
+    from onnx.backend.test.loader import load_model_tests
+    out = []
+    for c in load_model_tests(kind="pytorch-converted"):
+        m = onnx.load(os.path.join(c.model_dir, "model.onnx"))
+        if {n.op_type for n in m.graph.node} <= set(OPERATORS):
+            out.append(c)
+    return out
+
+
+CONVERTED = _converted_cases()
+
+
+@pytest.mark.parametrize("case", CONVERTED, ids=[c.name for c in CONVERTED])
+def test_onnx_pytorch_converted(case, kernel_cache):
+    import glob
+    m = onnx.load(os.path.join(case.model_dir, "model.onnx"))
+    try:
+        rep = backend.prepare(m)
+    except OnnxImportError as e:
+        pytest.skip(f"not expressible: {e}")
+    sets = sorted(glob.glob(os.path.join(case.model_dir, "test_data_set_*")))
+    assert sets
+    for d in sets:
+        ins = [_tensor(Path(p)) for p in sorted(glob.glob(os.path.join(d, "input_*.pb")))]
+        want = [_tensor(Path(p)) for p in sorted(glob.glob(os.path.join(d, "output_*.pb")))]
+        got = rep.run(ins)
+        np.testing.assert_allclose(got[0], want[0], rtol=case.rtol, atol=max(case.atol, 1e-6))
+
+
+# and ONNX's own runner (onnx.backend.test.BackendTest) on those that import
+RUNNER = ("Conv2d", "Conv2d_no_bias", "ReLU", "Sigmoid", "Softmax", "LogSoftmax", "Linear",
+          "Linear_no_bias", "log_softmax_lastdim", "softmax_lastdim", "AvgPool2d",
+          "AvgPool2d_stride")
+_BT = onnx.backend.test.BackendTest(backend.Backend, __name__)
+for _name in RUNNER:
+    _BT.include(rf"^test_{_name}_cpu$")
+_RUNNER_CASES = _BT.test_cases  # (a property that builds new classes at every call)
+for _cls_name, _cls in _RUNNER_CASES.items():
+    for _attr in [a for a in vars(_cls) if a.startswith("test_")]:
+        if not any(_attr == f"test_{n}_cpu" for n in RUNNER):
+            delattr(_cls, _attr)   # only ours: not thousands of skips
+    globals()[_cls_name] = _cls
+
+
+def test_the_runner_ran_what_it_was_given():
+    ran = {a for c in _RUNNER_CASES.values() for a in vars(c) if a.startswith("test_")}
+    assert ran == {f"test_{n}_cpu" for n in RUNNER}
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. what cannot be expressed is rejected, naming the node
+
+def _one_node(op, inputs, output, attrs=None, inits=()):
+    node = helper.make_node(op, [i[0] for i in inputs], [output[0]], name="n1", **(attrs or {}))
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs
+         if n not in {i.name for i in inits}],
+        [helper.make_tensor_value_info(output[0], TensorProto.FLOAT, output[1])],
+        initializer=list(inits))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+@pytest.mark.parametrize("attrs, what", [
+    ({"kernel_shape": [3, 3], "strides": [2, 2]}, "strides=[2, 2]"),
+    ({"kernel_shape": [3, 3], "dilations": [2, 2]}, "dilations=[2, 2]"),
+    ({"kernel_shape": [3, 3], "group": 2}, "group=2"),
+    ({"kernel_shape": [3, 3], "pads": [1, 0, 1, 0]}, "pads=[1, 0, 1, 0]"),
+])
+def test_an_unsupported_conv_attribute_names_the_node(attrs, what):
+    w = numpy_helper.from_array(np.zeros((2, 2, 3, 3), np.float32), "w")
+    m = _one_node("Conv", [("x", [1, 2, 6, 6]), ("w", [2, 2, 3, 3])], ("y", None), attrs, [w])
+    with pytest.raises(OnnxImportError) as e:
+        import_onnx(m, batch=False)
+    assert "node 'n1' (Conv)" in str(e.value) and what in str(e.value)
+
+
+def test_an_unsupported_operator_and_an_integer_input_are_named():
+    m = _one_node("Tanh", [("x", [3])], ("y", [3]))
+    with pytest.raises(OnnxImportError, match=r"node 'n1' \(Tanh\): operator not supported"):
+        import_onnx(m)
+    m = _one_node("Relu", [("x", [3])], ("y", [3]))
+    m.graph.input[0].type.tensor_type.elem_type = TensorProto.INT32
+    with pytest.raises(OnnxImportError, match="graph input 'x': element type INT32"):
+        import_onnx(m)
+
+
+def test_the_cli_reports_an_error_in_one_line_and_writes_nothing(tmp_path):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not a protobuf at all")
+    r = subprocess.run([sys.executable, "-m", "extract", "import", str(bad), "--out",
+                        str(tmp_path / "out")], capture_output=True, text=True)
+    assert r.returncode == 1 and r.stderr.startswith("error: ") and r.stderr.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+    m = _one_node("Tanh", [("x", [1, 3])], ("y", [1, 3]))
+    onnx.save(m, str(tmp_path / "tanh.onnx"))
+    r = subprocess.run([sys.executable, "-m", "extract", "import", str(tmp_path / "tanh.onnx"),
+                        "--out", str(tmp_path / "out")], capture_output=True, text=True)
+    assert r.returncode == 1 and "(Tanh): operator not supported" in r.stderr
+    assert not (tmp_path / "out").exists()
