@@ -9,6 +9,9 @@
 --   dump-grads   that list is the optimised binding entries followed by
 --                the optimised base entries, env-map optimise of
 --                base-env (chain-grads-split, mapped);
+--   chain-values for a placeholder-free chain and a seed that reads no
+--                placeholder, chain-∇-correct with its hypotheses
+--                discharged by chain-env (Spec.Proofs.Chain.Build);
 --   dump-values  for a placeholder-free chain and a seed that reads no
 --                placeholder (ren (emb c) s′), every optimised base
 --                entry, evaluated in the environment the generated code
