@@ -124,8 +124,9 @@
 --                    seed γ₀ evaluates the forward bindings first to
 --                    last (placeholders 0), then sets each placeholder
 --                    d_x, bindings last to first, to the value of the
---                    entry chain-grads emits for x in the environment
---                    built so far (Spec.Proofs.Chain.Build).  For every
+--                    entry chain-grads emits for x, optimised as the
+--                    dump prints it, in the environment built so far
+--                    (Spec.Proofs.Chain.Build).  For every
 --                    PF chain c, clean variable y and seed that reads no
 --                    placeholder (seed = ren (emb c) s′, s′ over the
 --                    clean scope), with γ = chain-env c (emb c y) seed γ₀:
@@ -146,25 +147,30 @@
 --                    variables in A, so does every entry of ∇ e sd δ.
 --                    So the entry for x reads no placeholder of x or of
 --                    a binding before x, and filling those later does
---                    not change its value.  Assumes `Laws 𝕊` (only
---                    through chain-∇-correct; eval-only and ∇-only need
---                    no law).
+--                    not change its value.  Assumes `Laws 𝕊` (for
+--                    optimise-sound and chain-∇-correct); eval-only and
+--                    ∇-only need no law.
 --
 -- 10. dump-correct   the gradients Main prints, end to end.  Main dumps
 --                    `chain-grads-opt c seed`: the reverse pass seeded
 --                    on the last binding, every entry through `optimise`
 --                    (Spec.Dump.Model; the entries of inputs are then
 --                    left out).  For every PF chain c, every seed =
---                    ren (emb c) s′ and every γ₀:
---      dump-grads    that list is the optimised binding entries, then
---                    env-grads of env-map optimise (base-env c v₀ seed);
+--                    ren (emb c) s′, every γ₀, and (for dump-values,
+--                    dump-adjoint) any clean variable y as objective:
+--      dump-grads    the optimised list is the optimised binding
+--                    entries, then env-grads of env-map optimise
+--                    (base-env c y seed);
 --      dump-values   each of those base entries, evaluated in
---                    chain-env c v₀ seed γ₀, is at every position the
---                    entry of ∇₀ e* s₀ at γ₀ (e* the inlined objective,
---                    the last binding);
---      dump-adjoint  hence (∇₀-correct) it pairs with every base tangent
---                    v as the forward derivative does:
---                      Σₓ ⟨ ⟦ optimise (chain gradient)ₓ ⟧ γ , vₓ ⟩ ≡ ⟨ ⟦ s₀ ⟧ γ₀ , D⟦ e* ⟧ γ₀ v ⟩.
+--                    γ = chain-env c (emb c y) seed γ₀, is at every
+--                    position the entry of ∇₀ e* s₀ at γ₀ (e* = inl c pf y
+--                    the inlined objective, s₀ the inlined seed);
+--      dump-adjoint  hence (∇₀-correct) they pair with every base
+--                    tangent v as the forward derivative does:
+--                      Σₓ ⟨ ⟦ optimise (chain gradient)ₓ ⟧ γ , vₓ ⟩ ≡ ⟨ ⟦ s₀ ⟧ γ₀ , D⟦ e* ⟧ γ₀ v ⟩;
+--      dump-correct  both for Main's objective, the last binding
+--                    (v₀ = emb c (top c)): the list chain-grads-opt c
+--                    seed, and the values of its base entries.
 --    It composes optimise-sound, chain-grads-split, chain-∇-correct and
 --    item 9.  Instances, for every chain Main prints: cnn-dump,
 --    dot-dump, chain-dump, ops-dump (Spec.Model.*, PF from

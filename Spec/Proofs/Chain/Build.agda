@@ -9,7 +9,8 @@
 --      the value of its expression, each placeholder d_x zero);
 --   2. the gradient entries of the bindings, last to first (`fill`):
 --      d_x is set to the value, in the environment built so far, of
---      the entry chain-grads emits for x.
+--      the entry chain-grads emits for x, optimised (what the dump
+--      prints for d_x; optimise-sound: the same value as unoptimised).
 --
 -- Why this is consistent: the entry for x only reads variables that
 -- are not placeholders of x or of bindings before x (`NotPh`), and
@@ -38,6 +39,8 @@ open import Spec.Lang.Subst using (Ren; ren)
 open import Spec.Lang.Eval 𝕊
 open import Spec.Lang.AD using (EnvE; lookupE; ∇; env-zero)
 open import Spec.Lang.Chain using (Chain; ε; _▹_)
+open import Spec.Lang.Opt using (optimise)
+open import Spec.Proofs.Opt 𝕊 using (optimise-sound)
 open import Spec.Proofs.Chain.Typed using (_⊑_; here; there; wkw; step; seed-env; baseCtx)
 open import Spec.Proofs.Chain.Inline 𝕊 using (PF; clean; emb; ValCons; base-env₀)
 open import Spec.Proofs.Chain 𝕊 laws using (Consistent)
@@ -161,7 +164,7 @@ run-base (c ▹ _) γ₀ = run-base c γ₀
 fill : Chain Δ → Δ ⊑ Φ → Env Φ → EnvE Φ Φ → Env Φ
 fill (ε _)         w γ δ = γ
 fill (c ▹ (_ , e)) w γ δ =
-  fill c (there w) (set (wkw w v₁) (⟦ lookupE δ (wkw w v₀) ⟧ γ) γ) (step (wkw w) e δ)
+  fill c (there w) (set (wkw w v₁) (⟦ optimise (lookupE δ (wkw w v₀)) ⟧ γ) γ) (step (wkw w) e δ)
 
 -- filling changes placeholders of c only
 fill-agree : (c : Chain Δ) (w : Δ ⊑ Φ) (γ : Env Φ) (δ : EnvE Φ Φ)
@@ -171,7 +174,7 @@ fill-agree (c ▹ (_ , e)) w γ δ {is} x (ne , h) =
   Same-trans is (fill-agree c (there w) γ₁ (step (wkw w) e δ) x h)
                 (≡⇒Same is (lookup-set-≠ x (wkw w v₁) a γ ne))
   where
-    a  = ⟦ lookupE δ (wkw w v₀) ⟧ γ
+    a  = ⟦ optimise (lookupE δ (wkw w v₀)) ⟧ γ
     γ₁ = set (wkw w v₁) a γ
 
 -- the entries of δ read no placeholder of c: then fill is consistent
@@ -182,7 +185,7 @@ fill-consistent {Φ = Φ} (c ▹ (n , e)) (pf , (e′ , refl)) w γ δ oδ =
   this , fill-consistent c pf (there w) γ₁ δ′ oδ′
   where
     d  = wkw w v₁
-    a  = ⟦ lookupE δ (wkw w v₀) ⟧ γ
+    a  = ⟦ optimise (lookupE δ (wkw w v₀)) ⟧ γ
     γ₁ = set d a γ
     δ′ = step (wkw w) (ren (emb c) e′) δ
     γ* = fill c (there w) γ₁ δ′
@@ -199,8 +202,9 @@ fill-consistent {Φ = Φ} (c ▹ (n , e)) (pf , (e′ , refl)) w γ δ oδ =
     this : ∀ i → ⟦ lookupE δ (wkw w v₀) ⟧ γ* i ≡ lookup d γ* i
     this i = trans (eval-only (fill-agree (c ▹ (n , ren (emb c) e′)) w γ δ)
                               (lookupE δ (wkw w v₀)) (AllOnly-lookup {Γ = Φ} δ oδ (wkw w v₀)) i)
+                   (trans (sym (optimise-sound laws (lookupE δ (wkw w v₀)) γ i))
                    (trans (cong (λ f → f i) (sym (lookup-set d a γ)))
-                          (sym (fill-agree c (there w) γ₁ δ′ d od i)))
+                          (sym (fill-agree c (there w) γ₁ δ′ d od i))))
 
 ------------------------------------------------------------------------
 -- The bindings keep their values
