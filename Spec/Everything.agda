@@ -56,6 +56,10 @@ import Spec.Proofs.Chain.Inline
 import Spec.Proofs.Chain.OneHot
 import Spec.Proofs.Chain
 import Spec.Proofs.Chain.Example
+import Spec.Proofs.Chain.Local
+import Spec.Proofs.Chain.Build
+import Spec.Proofs.Chain.Dump
+import Spec.Proofs.Chain.Models
 import Spec.Front.Shape
 import Spec.Front.Result
 import Spec.Front.Term

@@ -90,7 +90,9 @@
 --                    chain gradients equal those of the inlined
 --                    expression.  Assumes `Laws 𝕊`.  Spec.Proofs.Chain.
 --                    Example discharges every hypothesis for the paper's
---                    chain example (x = a·b, y = x·x).
+--                    chain example (x = a·b, y = x·x) by hand; item 9
+--                    discharges Consistent and ValCons for every PF
+--                    chain (chain-values).
 --
 -- 7. infer-faithful  the elaborator of the model language (Spec.Front)
 --                    is faithful: whenever it turns a core term t into
@@ -114,15 +116,73 @@
 --                    Spec.Lang.Unren): elaborated-pf says every
 --                    elaborated model carries its proof, and
 --                    Spec.Model.PF holds those of the shipped chains
---                    (cnn, dot, chain, ops).  `Consistent` is still a
---                    hypothesis (see the README).
+--                    (cnn, dot, chain, ops).  The other hypotheses,
+--                    Consistent and ValCons, are discharged by item 9.
+--
+-- 9. chain-env       the environment the generated code computes, built:
+--                    from values γ₀ of the base variables, chain-env c y
+--                    seed γ₀ evaluates the forward bindings first to
+--                    last (placeholders 0), then sets each placeholder
+--                    d_x, bindings last to first, to the value of the
+--                    entry chain-grads emits for x, optimised as the
+--                    dump prints it, in the environment built so far
+--                    (Spec.Proofs.Chain.Build).  For every
+--                    PF chain c, clean variable y and seed that reads no
+--                    placeholder (seed = ren (emb c) s′, s′ over the
+--                    clean scope), with γ = chain-env c (emb c y) seed γ₀:
+--    chain-env-consistent  Consistent c here γ (seed-env (emb c y) seed);
+--    chain-env-values      ValCons c γ;
+--    chain-env-base        γ's base variables hold γ₀;
+--    chain-values          so, with chain-∇-correct and no hypothesis
+--                          left: for every base array variable x and
+--                          position i,
+--                      ⟦ (base-env c (emb c y) seed)ₓ ⟧ γ i ≡ ⟦ (∇₀ e* s₀)ₓ ⟧ γ₀ i
+--                    with e* = inl c pf y and s₀ = subst (inl c pf) s′
+--                    the inlined objective and seed.  The key is the
+--                    locality of reverse mode:
+--    eval-only       if every variable of e satisfies A (`Only A e`,
+--                    syntactic), e means the same in two environments
+--                    that agree on A;
+--    ∇-only          if e, the seed and every entry of δ read only
+--                    variables in A, so does every entry of ∇ e sd δ.
+--                    So the entry for x reads no placeholder of x or of
+--                    a binding before x, and filling those later does
+--                    not change its value.  Assumes `Laws 𝕊` (for
+--                    optimise-sound and chain-∇-correct); eval-only and
+--                    ∇-only need no law.
+--
+-- 10. dump-correct   the gradients Main prints, end to end.  Main dumps
+--                    `chain-grads-opt c seed`: the reverse pass seeded
+--                    on the last binding, every entry through `optimise`
+--                    (Spec.Dump.Model; the entries of inputs are then
+--                    left out).  For every PF chain c, every seed =
+--                    ren (emb c) s′, every γ₀, and (for dump-values,
+--                    dump-adjoint) any clean variable y as objective:
+--      dump-grads    the optimised list is the optimised binding
+--                    entries, then env-grads of env-map optimise
+--                    (base-env c y seed);
+--      dump-values   each of those base entries, evaluated in
+--                    γ = chain-env c (emb c y) seed γ₀, is at every
+--                    position the entry of ∇₀ e* s₀ at γ₀ (e* = inl c pf y
+--                    the inlined objective, s₀ the inlined seed);
+--      dump-adjoint  hence (∇₀-correct) they pair with every base
+--                    tangent v as the forward derivative does:
+--                      Σₓ ⟨ ⟦ optimise (chain gradient)ₓ ⟧ γ , vₓ ⟩ ≡ ⟨ ⟦ s₀ ⟧ γ₀ , D⟦ e* ⟧ γ₀ v ⟩;
+--      dump-correct  both for Main's objective, the last binding
+--                    (v₀ = emb c (top c)): the list chain-grads-opt c
+--                    seed, and the values of its base entries.
+--    It composes optimise-sound, chain-grads-split, chain-∇-correct and
+--    item 9.  Instances, for every chain Main prints: cnn-dump,
+--    dot-dump, chain-dump, ops-dump (Spec.Model.*, PF from
+--    Spec.Model.PF) and elaborated-dump (every elaborated model file,
+--    seeded with `one` as Main does).  Assumes `Laws 𝕊`.
 ------------------------------------------------------------------------
 open import Spec.Scalar using (Scalar)
 open import Spec.Scalar.Laws using (Laws)
 
 module Spec.Theorems (𝕊 : Scalar) where
 
-open import Data.Product using (_,_)
+open import Data.Product using (_,_; _×_)
 open import Relation.Binary.PropositionalEquality using (_≡_)
 open Scalar 𝕊 using (_+_)
 
@@ -157,6 +217,16 @@ open import Spec.Front.Check using (infer)
 open import Spec.Front.Model using (Elaborated; elaborate; erase-chain)
 open import Spec.Front.Properties using (_returns_)
 import Spec.Front.Properties as Front
+open import Spec.Lang.Chain using (opt-gradient; chain-grads-opt)
+open import Spec.Lang.AD using (env-map)
+open import Data.List using (map)
+open import Spec.Proofs.Chain.Local 𝕊 using (Pred; Only; Agree; AllOnly)
+import Spec.Proofs.Chain.Local 𝕊 as Local
+open import Spec.Model.PF using (cnn-pf; dot-pf; chain-pf; ops-pf)
+import Spec.Model.CNN as CNN
+import Spec.Model.Dot as Dot
+import Spec.Model.ChainExample as ChainExample
+import Spec.Model.Ops as Ops
 
 private
   variable
@@ -278,3 +348,101 @@ elaborate-faithful = Front.elaborate-faithful
 
 elaborated-pf : (m : Elaborated) → PF (Elaborated.chain m)
 elaborated-pf = Elaborated.pf
+
+------------------------------------------------------------------------
+-- Locality
+
+eval-only : {A : Pred Γ} {γ γ′ : Env Γ} → Agree A γ γ′
+          → (e : E Γ is) → Only A e → Same is (⟦ e ⟧ γ) (⟦ e ⟧ γ′)
+eval-only = Local.eval-only
+
+∇-only : {A : Pred Δ} (e sd : E Δ (ar s)) (δ : EnvE Δ Δ)
+       → Only A e → Only A sd → AllOnly Δ A δ → AllOnly Δ A (∇ e sd δ)
+∇-only = Local.∇-only
+
+------------------------------------------------------------------------
+-- The environment of the generated code, and the dump
+
+module _ (laws : Laws 𝕊) where
+  open import Spec.Proofs.AD.Env 𝕊 laws using (⟨_,_⟩) renaming (ip to ipE)
+  import Spec.Proofs.Chain 𝕊 laws as CH
+  open CH using (Consistent)
+  import Spec.Proofs.Chain.Build 𝕊 laws as CB
+  open CB using (chain-env)
+  import Spec.Proofs.Chain.Dump 𝕊 laws as CD
+  open CD using (top; DumpCorrect)
+  import Spec.Proofs.Chain.Models 𝕊 laws as CM
+
+  chain-env-consistent : ∀ {Φ p} (c : Chain Φ) (pf : PF c) (y : ar p ∈ clean c) (s′ : E (clean c) (ar p))
+                           (γ₀ : Env (baseCtx c))
+                         → Consistent c here (chain-env c (emb c y) (ren (emb c) s′) γ₀)
+                                             (seed-env (emb c y) (ren (emb c) s′))
+  chain-env-consistent = CB.chain-env-consistent
+
+  chain-env-values : ∀ {Φ p} (c : Chain Φ) (pf : PF c) (y : ar p ∈ clean c) (s′ : E (clean c) (ar p))
+                       (γ₀ : Env (baseCtx c))
+                     → ValCons c (chain-env c (emb c y) (ren (emb c) s′) γ₀)
+  chain-env-values = CB.chain-env-values
+
+  chain-env-base : ∀ {Φ p} (c : Chain Φ) (pf : PF c) (y : ar p ∈ clean c) (s′ : E (clean c) (ar p))
+                     (γ₀ : Env (baseCtx c))
+                   → ∀ {is} (x : is ∈ baseCtx c)
+                   → Same is (lookup x (base-env₀ c (chain-env c (emb c y) (ren (emb c) s′) γ₀))) (lookup x γ₀)
+  chain-env-base = CB.chain-env-base
+
+  chain-values : ∀ {Φ p} (c : Chain Φ) (pf : PF c) (y : ar p ∈ clean c) (s′ : E (clean c) (ar p))
+                   (γ₀ : Env (baseCtx c))
+                 → ∀ {s} (x : ar s ∈ baseCtx c) (i : P s)
+                 → ⟦ lookupE {baseCtx c} (base-env c (emb c y) (ren (emb c) s′)) x ⟧
+                     (chain-env c (emb c y) (ren (emb c) s′) γ₀) i
+                   ≡ ⟦ lookupE {baseCtx c} (∇₀ (inl c pf y) (subst (inl c pf) s′)) x ⟧ γ₀ i
+  chain-values = CD.chain-values
+
+  dump-grads : ∀ {Φ p} (c : Chain Φ) (y : ar p ∈ Φ) (seed : E Φ (ar p))
+             → map opt-gradient (chain-grads c y seed)
+               ≡ map opt-gradient (binding-grads c (λ x → x) (seed-env y seed))
+                 ++ env-grads (baseNames c) (env-map {Γ = baseCtx c} optimise (base-env c y seed))
+  dump-grads = CD.dump-grads
+
+  dump-values : ∀ {Φ p} (c : Chain Φ) (pf : PF c) (y : ar p ∈ clean c) (s′ : E (clean c) (ar p))
+                  (γ₀ : Env (baseCtx c))
+                → ∀ {s} (x : ar s ∈ baseCtx c) (i : P s)
+                → ⟦ lookupE {baseCtx c} (env-map {Γ = baseCtx c} optimise (base-env c (emb c y) (ren (emb c) s′))) x ⟧
+                    (chain-env c (emb c y) (ren (emb c) s′) γ₀) i
+                  ≡ ⟦ lookupE {baseCtx c} (∇₀ (inl c pf y) (subst (inl c pf) s′)) x ⟧ γ₀ i
+  dump-values = CD.dump-values
+
+  dump-adjoint : ∀ {Φ p} (c : Chain Φ) (pf : PF c) (y : ar p ∈ clean c) (s′ : E (clean c) (ar p))
+                   (γ₀ : Env (baseCtx c)) (v : TEnv (baseCtx c))
+                 → ipE (baseCtx c) (env-map {Γ = baseCtx c} optimise (base-env c (emb c y) (ren (emb c) s′)))
+                       (chain-env c (emb c y) (ren (emb c) s′) γ₀) v
+                   ≡ ⟨ ⟦ subst (inl c pf) s′ ⟧ γ₀ , D⟦ inl c pf y ⟧ γ₀ v ⟩
+  dump-adjoint = CD.dump-adjoint
+
+  -- top c: the last binding (v₀ of the scope) as a clean variable.
+  -- DumpCorrect c pf seed s′ is the conclusion below.
+  dump-correct : ∀ {Δ p} (c : Chain (Δ ▹ ar p ▹ ar p)) (pf : PF c) (seed : E (Δ ▹ ar p ▹ ar p) (ar p))
+                   (s′ : E (clean c) (ar p)) → seed ≡ ren (emb c) s′
+               → (chain-grads-opt c seed
+                  ≡ map opt-gradient (binding-grads c (λ x → x) (seed-env v₀ seed))
+                    ++ env-grads (baseNames c) (env-map {Γ = baseCtx c} optimise (base-env c v₀ seed)))
+                 × (∀ (γ₀ : Env (baseCtx c)) {s} (x : ar s ∈ baseCtx c) (i : P s)
+                    → ⟦ lookupE {baseCtx c} (env-map {Γ = baseCtx c} optimise (base-env c v₀ seed)) x ⟧
+                        (chain-env c v₀ seed γ₀) i
+                      ≡ ⟦ lookupE {baseCtx c} (∇₀ (inl c pf (top c)) (subst (inl c pf) s′)) x ⟧ γ₀ i)
+  dump-correct = CD.dump-correct
+
+  cnn-dump : DumpCorrect CNN.chain cnn-pf CNN.seed one
+  cnn-dump = CM.cnn-dump
+
+  dot-dump : DumpCorrect Dot.chain dot-pf Dot.seed (var v₃)
+  dot-dump = CM.dot-dump
+
+  chain-dump : DumpCorrect ChainExample.chain chain-pf ChainExample.seed one
+  chain-dump = CM.chain-dump
+
+  ops-dump : DumpCorrect Ops.chain ops-pf Ops.seed one
+  ops-dump = CM.ops-dump
+
+  elaborated-dump : (m : Elaborated) → DumpCorrect (Elaborated.chain m) (Elaborated.pf m) one one
+  elaborated-dump = CM.elaborated-dump
