@@ -75,3 +75,6 @@ import Spec.Front.Examples
 import Spec.Lang.Unren
 import Spec.Lang.Chain.Clean
 import Spec.Model.PF
+import Spec.Scalar.Derivatives
+import Spec.Scalar.Dual
+import Spec.Proofs.Dual

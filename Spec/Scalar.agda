@@ -10,13 +10,18 @@
 -- ring, so the theorems say nothing exact about it (see README).
 --
 -- The elementwise functions `Fn` (the node `un f` of E) are opaque to
--- the theorems: no law about them is assumed.  Their derivatives are
--- declared, in terms of the functions themselves and the ring
--- operations, by Spec.Proofs.Forward (f′):
+-- the theorems: no law about them is assumed.  Their derivatives, and
+-- max's, are declared in terms of the functions themselves and the
+-- ring operations by Spec.Scalar.Derivatives (f′, max-sel):
 --   logistic′ x = logistic x · (1 − logistic x)   exp′ x = exp x
 --   log′ x = recip x      recip′ x = − (recip x · recip x)
 --   relu′ x = step x      step′ x = 0
+--   max′ a b = (st , 1 − st) with st = step (a − b)
 -- (so relu′ 0 = step 0, which is 0 in Float: see Spec.Scalar.Float).
+-- These are the only declared facts of differentiation: the sum,
+-- product and chain rules of the forward derivative are a theorem,
+-- evaluation over the dual numbers Dual 𝕊 (Spec.Scalar.Dual,
+-- Spec.Proofs.Dual), which is itself a `Scalar`.
 ------------------------------------------------------------------------
 module Spec.Scalar where
 
@@ -42,4 +47,4 @@ record Scalar : Set₁ where
     -_        : R → R
     fn        : Fn → R → R   -- the elementwise functions
     scaledown : ℕ → R → R    -- x / n
-    max       : R → R → R    -- the larger of the two (derivative: Spec.Proofs.Forward)
+    max       : R → R → R    -- the larger of the two (derivative: Spec.Scalar.Derivatives)

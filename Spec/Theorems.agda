@@ -41,10 +41,11 @@
 --    where ⟨ a , b ⟩ = Σᵢ aᵢ · bᵢ over all positions, ipE Δ δ ρ v sums
 --    ⟨ ⟦ δₓ ⟧ ρ , vₓ ⟩ over the array variables x of Δ (index variables
 --    carry no derivative; Spec.Proofs.AD.Env), and D⟦ e ⟧ ρ v is the
---    forward (dual-number) derivative of e at ρ in direction v
---    (Spec.Proofs.Forward).  The derivatives of the elementwise
---    functions (un f, Spec.Scalar.Fn) and of max (a ⊔ b) are declared
---    there, not proved:
+--    forward derivative of e at ρ in direction v (Spec.Proofs.Forward;
+--    by item 9 it is the ε-part of evaluating e over dual numbers).
+--    The derivatives of the elementwise functions (un f,
+--    Spec.Scalar.Fn) and of max (a ⊔ b) are declared, not proved
+--    (Spec.Scalar.Derivatives, re-exported by Spec.Proofs.Forward):
 --      logistic′ x = logistic x · (1 − logistic x)
 --      exp′ x      = exp x
 --      log′ x      = recip x
@@ -176,13 +177,37 @@
 --    dot-dump, chain-dump, ops-dump (Spec.Model.*, PF from
 --    Spec.Model.PF) and elaborated-dump (every elaborated model file,
 --    seeded with `one` as Main does).  Assumes `Laws 𝕊`.
+--
+--
+-- 11. D-dual         the forward derivative is evaluation over dual
+--                    numbers: for every array expression e, environment
+--                    ρ, tangents v and position i,
+--                      ⟦ e ⟧ᴰ (dual-env ρ v) i ≡ (⟦ e ⟧ ρ i , D⟦ e ⟧ ρ v i)
+--                    where ⟦_⟧ᴰ is ⟦_⟧ over Dual 𝕊 (Spec.Scalar.Dual:
+--                    pairs (a , a′) = a + a′ε with ε² = 0; +, - and
+--                    scaledown componentwise, the product that of
+--                    a + a′ε and b + b′ε, and the primitives carrying
+--                    their declared derivatives: fn f (a , a′) =
+--                    (fn f a , f′ f a · a′), max (a , a′) (b , b′) =
+--                    (max a b , st · a′ + (1 − st) · b′)), and
+--                    dual-env ρ v pairs each array variable's value with
+--                    its tangent (index variables unchanged).  So the
+--                    sum, product and chain rules of D⟦_⟧ (item 4) are
+--                    a theorem; the derivatives of the primitives
+--                    (f′, max-sel: Spec.Scalar.Derivatives) are the only
+--                    declared facts.  No law needed.
+--    ∇₀-dual         with ∇₀-correct: the reverse-mode gradients pair
+--                    with the tangents as the seed pairs with the ε-part
+--                    of the dual evaluation:
+--                      Σₓ ⟨ ⟦ (∇₀ e s)ₓ ⟧ ρ , vₓ ⟩ ≡ ⟨ ⟦ s ⟧ ρ , proj₂ ∘ ⟦ e ⟧ᴰ (dual-env ρ v) ⟩
+--                    Assumes `Laws 𝕊` (for ∇₀-correct).
 ------------------------------------------------------------------------
 open import Spec.Scalar using (Scalar)
 open import Spec.Scalar.Laws using (Laws)
 
 module Spec.Theorems (𝕊 : Scalar) where
 
-open import Data.Product using (_,_; _×_)
+open import Data.Product using (_,_; _×_; proj₂)
 open import Relation.Binary.PropositionalEquality using (_≡_)
 open Scalar 𝕊 using (_+_)
 
@@ -227,6 +252,10 @@ import Spec.Model.CNN as CNN
 import Spec.Model.Dot as Dot
 import Spec.Model.ChainExample as ChainExample
 import Spec.Model.Ops as Ops
+open import Spec.Scalar.Dual using (Dual)
+import Spec.Lang.Eval (Dual 𝕊) as 𝔻   -- ⟦_⟧ over the dual numbers
+import Spec.Proofs.Dual 𝕊 as DualP
+open DualP using (dual-env)
 
 private
   variable
@@ -446,3 +475,17 @@ module _ (laws : Laws 𝕊) where
 
   elaborated-dump : (m : Elaborated) → DumpCorrect (Elaborated.chain m) (Elaborated.pf m) one one
   elaborated-dump = CM.elaborated-dump
+
+------------------------------------------------------------------------
+-- Dual numbers
+
+D-dual : (e : E Γ (ar s)) (ρ : Env Γ) (v : TEnv Γ) (i : P s)
+       → 𝔻.⟦ e ⟧ (dual-env ρ v) i ≡ (⟦ e ⟧ ρ i , D⟦ e ⟧ ρ v i)
+D-dual = DualP.D-dual
+
+module _ (laws : Laws 𝕊) where
+  open import Spec.Proofs.AD.Env 𝕊 laws using (⟨_,_⟩) renaming (ip to ipE)
+
+  ∇₀-dual : (e sd : E Δ (ar s)) (ρ : Env Δ) (v : TEnv Δ)
+          → ipE Δ (∇₀ e sd) ρ v ≡ ⟨ ⟦ sd ⟧ ρ , (λ i → proj₂ (𝔻.⟦ e ⟧ (dual-env ρ v) i)) ⟩
+  ∇₀-dual = DualP.∇₀-dual laws

@@ -5,21 +5,27 @@
 --
 -- A tangent environment `TEnv Γ` holds one array per array variable of
 -- Γ (index variables carry no derivative).  D⟦ e ⟧ ρ v is the
--- directional derivative of ⟦ e ⟧ at ρ in the direction v, computed
--- with dual-number rules over the ring: sums and products by the sum
--- and product rules, everything built from indices (selections, maps,
+-- directional derivative of ⟦ e ⟧ at ρ in the direction v: sums and
+-- products by the sum and product rules, elementwise functions by the
+-- chain rule, everything built from indices (selections, maps,
 -- windows, blocks, conditionals) by doing the same to the tangents.
--- The derivatives of the elementwise functions are declared, by f′
--- below, in terms of the functions themselves and the ring operations:
+--
+-- These rules are not assumptions: Spec.Proofs.Dual proves that
+-- D⟦ e ⟧ ρ v is the ε-part of evaluating e over the dual numbers of
+-- Spec.Scalar.Dual (Spec.Theorems, item 9), so they follow from ⟦_⟧
+-- and the arithmetic of a + a′ε with ε² = 0.  The only declared facts
+-- are the derivatives of the primitives, f′ and max-sel
+-- (Spec.Scalar.Derivatives, re-exported here), written in terms of the
+-- functions themselves and the ring operations:
 --     logistic′ x = logistic x · (1 − logistic x)
 --     exp′ x      = exp x
 --     log′ x      = recip x
 --     recip′ x    = − (recip x · recip x)
 --     relu′ x     = step x          (so relu′ 0 = step 0; 0 in Float)
 --     step′ x     = 0
--- These are the only facts about the functions that differentiation
--- needs (none of them is a law: ⟦_⟧ and the theorems hold for every
--- choice of `fn` in the Scalar record).
+--     max′ a b    = (st , 1 − st),  st = step (a − b)
+-- None of them is a law: ⟦_⟧ and the theorems hold for every choice
+-- of `fn` and `max` in the Scalar record.
 ------------------------------------------------------------------------
 open import Spec.Scalar using (Scalar)
 
@@ -36,6 +42,10 @@ open import Spec.Lang.Syntax
 open import Spec.Lang.Eval 𝕊
 
 open Scalar 𝕊 renaming (scaledown to scaledownʳ; max to maxʳ)
+
+-- the declared derivatives of the elementwise functions (f′) and of max
+-- (max-sel), re-exported
+open import Spec.Scalar.Derivatives 𝕊 public using (f′; max-sel)
 
 private
   variable
@@ -57,21 +67,6 @@ tlookup {Γ ▹ ix _} v       (vₛ x) = tlookup {Γ} v x
 
 ------------------------------------------------------------------------
 -- The derivative
-
--- the declared derivatives of the elementwise functions
-f′ : Fn → R → R
-f′ Fn.logistic x = fn Fn.logistic x * (1# + - fn Fn.logistic x)
-f′ Fn.exp      x = fn Fn.exp x
-f′ Fn.log      x = fn Fn.recip x
-f′ Fn.recip    x = - (fn Fn.recip x * fn Fn.recip x)
-f′ Fn.relu     x = fn Fn.step x
-f′ Fn.step     x = 0#
-
--- the declared derivative of max: max′ a b = (st, 1 − st) with
--- st = step (a − b), so at a tie (st = step 0, 0 in Float) the
--- derivative goes to b
-max-sel : R → R → R
-max-sel a b = fn Fn.step (a + - b)
 
 D⟦_⟧ : E Γ (ar s) → Env Γ → TEnv Γ → Ar s R
 D⟦ var x ⟧                 ρ v = tlookup v x
