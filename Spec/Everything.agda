@@ -71,3 +71,6 @@ import Spec.Front.Examples
 import Spec.Lang.Unren
 import Spec.Lang.Chain.Clean
 import Spec.Model.PF
+import Spec.Scalar.Int
+import Spec.Scalar.Rational
+import Spec.Theorems.Instances
