@@ -78,3 +78,6 @@ import Spec.Model.PF
 import Spec.Scalar.Derivatives
 import Spec.Scalar.Dual
 import Spec.Proofs.Dual
+import Spec.Scalar.Int
+import Spec.Scalar.Rational
+import Spec.Theorems.Instances

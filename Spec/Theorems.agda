@@ -201,6 +201,25 @@
 --                    of the dual evaluation:
 --                      Σₓ ⟨ ⟦ (∇₀ e s)ₓ ⟧ ρ , vₓ ⟩ ≡ ⟨ ⟦ s ⟧ ρ , proj₂ ∘ ⟦ e ⟧ᴰ (dual-env ρ v) ⟩
 --                    Assumes `Laws 𝕊` (for ∇₀-correct).
+--
+-- 12. Instances      the hypothesis `Laws 𝕊` of items 3, 4, 6, 9 and 10 is
+--                    satisfiable, so those theorems are not vacuous:
+--                    Spec.Scalar.Int (ℤ-scalar, ℤ-laws) and Spec.Scalar.
+--                    Rational (ℚ-scalar, ℚ-laws) are scalar structures
+--                    with their laws, the ring laws being the standard
+--                    library's.  Over ℤ scaledown n is the identity (no
+--                    division); over ℚ it is x · (1/n) for n ≥ 1 and
+--                    x · 0 for n = 0.  Both take relu x = x ⊔ 0, step x
+--                    = 1 if x > 0 else 0, max = _⊔_, and the constant 0
+--                    for logistic, exp, log and recip (the theorems
+--                    assume nothing of these).  Spec.Theorems.Instances
+--                    applies optimise-sound, ∇₀-correct, chain-adjoint
+--                    and chain-∇-correct to both, with their types
+--                    restated for the instance, and checks by refl
+--                    that over ℤ the chain example's gradients at
+--                    a = 2, b = 3 are d_a = 2ab² = 36 and d_b = 2ba² =
+--                    24, shared through the chain and by ∇₀ of the
+--                    inlined objective alike.
 ------------------------------------------------------------------------
 open import Spec.Scalar using (Scalar)
 open import Spec.Scalar.Laws using (Laws)

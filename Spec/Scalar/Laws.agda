@@ -7,7 +7,10 @@
 -- additive and moves across products (scaledown n x · y = x ·
 -- scaledown n y).  Evaluation and AD never need these; only the proofs about
 -- them (Spec.Theorems) take a `Laws 𝕊` argument.  Float is not an
--- instance: its + is not associative.
+-- instance: its + is not associative.  The integers and the rationals
+-- are (Spec.Scalar.Int, Spec.Scalar.Rational: ℤ-laws, ℚ-laws), which
+-- shows the hypothesis can be met; Spec.Theorems.Instances applies the
+-- theorems to both.
 --
 -- The record re-exports the usual ring lemmas (+-assoc, *-comm,
 -- distribʳ, zeroˡ, -‿inverseʳ, ...) from the standard library, plus
