@@ -47,7 +47,7 @@ experiment: dump
 zoo: dump
 	$(PYTHON) -m runtime train models/mlp.model --epochs 20 --init random --lr 2 --batch-size 10
 	$(PYTHON) -m runtime train models/cnn.model --epochs 3 --init random --lr 1.0 --batch-size 10
-	$(PYTHON) -m runtime train models/lenet5.model --epochs 12 --init random --lr 0.05 --batch-size 10
+	$(PYTHON) -m runtime train models/lenet5.model --epochs 30 --init random --lr 0.05 --batch-size 10
 
 test: setup-test proofs dump
 	$(PYTHON) -m pytest -q -ra

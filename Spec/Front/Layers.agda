@@ -14,15 +14,18 @@
 --   conv(x, K)      for o : u . sum k : s . slide(x, k) * (for _ : w . K[o][k])
 --                                     K : u×s, x : r, w = r − s + 1 (leafwise)
 --   conv(x, K, b)   for o : u . conv… + (for _ : w . b[o])    b : u
---   avgpool(a, n)   the mean of every n×n block of the last two
---                   dimensions, mapped over the others:
---                   for i : M/n×N/n . (sum j : n×n . block(a, i)[j]) / n²
---   maxpool(a, n)   the maximum of every n×n block of the last two
---                   dimensions, mapped over the others: nested binary
---                   maxima of block(a, i)[c] over the constant positions c
+--   avgpool(a, k[, s])  the mean of every k×k window at stride s
+--                   (default k) of the last two dimensions, mapped over
+--                   the others; at s = k:
+--                   for i : M′×N′ . (sum j : k×k . block(a, i)[j]) / k²
+--                   (see "Pooling" below for the crop and other strides)
+--   maxpool(a, k[, s])  the maximum of every such window: nested binary
+--                   maxima over the constant window positions c
 --   maxall(a)       the maximum of all elements of a (nested binary
 --                   maxima over the constant positions): the shift of a
 --                   stable log-sum-exp
+--   (nested maxima put the first position outermost on the right, so a
+--   tie sends the gradient to the first maximal position)
 --   sqerr(r, t)     (sum j : s . ((r − t) * (r − t))[j]) / 2
 -- These are exactly the building blocks of the paper's network
 -- (Spec.Model.CNN), so its model file elaborates to the same chain.
