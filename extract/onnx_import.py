@@ -47,7 +47,7 @@ SUPPORTED = {
     "Max": "two or more inputs, broadcasting", "Sum": "broadcasting",
     "Relu": "", "Sigmoid": "", "Exp": "", "Log": "", "Neg": "", "Reciprocal": "",
     "Identity": "",
-    "Conv": "2-D, stride 1, dilation 1, group 1, symmetric padding equal on both axes",
+    "Conv": "2-D, the same stride on both axes, dilation 1, group 1, the same padding on every side",
     "MaxPool": "2-D, square window and stride, no padding, floor mode",
     "AveragePool": "2-D, square window and stride, no padding, floor mode",
     "MatMul": "rank 1 or 2 operands", "Gemm": "alpha, beta, transA, transB",
@@ -529,23 +529,32 @@ class _Importer:
         x, w = self.operand(node, 0), self.operand(node, 1)
         b = self.operand(node, 2) if len(node.input) > 2 and node.input[2] else None
         ones = lambda v: all(s == 1 for s in v)  # noqa: E731
-        self.only(node, a, {"strides": ones, "dilations": ones, "group": lambda g: g == 1,
+        same = lambda v: len(set(v)) == 1  # noqa: E731
+        self.only(node, a, {"strides": same, "dilations": ones, "group": lambda g: g == 1,
                             "kernel_shape": lambda k: len(k) == 2, "pads": lambda p: True,
                             "auto_pad": lambda p: True})
         if len(w.shape) != 4:
             self.fail(node, f"a kernel of shape {w.shape}: only 2-D convolutions (kernel "
                       f"U×C×kh×kw) are supported")
+        stride = a.get("strides", [1, 1])[0]
+        auto = a.get("auto_pad", b"NOTSET")
+        if stride != 1 and (auto.decode() if isinstance(auto, bytes) else auto) in (
+                "SAME_UPPER", "SAME_LOWER"):
+            self.fail(node, f"auto_pad={auto!r} with strides={a['strides']} is not supported")
         pad = self._pads(node, a, w.shape[2:])
         per = self._spatial(node, x, "a convolution")
         args = [self.ref(w, node)]
         if b is not None:
             args.append(self.ref(b, node))
-        if pad:
+        if pad or stride != 1:
             args.append(str(pad))
+        if stride != 1:
+            args.append(str(stride))
         C, H, W = x.shape[-3:]
         if w.shape[1] != C:
             self.fail(node, f"the kernel has {w.shape[1]} channels, the input {C}")
-        out = (w.shape[0], H + 2 * pad - w.shape[2] + 1, W + 2 * pad - w.shape[3] + 1)
+        out = (w.shape[0], (H + 2 * pad - w.shape[2]) // stride + 1,
+               (W + 2 * pad - w.shape[3]) // stride + 1)
         if per:
             n = x.shape[0]
             self.bind(node, 0, (n,) + out,

@@ -204,8 +204,9 @@ def test_onnx_pytorch_converted(case, kernel_cache):
 
 
 # and ONNX's own runner (onnx.backend.test.BackendTest) on those that import
-RUNNER = ("Conv2d", "Conv2d_no_bias", "ReLU", "Sigmoid", "Softmax", "LogSoftmax", "Linear",
-          "Linear_no_bias", "log_softmax_lastdim", "softmax_lastdim", "AvgPool2d",
+RUNNER = ("Conv2d", "Conv2d_no_bias", "Conv2d_padding", "Conv2d_strided", "ReLU", "Sigmoid",
+          "Softmax", "Softmin", "LogSoftmax", "Linear", "Linear_no_bias", "log_softmax_lastdim",
+          "log_softmax_dim3", "softmax_lastdim", "softmax_functional_dim3", "AvgPool2d",
           "AvgPool2d_stride")
 _BT = onnx.backend.test.BackendTest(backend.Backend, __name__)
 for _name in RUNNER:
@@ -238,7 +239,7 @@ def _one_node(op, inputs, output, attrs=None, inits=()):
 
 
 @pytest.mark.parametrize("attrs, what", [
-    ({"kernel_shape": [3, 3], "strides": [2, 2]}, "strides=[2, 2]"),
+    ({"kernel_shape": [3, 3], "strides": [2, 1]}, "strides=[2, 1]"),
     ({"kernel_shape": [3, 3], "dilations": [2, 2]}, "dilations=[2, 2]"),
     ({"kernel_shape": [3, 3], "group": 2}, "group=2"),
     ({"kernel_shape": [3, 3], "pads": [1, 0, 1, 0]}, "pads=[1, 0, 1, 0]"),

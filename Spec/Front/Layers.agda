@@ -49,7 +49,7 @@ open import Data.Maybe using (fromMaybe)
 open import Data.Nat using (_∸_)
 open import Data.Nat.DivMod using (_/_)
 import Data.Fin as Fin
-open import Data.Product using (proj₁)
+open import Data.Product using (proj₁; proj₂)
 open import Spec.Lang.Syntax using (IS; ar; ix)
 open import Spec.Front.Shape
 open import Spec.Front.Term
@@ -168,7 +168,37 @@ padded : ℕ → Tm → Tm
 padded zero    x = x
 padded (suc P) x = Backslide (centre (suc P)) x
 
+-- Sampling at a stride, cropping and zeros after an array (conv2d's
+-- stride and the pooling layers).
 private
+  -- the constant (0, 0) in a range (suc m)×(suc n)
+  origin : ℕ → ℕ → Tm
+  origin m n = Const (ι (suc m) ⊗ ι (suc n)) (ι Fin.zero ⊗ ι Fin.zero)
+
+  -- the first rows and columns of an M×N array: M′×N′ (M′ ≤ M, N′ ≤ N)
+  crop : ℕ → ℕ → ℕ → ℕ → Tm → Tm
+  crop M N M′ N′ a with M ∸ M′ | N ∸ N′
+  ... | zero | zero = a
+  ... | m    | n    = Slide (origin m n) a
+
+  -- an L₁×L₂ array followed by zeros, to T₁×T₂ (T ≥ L)
+  pad-end : ℕ → ℕ → ℕ → ℕ → Tm → Tm
+  pad-end L₁ L₂ T₁ T₂ a with T₁ ∸ L₁ | T₂ ∸ L₂
+  ... | zero | zero = a
+  ... | m    | n    = Backslide (origin m n) a
+
+  -- an H×W array b sampled at stride s = suc s′ (positions 0, s, 2s, …):
+  -- for i : H′×W′ . block(pad-end(b), i)[0, 0], H′ = (H − 1)/s + 1
+  sampled-shape : ℕ → ℕ → ℕ → S
+  sampled-shape s′ H W = ι (suc ((H ∸ 1) / suc s′)) ⊗ ι (suc ((W ∸ 1) / suc s′))
+
+  sample : ℕ → ℕ → ℕ → Tm → Tm
+  sample s′ H W b =
+    For (sampled-shape s′ H W)
+        (Sel (Block (pad-end H W (suc s′ * suc ((H ∸ 1) / suc s′)) (suc s′ * suc ((W ∸ 1) / suc s′))
+                             (↑[ 1 ] b)) (V 0))
+             (origin s′ s′))
+
   -- The spatial shape after padding, and the output shape w.
   spatial : ℕ → S → S → Maybe S
   spatial P (ι kh ⊗ ι kw) (ι H ⊗ ι W) with minus? (ι kh ⊗ ι kw) (ι (H + 2 * P) ⊗ ι (W + 2 * P))
@@ -176,51 +206,65 @@ private
   ... | nothing      = nothing
   spatial P _ _ = nothing
 
-  -- The trailing options: a bias and a padding, either may be left out.
-  options : List Arg → Result (List Arg × ℕ)
-  options []                = ok ([] , 0)
-  options (nat P _ ∷ [])    = ok ([] , P)
-  options (b ∷ [])          = ok (b ∷ [] , 0)
-  options (b ∷ nat P _ ∷ []) = ok (b ∷ [] , P)
-  options _ = fail "conv2d: takes an input, a kernel, optionally a bias, optionally a padding: conv2d(x, K, b, 2)"
+  -- The trailing options: a bias, a padding and a stride (after a
+  -- padding), each may be left out; the stride is returned minus one.
+  options : List Arg → Result (List Arg × ℕ × ℕ)
+  options []                          = ok ([] , 0 , 0)
+  options (nat P _ ∷ [])              = ok ([] , P , 0)
+  options (nat P _ ∷ nat (suc s) _ ∷ []) = ok ([] , P , s)
+  options (b ∷ [])                    = ok (b ∷ [] , 0 , 0)
+  options (b ∷ nat P _ ∷ [])          = ok (b ∷ [] , P , 0)
+  options (b ∷ nat P _ ∷ nat (suc s) _ ∷ []) = ok (b ∷ [] , P , s)
+  options _ = fail ("conv2d: takes an input, a kernel, optionally a bias, optionally a padding "
+                    ++ "and then a stride (at least 1): conv2d(x, K, b, 2) or conv2d(x, K, b, 1, 2)")
+
+  -- a stride-1 convolution's output (shape w, under the channel's
+  -- binder) sampled at stride s = suc s′, and the sampled shape
+  strided : ℕ → S → Tm → Tm × S
+  strided zero      w             t = t , w
+  strided s′@(suc _) (ι H ⊗ ι W)   t = sample s′ H W t , sampled-shape s′ H W
+  strided s′        w             t = t , w
 
 conv2d : List Arg → Result Tm
 conv2d (X ∷ K ∷ rest) = do
-  (bs , P) ← options rest
+  (bs , P , s′) ← options rest
   (k , u , ks) ← weight "conv2d" "kernel" K
   (x , r) ← array "conv2d" "input" X
-  body P bs k u ks x r
+  body s′ P bs k u ks x r
   where
     too-big : ∀ {A : Set} → ℕ → S → S → Result A
     too-big P ks r = fail ("conv2d: " ++ the "kernel" K ++ " has windows of shape " ++ show ks
                            ++ ", which do not fit in " ++ the "input" X ++ " of shape " ++ show r
                            ++ (if P ℕ.≡ᵇ 0 then "" else " padded by " ++ showℕ P))
-    body : ℕ → List Arg → Tm → S → S → Tm → S → Result Tm
+    body : ℕ → ℕ → List Arg → Tm → S → S → Tm → S → Result Tm
     -- one channel: x : H×W, K : U×kh×kw
-    body P bs k u ks@(ι _ ⊗ ι _) x r@(ι _ ⊗ ι _) with spatial P ks r
+    body s′ P bs k u ks@(ι _ ⊗ ι _) x r@(ι _ ⊗ ι _) with spatial P ks r
     ... | nothing = too-big P ks r
     ... | just w  =
-      withBias "conv2d" u bs (For u (term w))
-        (λ b → For u (Add (term w) (For w (Sel (↑[ 2 ] b) (V 1)))))
+      withBias "conv2d" u bs (For u (proj₁ (strided s′ w (term w))))
+        (λ b → For u (Add (proj₁ (strided s′ w (term w)))
+                          (For (proj₂ (strided s′ w (term w))) (Sel (↑[ 2 ] b) (V 1)))))
       where term : S → Tm
             term w = Sum ks (Mul (Slide (V 0) (padded P (↑[ 2 ] x)))
                                  (For w (Sel (Sel (↑[ 3 ] k) (V 2)) (V 1))))
     -- channels: x : C×H×W, K : U×C×kh×kw
-    body P bs k u (ι C′ ⊗ ks@(ι _ ⊗ ι _)) x (ι C ⊗ r@(ι _ ⊗ ι _)) with C′ ℕ.≟ C | spatial P ks r
+    body s′ P bs k u (ι C′ ⊗ ks@(ι _ ⊗ ι _)) x (ι C ⊗ r@(ι _ ⊗ ι _)) with C′ ℕ.≟ C | spatial P ks r
     ... | no _  | _ = fail ("conv2d: " ++ the "kernel" K ++ " has " ++ showℕ C′ ++ " channels, "
                             ++ the "input" X ++ " has " ++ showℕ C)
     ... | yes _ | nothing = too-big P ks r
     ... | yes _ | just w  =
-      withBias "conv2d" u bs (For u (term w))
-        (λ b → For u (Add (term w) (For w (Sel (↑[ 2 ] b) (V 1)))))
+      withBias "conv2d" u bs (For u (proj₁ (strided s′ w (term w))))
+        (λ b → For u (Add (proj₁ (strided s′ w (term w)))
+                          (For (proj₂ (strided s′ w (term w))) (Sel (↑[ 2 ] b) (V 1)))))
       where term : S → Tm
             term w = Sum (ι C) (Sum ks (Mul (Slide (V 0) (padded P (Sel (↑[ 3 ] x) (V 1))))
                                             (For w (Sel (Sel (Sel (↑[ 4 ] k) (V 3)) (V 2)) (V 1)))))
-    body P bs k u ks x r =
+    body s′ P bs k u ks x r =
       fail ("conv2d: takes an input H×W with a kernel U×kh×kw, or an input C×H×W with a kernel "
             ++ "U×C×kh×kw; found " ++ the "input" X ++ " of shape " ++ show r ++ " and "
             ++ the "kernel" K ++ " of shape " ++ show (u ⊗ ks))
-conv2d _ = fail "conv2d: takes an input, a kernel, optionally a bias, optionally a padding: conv2d(x, K, b, 2)"
+conv2d _ = fail ("conv2d: takes an input, a kernel, optionally a bias, optionally a padding "
+                 ++ "and then a stride: conv2d(x, K, b, 2) or conv2d(x, K, b, 1, 2)")
 
 ------------------------------------------------------------------------
 -- Maxima (over the constant positions of a shape: E has no max-reduction)
@@ -266,23 +310,6 @@ maxall _ = arity "maxall" "one array: maxall(z)"
 -- maxpool takes the maximum over c (first maximal position on ties,
 -- as max-over), avgpool the sum over c divided by k².
 
-private
-  -- the constant (0, 0) in a range (suc m)×(suc n)
-  origin : ℕ → ℕ → Tm
-  origin m n = Const (ι (suc m) ⊗ ι (suc n)) (ι Fin.zero ⊗ ι Fin.zero)
-
-  -- the first rows and columns of an M×N array: M′×N′ (M′ ≤ M, N′ ≤ N)
-  crop : ℕ → ℕ → ℕ → ℕ → Tm → Tm
-  crop M N M′ N′ a with M ∸ M′ | N ∸ N′
-  ... | zero | zero = a
-  ... | m    | n    = Slide (origin m n) a
-
-  -- an L₁×L₂ array followed by zeros, to T₁×T₂ (T ≥ L)
-  pad-end : ℕ → ℕ → ℕ → ℕ → Tm → Tm
-  pad-end L₁ L₂ T₁ T₂ a with T₁ ∸ L₁ | T₂ ∸ L₂
-  ... | zero | zero = a
-  ... | m    | n    = Backslide (origin m n) a
-
 data Pool : Set where
   maxᵖ avgᵖ : Pool
 
@@ -309,17 +336,15 @@ pool2 how k′ s′ M N a with (suc k′ ℕ.≤ᵇ M) ∧ (suc k′ ℕ.≤ᵇ 
     -- under `for i : out`: the element at window position c of window i
     blocked : Tm → Tm
     blocked c = Sel (Block (↑[ 1 ] cropped) (V 0)) c
-    -- under `for i : out`: the window b (an (M−k+1)×(N−k+1) array)
-    -- sampled every s, at i
+    -- the window b (an (M−k+1)×(N−k+1) array) sampled every s
     sampled : Tm → Tm
-    sampled b = Sel (Block (pad-end (suc (M ∸ k)) (suc (N ∸ k)) (s * M′) (s * N′) b) (V 0))
-                    (origin s′ s′)
+    sampled = sample s′ (suc (M ∸ k)) (suc (N ∸ k))
     body : Pool → Bool → Tm
     body maxᵖ true  = For out (fromMaybe Zero (max-of (List.map (λ q → blocked (Const win q)) (positions win))))
     body avgᵖ true  = For out (Scale (k * k) (Sum win (Sel (Block (↑[ 2 ] cropped) (V 1)) (V 0))))
-    body maxᵖ false = fromMaybe Zero (max-of (List.map (λ q → For out (sampled (↑[ 1 ] (Slide (Const win q) a))))
+    body maxᵖ false = fromMaybe Zero (max-of (List.map (λ q → sampled (Slide (Const win q) a))
                                                         (positions win)))
-    body avgᵖ false = Scale (k * k) (Sum win (For out (sampled (↑[ 1 ] (Slide (V 0) (↑[ 1 ] a))))))
+    body avgᵖ false = Scale (k * k) (Sum win (sampled (Slide (V 0) (↑[ 1 ] a))))
 
 poolₙ : Pool → ℕ → ℕ → S → Tm → Result Tm
 poolₙ how (suc k′) (suc s′) (ι M ⊗ ι N) a = pool2 how k′ s′ M N a

@@ -1,7 +1,8 @@
-"""Pooling layers of the model language (``maxpool(a, k[, s])``, ``avgpool(a, k[, s])``,
-Spec/Front/Layers.agda) against PyTorch: values and gradients at every window and stride, the
-floor mode (windows that do not fit are dropped), and ties in a max window, whose gradient goes
-to the first maximal position as in PyTorch's max-pooling."""
+"""Strided layers of the model language (Spec/Front/Layers.agda) against PyTorch: the pooling
+layers ``maxpool(a, k[, s])`` and ``avgpool(a, k[, s])`` (values and gradients at several
+windows and strides, the floor mode that drops windows that do not fit, and a tie in a max
+window, whose gradient goes to the first maximal position as in PyTorch's max-pooling), and
+``conv2d`` with a stride."""
 from __future__ import annotations
 
 import numpy as np
@@ -84,3 +85,30 @@ def test_a_window_larger_than_the_input_is_rejected(tmp_path):
     with pytest.raises(ModelError, match=r"maxpool: the window 5×5 does not fit in the last two "
                                          r"dimensions 4×4"):
         runtime.load(path)
+
+
+@pytest.mark.parametrize("H, W, P, s", [(7, 5, 1, 2), (8, 8, 0, 3)])
+def test_a_strided_conv2d_matches_pytorch(tmp_path, kernel_cache, H, W, P, s):
+    Ho, Wo = (H + 2 * P - 3) // s + 1, (W + 2 * P - 3) // s + 1
+    path = tmp_path / "sconv.model"
+    path.write_text(f"""model sconv
+input  x : 2x{H}x{W}
+param  k : 3x2x3x3
+param  b : 3
+param  r : 3x{Ho}x{Wo}
+output c = conv2d(x, k, b, {P}, {s})
+loss l = sum i : 3x{Ho}x{Wo} . (c * r)[i]
+""")
+    m = runtime.load(path, precision="f64")
+    rng = np.random.default_rng(H + s)
+    x, k, b = rng.uniform(-1, 1, (2, H, W)), rng.uniform(-1, 1, (3, 2, 3, 3)), rng.uniform(-1, 1, 3)
+    r = rng.uniform(-1, 1, (3, Ho, Wo))
+    m.params["k"], m.params["b"], m.params["r"] = k, b, r
+    kt, bt = torch.tensor(k, requires_grad=True), torch.tensor(b, requires_grad=True)
+    c = F.conv2d(torch.tensor(x)[None], kt, bt, stride=s, padding=P)[0]
+    (c * torch.tensor(r)).sum().backward()
+    np.testing.assert_allclose(m.run({"x": x[None]})[0], c.detach().numpy(), rtol=1e-12,
+                               atol=1e-12)
+    _, g = m.batch_gradients({"x": x[None]})
+    np.testing.assert_allclose(g["k"], kt.grad.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(g["b"], bt.grad.numpy(), rtol=1e-12, atol=1e-12)
