@@ -23,7 +23,8 @@ REALS = {"f32": ("float", "expf"), "f64": ("double", "exp")}
 LOGS = {"f32": "logf", "f64": "log"}
 # the helper functions a kernel may call; the templates define each one only if it is called
 # (an unused static function is a warning under Clang)
-HELPERS = ("logistic", "relu", "step", "fmax_", "imax", "vload", "vstore", "vsplat")
+HELPERS = ("logistic", "relu", "step", "fmax_", "imax", "vload", "vstore", "vsplat",
+           "vrelu", "vstep", "vfmax_")
 # samples per group in the C batch entry points (extract/lanes.py): 8 floats fill an AVX2
 # register; 8 doubles fill an AVX-512 one or two AVX2 ones (bench/PROFILE.md)
 LANES = {"f32": 8, "f64": 8}
