@@ -367,6 +367,12 @@ def main(argv=None) -> int:
         for mk in args.models:
             dump = args.dump if args.dump and mk == "cnn" else None
             src = mk if dump else resolve_model(mk)
+            try:                 # the model's dump (a model file: the Agda executable)
+                bench_model(src)
+            except Exception as e:  # noqa: BLE001  (reported, the other models still run)
+                unavailable[mk] = f"{type(e).__name__}: {e}"
+                print(f"note: model {mk} not measured: {unavailable[mk]}", file=sys.stderr)
+                continue
             mine_inits = {}
             for p, w in workers.items():
                 mine = {lab: IMPLS[lab][1] for lab in labels if IMPLS[lab][0] == p}
