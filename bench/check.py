@@ -27,24 +27,37 @@ from bench.model import BATCH, LEARNING_RATE, init_params, jittered_params, para
 REL_TOL = 1e-4
 
 
-def probe_weights() -> list[np.ndarray]:
+def probe_weights(model=None) -> list[np.ndarray]:
+    """The paper's constant weights and two jittered copies (``model``: a ``BenchModel``;
+    default the CNN)."""
+    if model is not None:
+        return [model.init_params(), model.jittered_params(seed=1),
+                model.jittered_params(seed=2, scale=0.5)]
     return [init_params(), jittered_params(seed=1), jittered_params(seed=2, scale=0.5)]
 
 
 def probe(impl, xs: np.ndarray, batch: int = BATCH, n_batches: int = 3,
-          lr: float = LEARNING_RATE) -> dict:
-    """Everything :func:`compare` needs from one implementation, as plain lists (JSON-able)."""
-    if xs.shape[0] < n_batches * batch:
-        raise ValueError(f"agreement check needs {n_batches * batch} samples, have {xs.shape[0]}")
+          lr: float = LEARNING_RATE, model=None, grad_batch: int | None = None) -> dict:
+    """Everything :func:`compare` needs from one implementation, as plain lists (JSON-able).
+    ``model``: a ``bench.model.BenchModel`` (default the CNN). ``grad_batch``: the batch of
+    the ``grad`` probes (default ``batch``); the ``train`` and ``predict`` probes run the timed
+    loops at ``batch``. The benchmark probes gradients at batch 100 whatever it times: at
+    batch 1000 the batch-mean gradient of the CNN's bias b1 cancels so much that PyTorch's
+    float32 reductions are 4e-4 off a float64 evaluation (normwise), the C's 3e-7."""
+    gb = grad_batch or batch
+    init = model.init_params if model is not None else init_params
+    if xs.shape[0] < n_batches * max(batch, gb):
+        raise ValueError(f"agreement check needs {n_batches * max(batch, gb)} samples, "
+                         f"have {xs.shape[0]}")
     grads = []
-    for k, w in enumerate(probe_weights()):
-        b = xs[(k % n_batches) * batch:((k % n_batches) + 1) * batch]
+    for k, w in enumerate(probe_weights(model)):
+        b = xs[(k % n_batches) * gb:((k % n_batches) + 1) * gb]
         loss, g = impl.batch_grad(w.copy(), np.ascontiguousarray(b))
         grads.append({"loss": float(loss), "grad": np.asarray(g, np.float32).tolist()})
-    w = init_params()
+    w = init()
     data = impl.prepare(np.ascontiguousarray(xs[:n_batches * batch]))
     losses = impl.train_prepared(w, data, batch, lr)
-    pred = impl.predict_prepared(init_params(), impl.prepare(np.ascontiguousarray(xs[:batch])),
+    pred = impl.predict_prepared(init(), impl.prepare(np.ascontiguousarray(xs[:batch])),
                                  batch)
     return {"grad": grads,
             "train": {"losses": np.asarray(losses, np.float64).tolist(),
@@ -107,13 +120,14 @@ class Agreement:
                           "ok": r.ok} for r in self.rows]}
 
 
-def compare(probes: dict[str, dict], tol: float = REL_TOL) -> Agreement:
-    """Check every probe against the first one; see the module docstring."""
+def compare(probes: dict[str, dict], tol: float = REL_TOL, slices=None) -> Agreement:
+    """Check every probe against the first one; see the module docstring. ``slices``: where
+    each parameter lives in the flat vector (default the CNN's)."""
     if not probes:
         raise ValueError("nothing to compare")
     names = list(probes)
     ref = probes[names[0]]
-    slices = param_slices()
+    slices = slices or param_slices()
     rows: list[Row] = []
     for name in names[1:]:
         p = probes[name]

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.model import N_INPUTS, N_OUT, N_PARAMS
+from bench.model import BenchModel, bench_model
 
 
-def build_info(dump: str | None = None) -> dict:
+def build_info(dump: str | None = None, model: BenchModel | None = None) -> dict:
     """Compiler flags the extractor builds with, and the dump (path, SHA-256) it reads."""
     try:
         from extract import build
@@ -23,7 +23,8 @@ def build_info(dump: str | None = None) -> dict:
         return {"error": f"{type(e).__name__}: {e}"}
     info = {}
     try:
-        path = Path(dump) if dump else build.dump_path("cnn", make=False)
+        path = (Path(dump) if dump else Path(model.dump_path) if model
+                else build.dump_path("cnn", make=False))
         info["dump"] = str(path)
         info["dump_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
     except Exception as e:  # noqa: BLE001  (informational only)
@@ -35,20 +36,24 @@ def build_info(dump: str | None = None) -> dict:
 class GeneratedC:
     name = "generated-c"
 
-    def __init__(self, precision: str = "f32", dump: str | None = None):
+    def __init__(self, precision: str = "f32", dump: str | None = None,
+                 model: BenchModel | None = None):
         if precision != "f32":
             raise ValueError("the benchmark compares float32 implementations")
-        self.dump = dump
+        self.model = model = model or bench_model("cnn", dump)
+        self.dump = dump or model.kernels_dump
         from runtime._kernels import Kernels   # the runtime's loader (extract builds, caches)
-        k = Kernels.open("cnn", precision, dump)
+        k = Kernels.open(model.name, precision, self.dump)
         self.ffi, self.lib = k.ffi, k.lib
         self.fn = {n: k.fn(n) for n in
                    ("workspace_size", "batch_grad", "sgd_update", "batch_predict")}
+        self.tp, self.ti = k.type("params") + " *", k.type("inputs") + " *"
         sizeof = self.ffi.sizeof
-        if sizeof("cnn_params") != 4 * N_PARAMS or sizeof("cnn_inputs") != 4 * N_INPUTS:
+        if (sizeof(k.type("params")) != 4 * model.n_params
+                or sizeof(k.type("inputs")) != 4 * model.n_inputs):
             raise RuntimeError("generated structs do not have the expected layout: "
-                               f"cnn_params {sizeof('cnn_params')} bytes, "
-                               f"cnn_inputs {sizeof('cnn_inputs')} bytes")
+                               f"params {sizeof(k.type('params'))} bytes, "
+                               f"inputs {sizeof(k.type('inputs'))} bytes")
         self.set_threads(1)
 
     def set_threads(self, n: int) -> None:
@@ -61,25 +66,25 @@ class GeneratedC:
 
     def batch_grad(self, w: np.ndarray, xs: np.ndarray) -> tuple[float, np.ndarray]:
         xs = np.ascontiguousarray(xs, dtype=np.float32)
-        grad = np.empty(N_PARAMS, dtype=np.float32)
+        grad = np.empty(self.model.n_params, dtype=np.float32)
         loss = np.empty(1, dtype=np.float32)
-        self.fn["batch_grad"](self._p("cnn_params *", w), self._p("cnn_inputs *", xs),
+        self.fn["batch_grad"](self._p(self.tp, w), self._p(self.ti, xs),
                               xs.shape[0], self.threads, self._pws,
-                              self._p("cnn_params *", grad), self._p("float *", loss))
+                              self._p(self.tp, grad), self._p("float *", loss))
         return float(loss[0]), grad
 
     def prepare(self, xs: np.ndarray) -> np.ndarray:
         xs = np.ascontiguousarray(xs, dtype=np.float32)
-        assert xs.shape[1] == N_INPUTS
+        assert xs.shape[1] == self.model.n_inputs
         return xs
 
     def train_prepared(self, w: np.ndarray, xs: np.ndarray, batch: int, lr: float) -> np.ndarray:
         nb = xs.shape[0] // batch
         losses = np.empty(nb, dtype=np.float32)
-        grad = np.empty(N_PARAMS, dtype=np.float32)
+        grad = np.empty(self.model.n_params, dtype=np.float32)
         bg, sgd = self.fn["batch_grad"], self.fn["sgd_update"]
-        pw, pg = self._p("cnn_params *", w), self._p("cnn_params *", grad)
-        px = self._p("cnn_inputs *", xs)
+        pw, pg = self._p(self.tp, w), self._p(self.tp, grad)
+        px = self._p(self.ti, xs)
         pl = self._p("float *", losses)
         for k in range(nb):
             bg(pw, px + k * batch, batch, self.threads, self._pws, pg, pl + k)
@@ -88,8 +93,9 @@ class GeneratedC:
 
     def predict_prepared(self, w: np.ndarray, xs: np.ndarray, batch: int) -> np.ndarray:
         n = xs.shape[0]
+        N_OUT = self.model.n_out
         out = np.empty((n, N_OUT), dtype=np.float32)
-        pw, px, po = (self._p("cnn_params *", w), self._p("cnn_inputs *", xs),
+        pw, px, po = (self._p(self.tp, w), self._p(self.ti, xs),
                       self._p("float *", out))
         for lo in range(0, n, batch):
             self.fn["batch_predict"](pw, px + lo, min(batch, n - lo), self.threads, self._pws,

@@ -88,6 +88,109 @@ def unpack_inputs(xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             np.ascontiguousarray(xs[:, :N_OUT]))
 
 
+class BenchModel:
+    """Any model's view for the benchmark, read from its dump (``runtime.spec.model_spec``):
+    the flat parameter vector (parameters in context order, each row-major), the ``(n,
+    n_inputs)`` sample rows (the inputs in context order, the layout of ``M_inputs``), the
+    paper-style constant initial weights (``runtime.weights`` "sac": 1/fan-in), and the
+    FLOP counts of its dump (``bench.dumpflops``).
+
+    ``model``: a built-in name, a dump (``.json``) or a model file (``.model``); ``dump``: the
+    dump a built-in model's kernels are generated from instead of the built-in one."""
+
+    def __init__(self, model, dump: str | None = None):
+        import json
+
+        from runtime.spec import model_spec
+        from runtime.weights import init_params as runtime_init
+
+        spec = model_spec(model, dump) if dump else model_spec(model)
+        if not spec.has_data:
+            raise ValueError(f"{spec.describe()} names no features and target: cannot benchmark")
+        self.spec, self.name, self.source = spec, spec.name, str(model)
+        self.dump = dump
+        self.kernels_dump = str(spec.kernels_dump) if spec.kernels_dump else None
+        consts = sac_constants(spec)
+        self.param_spec = tuple((n, s, consts[n]) for n, s in spec.param_shapes.items())
+        # Initial weights: the paper's constants (1/fan-in), except for a model with kinks
+        # (relu, max): constant weights make every max a tie, where the subgradients of two
+        # correct implementations may legitimately differ; those start from the runtime's
+        # seeded random weights (uniform in +-1/sqrt(fan-in)).
+        chain = json.dumps(spec.raw.get("chain", [])) if spec.raw else ""
+        self.init = "random" if ('"relu"' in chain or '"max"' in chain) else "sac"
+        self._init = np.concatenate([a.ravel() for a in runtime_init(spec, self.init).values()])
+        self.n_params = sum(int(np.prod(s)) for _, s, _ in self.param_spec)
+        self.input_spec = tuple(spec.input_shapes.items())
+        self.n_inputs = sum(int(np.prod(s)) for _, s in self.input_spec)
+        self.features, self.target = spec.features, spec.target
+        self.n_classes = spec.n_classes
+        self.n_out = int(np.prod(spec.output_shape))
+        at, self.input_slices = 0, {}
+        for n, s in self.input_spec:
+            self.input_slices[n] = slice(at, at + int(np.prod(s)))
+            at += int(np.prod(s))
+
+    @property
+    def dump_path(self) -> str:
+        """The dump the generated C is built from."""
+        if self.kernels_dump:
+            return self.kernels_dump
+        from extract import build
+        return str(build.dump_path(self.name, make=False))
+
+    def flops(self):
+        from bench.dumpflops import count_dump
+        return count_dump(self.dump_path)
+
+    def param_slices(self) -> dict[str, slice]:
+        out, at = {}, 0
+        for name, shape, _ in self.param_spec:
+            n = int(np.prod(shape))
+            out[name] = slice(at, at + n)
+            at += n
+        return out
+
+    def init_params(self) -> np.ndarray:
+        return self._init.astype(np.float32, copy=True)
+
+    def jittered_params(self, seed: int = 0, scale: float = 0.2) -> np.ndarray:
+        rng = np.random.default_rng(seed)
+        w = self.init_params()
+        return (w * (1 + scale * rng.standard_normal(self.n_params))).astype(np.float32)
+
+    def unflatten(self, w: np.ndarray) -> dict[str, np.ndarray]:
+        return {name: w[sl].reshape(shape)
+                for (name, shape, _), sl in zip(self.param_spec, self.param_slices().values())}
+
+    def pack_inputs(self, images: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """(n, ...) images (as many values as the features) and (n,) labels -> sample rows."""
+        n = images.shape[0]
+        xs = np.zeros((n, self.n_inputs), dtype=np.float32)
+        fs, ts = self.input_slices[self.features], self.input_slices[self.target]
+        xs[:, fs] = images.reshape(n, -1)
+        xs[np.arange(n), ts.start + np.asarray(labels)] = 1.0
+        return xs
+
+    def unpack_inputs(self, xs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Sample rows -> features (n, *feature shape) and one-hot targets (n, classes)."""
+        xs = np.asarray(xs, dtype=np.float32)
+        shape = dict(self.input_spec)[self.features]
+        return (np.ascontiguousarray(xs[:, self.input_slices[self.features]])
+                .reshape(-1, *shape),
+                np.ascontiguousarray(xs[:, self.input_slices[self.target]]))
+
+
+_MODELS: dict = {}
+
+
+def bench_model(model, dump: str | None = None) -> BenchModel:
+    """``BenchModel(model, dump)``, made once per process."""
+    key = (str(model), dump)
+    if key not in _MODELS:
+        _MODELS[key] = BenchModel(model, dump)
+    return _MODELS[key]
+
+
 @dataclass(frozen=True)
 class Dataset:
     xs: np.ndarray          # (n, N_INPUTS) float32
@@ -109,7 +212,14 @@ def synthetic(n: int, seed: int = 0) -> np.ndarray:
 
 
 def load_dataset(n: int, data_dir: str | None = None) -> Dataset:
-    """The first ``n`` training images (MNIST if found, else synthetic data)."""
+    """The first ``n`` training images (MNIST if found, else synthetic data), as CNN rows."""
+    images, labels, source = load_images(n, data_dir)
+    return Dataset(pack_inputs(images, labels), source)
+
+
+def load_images(n: int, data_dir: str | None = None) -> tuple[np.ndarray, np.ndarray, str]:
+    """The first ``n`` training images (n, 28, 28) and labels (MNIST if found, else synthetic
+    data), and where they came from."""
     from runtime.idx import load_mnist  # shared IDX reader (images scaled to [0, 1])
 
     for d in ([Path(data_dir)] if data_dir else data_dirs()):
@@ -123,5 +233,6 @@ def load_dataset(n: int, data_dir: str | None = None) -> Dataset:
             if data_dir:
                 raise ValueError(f"{d} has only {images.shape[0]} training images, need {n}")
             continue
-        return Dataset(pack_inputs(images, labels), f"mnist:{d}")
-    return Dataset(synthetic(n), "synthetic")
+        return images, labels, f"mnist:{d}"
+    rng = np.random.default_rng(0)
+    return (rng.random((n, 28, 28), dtype=np.float32), rng.integers(0, 10, n), "synthetic")

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.model import BATCH, jittered_params, load_dataset
+from bench.model import BATCH, jittered_params, load_dataset, load_images
 
 DRIVER = r"""
 #include "cnn.c"
@@ -89,7 +89,7 @@ int main(int argc, char **argv)
     TIME("= backward (lane group)", cnn_backward_lanes(w, x, v, g), cnn_LANES);
     TIME("= one sample forward + backward", (cnn_forward(w, &xs[0], &vals),
                                             cnn_backward(w, &xs[0], &vals, &grads)), 1);
-    static unsigned char ws[1 << 23];
+    static unsigned char ws[1 << 26];
     if (cnn_workspace_size(1) > sizeof ws) return 2;
     real loss;
     #undef REPS
@@ -110,37 +110,47 @@ def _calls(c_source: str, entry: str) -> list[str]:
     return [ln.strip() for ln in m.group(1).splitlines() if ln.strip().endswith(");")]
 
 
-def driver_source(c_source: str) -> str:
+def driver_source(c_source: str, model: str = "cnn") -> str:
     src = DRIVER
     for entry, marker in (("forward", "/* FORWARD */"), ("backward", "/* BACKWARD */")):
         lines = []
-        for call in _calls(c_source, entry + "_lanes"):
+        for call in _calls(c_source.replace(f"{model}_", "cnn_"), entry + "_lanes"):
             name = call.split("(", 1)[0].replace(f"cnn_{entry}_", "").replace("_lanes", "")
             lines.append(f'TIME("{entry} {name}", {call[:-1]}, cnn_LANES);')
         src = src.replace(marker, "\n    ".join(lines))
-    return src
+    # the driver is written for the CNN; any other model's names are its own
+    return src.replace('"cnn.c"', f'"{model}.c"').replace("cnn_", f"{model}_")
 
 
 def run(reps: int, rounds: int, dump: str | None = None, cc: str = "gcc",
-        c_file: str | None = None) -> list[tuple]:
+        c_file: str | None = None, model_name: str | None = None) -> list[tuple]:
     from extract import build as xbuild
     from extract import dump as xdump
     from extract.lower import Options
     from extract.sources import generate
+    if model_name:              # any model: a zoo name, a dump or a model file
+        from bench.model import bench_model
+        from bench.run import resolve_model
+        bm = bench_model(resolve_model(model_name))
+        dump = dump or bm.dump_path
     model = xdump.load(dump or xbuild.dump_path("cnn"))
+    M = model.name
     files = dict(generate(model, "f32", Options()).files)
     if c_file:                  # time an edited copy of the generated C instead
-        files["cnn.c"] = Path(c_file).read_text()
+        files[f"{M}.c"] = Path(c_file).read_text()
     # a real batch and jittered weights, so that no activation is constant
-    ds = load_dataset(BATCH)
-    w = jittered_params(seed=1)
+    if model_name:
+        images, labels, _ = load_images(BATCH)
+        xs, w = bm.pack_inputs(images, labels), bm.jittered_params(seed=1)
+    else:
+        xs, w = load_dataset(BATCH).xs, jittered_params(seed=1)
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         for name, text in files.items():
             (t / name).write_text(text)
-        (t / "driver.c").write_text(driver_source(files["cnn.c"]))
+        (t / "driver.c").write_text(driver_source(files[f"{M}.c"], M))
         (t / "data.bin").write_bytes(np.asarray(w, np.float32).tobytes()
-                                     + np.asarray(ds.xs, np.float32).tobytes())
+                                     + np.asarray(xs, np.float32).tobytes())
         # as cffi compiles the module: Python's own CFLAGS first, then the extractor's
         cmd = [cc, *(sysconfig.get_config_var("CFLAGS") or "").split(), *xbuild.CFLAGS,
                f"-DREPS={reps}", f"-DROUNDS={rounds}", "-D_POSIX_C_SOURCE=199309L",
@@ -177,11 +187,14 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=500)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--dump", default=None)
+    ap.add_argument("--model", default=None,
+                    help="any model (zoo name, dump, model file); default the built-in CNN")
     ap.add_argument("--c-file", default=None,
                     help="time this (edited) cnn.c instead of the generated one")
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args(argv)
-    print(table(run(a.reps, a.rounds, a.dump, c_file=a.c_file), a.markdown))
+    print(table(run(a.reps, a.rounds, a.dump, c_file=a.c_file, model_name=a.model),
+                a.markdown))
     return 0
 
 

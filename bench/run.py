@@ -1,7 +1,9 @@
-"""Benchmark CNN training and inference: generated C, hand-written C and PyTorch (CPU).
+"""Benchmark training and inference of the zoo: generated C, hand-written C and PyTorch (CPU).
 
-One run measures everything, interleaved: after an agreement check (``bench.check``; nothing
-is reported if any implementation disagrees), every (workload, threads, implementation)
+Models: ``models/*.model`` (mlp, cnn, lenet5) by default, each read from its dump; the
+hand-written C exists for the paper's CNN only. One run measures everything, interleaved: after
+an agreement check per model and batch size (``bench.check``; nothing is reported if any
+implementation disagrees), every (model, workload, batch, threads, implementation)
 configuration is timed once per repetition, the order rotating from one repetition to the
 next, so slow drifts of a shared machine hit all configurations alike. PyTorch runs twice, in
 two processes: with glibc's default malloc and with ``GLIBC_TUNABLES`` raising the mmap and
@@ -30,10 +32,12 @@ import numpy as np
 if __package__ in (None, ""):  # run as `python bench/run.py` (the Makefile's bench target)
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import flops
+from bench import machine
 from bench.check import Agreement, compare
-from bench.model import BATCH, LEARNING_RATE, REPO
+from bench.model import LEARNING_RATE, REPO, bench_model
 from runtime.experiment import cpu_model
+
+ZOO = ("mlp", "cnn", "lenet5")
 
 TUNED_MALLOC = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=268435456"
 RESULTS = REPO / "bench" / "results"
@@ -119,22 +123,31 @@ def parse_args(argv=None):
     ap.add_argument("--batches", type=int, default=None,
                     help="training batches per timed run (default: one epoch of --images)")
     ap.add_argument("--images", type=int, default=10_000, help="images in the epoch")
-    ap.add_argument("--batch", type=int, default=BATCH)
-    ap.add_argument("--infer-batch", type=int, default=1000, help="images per inference call")
+    ap.add_argument("--models", default=None,
+                    help="comma-separated models: zoo names (models/NAME.model), built-in "
+                         "names, dumps or model files (default: mlp,cnn,lenet5; with --dump: cnn)")
+    ap.add_argument("--batch", default="100,1000",
+                    help="comma-separated batch sizes (training batch and inference call)")
+    ap.add_argument("--infer-batch", type=int, default=None,
+                    help="images per inference call (default: the batch size)")
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     ap.add_argument("--impls", default=",".join(IMPLS),
                     help=f"comma-separated subset of {', '.join(IMPLS)}")
     ap.add_argument("--workloads", default="train,infer")
     ap.add_argument("--data", default=None, help="MNIST directory (default: bundled subset, "
                     "then the shared copy, else synthetic data)")
-    ap.add_argument("--dump", default=None, help="expression dump for the generated C "
-                    "(default: build/dump/cnn.json, made by `make dump`)")
+    ap.add_argument("--dump", default=None, help="expression dump of the CNN for the "
+                    "generated C (default: models/cnn.model's)")
     ap.add_argument("--out-dir", type=Path, default=RESULTS)
     ap.add_argument("--no-write", action="store_true", help="print only")
     ap.add_argument("--perturb", action="append", default=[], metavar="IMPL=REL",
                     help=argparse.SUPPRESS)  # for tests: scale one implementation's results
     args = ap.parse_args(argv)
     args.threads = [int(t) for t in args.threads.split(",")]
+    args.batch = [int(b) for b in str(args.batch).split(",")]
+    if args.models is None:
+        args.models = "cnn" if args.dump else ",".join(ZOO)
+    args.models = [m for m in args.models.split(",") if m]
     args.impls = [i for i in args.impls.split(",") if i]
     args.workloads = [w for w in args.workloads.split(",") if w]
     for i in args.impls:
@@ -143,87 +156,143 @@ def parse_args(argv=None):
     for w in args.workloads:
         if w not in ("train", "infer"):
             ap.error(f"unknown workload {w!r}")
-    if args.batches is None:
-        args.batches = args.images // args.batch
-    if args.batches < 1 or args.reps < 1:
-        ap.error("--batches and --reps must be at least 1")
+    args.fixed_batches = args.batches
+    if args.reps < 1 or (args.batches is not None and args.batches < 1) \
+            or any(args.images // b < 1 for b in args.batch):
+        ap.error("--batches and --reps must be at least 1, --images at least the batch")
     args.perturb = dict(p.split("=", 1) for p in args.perturb)
     return args
 
 
-def measure(args, workers: dict, labels: list[str], log=print) -> list[dict]:
-    n_train = args.batches * args.batch
-    configs = [(wl, t, lab) for wl in args.workloads for t in args.threads for lab in labels]
+def n_batches(args, batch: int) -> int:
+    """Training batches per timed run: --batches, else one epoch of --images."""
+    return args.fixed_batches or args.images // batch
 
-    def run_one(wl, t, lab, batches, images):
-        return workers[IMPLS[lab][0]].ask(cmd="time", impl=lab, threads=t, workload=wl,
-                                          batches=batches, images=images)
 
-    for wl, t, lab in configs:  # warm-up: caches, thread pools, allocator, page faults
-        run_one(wl, t, lab, min(args.batches, 2), min(n_train, args.infer_batch))
+def infer_batch(args, batch: int) -> int:
+    return args.infer_batch or batch
+
+
+def measure(args, workers: dict, configs: list[tuple], log=print) -> list[dict]:
+    """``configs``: (model key, workload, batch, threads, label), timed in rotating order."""
+
+    def run_one(mk, wl, b, t, lab, batches, images):
+        return workers[IMPLS[lab][0]].ask(cmd="time", model=mk, impl=lab, threads=t,
+                                          workload=wl, batch=b, batches=batches, images=images,
+                                          infer_batch=infer_batch(args, b))
+
+    for mk, wl, b, t, lab in configs:  # warm-up: caches, thread pools, allocator, page faults
+        run_one(mk, wl, b, t, lab, min(n_batches(args, b), 2),
+                min(n_batches(args, b) * b, 2 * infer_batch(args, b)))
     samples = []
     for rep in range(args.reps):
         k = rep % len(configs)
-        for pos, (wl, t, lab) in enumerate(configs[k:] + configs[:k]):
-            r = run_one(wl, t, lab, args.batches, n_train)
-            samples.append({"rep": rep, "position": pos, "workload": wl, "threads": t,
-                            "impl": lab, **r})
-            log(f"  rep {rep + 1}/{args.reps} {wl:5s} {t}T {lab:22s} {r['seconds']:.3f} s",
-                file=sys.stderr)
+        for pos, (mk, wl, b, t, lab) in enumerate(configs[k:] + configs[:k]):
+            n = n_batches(args, b) * b
+            r = run_one(mk, wl, b, t, lab, n_batches(args, b), n)
+            samples.append({"rep": rep, "position": pos, "model": mk, "workload": wl,
+                            "batch": b, "threads": t, "impl": lab, "images": n, **r})
+            log(f"  rep {rep + 1}/{args.reps} {mk:7s} {wl:5s} b{b:<5d} {t}T {lab:22s} "
+                f"{r['seconds']:.3f} s", file=sys.stderr)
     return samples
 
 
-def summarise(args, samples: list[dict], labels: list[str]) -> list[dict]:
-    n_train = args.batches * args.batch
-    work = {"train": flops.train_flops(n_train, args.batch), "infer": flops.infer_flops(n_train)}
+def summarise(args, samples: list[dict], configs: list[tuple], models: dict,
+              peak: dict) -> list[dict]:
     rows = []
-    for wl in args.workloads:
-        for t in args.threads:
-            by = {lab: stats([s["seconds"] for s in samples
-                              if (s["workload"], s["threads"], s["impl"]) == (wl, t, lab)])
-                  for lab in labels}
-            for lab in labels:
-                st = by[lab]
-                mine = [s for s in samples
-                        if (s["workload"], s["threads"], s["impl"]) == (wl, t, lab)]
-                row = {"workload": wl, "threads": t, "impl": lab, "images": n_train,
-                       "flops": work[wl], "seconds": st,
-                       "images_per_s": n_train / st["median"],
-                       "gflops": work[wl] / st["median"] / 1e9,
-                       "last_loss": mine[0].get("last_loss"),
-                       # CPU time over wall time: about the thread count when the run had the
-                       # cores to itself, less when it waited for them
-                       "cpu_per_wall": float(np.median([s["cpu_seconds"] / s["seconds"]
-                                                        for s in mine]))}
-                for ref in ("handwritten-c", "generated-c"):
-                    if ref in by and ref != lab:
-                        row[f"vs_{ref}"] = st["median"] / by[ref]["median"]
-                rows.append(row)
+    groups = []
+    for mk, wl, b, t, _ in configs:
+        if (mk, wl, b, t) not in groups:
+            groups.append((mk, wl, b, t))
+    for mk, wl, b, t in groups:
+        labels = [c[4] for c in configs if c[:4] == (mk, wl, b, t)]
+        mine = {lab: [s for s in samples
+                      if (s["model"], s["workload"], s["batch"], s["threads"], s["impl"])
+                      == (mk, wl, b, t, lab)] for lab in labels}
+        by = {lab: stats([s["seconds"] for s in mine[lab]]) for lab in labels}
+        fl = models[mk]["flops"]
+        for lab in labels:
+            st = by[lab]
+            n = mine[lab][0]["images"]
+            work = fl.train(n, b) if wl == "train" else fl.infer(n)
+            pk = machine.peak_gflops(t, peak)
+            row = {"model": models[mk]["name"], "key": mk, "workload": wl, "batch": b,
+                   "threads": t, "impl": lab, "images": n, "flops": work, "seconds": st,
+                   "images_per_s": n / st["median"],
+                   "gflops": work / st["median"] / 1e9,
+                   "peak_gflops": pk,
+                   "pct_peak": 100 * work / st["median"] / 1e9 / pk if pk else None,
+                   "last_loss": mine[lab][0].get("last_loss"),
+                   # CPU time over wall time: about the thread count when the run had the
+                   # cores to itself, less when it waited for them
+                   "cpu_per_wall": float(np.median([s["cpu_seconds"] / s["seconds"]
+                                                    for s in mine[lab]]))}
+            for ref in ("handwritten-c", "generated-c", "pytorch-tuned-malloc"):
+                if ref in by and ref != lab:
+                    row[f"vs_{ref}"] = st["median"] / by[ref]["median"]
+            rows.append(row)
     return rows
 
 
-def markdown(meta: dict, rows: list[dict], agreement: Agreement) -> str:
+def paired_speedups(samples: list[dict], rows: list[dict]) -> list[dict]:
+    """Per (model, workload, batch, threads): the median over repetitions of PyTorch's time
+    (tuned malloc, else default) over the generated C's in the same repetition."""
+    out = []
+    seen = set()
+    for r in rows:
+        g = (r["key"], r["workload"], r["batch"], r["threads"])
+        if g in seen:
+            continue
+        seen.add(g)
+        mine = [s for s in samples if (s["model"], s["workload"], s["batch"], s["threads"]) == g]
+        labs = {s["impl"] for s in mine}
+        torch_lab = next((x for x in ("pytorch-tuned-malloc", "pytorch") if x in labs), None)
+        if "generated-c" not in labs or torch_lab is None:
+            continue
+        ratios = []
+        for rep in sorted({s["rep"] for s in mine}):
+            t = {s["impl"]: s["seconds"] for s in mine if s["rep"] == rep}
+            if "generated-c" in t and torch_lab in t:
+                ratios.append(t[torch_lab] / t["generated-c"])
+        out.append({"model": r["model"], "workload": g[1], "batch": g[2], "threads": g[3],
+                    "vs": torch_lab, "speedup": float(np.median(ratios)),
+                    "min": float(min(ratios)), "max": float(max(ratios))})
+    return out
+
+
+# the issue's targets: generated C over PyTorch (model, workload) -> at least
+TARGETS = {("cnn", "train"): 6.0, ("lenet5", "train"): 2.0, ("mlp", "train"): 1.0,
+           ("cnn", "infer"): 2.0, ("lenet5", "infer"): 2.0, ("mlp", "infer"): 2.0}
+
+
+def markdown(meta: dict, rows: list[dict], agreements: dict, speedups: list[dict]) -> str:
     s = meta["system"]
     hw = meta["build"].get("handwritten-c", {})
-    gen = meta["build"].get("generated-c", {}) if "generated-c" not in meta["unavailable"] else {}
-    out = [f"# CNN benchmark, {meta['date']}", "",
+    gen = meta["build"].get("generated-c", {})
+    pk = meta["peak"]
+    out = [f"# Benchmark of the zoo, {meta['date']}", "",
            f"- host `{s['host']}`, CPU {s['cpu_model']} ({s['cpu_count']} logical CPUs, "
-           f"load average at start {', '.join(f'{x:.2f}' for x in s['loadavg_start'])})",
-           f"- workload: {meta['images']} images ({meta['batches']} batches of {meta['batch']}, "
-           f"SGD lr {meta['lr']}), inference in calls of {meta['infer_batch']} images; "
+           f"load average at start {', '.join(f'{x:.2f}' for x in s['loadavg_start'])}, "
+           f"at end {', '.join(f'{x:.2f}' for x in s.get('loadavg_end', ()))})",
+           f"- peak (float32): cores x {pk['fma_units']} FMA units x {pk['vector_floats']} "
+           f"lanes ({pk['isa']}) x 2 x {pk['clock_ghz']} GHz = "
+           f"{pk['peak_gflops_per_core'] or 0:.1f} GFLOP/s per core; clock from "
+           f"{pk['clock_source']}; FMA units assumed (`$BENCH_FMA_UNITS`)",
+           f"- models: {', '.join(f'{m} ({v})' for m, v in meta['models'].items())}",
+           f"- workload: {meta['images']} images per row at batch {meta['batch'][0]} (SGD lr "
+           f"{meta['lr']}; at another batch as many whole batches as fit in --images "
+           f"{meta['args']['images']}), inference over the same images in calls of the batch; "
            f"data {meta['data_source']}",
            f"- {meta['reps']} interleaved repetitions per row; time = median, spread = min-max; "
-           f"`x hw` / `x gen` = median time relative to the hand-written / generated C "
-           f"(below 1 is faster)",
-           f"- FLOPs (bench/flops.py, exp = 1 FLOP): training "
-           f"{meta['flops']['train_per_image']:.0f} and inference "
-           f"{meta['flops']['infer_per_image']} per image",
-           f"- hand-written C: `{' '.join(hw.get('cflags', []))}`, linked "
-           f"`{' '.join(hw.get('ldflags', []))}`; "
+           f"`x gen` = median time over the generated C's (above 1: the generated C is faster)",
+           "- FLOPs from each model's dump (`bench/dumpflops.py`; exp/log = 1 FLOP): "
+           + "; ".join(f"{m} training {f['train_per_image']:.0f} (batch {f['batch']}), "
+                       f"inference {f['infer_per_image']} per image"
+                       for m, f in meta["flops"].items()),
+           (f"- hand-written C: `{' '.join(hw.get('cflags', []))}`, linked "
+            f"`{' '.join(hw.get('ldflags', []))}`; " if hw else "- ")
            + (f"generated C: `{' '.join(gen.get('CFLAGS', []))}`, linked "
-              f"`{' '.join(gen.get('LDFLAGS', []))}`, from dump "
-              f"`{gen.get('dump', 'n/a')}` (sha256 {gen.get('dump_sha256', 'n/a')[:12]}); "
-              if gen else "")
+              f"`{' '.join(gen.get('LDFLAGS', []))}`; " if gen.get("CFLAGS") else "")
            + f"{s['cc'] or 'cc unknown'}",
            f"- PyTorch {meta.get('torch_version') or 'n/a'}; tuned malloc: "
            f"`GLIBC_TUNABLES={TUNED_MALLOC}`; threads via `torch.set_num_threads` / the C "
@@ -235,15 +304,30 @@ def markdown(meta: dict, rows: list[dict], agreement: Agreement) -> str:
     if meta["unavailable"]:
         missing = ", ".join(f"{k} ({v})" for k, v in meta["unavailable"].items())
         out.append(f"- not measured: {missing}")
-    out += ["", "| workload | threads | implementation | time (s) | min-max (s) | images/s | GFLOP/s "
-            "| x hw | x gen |", "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    if speedups:
+        out += ["", "Generated C against PyTorch (median over the repetitions of PyTorch's time "
+                "over the generated C's in the same repetition; min-max):", "",
+                "| model | workload | batch | threads | speed-up | min-max | target |",
+                "| --- | --- | ---: | ---: | ---: | ---: | --- |"]
+        for r in speedups:
+            t = TARGETS.get((r["model"], r["workload"]))
+            mark = "" if t is None else (f">= {t:g}: {'met' if r['speedup'] >= t else 'not met'}"
+                                         if r["threads"] == 2 or r["workload"] == "infer"
+                                         else f"(>= {t:g} at 2 threads)")
+            out.append(f"| {r['model']} | {r['workload']} | {r['batch']} | {r['threads']} | "
+                       f"{r['speedup']:.2f} | {r['min']:.2f}-{r['max']:.2f} | {mark} |")
+    out += ["", "| model | workload | batch | threads | implementation | time (s) | min-max (s) "
+            "| images/s | GFLOP/s | % peak | x gen |",
+            "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
         st = r["seconds"]
-        out.append(f"| {r['workload']} | {r['threads']} | {r['impl']} | {st['median']:.3f} | "
-                   f"{st['min']:.3f}-{st['max']:.3f} | {r['images_per_s']:.0f} | "
-                   f"{r['gflops']:.2f} | {_ratio(r, 'handwritten-c')} | "
+        pct = f"{r['pct_peak']:.1f}" if r.get("pct_peak") is not None else "-"
+        out.append(f"| {r['model']} | {r['workload']} | {r['batch']} | {r['threads']} | "
+                   f"{r['impl']} | {st['median']:.3f} | {st['min']:.3f}-{st['max']:.3f} | "
+                   f"{r['images_per_s']:.0f} | {r['gflops']:.2f} | {pct} | "
                    f"{_ratio(r, 'generated-c')} |")
-    out += ["", f"Agreement check passed: {_agreement_line(agreement)}."]
+    out += [""] + [f"Agreement check passed ({k}): {_agreement_line(a)}."
+                   for k, a in agreements.items()]
     return "\n".join(out) + "\n"
 
 
@@ -262,69 +346,107 @@ def _ratio(row: dict, ref: str) -> str:
     return f"{v:.2f}" if v is not None else "-"
 
 
+def resolve_model(name: str) -> str:
+    """A zoo name (``models/NAME.model`` exists) -> that file; anything else as given."""
+    f = REPO / "models" / f"{name}.model"
+    return str(f) if os.sep not in name and not name.endswith((".json", ".model")) \
+        and f.is_file() else name
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     date = dt.datetime.now(dt.timezone.utc)
     system = system_info()
+    peak = machine.describe()
     labels = list(args.impls)
     processes = sorted({IMPLS[lab][0] for lab in labels}, key=["c", "torch", "torch-tuned"].index)
     workers = {p: WorkerProcess(p, worker_env(p, max(args.threads))) for p in processes}
+    n_data = max(max(n_batches(args, b) * b, 3 * b) for b in args.batch)  # the check: 3 batches
+    unavailable, agreements, configs, models, inits = {}, {}, [], {}, {}
     try:
-        n_data = max(args.batches * args.batch, 3 * args.batch)  # the check needs 3 batches
-        inits = {}
-        for p, w in workers.items():
-            mine = {lab: IMPLS[lab][1] for lab in labels if IMPLS[lab][0] == p}
-            inits[p] = w.ask(cmd="init", impls=mine, n=n_data, data_dir=args.data,
-                             batch=args.batch, lr=LEARNING_RATE, infer_batch=args.infer_batch,
-                             dump=args.dump,
-                             perturb={k: v for k, v in args.perturb.items() if k in mine})
-        if len({i["data_sha256"] for i in inits.values()}) != 1:
-            raise RuntimeError("workers loaded different data")
-        unavailable = {k: v for i in inits.values() for k, v in i["unavailable"].items()}
-        labels = [lab for lab in labels if lab not in unavailable]
-        if not labels:
+        for mk in args.models:
+            dump = args.dump if args.dump and mk == "cnn" else None
+            src = mk if dump else resolve_model(mk)
+            try:                 # the model's dump (a model file: the Agda executable)
+                bench_model(src)
+            except Exception as e:  # noqa: BLE001  (reported, the other models still run)
+                unavailable[mk] = f"{type(e).__name__}: {e}"
+                print(f"note: model {mk} not measured: {unavailable[mk]}", file=sys.stderr)
+                continue
+            mine_inits = {}
+            for p, w in workers.items():
+                mine = {lab: IMPLS[lab][1] for lab in labels if IMPLS[lab][0] == p}
+                mine_inits[p] = w.ask(cmd="init", key=mk, model=src, dump=dump, impls=mine,
+                                      n=n_data, data_dir=args.data, lr=LEARNING_RATE,
+                                      perturb={k: v for k, v in args.perturb.items()
+                                               if k in mine})
+            inits[mk] = mine_inits
+            if len({i["data_sha256"] for i in mine_inits.values()}) != 1:
+                raise RuntimeError("workers loaded different data")
+            gone = {k: v for i in mine_inits.values() for k, v in i["unavailable"].items()}
+            for lab, why in gone.items():
+                unavailable[f"{mk}/{lab}"] = why
+                print(f"note: {mk}/{lab} not measured: {why}", file=sys.stderr)
+            here = [lab for lab in labels if lab not in gone]
+            if not here:
+                continue
+            try:
+                bm = bench_model(src, dump)
+            except Exception:  # noqa: BLE001  (a missing dump: only the generated C needs it)
+                bm = bench_model(src)
+            models[mk] = {"name": bm.name, "source": src, "flops": bm.flops()}
+            for b in args.batch:
+                probes = {}
+                for p, w in workers.items():
+                    probes.update(w.ask(cmd="probe", model=mk, threads=args.threads, batch=b))
+                order = [f"{lab}@{t}" for lab in here for t in args.threads]
+                agreement = compare({k: probes[k] for k in order}, slices=bm.param_slices())
+                if not agreement.ok:
+                    print(f"model {mk}, batch {b}:", file=sys.stderr)
+                    print(agreement.table(), file=sys.stderr)
+                    print("\nREFUSING TO REPORT: the implementations do not compute the same "
+                          "losses and gradients (rows marked NO above).", file=sys.stderr)
+                    return 2
+                agreements[f"{mk}, batch {b}"] = agreement
+                print(f"agreement check passed ({mk}, batch {b}): "
+                      f"{_agreement_line(agreement)}", file=sys.stderr)
+            configs += [(mk, wl, b, t, lab) for wl in args.workloads for b in args.batch
+                        for t in args.threads for lab in here]
+        if not configs:
             raise RuntimeError(f"no implementation available: {unavailable}")
-        for lab, why in unavailable.items():
-            print(f"note: {lab} not measured: {why}", file=sys.stderr)
-
-        probes = {}
-        for p, w in workers.items():
-            probes.update(w.ask(cmd="probe", threads=args.threads))
-        order = [f"{lab}@{t}" for lab in labels for t in args.threads]
-        agreement = compare({k: probes[k] for k in order})
-        if not agreement.ok:
-            print(agreement.table(), file=sys.stderr)
-            print("\nREFUSING TO REPORT: the implementations do not compute the same losses "
-                  "and gradients (rows marked NO above).", file=sys.stderr)
-            return 2
-
-        print(f"agreement check passed: {_agreement_line(agreement)}", file=sys.stderr)
-        samples = measure(args, workers, labels)
+        samples = measure(args, workers, configs)
     finally:
         for w in workers.values():
             w.close()
 
-    rows = summarise(args, samples, labels)
+    rows = summarise(args, samples, configs, models, peak)
+    speedups = paired_speedups(samples, rows)
     system["loadavg_end"] = os.getloadavg()
-    torch_v = next((i["versions"].get("torch") for i in inits.values()
+    all_inits = [i for m in inits.values() for i in m.values()]
+    torch_v = next((i["versions"].get("torch") for i in all_inits
                     if i["versions"].get("torch")), None)
-    meta = {"date": date.isoformat(timespec="seconds"), "system": system, "args": {
-                k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-            "reps": args.reps, "images": args.batches * args.batch, "batches": args.batches,
-            "batch": args.batch, "lr": LEARNING_RATE, "infer_batch": args.infer_batch,
-            "threads": args.threads, "data_source": inits[processes[0]]["data_source"],
-            "data_sha256": inits[processes[0]]["data_sha256"], "torch_version": torch_v,
-            "tuned_malloc": TUNED_MALLOC, "unavailable": unavailable,
-            "build": {k: v for i in inits.values() for k, v in i["build"].items()},
-            "workers": {p: i["versions"] for p, i in inits.items()},
-            "flops": flops.summary(batch=args.batch)}
-    md = markdown(meta, rows, agreement)
+    first = all_inits[0]
+    meta = {"date": date.isoformat(timespec="seconds"), "system": system, "peak": peak,
+            "args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+            "reps": args.reps, "images": n_batches(args, args.batch[0]) * args.batch[0],
+            "batch": args.batch,
+            "lr": LEARNING_RATE, "threads": args.threads,
+            "models": {mk: m["source"] for mk, m in models.items()},
+            "data_source": first["data_source"], "data_sha256": first["data_sha256"],
+            "torch_version": torch_v, "tuned_malloc": TUNED_MALLOC, "unavailable": unavailable,
+            "build": {k: v for i in all_inits for k, v in i["build"].items()},
+            "builds": {mk: {k: v for i in m.values() for k, v in i["build"].items()}
+                       for mk, m in inits.items()},
+            "workers": {p: i["versions"] for p, i in next(iter(inits.values())).items()},
+            "flops": {m["name"]: {**m["flops"].summary(args.batch[0]), "batch": args.batch[0]}
+                      for m in models.values()}}
+    md = markdown(meta, rows, agreements, speedups)
     print(md)
     if not args.no_write:
         args.out_dir.mkdir(parents=True, exist_ok=True)
         stem = f"{date.strftime('%Y-%m-%dT%H%M%SZ')}-{system['host']}"
-        result = {"meta": meta, "agreement": agreement.to_json(), "results": rows,
-                  "samples": samples}
+        result = {"meta": meta, "agreement": {k: a.to_json() for k, a in agreements.items()},
+                  "results": rows, "speedups": speedups, "samples": samples}
         (args.out_dir / f"{stem}.json").write_text(json.dumps(result, indent=1) + "\n")
         (args.out_dir / "latest.md").write_text(md)
         print(f"wrote {args.out_dir / (stem + '.json')} and {args.out_dir / 'latest.md'}",

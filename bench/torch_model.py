@@ -1,7 +1,8 @@
 """PyTorch behind the benchmark's flat-buffer interface.
 
-The model itself is the project's PyTorch reference, ``runtime/torch_reference.py`` (its
-``forward`` and ``batch_loss``); this module only adapts the benchmark's flat buffers to it and
+The models themselves are written directly in PyTorch in ``bench/torch_zoo.py`` (checked
+against the dumps' gradients by ``tests/test_front.py``); this module only adapts the
+benchmark's flat buffers to them and
 supplies the timed loops, which run on tensors prepared before timing (no NumPy round trip per
 batch), with autograd and an in-place SGD update, as a PyTorch user would write them.
 """
@@ -11,14 +12,16 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from bench.model import PARAM_SPEC, param_slices, unpack_inputs
-from runtime import torch_reference as ref
+from bench import torch_zoo
+from bench.model import BenchModel, bench_model
 
 
-def params_from_flat(w: np.ndarray, device: str = "cpu", requires_grad: bool = True) -> dict:
+def params_from_flat(w: np.ndarray, device: str = "cpu", requires_grad: bool = True,
+                     model: BenchModel | None = None) -> dict:
     """Parameter tensors in their dump shapes, copied from the flat vector."""
+    model = model or bench_model("cnn")
     out = {}
-    for (name, shape, _), sl in zip(PARAM_SPEC, param_slices().values()):
+    for (name, shape, _), sl in zip(model.param_spec, model.param_slices().values()):
         t = torch.tensor(np.asarray(w[sl], dtype=np.float32).reshape(shape), device=device)
         out[name] = t.requires_grad_(requires_grad)
     return out
@@ -28,11 +31,14 @@ def flat_from_params(ps) -> np.ndarray:
     return torch.cat([p.detach().reshape(-1) for p in ps]).cpu().numpy().astype(np.float32)
 
 
-def to_tensors(xs: np.ndarray, device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
-    """The benchmark's (n, 794) rows -> images (n, 28, 28) and integer labels (n,)."""
-    images, targets = unpack_inputs(xs)
+def to_tensors(xs: np.ndarray, device: str = "cpu",
+               model: BenchModel | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """The benchmark's sample rows -> features (n, 28, 28) and integer labels (n,)."""
+    model = model or bench_model("cnn")
+    images, targets = model.unpack_inputs(xs)
+    images = images.reshape(images.shape[0], 28, 28)
     labels = targets.argmax(axis=1)
-    if not np.array_equal(targets, np.eye(10, dtype=np.float32)[labels]):
+    if not np.array_equal(targets, np.eye(targets.shape[1], dtype=np.float32)[labels]):
         raise ValueError("PyTorch reference needs one-hot targets")
     return (torch.from_numpy(images).to(device), torch.from_numpy(labels).to(device))
 
@@ -40,7 +46,11 @@ def to_tensors(xs: np.ndarray, device: str = "cpu") -> tuple[torch.Tensor, torch
 class TorchImpl:
     """PyTorch (CPU or CUDA) with the benchmark's interface."""
 
-    def __init__(self, device: str = "cpu", name: str | None = None):
+    def __init__(self, device: str = "cpu", name: str | None = None,
+                 model: BenchModel | None = None):
+        self.model = model or bench_model("cnn")
+        if self.model.name not in torch_zoo.MODELS:
+            raise KeyError(f"no PyTorch version of model {self.model.name!r} in bench/torch_zoo.py")
         self.device = device
         self.name = name or f"pytorch-{device}"
         self.threads = torch.get_num_threads()
@@ -55,25 +65,25 @@ class TorchImpl:
             torch.cuda.synchronize()
 
     def batch_grad(self, w: np.ndarray, xs: np.ndarray) -> tuple[float, np.ndarray]:
-        ps = params_from_flat(w, self.device)
-        x, y = to_tensors(xs, self.device)
-        loss = ref.batch_loss(ps, x, y)
+        ps = params_from_flat(w, self.device, model=self.model)
+        x, y = to_tensors(xs, self.device, self.model)
+        loss = torch_zoo.batch_loss(self.model.name, ps, x, y)
         grads = torch.autograd.grad(loss, list(ps.values()))
         return float(loss.detach()), flat_from_params(grads)
 
     def prepare(self, xs: np.ndarray):
         """The data in this implementation's native form (done before timing)."""
-        return to_tensors(xs, self.device)
+        return to_tensors(xs, self.device, self.model)
 
     def train_prepared(self, w: np.ndarray, data, batch: int, lr: float) -> np.ndarray:
         """SGD over prepared data; writes the final weights into ``w``; returns batch losses."""
         x, y = data
-        ps = params_from_flat(w, self.device)
+        ps = params_from_flat(w, self.device, model=self.model)
         plist = list(ps.values())
         nb = x.shape[0] // batch
         losses = torch.empty(nb, device=self.device)
         for k in range(nb):
-            loss = ref.batch_loss(ps, x[k * batch:(k + 1) * batch], y[k * batch:(k + 1) * batch])
+            loss = torch_zoo.batch_loss(self.model.name, ps, x[k * batch:(k + 1) * batch], y[k * batch:(k + 1) * batch])
             grads = torch.autograd.grad(loss, plist)
             with torch.no_grad():
                 for p, g in zip(plist, grads):
@@ -85,9 +95,9 @@ class TorchImpl:
 
     def predict_prepared(self, w: np.ndarray, data, batch: int) -> np.ndarray:
         x, _ = data
-        ps = params_from_flat(w, self.device, requires_grad=False)
+        ps = params_from_flat(w, self.device, requires_grad=False, model=self.model)
         with torch.inference_mode():
-            out = torch.cat([ref.forward(ps, x[lo:lo + batch])
+            out = torch.cat([torch_zoo.forward(self.model.name, ps, x[lo:lo + batch])
                              for lo in range(0, x.shape[0], batch)])
         self.sync()
         return out.cpu().numpy()

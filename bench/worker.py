@@ -4,12 +4,15 @@
 default malloc; PyTorch with glibc malloc tunables, which glibc reads only at process start)
 and sends one JSON object per line; the worker answers one JSON object per line:
 
-* ``{"cmd": "init", "impls": [...], "n": N, "data_dir": ..., "perturb": {...}}`` -> versions,
-  the data's source and hash, and which implementations could not be loaded (and why);
-* ``{"cmd": "probe", "threads": [1, 2]}`` -> ``bench.check.probe`` of every implementation at
-  every thread count;
-* ``{"cmd": "time", "impl": ..., "threads": T, "workload": "train"|"infer", "batches": B}``
-  -> wall and CPU seconds of one timed run (training starts from the initial weights);
+* ``{"cmd": "init", "model": ..., "dump": ..., "impls": {...}, "n": N, "data_dir": ...,
+  "perturb": {...}}`` -> versions, the data's source and hash, and which implementations of
+  that model could not be loaded (and why); one per model (a built-in name, a dump or a model
+  file), whose implementations the later messages name by ``"model"``;
+* ``{"cmd": "probe", "model": ..., "threads": [1, 2], "batch": B}`` -> ``bench.check.probe``
+  of every implementation of the model at every thread count;
+* ``{"cmd": "time", "model": ..., "impl": ..., "threads": T, "workload": "train"|"infer",
+  "batch": B, "batches": K, "images": N}`` -> wall and CPU seconds of one timed run (training
+  starts from the initial weights; inference in calls of B samples);
 * ``{"cmd": "quit"}``.
 
 Anything the implementations print goes to stderr, so stdout carries only the protocol.
@@ -26,21 +29,23 @@ import traceback
 
 import numpy as np
 
-from bench.model import BATCH, LEARNING_RATE, init_params, load_dataset
+from bench.model import BATCH, LEARNING_RATE, bench_model, load_images
 
 
-def make_impl(kind: str, dump: str | None = None):
-    """``handwritten-c``, ``generated-c`` (from ``dump``, default the extractor's) or
-    ``pytorch`` (this process's malloc setting)."""
+def make_impl(kind: str, dump: str | None = None, model=None):
+    """``handwritten-c`` (the CNN only), ``generated-c`` (from ``dump``, default the model's)
+    or ``pytorch`` (this process's malloc setting) of ``model`` (a ``BenchModel``; default
+    the CNN)."""
+    model = model or bench_model("cnn", dump)
     if kind == "handwritten-c":
         from bench.handwritten import HandwrittenC
-        return HandwrittenC()
+        return HandwrittenC(model=model)
     if kind == "generated-c":
         from bench.generated import GeneratedC
-        return GeneratedC(dump=dump)
+        return GeneratedC(dump=dump, model=model)
     if kind == "pytorch":
         from bench.torch_model import TorchImpl
-        return TorchImpl()
+        return TorchImpl(model=model)
     raise ValueError(f"unknown implementation {kind!r}")
 
 
@@ -57,64 +62,80 @@ def versions() -> dict:
 
 class Worker:
     def __init__(self):
-        self.impls: dict = {}
+        self.models: dict = {}   # key -> {"bm", "impls", "xs"}
         self.data: dict = {}
+        self.images = None
 
     def init(self, msg: dict) -> dict:
         from bench.check import Perturbed
 
-        self.batch = msg.get("batch", BATCH)
         self.lr = msg.get("lr", LEARNING_RATE)
-        self.infer_batch = msg.get("infer_batch", 1000)
-        ds = load_dataset(msg["n"], msg.get("data_dir"))
-        self.xs = ds.xs
+        if self.images is None or self.images[0].shape[0] < msg["n"]:
+            self.images = load_images(msg["n"], msg.get("data_dir"))
+        images, labels, source = self.images
         unavailable = {}
+        try:
+            bm = bench_model(msg.get("model", "cnn"), msg.get("dump"))
+        except Exception:  # noqa: BLE001  (a missing dump: only the generated C needs it)
+            bm = bench_model(msg.get("model", "cnn"))
+        xs = bm.pack_inputs(images[:msg["n"]], labels[:msg["n"]])
+        impls = {}
         for label, kind in msg["impls"].items():
             try:
-                impl = make_impl(kind, msg.get("dump"))
+                impl = make_impl(kind, msg.get("dump"), bm)
             except Exception as e:  # noqa: BLE001  (an optional implementation may be missing)
                 unavailable[label] = f"{type(e).__name__}: {e}"
                 continue
             if label in msg.get("perturb", {}):
                 impl = Perturbed(impl, float(msg["perturb"][label]))
-            self.impls[label] = impl
+            impls[label] = impl
+        self.models[msg.get("key", bm.name)] = {"bm": bm, "impls": impls, "xs": xs}
         build = {}
-        for label, impl in self.impls.items():
+        for label, impl in impls.items():
             if hasattr(impl, "cflags"):
                 build[label] = {"cflags": list(impl.cflags), "library": str(impl.path),
                                 "ldflags": list(getattr(impl, "ldflags", ()))}
         if any(kind == "generated-c" for kind in msg["impls"].values()):
             from bench.generated import build_info
-            build["generated-c"] = build_info(msg.get("dump"))
-        return {"available": list(self.impls), "unavailable": unavailable,
-                "data_source": ds.source,
-                "data_sha256": hashlib.sha256(self.xs.tobytes()).hexdigest(),
+            build["generated-c"] = build_info(msg.get("dump"), bm)
+        return {"available": list(impls), "unavailable": unavailable,
+                "data_source": source, "name": bm.name,
+                "data_sha256": hashlib.sha256(np.ascontiguousarray(
+                    images[:msg["n"]]).tobytes()).hexdigest(),
                 "versions": versions(), "build": build}
+
+    def _model(self, msg: dict) -> dict:
+        return self.models[msg.get("model", next(iter(self.models)))]
 
     def probe(self, msg: dict) -> dict:
         from bench.check import probe
 
+        m = self._model(msg)
         out = {}
-        for label, impl in self.impls.items():
+        for label, impl in m["impls"].items():
             for t in msg["threads"]:
                 impl.set_threads(t)
-                out[f"{label}@{t}"] = probe(impl, self.xs, self.batch, lr=self.lr)
+                out[f"{label}@{t}"] = probe(impl, m["xs"], msg.get("batch", BATCH), lr=self.lr,
+                                            model=m["bm"], grad_batch=min(msg.get("batch", BATCH),
+                                                                          BATCH))
         return out
 
     def time(self, msg: dict) -> dict:
-        impl = self.impls[msg["impl"]]
+        m = self._model(msg)
+        impl = m["impls"][msg["impl"]]
         impl.set_threads(msg["threads"])
-        n = msg["batches"] * self.batch if msg["workload"] == "train" else msg["images"]
-        key = (msg["impl"], n)
+        batch = msg.get("batch", BATCH)
+        n = msg["batches"] * batch if msg["workload"] == "train" else msg["images"]
+        key = (msg.get("model"), msg["impl"], n)
         if key not in self.data:  # native layout, prepared once and outside the timing
-            self.data[key] = impl.prepare(np.ascontiguousarray(self.xs[:n]))
+            self.data[key] = impl.prepare(np.ascontiguousarray(m["xs"][:n]))
         data = self.data[key]
-        w = init_params()
+        w = m["bm"].init_params()
         c0, t0 = time.process_time(), time.perf_counter()
         if msg["workload"] == "train":
-            out = impl.train_prepared(w, data, self.batch, self.lr)
+            out = impl.train_prepared(w, data, batch, self.lr)
         else:
-            out = impl.predict_prepared(w, data, self.infer_batch)
+            out = impl.predict_prepared(w, data, msg.get("infer_batch", batch))
         t1, c1 = time.perf_counter(), time.process_time()
         out = np.asarray(out, dtype=np.float64)
         res = {"seconds": t1 - t0, "cpu_seconds": c1 - c0}

@@ -86,6 +86,7 @@ class Options:
     recompute_limit: int = 1      # largest tolerated recomputation factor of a reduction
     threads: bool = False         # parallel loops are thread indices (CUDA): keep them whole
     blocks: bool = True           # lane kernels hold output blocks in registers (registers.py)
+    fuse: bool = True             # parameter gradients added into the accumulator (fuse.py)
 
 
 @dataclass(frozen=True)

@@ -190,10 +190,9 @@ class _Vector:
     statement on ``vreal`` values (GCC/Clang vector extension, ``width`` reals): a read with
     the lane index is ``vload(&a[base])``, or ``buf[k]`` for a local ``vreal`` buffer; a read
     without it (a parameter) is a scalar the vector operators broadcast. Returns None where
-    the value needs a scalar function (``logistic``, ``exp``, ``log``, ``relu``, ``step``,
-    ``fmax_``):
-    that loop stays a loop over lanes, which the compiler vectorises (libmvec for exp and
-    log)."""
+    the value needs a scalar function (``logistic``, ``exp``, ``log``): that loop stays a loop
+    over lanes, which the compiler vectorises (libmvec for exp and log). ``relu``, ``step``
+    and ``max`` print as the vector helpers ``vrelu``, ``vstep`` and ``vfmax_``."""
 
     def __init__(self, lane: c.IVar, width: int, buffers: set):
         self.lane, self.width, self.buffers = lane, width, buffers
@@ -251,6 +250,17 @@ class _Vector:
                 return None
             one = "(real)1" if not a[2] and _integral(e.a) else "1"
             return f"{one} / {_par(a, 3)}", 2, a[2]
+        if isinstance(e, c.Un) and e.fn in ("relu", "step") or isinstance(e, c.Max):
+            # comparisons: vrelu / vstep / vfmax_ (the template's mask-and-select helpers,
+            # the same comparisons as the scalar ones); on scalars, the scalar helper
+            args = [self.expr(x) for x in ((e.a,) if isinstance(e, c.Un) else (e.a, e.b))]
+            if any(a is None for a in args):
+                return None
+            name = e.fn if isinstance(e, c.Un) else "fmax_"
+            if not any(a[2] for a in args):
+                return f"{name}({', '.join(a[0] for a in args)})", 4, False
+            vs = [a[0] if a[2] else f"vsplat({a[0]})" for a in args]
+            return f"v{name}({', '.join(vs)})", 4, True
         return None                      # the other functions: scalar calls
 
     def store(self, s: c.Store) -> str | None:

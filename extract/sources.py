@@ -13,6 +13,7 @@ from pathlib import Path
 import jinja2
 
 from . import __version__, ir
+from .fuse import fusable, fused_body
 from .lanes import widen_to_lanes
 from .registers import block_accumulators
 from .lower import Kernel, Options, lower_to_loops
@@ -23,7 +24,8 @@ REALS = {"f32": ("float", "expf"), "f64": ("double", "exp")}
 LOGS = {"f32": "logf", "f64": "log"}
 # the helper functions a kernel may call; the templates define each one only if it is called
 # (an unused static function is a warning under Clang)
-HELPERS = ("logistic", "relu", "step", "fmax_", "imax", "vload", "vstore", "vsplat")
+HELPERS = ("logistic", "relu", "step", "fmax_", "imax", "vload", "vstore", "vsplat",
+           "vrelu", "vstep", "vfmax_")
 # samples per group in the C batch entry points (extract/lanes.py): 8 floats fill an AVX2
 # register; 8 doubles fill an AVX-512 one or two AVX2 ones (bench/PROFILE.md)
 LANES = {"f32": 8, "f64": 8}
@@ -132,15 +134,29 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     shared = {p.name for p in model.params}
     taken = set(model.arrays) | {"real", "idx", "sample"}
 
+    pgrads = {model.param_gradient(p.name).name: p.name for p in model.params}
+    fused = {}      # gradient name -> its `_acc` kernel view (extract/fuse.py)
+
     def lane_view(k: Kernel, n: int, total: int) -> dict:
         body = block_accumulators(k.body, taken) if options.blocks else k.body
         body, lane = widen_to_lanes(body, shared, width, taken)
-        return _kernel_view(model, Kernel(k.array, k.reads, body, k.strategy), C, n, total,
+        view = _kernel_view(model, Kernel(k.array, k.reads, body, k.strategy), C, n, total,
                             (lane, width), real)
+        form = fusable(body, lane, width, k.name) if k.name in pgrads and options.fuse else None
+        if form is not None and not ({"acc", "m"} & set(k.reads)):
+            fused[k.name] = {
+                **view, "function": view["function"] + "_acc",
+                "section": view["section"] + "; added into the accumulator (extract/fuse.py)",
+                "params": view["params"][:-1] + ["real *restrict acc", "int m"],
+                "body": fused_body(form, lane, width, M),
+                "args": view["args"][:-1] + [f"acc->{pgrads[k.name]}", "m"],
+                "param": pgrads[k.name]}
+        return view
     lkernels = [lane_view(k, n, len(fwd)) for n, k in enumerate(fwd)]
     lkernels += [lane_view(k, n, len(bwd)) for n, k in enumerate(bwd)]
+    bnames = [k.name for k in bwd]
     # helpers the kernels call: an unused static function is a warning under Clang
-    bodies = "\n".join(k["body"] for k in (*ckernels, *lkernels))
+    bodies = "\n".join(k["body"] for k in (*ckernels, *lkernels, *fused.values()))
     uses = {f: re.search(rf"\b{f}\(", bodies) is not None for f in HELPERS}
     uses["log"] = re.search(rf"\b{LOGS[precision]}\(", bodies) is not None
     used_f = {_bundle(model.arrays[n]) for k in fwd for n in (*k.reads, k.name)}
@@ -158,6 +174,11 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
                                for k in lkernels[:nf]],
         "lane_backward_calls": [f"{k['function']}({', '.join(k['args'])})"
                                 for k in lkernels[nf:]],
+        "acc_kernels": list(fused.values()),
+        "lane_backward_acc_calls": [
+            f"{fused[n]['function']}({', '.join(fused[n]['args'])})" if n in fused else
+            f"{k['function']}({', '.join(k['args'])})" for n, k in zip(bnames, lkernels[nf:])],
+        "fused_params": [f["param"] for f in fused.values()],
     }
     gkernels = views(cfwd, cbwd, CUDA)
     cused_f = {_bundle(model.arrays[n]) for k in cfwd for n in (*k.reads, k.name)}

@@ -11,8 +11,11 @@ from bench import run, run_gpu
 
 def test_parse_args_defaults_to_one_epoch():
     a = run.parse_args([])
-    assert (a.batches, a.batch, a.reps, a.threads) == (100, 100, 5, [1, 2])
+    assert (a.batch, a.reps, a.threads, a.models) == ([100, 1000], 5, [1, 2],
+                                                      ["mlp", "cnn", "lenet5"])
+    assert [run.n_batches(a, b) for b in a.batch] == [100, 10]
     assert a.impls == list(run.IMPLS)
+    assert run.parse_args(["--dump", "x.json"]).models == ["cnn"]
     with pytest.raises(SystemExit):
         run.parse_args(["--impls", "fortran"])
 
@@ -35,7 +38,7 @@ HAND_DUMP = str(Path(__file__).resolve().parent / "data" / "cnn_hand.json")
 
 def test_c_only_run_writes_results(tmp_path, capsys, kernel_cache):
     rc = run.main(["--reps", "2", "--batches", "3", "--impls", "handwritten-c,generated-c",
-                   "--dump", HAND_DUMP, "--out-dir", str(tmp_path), "--infer-batch", "100"])
+                   "--dump", HAND_DUMP, "--out-dir", str(tmp_path), "--batch", "100"])
     assert rc == 0
     files = sorted(p.name for p in tmp_path.iterdir())
     assert "latest.md" in files and len(files) == 2
@@ -48,24 +51,28 @@ def test_c_only_run_writes_results(tmp_path, capsys, kernel_cache):
     build = meta["build"]
     assert set(build["generated-c"]["CFLAGS"]) <= set(build["handwritten-c"]["cflags"])
     assert meta["build"]["generated-c"]["dump"] == HAND_DUMP
-    assert res["agreement"]["ok"]
-    assert {r["impl"] for r in res["agreement"]["rows"]} == {
+    agreement = res["agreement"]["cnn, batch 100"]
+    assert agreement["ok"]
+    assert meta["peak"]["vector_floats"] in (4, 8, 16)
+    assert {r["impl"] for r in agreement["rows"]} == {
         "handwritten-c@2", "generated-c@1", "generated-c@2"}
     # every configuration timed once per repetition
     assert len(res["samples"]) == 2 * 2 * 2 * 2
     assert all(s["seconds"] > 0 for s in res["samples"])
     train = [r for r in res["results"] if r["workload"] == "train"]
     assert all(r["flops"] > 0 and r["gflops"] > 0 for r in train)
+    assert all(r["model"] == "cnn" and r["batch"] == 100 for r in res["results"])
     gen = [r for r in res["results"] if r["impl"] == "generated-c"]
     assert all(r["vs_handwritten-c"] > 0 for r in gen)
     out = capsys.readouterr().out
-    assert "| train | 2 | handwritten-c |" in out and "| infer | 1 | generated-c |" in out
+    assert "| cnn | train | 100 | 2 | handwritten-c |" in out
+    assert "| cnn | infer | 100 | 1 | generated-c |" in out
 
 
 def test_unavailable_generated_code_is_reported_not_fatal(tmp_path, capsys):
     rc = run.main(["--reps", "1", "--batches", "3", "--threads", "1", "--workloads", "infer",
                    "--impls", "handwritten-c,generated-c", "--dump", str(tmp_path / "none.json"),
-                   "--no-write"])
+                   "--no-write", "--batch", "100"])
     assert rc == 0
     assert "generated-c not measured" in capsys.readouterr().err
 
@@ -75,7 +82,7 @@ def test_unavailable_generated_code_is_reported_not_fatal(tmp_path, capsys):
 def test_full_run_with_pytorch(tmp_path, kernel_cache):
     pytest.importorskip("torch")
     rc = run.main(["--reps", "1", "--batches", "3", "--threads", "1", "--dump", HAND_DUMP,
-                   "--out-dir", str(tmp_path)])
+                   "--out-dir", str(tmp_path), "--batch", "100"])
     assert rc == 0
     res = json.loads(next(tmp_path.glob("*.json")).read_text())
     impls = {r["impl"] for r in res["results"]}
@@ -93,12 +100,29 @@ def test_full_run_with_pytorch(tmp_path, kernel_cache):
 @pytest.mark.torch
 def test_perturbed_implementation_is_not_reported(tmp_path, capsys):
     pytest.importorskip("torch")
-    rc = run.main(["--reps", "1", "--batches", "3", "--threads", "1",
+    rc = run.main(["--reps", "1", "--batches", "3", "--threads", "1", "--models", "cnn",
                    "--impls", "handwritten-c,pytorch", "--perturb", "pytorch=1e-3",
-                   "--out-dir", str(tmp_path)])
+                   "--out-dir", str(tmp_path), "--batch", "100"])
     assert rc == 2
     assert list(tmp_path.iterdir()) == []
     assert "REFUSING TO REPORT" in capsys.readouterr().err
+
+
+@pytest.mark.torch
+def test_zoo_run_covers_every_model(tmp_path, kernel_cache):
+    """Every zoo model against PyTorch, from its model file: the agreement check passes and
+    every row has its FLOPs (from the dump), GFLOP/s and share of the peak."""
+    pytest.importorskip("torch")
+    rc = run.main(["--reps", "1", "--batches", "1", "--threads", "1", "--batch", "100",
+                   "--impls", "generated-c,pytorch-tuned-malloc", "--out-dir", str(tmp_path)])
+    assert rc == 0
+    res = json.loads(next(tmp_path.glob("*.json")).read_text())
+    assert {r["model"] for r in res["results"]} == {"mlp", "cnn", "lenet5"}
+    assert all(a["ok"] for a in res["agreement"].values())
+    assert all(r["gflops"] > 0 and r["pct_peak"] > 0 for r in res["results"])
+    assert {(s["model"], s["workload"]) for s in res["speedups"]} == {
+        (m, w) for m in ("mlp", "cnn", "lenet5") for w in ("train", "infer")}
+    assert "| model | workload | batch | threads | speed-up |" in (tmp_path / "latest.md").read_text()
 
 
 def test_gpu_run_skips_cleanly_without_a_gpu(capsys):

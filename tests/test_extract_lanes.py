@@ -158,13 +158,69 @@ def test_widen_turns_locals_into_buffers_and_keeps_logistic_a_lane_loop():
 
 
 def test_recip_is_a_vector_division_and_the_other_functions_stay_lane_loops():
+    """recip is a vector division; relu, step and max the vector helpers (same comparisons);
+    exp, log and logistic stay loops over lanes (libmvec)."""
     j = IVar("j", 4, 0)
     for fn, want in [("recip", "vstore(&y[j * 8], 1 / vload(&x[j * 8]));"),
                      ("exp", "y[j * 8 + l] = expf(x[j * 8 + l]);"),
-                     ("relu", "y[j * 8 + l] = relu(x[j * 8 + l]);")]:
+                     ("relu", "vstore(&y[j * 8], vrelu(vload(&x[j * 8])));"),
+                     ("step", "vstore(&y[j * 8], vstep(vload(&x[j * 8])));")]:
         body = (For(j, (Store("y", aff((j, 1)), "=", c.Un(fn, Load("x", aff((j, 1))))),)),)
         wide, lane = widen_to_lanes(body, set(), 8, {"x", "y"})
         assert want in statements(wide, C, 1, (lane, 8)), fn
+    # max of a lane value and a parameter: the parameter is broadcast
+    body = (For(j, (Store("y", aff((j, 1)), "=", c.Max(Load("x", aff((j, 1))),
+                                                        Load("w", aff((j, 1))))),)),)
+    wide, lane = widen_to_lanes(body, {"w"}, 8, {"x", "y", "w"})
+    assert "vstore(&y[j * 8], vfmax_(vload(&x[j * 8]), vsplat(w[j])));" in \
+        statements(wide, C, 1, (lane, 8))
+
+
+def test_vector_helpers_agree_with_the_scalar_ones(tmp_path):
+    """vrelu, vstep and vfmax_ of the template give, lane by lane, exactly what relu, step and
+    fmax_ give, ties, zeros of both signs and infinities included (float and double)."""
+    import subprocess
+    from extract.sources import generate
+    from extract import dump as xdump
+    for precision, real in (("f32", "float"), ("f64", "double")):
+        files = generate(xdump.load(_lenet5_dump()), precision).files
+        src = files["lenet5.c"]
+        assert "vfmax_(" in src and "vstep(" in src and "vrelu(" in src
+        (tmp_path / "lenet5.h").write_text(files["lenet5.h"])
+        test = src + f"""
+#include <stdio.h>
+#include <math.h>
+int main(void)
+{{
+    const real v[] = {{-2, -0.0, 0.0, 1e-30, 1, 3, INFINITY, -INFINITY}};
+    int bad = 0;
+    for (int i = 0; i < 8; i++) for (int k = 0; k < 8; k++) {{
+        vreal a, b;
+        for (int l = 0; l < 8; l++) {{ a[l] = v[(i + l) % 8]; b[l] = v[(k + 3 * l) % 8]; }}
+        vreal m = vfmax_(a, b), r = vrelu(a), s = vstep(a);
+        for (int l = 0; l < 8; l++)
+            bad += memcmp(&m[l], &(real){{fmax_(a[l], b[l])}}, sizeof(real)) != 0
+                || memcmp(&r[l], &(real){{relu(a[l])}}, sizeof(real)) != 0
+                || s[l] != step(a[l]);
+    }}
+    printf("%d\\n", bad);
+    return bad != 0;
+}}
+"""
+        (tmp_path / "t.c").write_text(test)
+        from extract import build as xbuild
+        exe = tmp_path / f"t_{precision}"
+        subprocess.run(["gcc", *xbuild.CFLAGS, "-w", str(tmp_path / "t.c"), "-o", str(exe),
+                        *xbuild.LDFLAGS, "-lm"], check=True, cwd=tmp_path)
+        assert subprocess.run([str(exe)], capture_output=True, text=True).stdout.strip() == "0"
+
+
+def _lenet5_dump():
+    from pathlib import Path
+    p = Path(__file__).resolve().parent.parent / "build" / "dump" / "zoo" / "lenet5.json"
+    if not p.exists():
+        pytest.skip("no build/dump/zoo/lenet5.json (make dump)")
+    return p
 
 
 def test_lane_name_avoids_taken_names():

@@ -196,33 +196,15 @@ def test_zoo_generated_c_matches_oracle(zoo, kernel_cache, name, precision):
         assert err <= {"f64": 1e-12, "f32": 1e-5}[precision], (n, err)
 
 
-def torch_loss(name: str, vals: dict):
-    """The zoo models written directly in PyTorch (independent of the dump)."""
+def torch_loss(name: str, vals: dict, data: dict):
+    """The zoo models written directly in PyTorch (``bench/torch_zoo.py``, independent of the
+    dump; also the benchmark's PyTorch peers), on a batch of one sample; ``data``: the dump's
+    features and target."""
     torch = pytest.importorskip("torch")
-    F = torch.nn.functional
-    if name == "mlp":
-        h = torch.sigmoid(vals["w1"].reshape(128, -1) @ vals["x"].reshape(-1) + vals["b1"])
-        out = torch.sigmoid(vals["w2"] @ h + vals["b2"])
-        return 0.5 * ((out - vals["y"]) ** 2).sum()
-    if name == "cnn":
-        x = vals["inp"].reshape(1, 1, 28, 28)
-        c1 = torch.sigmoid(F.conv2d(x, vals["k1"].reshape(6, 1, 5, 5), vals["b1"]))
-        s1 = F.avg_pool2d(c1, 2)
-        c2 = torch.sigmoid(F.conv2d(s1, vals["k2"], vals["b2"]))
-        s2 = F.avg_pool2d(c2, 2)
-        r = torch.sigmoid(vals["fc"].reshape(10, -1) @ s2.reshape(-1) + vals["b"])
-        return 0.5 * ((r - vals["target"].reshape(-1)) ** 2).sum()
-    if name == "lenet5":
-        x = vals["x"].reshape(1, 1, 28, 28)
-        a1 = torch.relu(F.conv2d(x, vals["k1"].reshape(6, 1, 5, 5), vals["b1"], padding=2))
-        p1 = F.max_pool2d(a1, 2)
-        a2 = torch.relu(F.conv2d(p1, vals["k2"], vals["b2"]))
-        p2 = F.max_pool2d(a2, 2)
-        a3 = torch.relu(vals["w3"].reshape(120, -1) @ p2.reshape(-1) + vals["b3"])
-        a4 = torch.relu(vals["w4"] @ a3 + vals["b4"])
-        z5 = vals["w5"] @ a4 + vals["b5"]
-        return F.cross_entropy(z5[None], vals["y"][None])      # one-hot target
-    raise KeyError(name)
+    from bench import torch_zoo
+    x = vals[data["features"]].reshape(1, 28, 28)
+    label = torch.argmax(vals[data["target"]].reshape(-1)).reshape(1)
+    return torch_zoo.batch_loss(name, vals, x, label)
 
 
 @pytest.mark.torch
@@ -233,7 +215,7 @@ def test_zoo_gradients_match_pytorch_autograd(zoo, name):
     vals = random_values(d, 2)
     want = oracle.evaluate(d, vals, np.float32)
     tv = {k: torch.tensor(v, dtype=torch.float32, requires_grad=True) for k, v in vals.items()}
-    loss = torch_loss(name, tv)
+    loss = torch_loss(name, tv, d["data"])
     loss.backward()
     assert rel_err(want[d["outputs"]["loss"]], loss.detach().numpy()) <= 1e-5
     for c in d["context"]:

@@ -438,8 +438,9 @@ UNARY_MUTATIONS = {
                                "2 / (1 + vload(",
                                "unary_forward_lanes/unary_backward_lanes (the batch entry "
                                "points' kernels): kernel unary_forward_rc_lanes, binding rc"),
-    "step of -x in a lane kernel": ("unary.c", "unary_backward_d_a_lanes", "step(a[",
-                                    "step(-a[", "kernel unary_backward_d_a_lanes, binding d_a"),
+    "step of -x in a lane kernel": ("unary.c", "unary_backward_d_a_lanes", "vstep(vload(&a[",
+                                    "vstep(-vload(&a[",
+                                    "kernel unary_backward_d_a_lanes, binding d_a"),
     "step's branches swapped": ("unary.c", None, "return x <= 0 ? 0 : 1;",
                                 "return x <= 0 ? 1 : 0;", "kernel unary_forward_st, binding st"),
     # wrong wherever the predicate is true: a coin per element and sample

@@ -97,7 +97,10 @@ class HandwrittenC:
 
     name = "handwritten-c"
 
-    def __init__(self, cflags: tuple[str, ...] = CFLAGS):
+    def __init__(self, cflags: tuple[str, ...] = CFLAGS, model=None):
+        if model is not None and (model.name != "cnn" or model.n_params != N_PARAMS
+                                  or model.n_inputs != N_INPUTS):
+            raise ValueError(f"the hand-written C is the paper's CNN, not {model.name!r}")
         self.cflags = cflags
         self.ldflags = LDFLAGS
         self.path = build(cflags)

@@ -153,7 +153,10 @@ inline bool nonpositive(Fp x)
 /* the comparison of the generated relu, step and fmax_: x <= k is N(x - k) (k = 0 there) */
 inline bool operator<=(Fp x, int k) { return nonpositive(x - Fp(k)); }
 
-/* vreal: N residues, one per lane; operators lane by lane, a scalar operand broadcast */
+/* vreal: N residues, one per lane; operators lane by lane, a scalar operand broadcast. The
+ * generated vector helpers (vrelu, vstep, vfmax_) select by bit masks where reals are floats;
+ * PK_LANEWISE makes them call the scalar helpers lane by lane instead. */
+#define PK_LANEWISE 1
 template <int N>
 struct Vec {
     Fp v[N];

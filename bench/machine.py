@@ -1,0 +1,66 @@
+"""The machine's float32 peak: cores x FMA units x vector width x 2 x clock.
+
+* **vector width**: the widest vector ISA in ``/proc/cpuinfo``'s flags (``avx512f``: 16
+  floats; ``avx2`` with ``fma``: 8; else 4, SSE);
+* **FMA units per core**: not readable from the CPU; 2 by default (every Intel server core with
+  AVX-512 since Skylake-SP's Gold 6xxx, and client cores since Haswell for AVX2), override with
+  ``$BENCH_FMA_UNITS``;
+* **clock**: ``$BENCH_CLOCK_GHZ`` if set; else the ``@ x.xxGHz`` of the CPU's model name; else
+  ``cpu MHz`` of ``/proc/cpuinfo`` (under KVM this is the TSC frequency the hypervisor
+  reports, the nominal clock, not a measured one: turbo may exceed it);
+* **cores**: the thread count of the measurement (one thread per core).
+
+A row's ``% peak`` is its GFLOP/s over this peak at its thread count.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+
+def _cpuinfo() -> str:
+    try:
+        return Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return ""
+
+
+def describe() -> dict:
+    info = _cpuinfo()
+    flags = set()
+    mhz = None
+    name = None
+    for line in info.splitlines():
+        if line.startswith("flags") and not flags:
+            flags = set(line.split(":", 1)[1].split())
+        elif line.startswith("cpu MHz") and mhz is None:
+            mhz = float(line.split(":", 1)[1])
+        elif line.startswith("model name") and name is None:
+            name = line.split(":", 1)[1].strip()
+    if "avx512f" in flags:
+        width, isa = 16, "AVX-512"
+    elif "avx2" in flags and "fma" in flags:
+        width, isa = 8, "AVX2+FMA"
+    else:
+        width, isa = 4, "SSE"
+    if os.environ.get("BENCH_CLOCK_GHZ"):
+        ghz, how = float(os.environ["BENCH_CLOCK_GHZ"]), "$BENCH_CLOCK_GHZ"
+    elif name and re.search(r"@\s*([\d.]+)\s*GHz", name):
+        ghz, how = float(re.search(r"@\s*([\d.]+)\s*GHz", name).group(1)), "the CPU's model name"
+    elif mhz:
+        ghz, how = mhz / 1000, "`cpu MHz` of /proc/cpuinfo (nominal, as the hypervisor reports it)"
+    else:
+        ghz, how = None, "unknown"
+    units = int(os.environ.get("BENCH_FMA_UNITS", "2"))
+    per_core = units * width * 2 * ghz if ghz else None
+    return {"isa": isa, "vector_floats": width, "fma_units": units, "clock_ghz": ghz,
+            "clock_source": how, "peak_gflops_per_core": per_core, "cpu_model": name,
+            "cores": os.cpu_count()}
+
+
+def peak_gflops(threads: int, info: dict | None = None) -> float | None:
+    info = info or describe()
+    p = info["peak_gflops_per_core"]
+    return p * threads if p else None

@@ -1,0 +1,75 @@
+"""The zoo models (models/*.model) written directly in PyTorch, independent of their dumps.
+
+One function per model computes the prediction output of a batch, another the batch-mean loss;
+the parameters are tensors in their dump shapes (``p[name]``), ``x`` the features
+``(N, 28, 28)``, ``labels`` the class indices ``(N,)``. They are the benchmark's PyTorch peers
+(``bench/torch_model.py``) and the references of ``tests/test_front.py``, which checks their
+gradients against the dump's (oracle) at batch 1: so the peer timed is the peer checked.
+
+``torch`` is imported only when a function here is called.
+"""
+
+from __future__ import annotations
+
+
+def _torch():
+    import torch  # lazy
+
+    return torch
+
+
+def _mlp(p, x):
+    torch = _torch()
+    n = x.shape[0]
+    h = torch.sigmoid(torch.addmm(p["b1"], x.reshape(n, -1), p["w1"].reshape(128, -1).t()))
+    return torch.sigmoid(torch.addmm(p["b2"], h, p["w2"].t()))
+
+
+def _cnn(p, x):
+    torch = _torch()
+    F = torch.nn.functional
+    n = x.shape[0]
+    c1 = torch.sigmoid(F.conv2d(x.reshape(n, 1, 28, 28), p["k1"].reshape(6, 1, 5, 5), p["b1"]))
+    s1 = F.avg_pool2d(c1, 2)
+    c2 = torch.sigmoid(F.conv2d(s1, p["k2"], p["b2"]))
+    s2 = F.avg_pool2d(c2, 2)
+    return torch.sigmoid(torch.addmm(p["b"], s2.reshape(n, -1), p["fc"].reshape(10, -1).t()))
+
+
+def _lenet5(p, x):
+    torch = _torch()
+    F = torch.nn.functional
+    n = x.shape[0]
+    a1 = torch.relu(F.conv2d(x.reshape(n, 1, 28, 28), p["k1"].reshape(6, 1, 5, 5), p["b1"],
+                             padding=2))
+    p1 = F.max_pool2d(a1, 2)
+    a2 = torch.relu(F.conv2d(p1, p["k2"], p["b2"]))
+    p2 = F.max_pool2d(a2, 2)
+    a3 = torch.relu(torch.addmm(p["b3"], p2.reshape(n, -1), p["w3"].reshape(120, -1).t()))
+    a4 = torch.relu(torch.addmm(p["b4"], a3, p["w4"].t()))
+    return torch.addmm(p["b5"], a4, p["w5"].t())        # the logits
+
+
+def _sqerr(out, labels):
+    torch = _torch()
+    target = torch.nn.functional.one_hot(labels, out.shape[1]).to(out.dtype)
+    return (0.5 * ((out - target) ** 2).sum(dim=1)).mean()
+
+
+def _cross_entropy(logits, labels):
+    return _torch().nn.functional.cross_entropy(logits, labels)
+
+
+# model name -> (prediction of a batch, batch-mean loss of the prediction)
+MODELS = {"mlp": (_mlp, _sqerr), "cnn": (_cnn, _sqerr), "lenet5": (_lenet5, _cross_entropy)}
+
+
+def forward(name: str, p, x):
+    """The prediction output of model ``name`` for features ``x`` (N, 28, 28)."""
+    return MODELS[name][0](p, x)
+
+
+def batch_loss(name: str, p, x, labels):
+    """The mean over the batch of model ``name``'s loss."""
+    f, loss = MODELS[name]
+    return loss(f(p, x), labels)
