@@ -60,6 +60,7 @@ import Spec.Proofs.Chain.Local
 import Spec.Proofs.Chain.Build
 import Spec.Proofs.Chain.Dump
 import Spec.Proofs.Chain.Models
+import Spec.Proofs.CNN
 import Spec.Front.Shape
 import Spec.Front.Result
 import Spec.Front.Term

@@ -220,6 +220,24 @@
 --                    a = 2, b = 3 are d_a = 2ab² = 36 and d_b = 2ba² =
 --                    24, shared through the chain and by ∇₀ of the
 --                    inlined objective alike.
+--
+-- 13. cnn-forward    the paper's network written on arrays
+--                    (Spec.CNN.Array.forward: convolutions as sums of
+--                    weighted slides, 2×2 pooling through `block`) is
+--                    what its chain (Spec.Model.CNN.chain, the one Main
+--                    dumps and models/cnn.model elaborates to) computes:
+--                    in every environment γ of the chain's scope whose
+--                    bindings hold their values (ValCons: the forward
+--                    run, or chain-env of item 9) and whose base
+--                    variables hold target, inp, k₁, b₁, k₂, b₂, fc, b,
+--                    the binding r (v₂ of the scope) is at every
+--                    position forward inp k₁ b₁ k₂ b₂ fc b.  No law
+--                    needed: it holds for every `Scalar`, Float
+--                    included (Spec.Proofs.CNN; `Main check-forward`
+--                    still runs both in Float as a test).
+--    cnn-run         the hypotheses hold for the chain's forward run
+--                    from those base values (run, Spec.Proofs.Chain.
+--                    Inline: each binding its value, each placeholder 0).
 ------------------------------------------------------------------------
 open import Spec.Scalar using (Scalar)
 open import Spec.Scalar.Laws using (Laws)
@@ -253,7 +271,7 @@ open import Spec.Lang.AD using (lookupE)
 open import Spec.Lang.Chain using (Chain; chain-grads)
 open import Spec.Proofs.Chain.Typed using (here; baseCtx; baseNames; base-env; seed-env; binding-grads; env-grads)
 import Spec.Proofs.Chain.Typed as CT
-open import Spec.Proofs.Chain.Inline 𝕊 using (ctan; PF; clean; emb; inl; ValCons; base-env₀)
+open import Spec.Proofs.Chain.Inline 𝕊 using (ctan; PF; clean; emb; inl; ValCons; base-env₀; run)
 open import Data.String using (String)
 open import Spec.Front.Term using (Tm; ⌊_⌋)
 open import Spec.Front.Result using (Result; ok)
@@ -271,6 +289,9 @@ import Spec.Model.CNN as CNN
 import Spec.Model.Dot as Dot
 import Spec.Model.ChainExample as ChainExample
 import Spec.Model.Ops as Ops
+import Spec.CNN.Array 𝕊 as Arr
+import Spec.Proofs.CNN 𝕊 as CNNP
+open import Data.Unit using (tt)
 open import Spec.Scalar.Dual using (Dual)
 import Spec.Lang.Eval (Dual 𝕊) as 𝔻   -- ⟦_⟧ over the dual numbers
 import Spec.Proofs.Dual 𝕊 as DualP
@@ -508,3 +529,18 @@ module _ (laws : Laws 𝕊) where
   ∇₀-dual : (e sd : E Δ (ar s)) (ρ : Env Δ) (v : TEnv Δ)
           → ipE Δ (∇₀ e sd) ρ v ≡ ⟨ ⟦ sd ⟧ ρ , (λ i → proj₂ (𝔻.⟦ e ⟧ (dual-env ρ v) i)) ⟩
   ∇₀-dual = DualP.∇₀-dual laws
+
+------------------------------------------------------------------------
+-- The paper's network: arrays and chain agree
+
+cnn-forward : ∀ target inp k₁ b₁ k₂ b₂ fc b (γ : Env CNN.Φ) → ValCons CNN.chain γ
+            → base-env₀ CNN.chain γ ≡ ((((((((tt , target) , inp) , k₁) , b₁) , k₂) , b₂) , fc) , b)
+            → ∀ i → lookup v₂ γ i ≡ Arr.forward inp k₁ b₁ k₂ b₂ fc b i
+cnn-forward = CNNP.cnn-forward
+
+-- the hypotheses hold for the chain's forward run (run, which also
+-- starts chain-env)
+cnn-run : ∀ target inp k₁ b₁ k₂ b₂ fc b
+        → let γ₀ = ((((((((tt , target) , inp) , k₁) , b₁) , k₂) , b₂) , fc) , b) in
+          ∀ i → lookup v₂ (run CNN.chain γ₀) i ≡ Arr.forward inp k₁ b₁ k₂ b₂ fc b i
+cnn-run = CNNP.cnn-run

@@ -44,6 +44,9 @@ fi
 here=$(pwd -P)
 installed=$(cd / && $PY -c "import os, runtime; print(os.path.dirname(os.path.dirname(os.path.realpath(runtime.__file__))))" 2>/dev/null || true)
 if [[ "$installed" != "$here" ]]; then
+  # --no-build-isolation builds with the setuptools already here; before setuptools 70.1 its
+  # editable (PEP 660) build needs the `wheel` package, which a fresh Python may not have
+  $PY -c "import wheel" 2>/dev/null || $PY -m pip install -q wheel
   echo "setup: pip install -e . (was: ${installed:-not installed})"
   $PY -m pip install -q --no-deps --no-build-isolation -e .
 fi

@@ -40,16 +40,18 @@ private
 
 -- conv sp a w su: slide a (p + 1)-shaped window over a; for each of the
 -- s kernel positions i, scale the window at offset i by w i, and add
--- the scaled windows up.
+-- the scaled windows up.  (Operands in the order of the chain in
+-- Spec.Model.CNN, window · weight and sum + bias, so that the two agree
+-- for every Scalar, commutative or not: Spec.Proofs.CNN.)
 conv : s + p ≈ t → Ar t R → Ar s R → suc p ≈ u → Ar u R
 conv sp a w su =
-  sum (zipWith _+_) (K 0#) λ i → map (w i *_) (slide i sp a su)
+  sum (zipWith _+_) (K 0#) λ i → map (_* w i) (slide i sp a su)
 
 -- u kernels at once, each followed by its bias.
 mconv : s + p ≈ t → (inp : Ar t R) (w : Ar (u ⊗ s) R) (b : Ar u R)
       → suc p ≈ q → Ar (u ⊗ q) R
 mconv sp inp w b su =
-  unnest λ i → map (b i +_) (conv sp inp (nest w i) su)
+  unnest λ i → map (_+ b i) (conv sp inp (nest w i) su)
 
 ------------------------------------------------------------------------
 -- Activation and pooling

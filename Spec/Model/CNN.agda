@@ -7,7 +7,8 @@
 -- The building blocks conv, mconv and avgp₂ are the E-level versions of
 -- those in Spec.CNN.Array (paper §5.2): the same sums over the same
 -- positions, so that evaluating the chain in Float gives exactly
--- Spec.CNN.Array.forward (checked by `Main check-forward`).
+-- Spec.CNN.Array.forward (proved for every Scalar: Spec.Proofs.CNN,
+-- Spec.Theorems item 13; `Main check-forward` runs both in Float).
 --
 -- Context (outermost first): target, inp (inputs); k₁ b₁ k₂ b₂ fc b
 -- (parameters).  Bindings: c11 c1 s1 c21 c2 s2 r1 r loss, where

@@ -42,7 +42,7 @@ open import Spec.Lang.Chain using (Chain; ε; _▹_)
 open import Spec.Lang.Opt using (optimise)
 open import Spec.Proofs.Opt 𝕊 using (optimise-sound)
 open import Spec.Proofs.Chain.Typed using (_⊑_; here; there; wkw; step; seed-env; baseCtx)
-open import Spec.Proofs.Chain.Inline 𝕊 using (PF; clean; emb; ValCons; base-env₀)
+open import Spec.Proofs.Chain.Inline 𝕊 using (PF; clean; emb; ValCons; base-env₀; run; run-values; run-base)
 open import Spec.Proofs.Chain 𝕊 laws using (Consistent)
 open import Spec.Proofs.Chain.Local 𝕊
 open import Spec.Proofs.Val 𝕊 using (Same; Same-refl; Same-trans; ≡⇒Same)
@@ -143,17 +143,7 @@ Only-binding c ρ hρ e′ = Only-ren ρ (λ x h → h) (ren (emb c) e′) (Only
 ------------------------------------------------------------------------
 -- Step 1: the forward bindings
 
-run : (c : Chain Δ) → Env (baseCtx c) → Env Δ
-run (ε _)         γ₀ = γ₀
-run (c ▹ (_ , e)) γ₀ = (run c γ₀ , K 0#) , ⟦ e ⟧ (run c γ₀)
-
-run-values : (c : Chain Δ) (γ₀ : Env (baseCtx c)) → ValCons c (run c γ₀)
-run-values (ε _)   γ₀ = tt
-run-values (c ▹ _) γ₀ = (λ i → refl) , run-values c γ₀
-
-run-base : (c : Chain Δ) (γ₀ : Env (baseCtx c)) → base-env₀ c (run c γ₀) ≡ γ₀
-run-base (ε _)   γ₀ = refl
-run-base (c ▹ _) γ₀ = run-base c γ₀
+-- run, run-values and run-base: Spec.Proofs.Chain.Inline (no law needed)
 
 ------------------------------------------------------------------------
 -- Step 2: the placeholders, last first

@@ -88,6 +88,23 @@ ValCons (ε _)         γ             = ⊤
 ValCons (c ▹ (_ , e)) ((γ , _) , a) = (∀ i → a i ≡ ⟦ e ⟧ γ i) × ValCons c γ
 
 ------------------------------------------------------------------------
+-- Running a chain forward: each binding gets the value of its
+-- expression, each placeholder zero (the first step of the generated
+-- code; Spec.Proofs.Chain.Build then fills the placeholders)
+
+run : (c : Chain Δ) → Env (baseCtx c) → Env Δ
+run (ε _)         γ₀ = γ₀
+run (c ▹ (_ , e)) γ₀ = (run c γ₀ , K 0#) , ⟦ e ⟧ (run c γ₀)
+
+run-values : (c : Chain Δ) (γ₀ : Env (baseCtx c)) → ValCons c (run c γ₀)
+run-values (ε _)   γ₀ = tt
+run-values (c ▹ _) γ₀ = (λ i → refl) , run-values c γ₀
+
+run-base : (c : Chain Δ) (γ₀ : Env (baseCtx c)) → base-env₀ c (run c γ₀) ≡ γ₀
+run-base (ε _)   γ₀ = refl
+run-base (c ▹ _) γ₀ = run-base c γ₀
+
+------------------------------------------------------------------------
 -- Forward mode through a chain: base variables get v, a binding x = e
 -- gets D⟦ e ⟧ of the tangents before it, a placeholder gets 0.
 
