@@ -18,6 +18,7 @@ setup-test:
 
 # a non-editable install that carries the Agda executable and the built-in dumps with it
 install: dump
+	$(PYTHON) -c "import wheel" 2>/dev/null || $(PYTHON) -m pip install -q wheel
 	$(PYTHON) -m pip install --no-deps --no-build-isolation .
 
 proofs:

@@ -64,7 +64,10 @@ if ((want_test)); then
   updated=0
   if ! command -v chromium >/dev/null; then
     $SUDO apt-get update -qq && updated=1
-    if apt-cache policy chromium 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+    # (the policy is read whole first: under pipefail, `grep -q` closing the pipe early can
+    # fail the pipeline with apt-cache's SIGPIPE and skip chromium at random)
+    policy=$(apt-cache policy chromium 2>/dev/null || true)
+    if grep -q 'Candidate: [0-9]' <<<"$policy"; then
       test_pkgs+=(chromium)
     fi
   fi
