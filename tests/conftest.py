@@ -21,6 +21,46 @@ def pytest_addoption(parser):
                      help="rewrite the golden files under tests/golden/ instead of comparing")
 
 
+# ONNX's test cases (tests/test_onnx.py), counted per operator as they run: passed, skipped
+# (with the importer's reason) and failed, printed after the run's summary
+_ONNX_OUTCOMES: dict[str, dict[str, int]] = {}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = (yield).get_result()
+    if item.originalname not in ("test_onnx_node", "test_onnx_pytorch_converted"):
+        return
+    if report.when != "call" and not (report.failed or report.skipped):
+        return
+    if report.when == "teardown" and not report.failed:
+        return
+    case = item.callspec.params["case"]
+    op = (case.model.graph.node[0].op_type if item.originalname == "test_onnx_node"
+          else "(pytorch-converted)")
+    counts = _ONNX_OUTCOMES.setdefault(op, {"passed": 0, "skipped": 0, "failed": 0,
+                                            "why": set()})
+    counts[report.outcome] += 1
+    if report.skipped and isinstance(report.longrepr, tuple):
+        # "Skipped: not expressible: node 'n' (Op): what" -> "what"
+        why = report.longrepr[2].removeprefix("Skipped: ").removeprefix("not expressible: ")
+        counts["why"].add(why.split("): ", 1)[1] if why.startswith("node ") else why)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _ONNX_OUTCOMES:
+        return
+    w = terminalreporter.write_line
+    w("ONNX test cases per operator (passed / skipped / failed):")
+    for op in sorted(_ONNX_OUTCOMES, key=lambda o: (o.startswith("("), o)):
+        c = _ONNX_OUTCOMES[op]
+        w(f"  {op:<20} {c['passed']:>3} / {c['skipped']:>3} / {c['failed']:>3}")
+        for why in sorted(c["why"]):
+            w(f"      skipped: {why}")
+    total = {k: sum(c[k] for c in _ONNX_OUTCOMES.values()) for k in ("passed", "skipped", "failed")}
+    w(f"  {'all':<20} {total['passed']:>3} / {total['skipped']:>3} / {total['failed']:>3}")
+
+
 @pytest.fixture
 def update_golden(request) -> bool:
     return request.config.getoption("--update-golden")
