@@ -251,10 +251,14 @@ class _Importer:
                 if not d:
                     raise OnnxImportError(f"graph input {vi.name!r} is a scalar: no batch axis")
                 d = d[1:]
+            if any(x == 0 for x in d):
+                raise OnnxImportError(f"graph input {vi.name!r} of shape {list(dims[vi.name])}: "
+                                      f"a dimension of size 0 (empty tensors are not supported)")
             bad = [x for x in d if not isinstance(x, int) or x <= 0]
             if bad:
-                raise OnnxImportError(f"graph input {vi.name!r}: dimension {bad[0]!r} is not a "
-                                      f"fixed positive size (dynamic shapes are not supported"
+                raise OnnxImportError(f"graph input {vi.name!r} of shape {list(dims[vi.name])}: "
+                                      f"dimension {bad[0]!r} is not a fixed positive size "
+                                      f"(dynamic shapes are not supported"
                                       + ("; only the leading batch axis may be symbolic"
                                          if self.batch else "") + ")")
             n = self._fresh(vi.name, "input")

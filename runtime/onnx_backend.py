@@ -28,8 +28,10 @@ _FLOAT = (1, 11)  # TensorProto.FLOAT, DOUBLE
 
 def _integer_inputs(model) -> list[str]:
     init = {i.name for i in model.graph.initializer}
+    # tensors only: a sequence or optional input is left to the importer, which names it
     return [vi.name for vi in model.graph.input
-            if vi.name not in init and vi.type.tensor_type.elem_type not in _FLOAT]
+            if vi.name not in init and vi.type.HasField("tensor_type")
+            and vi.type.tensor_type.elem_type not in _FLOAT]
 
 
 class _Specialising(_BaseRep):

@@ -262,6 +262,25 @@ def test_an_unsupported_operator_and_an_integer_input_are_named():
         import_onnx(m)
 
 
+def test_empty_dynamic_and_sequence_inputs_are_named():
+    m = _one_node("Relu", [("x", [0, 3])], ("y", [0, 3]))
+    with pytest.raises(OnnxImportError, match=r"graph input 'x' of shape \[0, 3\]: a dimension "
+                                              r"of size 0 \(empty tensors"):
+        import_onnx(m, batch=False)
+    m = _one_node("Relu", [("x", ["N", 3])], ("y", ["N", 3]))
+    with pytest.raises(OnnxImportError, match=r"graph input 'x' of shape \['N', 3\]: dimension "
+                                              r"'N' is not a fixed positive size"):
+        import_onnx(m, batch=False)
+    # a sequence input reaches the importer through the backend (it is not an integer input
+    # to specialise), which names it
+    seq = helper.make_tensor_sequence_value_info("x", TensorProto.FLOAT, [3])
+    node = helper.make_node("Identity", ["x"], ["y"])
+    graph = helper.make_graph([node], "g", [seq],
+                              [helper.make_tensor_sequence_value_info("y", TensorProto.FLOAT, [3])])
+    with pytest.raises(OnnxImportError, match="graph input 'x': not a tensor"):
+        backend.prepare(helper.make_model(graph))
+
+
 def test_the_cli_reports_an_error_in_one_line_and_writes_nothing(tmp_path):
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(b"not a protobuf at all")
