@@ -72,6 +72,9 @@ def main(argv=None) -> int:
     ap.add_argument("--precision", choices=("f32", "f64"), default="f32")
     ap.add_argument("--no-build", action="store_true", help="only write the sources")
     ap.add_argument("--strategy", choices=("auto", "dest", "element"), default="auto")
+    ap.add_argument("--lanes", type=int, choices=(8, 16), default=0,
+                    help="samples per lane group of the C batch entry points (default: chosen "
+                         "for this machine, or $PROVED_KERNELS_LANES)")
     ap.add_argument("--recompute-limit", type=int, default=1,
                     help="largest tolerated recomputation factor of a sum (see extract/lower.py)")
     ap.add_argument("--html", nargs="?", const="", metavar="FILE",
@@ -105,12 +108,13 @@ def main(argv=None) -> int:
             for written in render.write(model, args.html, args.latex):
                 print(f"wrote {written}")
             return 0
-        gen = generate(model, args.precision, Options(args.strategy, args.recompute_limit))
+        gen = generate(model, args.precision, Options(args.strategy, args.recompute_limit,
+                                                       lanes=args.lanes))
         if args.dump_out is not None:
             args.dump_out.parent.mkdir(parents=True, exist_ok=True)
             build.write_if_changed(args.dump_out, compiled if compiled is not None else
                                    path.read_text())
-    except (dump.DumpError, ExtractError, OSError) as exc:
+    except (dump.DumpError, ExtractError, OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     # default: build/gen/PRECISION in the source checkout, or in the current directory when

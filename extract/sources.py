@@ -27,8 +27,65 @@ LOGS = {"f32": "logf", "f64": "log"}
 HELPERS = ("logistic", "relu", "step", "fmax_", "imax", "vload", "vstore", "vsplat",
            "vrelu", "vstep", "vfmax_")
 # samples per group in the C batch entry points (extract/lanes.py): 8 floats fill an AVX2
-# register; 8 doubles fill an AVX-512 one or two AVX2 ones (bench/PROFILE.md)
+# register; 8 doubles fill an AVX-512 one or two AVX2 ones (bench/PROFILE.md). Floats take
+# 16 lanes (an AVX-512 register) where that was measured faster: see native_lanes.
 LANES = {"f32": 8, "f64": 8}
+ENV_LANES = "PROVED_KERNELS_LANES"
+
+
+def native_lanes(precision: str) -> int:
+    """The lane count for this machine: ``$PROVED_KERNELS_LANES`` (8 or 16) if set, else 16
+    floats on an AMD processor with AVX-512 (Zen 4/5: its full-width FMAs made the zoo's
+    training steps 1.3-1.4x faster than 8 lanes, bench/PROFILE.md), else ``LANES``. Intel's
+    AVX-512 parts keep 8: on the Ice Lake server measured, 16 lanes made the CNN's step slower
+    (L2 pressure; bench/PROFILE.md)."""
+    import os
+    env = os.environ.get(ENV_LANES)
+    if env:
+        if env not in ("8", "16"):
+            raise ValueError(f"${ENV_LANES} must be 8 or 16, not {env!r}")
+        return int(env)
+    if precision != "f32":
+        return LANES[precision]
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return LANES[precision]
+    flags = re.search(r"^flags\s*:(.*)$", info, re.M)
+    amd = re.search(r"^vendor_id\s*:\s*AuthenticAMD", info, re.M) is not None
+    return 16 if amd and flags and "avx512f" in flags.group(1).split() else LANES[precision]
+
+
+def transpose_program(width: int, M: str) -> list[str]:
+    """The statements of ``M_transpose`` (t[k][l] -> t[l][k]) for ``width`` lanes, a power of
+    two: for b = 1, 2, ..., width/2 a round of shuffles that swaps, in every 2b x 2b block, the
+    b x b block above the diagonal with the one below it; after the rounds every block has
+    been transposed at every scale, i.e. the whole. ``SHUF(a, b, i...)`` takes element i of
+    a, or i - width of b.
+
+        width 2:  r0_0 = SHUF(t[0], t[1], 0, 2);  r0_1 = SHUF(t[0], t[1], 1, 3);  t[0] = r0_0; …
+    """
+    assert width >= 2 and width & (width - 1) == 0, width
+    src = [f"t[{i}]" for i in range(width)]
+    lines, b, r = [], 1, 0
+    while b < width:
+        # the last round reads temporaries only, so it may write t in place (not if it is
+        # also the first)
+        last = 2 * b == width and r > 0
+        dst = [f"t[{i}]" if last else f"r{r}_{i}" for i in range(width)]
+        for i in range(width):
+            if i & b:
+                continue
+            lo = [j if not j & b else width + j - b for j in range(width)]
+            hi = [j + b if not j & b else width + j for j in range(width)]
+            for d, idx in ((dst[i], lo), (dst[i + b], hi)):
+                decl = "" if last else "const vreal "
+                lines.append(f"{decl}{d} = {M}_SHUF({src[i]}, {src[i + b]}, "
+                             f"{', '.join(map(str, idx))});")
+        src, b, r = dst, 2 * b, r + 1
+    if src[0] != "t[0]":
+        lines += [f"t[{i}] = {src[i]};" for i in range(width)]
+    return lines
 
 
 def _env() -> jinja2.Environment:
@@ -130,7 +187,7 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
 
     ckernels = views(fwd, bwd, C)
     nf = len(fwd)
-    width = LANES[precision]
+    width = options.lanes or native_lanes(precision)
     shared = {p.name for p in model.params}
     taken = set(model.arrays) | {"real", "idx", "sample"}
 
@@ -168,6 +225,7 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
         "forward_unused": [b for b in ("w", "x", "v") if b not in used_f],
         "backward_unused": [b for b in ("w", "x", "v", "g") if b not in used_b],
         "lanes": width, "lane_kernels": lkernels, "uses": uses,
+        "transpose": transpose_program(width, M),
         "lane_structs": [s for s in _structs(model) if s["name"] != "params"],
         "inputs": [a.name for a in model.inputs],
         "lane_forward_calls": [f"{k['function']}({', '.join(k['args'])})"

@@ -15,6 +15,7 @@ from extract import code as c
 from extract.code import Affine, Buffer, For, IVar, Load, Mul, Store
 from extract.fuse import fusable
 from extract.lanes import widen_to_lanes
+from extract.lower import Options
 from extract.sources import generate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,12 +80,13 @@ def test_which_zoo_gradients_are_fused():
         assert fused == want, name
 
 
+@pytest.mark.parametrize("lanes", [8, 16])
 @pytest.mark.parametrize("n", [8, 11, 21])
-def test_fused_batch_gradient_is_the_mean_of_the_one_sample_gradients(kernel_cache, n):
-    """MLP in double: M_batch_grad (lane groups through the fused kernels; 11 = 8 + 3 and 21 =
-    2 x 8 + 5 leave a group of 3 or 5 lanes) against the mean of M_backward's gradients."""
+def test_fused_batch_gradient_is_the_mean_of_the_one_sample_gradients(kernel_cache, n, lanes):
+    """MLP in double: M_batch_grad (lane groups through the fused kernels, 8 or 16 lanes; 11
+    and 21 leave a short group) against the mean of M_backward's gradients."""
     m = dump.load(_zoo_dump("mlp"))
-    ffi, lib = build.load("mlp", "f64", dump=str(_zoo_dump("mlp")))
+    ffi, lib = build.load("mlp", "f64", dump=str(_zoo_dump("mlp")), options=Options(lanes=lanes))
     rng = np.random.default_rng(n)
     w = ffi.new("mlp_params *")
     wv = np.frombuffer(ffi.buffer(w), np.float64)

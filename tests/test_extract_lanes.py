@@ -229,3 +229,36 @@ def test_lane_name_avoids_taken_names():
     assert lane.name == "l_"
     with pytest.raises(ValueError):
         widen_to_lanes((nest(loops, st),), set(), 1)
+
+
+@pytest.mark.parametrize("width", [2, 4, 8, 16, 32])
+def test_transpose_program_transposes(width):
+    """sources.transpose_program run on symbols: t[l][k] ends as the old t[k][l]; no statement
+    reads a t[i] after a round wrote it."""
+    import re
+    from extract.sources import transpose_program
+    t = [[(k, l) for l in range(width)] for k in range(width)]
+    tmp, written = {}, set()
+
+    def value(x):
+        m = re.fullmatch(r"t\[(\d+)\]", x)
+        if m:
+            assert int(m.group(1)) not in written, f"t[{m.group(1)}] read after it was written"
+            return t[int(m.group(1))]
+        return tmp[x]
+    for line in transpose_program(width, "M"):
+        m = re.fullmatch(r"(?:const vreal )?(\S+) = (?:M_SHUF\((\S+), (\S+), ([\d, ]+)\)|(\S+));",
+                         line)
+        assert m, line
+        if m.group(5):
+            v = value(m.group(5))
+        else:
+            both = value(m.group(2)) + value(m.group(3))
+            v = [both[int(i)] for i in m.group(4).split(",")]
+        d = re.fullmatch(r"t\[(\d+)\]", m.group(1))
+        if d:
+            t[int(d.group(1))] = v
+            written.add(int(d.group(1)))
+        else:
+            tmp[m.group(1)] = v
+    assert all(t[l][k] == (k, l) for k in range(width) for l in range(width))

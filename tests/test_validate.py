@@ -316,6 +316,19 @@ def test_every_dump_validates(tmp_path, name):
     assert rep.bound ** rep.trials < 1e-7
 
 
+@pytest.mark.parametrize("lanes", [8, 16])
+def test_both_lane_counts_validate(tmp_path, lanes):
+    """The lane kernels at either lane count, whatever this machine's (sources.native_lanes):
+    the MLP's fused gradients transpose lanes x lanes blocks in registers."""
+    if "zoo_mlp" not in DUMPS:
+        pytest.skip("build/dump/zoo/mlp.json is missing (make dump)")
+    d = load("zoo_mlp")
+    src = write_sources(tmp_path, d, "f32", Options(lanes=lanes), cuda=False)
+    assert f"#define mlp_LANES {lanes}" in src.c.read_text()
+    assert "mlp_transpose(b_)" in src.c.read_text()
+    run(src, d)
+
+
 def test_cnn_ad_validates_c_and_cuda(tmp_path):
     """The unoptimised reverse pass: its CUDA (element strategy) once let a sum's guard escape
     the sum (extract/code.py reduce) and did not compile."""
