@@ -18,7 +18,9 @@ setup-test:
 
 # a non-editable install that carries the Agda executable and the built-in dumps with it
 install: dump
-	$(PYTHON) -c "import wheel" 2>/dev/null || $(PYTHON) -m pip install -q wheel
+	$(PYTHON) -c "import wheel" 2>/dev/null || $(PYTHON) -c "import setuptools as s, sys; \
+	  sys.exit(tuple(int(x) for x in s.__version__.split('.')[:2]) < (70, 1))" \
+	  || $(PYTHON) -m pip install -q wheel
 	$(PYTHON) -m pip install --no-deps --no-build-isolation .
 
 proofs:

@@ -229,7 +229,8 @@
 --                    in every environment γ of the chain's scope whose
 --                    bindings hold their values (ValCons: the forward
 --                    run, or chain-env of item 9) and whose base
---                    variables hold target, inp, k₁, b₁, k₂, b₂, fc, b,
+--                    variables hold inp, k₁, b₁, k₂, b₂, fc, b (at
+--                    every position),
 --                    the binding r (v₂ of the scope) is at every
 --                    position forward inp k₁ b₁ k₂ b₂ fc b.  No law
 --                    needed: it holds for every `Scalar`, Float
@@ -237,7 +238,11 @@
 --                    still runs both in Float as a test).
 --    cnn-run         the hypotheses hold for the chain's forward run
 --                    from those base values (run, Spec.Proofs.Chain.
---                    Inline: each binding its value, each placeholder 0).
+--                    Inline: each binding its value, each placeholder 0);
+--                    chain-env (item 9) meets the hypotheses too: ValCons
+--                    by chain-env-values, the base values pointwise by
+--                    chain-env-base; that instance is not spelled out
+--                    (its type check did not finish in 10 minutes).
 ------------------------------------------------------------------------
 open import Spec.Scalar using (Scalar)
 open import Spec.Scalar.Laws using (Laws)
@@ -533,8 +538,12 @@ module _ (laws : Laws 𝕊) where
 ------------------------------------------------------------------------
 -- The paper's network: arrays and chain agree
 
-cnn-forward : ∀ target inp k₁ b₁ k₂ b₂ fc b (γ : Env CNN.Φ) → ValCons CNN.chain γ
-            → base-env₀ CNN.chain γ ≡ ((((((((tt , target) , inp) , k₁) , b₁) , k₂) , b₂) , fc) , b)
+cnn-forward : ∀ inp k₁ b₁ k₂ b₂ fc b (γ : Env CNN.Φ) → ValCons CNN.chain γ
+            → let γ₀ = base-env₀ CNN.chain γ in
+              (∀ i → lookup v₆ γ₀ i ≡ inp i) → (∀ i → lookup v₅ γ₀ i ≡ k₁ i)
+            → (∀ i → lookup v₄ γ₀ i ≡ b₁ i) → (∀ i → lookup v₃ γ₀ i ≡ k₂ i)
+            → (∀ i → lookup v₂ γ₀ i ≡ b₂ i) → (∀ i → lookup v₁ γ₀ i ≡ fc i)
+            → (∀ i → lookup v₀ γ₀ i ≡ b i)
             → ∀ i → lookup v₂ γ i ≡ Arr.forward inp k₁ b₁ k₂ b₂ fc b i
 cnn-forward = CNNP.cnn-forward
 

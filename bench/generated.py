@@ -8,6 +8,7 @@ The generated API (docs/generated-api.md) takes the same buffers as the hand-wri
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +31,10 @@ def build_info(dump: str | None = None, model: BenchModel | None = None) -> dict
     except Exception as e:  # noqa: BLE001  (informational only)
         info["dump_error"] = f"{type(e).__name__}: {e}"
     info["CFLAGS"], info["LDFLAGS"] = list(build.CFLAGS), list(build.LDFLAGS)
+    from extract import sources
+    info["lanes"] = sources.native_lanes("f32")
+    info["lanes_from"] = (f"${sources.ENV_LANES}" if os.environ.get(sources.ENV_LANES)
+                          else "this machine (extract.sources.native_lanes)")
     return info
 
 

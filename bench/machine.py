@@ -17,28 +17,15 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 
-
-def _cpuinfo() -> str:
-    try:
-        return Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return ""
+from extract.cpu import cpuinfo
 
 
 def describe() -> dict:
-    info = _cpuinfo()
-    flags = set()
-    mhz = None
-    name = None
-    for line in info.splitlines():
-        if line.startswith("flags") and not flags:
-            flags = set(line.split(":", 1)[1].split())
-        elif line.startswith("cpu MHz") and mhz is None:
-            mhz = float(line.split(":", 1)[1])
-        elif line.startswith("model name") and name is None:
-            name = line.split(":", 1)[1].strip()
+    info = cpuinfo()
+    flags = set(info.get("flags", "").split())
+    mhz = float(info["cpu MHz"]) if info.get("cpu MHz") else None
+    name = info.get("model name")
     if "avx512f" in flags:
         width, isa = 16, "AVX-512"
     elif "avx2" in flags and "fma" in flags:

@@ -292,7 +292,8 @@ def markdown(meta: dict, rows: list[dict], agreements: dict, speedups: list[dict
            (f"- hand-written C: `{' '.join(hw.get('cflags', []))}`, linked "
             f"`{' '.join(hw.get('ldflags', []))}`; " if hw else "- ")
            + (f"generated C: `{' '.join(gen.get('CFLAGS', []))}`, linked "
-              f"`{' '.join(gen.get('LDFLAGS', []))}`; " if gen.get("CFLAGS") else "")
+              f"`{' '.join(gen.get('LDFLAGS', []))}`, {gen.get('lanes')} float lanes (from "
+              f"{gen.get('lanes_from')}); " if gen.get("CFLAGS") else "")
            + f"{s['cc'] or 'cc unknown'}",
            f"- PyTorch {meta.get('torch_version') or 'n/a'}; tuned malloc: "
            f"`GLIBC_TUNABLES={TUNED_MALLOC}`; threads via `torch.set_num_threads` / the C "

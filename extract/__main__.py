@@ -114,7 +114,7 @@ def main(argv=None) -> int:
             args.dump_out.parent.mkdir(parents=True, exist_ok=True)
             build.write_if_changed(args.dump_out, compiled if compiled is not None else
                                    path.read_text())
-    except (dump.DumpError, ExtractError, OSError, ValueError) as exc:
+    except (dump.DumpError, ExtractError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     # default: build/gen/PRECISION in the source checkout, or in the current directory when

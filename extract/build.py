@@ -51,6 +51,8 @@ import sysconfig
 from functools import lru_cache
 from pathlib import Path
 
+from .cpu import cpuinfo
+
 CFLAGS = ["-std=c11", "-O3", "-march=native", "-fopenmp", "-fno-math-errno",
           "-fno-trapping-math", "-fno-signed-zeros", "-ffp-contract=fast", "-fno-wrapv"]
 LDFLAGS = ["-fopenmp"]
@@ -81,13 +83,9 @@ def _tool_version(tool: str) -> str:
 
 @lru_cache(maxsize=None)
 def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith(("model name", "flags")):
-                return line
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    info = cpuinfo()
+    return info.get("model name") or info.get("flags") or platform.processor() \
+        or platform.machine()
 
 
 def _key(files: dict, cdef: str, flags: list) -> str:

@@ -184,7 +184,9 @@ class _Importer:
     def _dims(self, vi) -> list:
         t = vi.type.tensor_type
         if not vi.type.HasField("tensor_type"):
-            raise OnnxImportError(f"graph input {vi.name!r}: not a tensor")
+            kind = (vi.type.WhichOneof("value") or "untyped").replace("_type", "")
+            raise OnnxImportError(f"graph input {vi.name!r}: a {kind}, not a tensor (only "
+                                  f"tensors are supported)")
         if t.elem_type not in _FLOAT_TYPES:
             raise OnnxImportError(f"graph input {vi.name!r}: element type "
                                   f"{self.onnx.TensorProto.DataType.Name(t.elem_type)} is not "

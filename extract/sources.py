@@ -6,6 +6,7 @@ below.
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,10 +14,11 @@ from pathlib import Path
 import jinja2
 
 from . import __version__, ir
+from .cpu import cpuinfo, flags
 from .fuse import fusable, fused_body
 from .lanes import widen_to_lanes
 from .registers import block_accumulators
-from .lower import Kernel, Options, lower_to_loops
+from .lower import ExtractError, Kernel, Options, lower_to_loops
 from .printer import C, CUDA, Language, statements, thread_count
 
 TEMPLATES = Path(__import__(__package__ + ".build", fromlist=["locate"]).locate("templates"))
@@ -31,29 +33,30 @@ HELPERS = ("logistic", "relu", "step", "fmax_", "imax", "vload", "vstore", "vspl
 # 16 lanes (an AVX-512 register) where that was measured faster: see native_lanes.
 LANES = {"f32": 8, "f64": 8}
 ENV_LANES = "PROVED_KERNELS_LANES"
+# a thread's last group of at most this many samples runs through the one-sample functions:
+# for the CNN two samples cost less that way than a group of 8 lanes (bench/PROFILE.md); for a
+# model with dense layers they cost more (its one-sample dot products are serial FMA chains)
+SHORT_GROUP = 2
 
 
 def native_lanes(precision: str) -> int:
     """The lane count for this machine: ``$PROVED_KERNELS_LANES`` (8 or 16) if set, else 16
-    floats on an AMD processor with AVX-512 (Zen 4/5: its full-width FMAs made the zoo's
-    training steps 1.3-1.4x faster than 8 lanes, bench/PROFILE.md), else ``LANES``. Intel's
-    AVX-512 parts keep 8: on the Ice Lake server measured, 16 lanes made the CNN's step slower
-    (L2 pressure; bench/PROFILE.md)."""
-    import os
+    floats on an AMD Zen 5 or later with AVX-512 (cpu family >= 26: full-width 512-bit FMAs;
+    16 lanes made the CNN's and LeNet-5's training steps 1.35x faster there, bench/PROFILE.md),
+    else ``LANES``. Not measured elsewhere, so left at 8: Zen 4 (its AVX-512 runs as two
+    256-bit halves) and Intel's AVX-512 parts (on the Ice Lake server VM of 2026-11-22, before
+    register blocks and fused gradients, 16 lanes made the CNN's step slower)."""
     env = os.environ.get(ENV_LANES)
     if env:
         if env not in ("8", "16"):
-            raise ValueError(f"${ENV_LANES} must be 8 or 16, not {env!r}")
+            raise ExtractError(f"${ENV_LANES} must be 8 or 16, not {env!r}")
         return int(env)
-    if precision != "f32":
-        return LANES[precision]
-    try:
-        info = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return LANES[precision]
-    flags = re.search(r"^flags\s*:(.*)$", info, re.M)
-    amd = re.search(r"^vendor_id\s*:\s*AuthenticAMD", info, re.M) is not None
-    return 16 if amd and flags and "avx512f" in flags.group(1).split() else LANES[precision]
+    info = cpuinfo()
+    zen5 = info.get("vendor_id") == "AuthenticAMD" and info.get("cpu family", "0").isdigit() \
+        and int(info["cpu family"]) >= 26
+    if precision == "f32" and zen5 and "avx512f" in flags():
+        return 16
+    return LANES[precision]
 
 
 def transpose_program(width: int, M: str) -> list[str]:
@@ -188,6 +191,8 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     ckernels = views(fwd, bwd, C)
     nf = len(fwd)
     width = options.lanes or native_lanes(precision)
+    if width not in (8, 16):
+        raise ExtractError(f"lanes must be 8 or 16, not {width}")
     shared = {p.name for p in model.params}
     taken = set(model.arrays) | {"real", "idx", "sample"}
 
@@ -225,7 +230,8 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
         "forward_unused": [b for b in ("w", "x", "v") if b not in used_f],
         "backward_unused": [b for b in ("w", "x", "v", "g") if b not in used_b],
         "lanes": width, "lane_kernels": lkernels, "uses": uses,
-        "transpose": transpose_program(width, M),
+        "transpose": transpose_program(width, M), "transpose_rounds": width.bit_length() - 1,
+        "short_group": SHORT_GROUP,
         "lane_structs": [s for s in _structs(model) if s["name"] != "params"],
         "inputs": [a.name for a in model.inputs],
         "lane_forward_calls": [f"{k['function']}({', '.join(k['args'])})"

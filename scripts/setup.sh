@@ -46,7 +46,10 @@ installed=$(cd / && $PY -c "import os, runtime; print(os.path.dirname(os.path.di
 if [[ "$installed" != "$here" ]]; then
   # --no-build-isolation builds with the setuptools already here; before setuptools 70.1 its
   # editable (PEP 660) build needs the `wheel` package, which a fresh Python may not have
-  $PY -c "import wheel" 2>/dev/null || $PY -m pip install -q wheel
+  if ! $PY -c "import wheel" 2>/dev/null && $PY -c "import setuptools as s, sys; \
+      sys.exit(tuple(int(x) for x in s.__version__.split('.')[:2]) >= (70, 1))"; then
+    $PY -m pip install -q wheel
+  fi
   echo "setup: pip install -e . (was: ${installed:-not installed})"
   $PY -m pip install -q --no-deps --no-build-isolation -e .
 fi

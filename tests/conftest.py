@@ -22,8 +22,9 @@ def pytest_addoption(parser):
 
 
 # ONNX's test cases (tests/test_onnx.py), counted per operator as they run: passed, skipped
-# (with the importer's reason) and failed, printed after the run's summary
-_ONNX_OUTCOMES: dict[str, dict[str, int]] = {}
+# (with the importer's reason) and failed, printed at the end of the run (before pytest's
+# short summary and counts)
+_ONNX_OUTCOMES: dict[str, dict] = {}
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -31,9 +32,8 @@ def pytest_runtest_makereport(item, call):
     report = (yield).get_result()
     if item.originalname not in ("test_onnx_node", "test_onnx_pytorch_converted"):
         return
-    if report.when != "call" and not (report.failed or report.skipped):
-        return
-    if report.when == "teardown" and not report.failed:
+    # one outcome per case: the call's, or the setup's if the case stopped there
+    if not (report.when == "call" or (report.when == "setup" and not report.passed)):
         return
     case = item.callspec.params["case"]
     op = (case.model.graph.node[0].op_type if item.originalname == "test_onnx_node"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from extract import build, dump
+from extract.lower import Options
 from extract.sources import generate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -144,7 +145,6 @@ def test_default_dump_path_and_make_fallback(tmp_path, monkeypatch):
 @pytest.mark.skipif(not build.nvcc_available(), reason="nvcc not installed")
 def test_nvcc_compiles_random_dump_cuda(tmp_path):
     import dumpgen
-    from extract.lower import Options
     d = dumpgen.random_dump(3, depth=4, n_chain=3, model="rnd3")
     m = dump.parse(d)
     g = generate(m, "f64", Options(recompute_limit=2 ** 62))
@@ -199,12 +199,13 @@ SPEC = {name: next((p for p in (ROOT / "build" / "dump" / f"{name}.json",
                     if p.exists()), None) for name in ("cnn", "ops")}
 
 
+@pytest.mark.parametrize("lanes", [8, 16])
 @pytest.mark.parametrize("march", [True, False], ids=["native", "generic"])
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
-def test_generated_c_is_warning_free_under_gcc_and_clang(tmp_path, cc, march):
+def test_generated_c_is_warning_free_under_gcc_and_clang(tmp_path, cc, march, lanes):
     """The build's own flags (extract/build.py) with -Wall -Wextra -Werror, -march=native kept
     or dropped: without it the vreal helpers draw GCC's and Clang's ABI note (-Wpsabi), and
-    Clang flags unused static helpers."""
+    Clang flags unused static helpers. Both lane counts, whatever this machine's."""
     import shutil
     if shutil.which(cc) is None:
         pytest.skip(f"{cc} not installed (scripts/setup.sh --test installs it)")
@@ -217,7 +218,7 @@ def test_generated_c_is_warning_free_under_gcc_and_clang(tmp_path, cc, march):
         for precision in ("f32", "f64"):
             d = tmp_path / f"{name}_{precision}"
             d.mkdir()
-            for fname, text in generate(m, precision).files.items():
+            for fname, text in generate(m, precision, Options(lanes=lanes)).files.items():
                 (d / fname).write_text(text)
             cmd = [cc, *flags, *build.WARNINGS, "-c", str(d / f"{m.name}.c"), "-o",
                    str(d / f"{m.name}.o")]

@@ -277,7 +277,7 @@ def test_empty_dynamic_and_sequence_inputs_are_named():
     node = helper.make_node("Identity", ["x"], ["y"])
     graph = helper.make_graph([node], "g", [seq],
                               [helper.make_tensor_sequence_value_info("y", TensorProto.FLOAT, [3])])
-    with pytest.raises(OnnxImportError, match="graph input 'x': not a tensor"):
+    with pytest.raises(OnnxImportError, match="graph input 'x': a sequence, not a tensor"):
         backend.prepare(helper.make_model(graph))
 
 

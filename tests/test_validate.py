@@ -318,15 +318,17 @@ def test_every_dump_validates(tmp_path, name):
 
 @pytest.mark.parametrize("lanes", [8, 16])
 def test_both_lane_counts_validate(tmp_path, lanes):
-    """The lane kernels at either lane count, whatever this machine's (sources.native_lanes):
-    the MLP's fused gradients transpose lanes x lanes blocks in registers."""
+    """The lane kernels and batch entry points at either lane count, whatever this machine's
+    (sources.native_lanes), on a full group and a short one (lanes + 2 samples). The MLP's
+    fused gradients go through M_transpose, lane by lane over the field (PK_LANEWISE); its
+    shuffles are checked by test_extract_fuse and test_transpose_program_transposes."""
     if "zoo_mlp" not in DUMPS:
         pytest.skip("build/dump/zoo/mlp.json is missing (make dump)")
     d = load("zoo_mlp")
     src = write_sources(tmp_path, d, "f32", Options(lanes=lanes), cuda=False)
     assert f"#define mlp_LANES {lanes}" in src.c.read_text()
     assert "mlp_transpose(b_)" in src.c.read_text()
-    run(src, d)
+    assert run(src, d).samples == lanes + 2
 
 
 def test_cnn_ad_validates_c_and_cuda(tmp_path):

@@ -12,27 +12,28 @@
 -- layers), each stated for any expressions whose meanings are known
 -- (`Means e ρ a`), and then binding by binding down the chain.  The one
 -- fact about arrays it needs is that a sum of arrays is, at each
--- position, the sum of their elements there (`sum-pointwise`).
+-- position, the sum of their elements there (Spec.Array.Properties.
+-- sum-zipWith-K).
 ------------------------------------------------------------------------
 open import Spec.Scalar using (Scalar)
 
 module Spec.Proofs.CNN (𝕊 : Scalar) where
 
-open import Data.Fin as F using ()
 open import Data.Nat as ℕ using (ℕ)
 open import Data.Product using (_,_)
 open import Data.Unit using (tt)
 open import Relation.Binary.PropositionalEquality
 
 open import Spec.Array.Base as A
-  using (S; ι; _⊗_; P; Ar; K; map; zipWith; nest; unnest; sum₁; _+_≈_; suc_≈_)
+  using (S; ι; _⊗_; P; Ar; map; nest; unnest; _+_≈_; suc_≈_)
 import Spec.Array.Slide as Sl
 open import Spec.Array.Index using (combine)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst using (↑_; ↑↑_)
 open import Spec.Lang.Eval 𝕊
 open import Spec.Proofs.Ren 𝕊 using (eval-↑)
-open import Spec.Proofs.Sum using (sum-cong; sum₁-suc; tail)
+open import Spec.Proofs.Sum using (sum-cong)
+open import Spec.Array.Properties using (sum-zipWith-K)
 open import Spec.Proofs.Chain.Inline 𝕊 using (ValCons; base-env₀; run; run-values; run-base)
 import Spec.CNN.Array 𝕊 as Arr
 import Spec.Model.CNN as M
@@ -43,26 +44,6 @@ private
   variable
     Δ       : Ctx
     s p r u : S
-
-------------------------------------------------------------------------
--- A sum of arrays, at one position
-
-sum₁-pointwise : ∀ {X : Set} {n} {q : S} {_∙_ : X → X → X} {ε : X}
-                 (f : Ar (ι n) (Ar q X)) (j : P q)
-               → sum₁ (zipWith _∙_) (K ε) f j ≡ sum₁ _∙_ ε (λ i → f i j)
-sum₁-pointwise {n = ℕ.zero}  f j = refl
-sum₁-pointwise {n = ℕ.suc n} {_∙_ = _∙_} {ε = e₀} f j =
-  trans (cong (λ z → z j) (sum₁-suc {_∙_ = zipWith _∙_} {ε = K e₀} f))
-        (trans (cong (f (ι F.zero) j ∙_) (sum₁-pointwise (tail f) j))
-               (sym (sum₁-suc {_∙_ = _∙_} {ε = e₀} (λ i → f i j))))
-
-sum-pointwise : ∀ {X : Set} {q : S} {_∙_ : X → X → X} {ε : X}
-                (f : Ar s (Ar q X)) (j : P q)
-              → A.sum (zipWith _∙_) (K ε) f j ≡ A.sum _∙_ ε (λ i → f i j)
-sum-pointwise {s = ι n}   f j = sum₁-pointwise f j
-sum-pointwise {s = s ⊗ p} {_∙_ = _∙_} {ε = e₀} f j =
-  trans (sum-pointwise {s = s} (λ i → A.sum (zipWith _∙_) (K e₀) (nest f i)) j)
-        (sum-cong {s = s} λ i → sum-pointwise {s = p} (nest f i) j)
 
 ------------------------------------------------------------------------
 -- The building blocks
@@ -78,7 +59,7 @@ conv-means f sp g su {ρ} {a} {w} fa gw j =
   trans (sum-cong λ i → cong₂ _*_
           (trans (eval-↑ {ip = ix _} f ρ i _) (fa _))
           (trans (eval-↑ {ip = ix _} (↑ g) (ρ , i) j i) (trans (eval-↑ {ip = ix _} g ρ i i) (gw i))))
-        (sym (sum-pointwise (λ i → map (_* w i) (Sl.slide i sp a su)) j))
+        (sym (sum-zipWith-K _+_ 0# (λ i → map (_* w i) (Sl.slide i sp a su)) j))
 
 mconv-means : ∀ {w} (sp : s + p ≈ r) (inp : E Δ (ar r)) (we : E Δ (ar (u ⊗ s))) (b : E Δ (ar u))
               (su : suc p ≈ w) {ρ : Env Δ} {a : Ar r R} {wv : Ar (u ⊗ s) R} {bv : Ar u R}
@@ -124,17 +105,23 @@ pattern v₁₁ = vₛ v₁₀
 pattern v₁₂ = vₛ v₁₁
 pattern v₁₃ = vₛ v₁₂
 
--- The scope of the chain ends with d_r, r, d_loss, loss: r is v₂.
-cnn-forward : ∀ target inp k₁ b₁ k₂ b₂ fc b (γ : Env M.Φ) → ValCons M.chain γ
-            → base-env₀ M.chain γ ≡ ((((((((tt , target) , inp) , k₁) , b₁) , k₂) , b₂) , fc) , b)
+-- The scope of the chain ends with d_r, r, d_loss, loss: r is v₂.  Its
+-- base context is target inp k₁ b₁ k₂ b₂ fc b: inp is v₆, …, b is v₀.
+cnn-forward : ∀ inp k₁ b₁ k₂ b₂ fc b (γ : Env M.Φ) → ValCons M.chain γ
+            → let γ₀ = base-env₀ M.chain γ in
+              (∀ i → lookup v₆ γ₀ i ≡ inp i) → (∀ i → lookup v₅ γ₀ i ≡ k₁ i)
+            → (∀ i → lookup v₄ γ₀ i ≡ b₁ i) → (∀ i → lookup v₃ γ₀ i ≡ k₂ i)
+            → (∀ i → lookup v₂ γ₀ i ≡ b₂ i) → (∀ i → lookup v₁ γ₀ i ≡ fc i)
+            → (∀ i → lookup v₀ γ₀ i ≡ b i)
             → ∀ i → lookup v₂ γ i ≡ Arr.forward inp k₁ b₁ k₂ b₂ fc b i
-cnn-forward target inp k₁ b₁ k₂ b₂ fc b
-  ((((((((((((((((((((((((((tt , _) , _) , _) , _) , _) , _) , _) , _)
+cnn-forward inp k₁ b₁ k₂ b₂ fc b
+  ((((((((((((((((((((((((((tt , t′) , inp′) , k₁′) , b₁′) , k₂′) , b₂′) , fc′) , b′)
      , d₁) , c11) , d₂) , c1) , d₃) , s1) , d₄) , c21) , d₅) , c2) , d₆) , s2) , d₇) , r1) , _) , r) , _) , _)
-  (_ , r-eq , r1-eq , s2-eq , c2-eq , c21-eq , s1-eq , c1-eq , c11-eq , _) refl = r≗
+  (_ , r-eq , r1-eq , s2-eq , c2-eq , c21-eq , s1-eq , c1-eq , c11-eq , _)
+  h-inp h-k₁ h-b₁ h-k₂ h-b₂ h-fc h-b = r≗
   where
     -- the environment in which each binding is evaluated
-    ρ₀ = (((((((tt , target) , inp) , k₁) , b₁) , k₂) , b₂) , fc) , b
+    ρ₀ = (((((((tt , t′) , inp′) , k₁′) , b₁′) , k₂′) , b₂′) , fc′) , b′
     ρ₂ = (((ρ₀ , d₁) , c11) , d₂) , c1            -- s1's
     ρ₃ = (ρ₂ , d₃) , s1                            -- c21's
     ρ₅ = (((ρ₃ , d₄) , c21) , d₅) , c2            -- s2's
@@ -143,8 +130,7 @@ cnn-forward target inp k₁ b₁ k₂ b₂ fc b
 
     c11≗ : ∀ i → c11 i ≡ Arr.mconv (ι ⊗ ι) inp k₁ b₁ (ι ⊗ ι) i
     c11≗ i = trans (c11-eq i)
-      (mconv-means (ι ⊗ ι) (var v₆) (var v₅) (var v₄) (ι ⊗ ι) {ρ = ρ₀}
-         (λ _ → refl) (λ _ → refl) (λ _ → refl) i)
+      (mconv-means (ι ⊗ ι) (var v₆) (var v₅) (var v₄) (ι ⊗ ι) {ρ = ρ₀} h-inp h-k₁ h-b₁ i)
     c1≗ : ∀ i → c1 i ≡ Arr.Layers.c₁ L i
     c1≗ i = trans (c1-eq i) (cong (fn Fn.logistic) (c11≗ i))
     s1≗ : ∀ i → s1 i ≡ Arr.Layers.s₁ L i
@@ -152,7 +138,7 @@ cnn-forward target inp k₁ b₁ k₂ b₂ fc b
     c21≗ : ∀ i → c21 i ≡ Arr.mconv (ι ⊗ (ι ⊗ ι)) (Arr.Layers.s₁ L) k₂ b₂ (ι ⊗ (ι ⊗ ι)) i
     c21≗ i = trans (c21-eq i)
       (mconv-means (ι ⊗ (ι ⊗ ι)) (var v₀) (var v₉) (var v₈) (ι ⊗ (ι ⊗ ι)) {ρ = ρ₃}
-         s1≗ (λ _ → refl) (λ _ → refl) i)
+         s1≗ h-k₂ h-b₂ i)
     c2≗ : ∀ i → c2 i ≡ Arr.Layers.c₂ L i
     c2≗ i = trans (c2-eq i) (cong (fn Fn.logistic) (c21≗ i))
     s2≗ : ∀ i → s2 i ≡ Arr.Layers.s₂ L i
@@ -160,14 +146,18 @@ cnn-forward target inp k₁ b₁ k₂ b₂ fc b
     r1≗ : ∀ i → r1 i ≡ Arr.mconv (ι ⊗ (ι ⊗ (ι ⊗ ι))) (Arr.Layers.s₂ L) fc b (ι ⊗ (ι ⊗ (ι ⊗ ι))) i
     r1≗ i = trans (r1-eq i)
       (mconv-means (ι ⊗ (ι ⊗ (ι ⊗ ι))) (var v₀) (var v₁₃) (var v₁₂) (ι ⊗ (ι ⊗ (ι ⊗ ι))) {ρ = ρ₆}
-         s2≗ (λ _ → refl) (λ _ → refl) i)
+         s2≗ h-fc h-b i)
     r≗ : ∀ i → r i ≡ Arr.forward inp k₁ b₁ k₂ b₂ fc b i
     r≗ i = trans (r-eq i) (cong (fn Fn.logistic) (r1≗ i))
 
--- in particular in the chain's forward run from those base values
+-- in particular in the chain's forward run from those base values.  (γ₀ is
+-- a `let` in the type and in the proof alike, so that the two are the same
+-- term: with a `where` the type checker would compare two runs of the
+-- whole network by evaluating them.)
 cnn-run : ∀ target inp k₁ b₁ k₂ b₂ fc b
         → let γ₀ = ((((((((tt , target) , inp) , k₁) , b₁) , k₂) , b₂) , fc) , b) in
           ∀ i → lookup v₂ (run M.chain γ₀) i ≡ Arr.forward inp k₁ b₁ k₂ b₂ fc b i
 cnn-run target inp k₁ b₁ k₂ b₂ fc b =
   let γ₀ = ((((((((tt , target) , inp) , k₁) , b₁) , k₂) , b₂) , fc) , b) in
-  cnn-forward target inp k₁ b₁ k₂ b₂ fc b (run M.chain γ₀) (run-values M.chain γ₀) (run-base M.chain γ₀)
+  cnn-forward inp k₁ b₁ k₂ b₂ fc b (run M.chain γ₀) (run-values M.chain γ₀)
+    (λ _ → refl) (λ _ → refl) (λ _ → refl) (λ _ → refl) (λ _ → refl) (λ _ → refl) (λ _ → refl)

@@ -239,7 +239,7 @@ static inline void chain_add_samples(real *restrict acc, const real *restrict g,
 }
 
 /* per-thread scratch of the batch entry points: lane buffers, one-sample buffers (for groups
- * of at most M_LANES / 4 samples, where one sample at a time is cheaper than a lane group) */
+ * of at most 2 samples, which run one sample at a time) */
 typedef struct {
     chain_inputs_lanes x;
     chain_values_lanes v;
@@ -270,7 +270,7 @@ void chain_batch_grad(const chain_params *restrict w, const chain_inputs *restri
         s->loss = 0;
         for (int i = lo; i < hi; i += chain_LANES) {
             const int m = imin(chain_LANES, hi - i);
-            if (4 * m <= chain_LANES) {
+            if (m <= 2) {
                 for (int k = i; k < i + m; k++) {
                     chain_forward(w, &xs[k], &s->v1);
                     chain_backward(w, &xs[k], &s->v1, &s->g1);
@@ -327,7 +327,7 @@ void chain_batch_predict(const chain_params *restrict w, const chain_inputs *res
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
         for (int i = lo; i < hi; i += chain_LANES) {
             const int m = imin(chain_LANES, hi - i);
-            if (4 * m <= chain_LANES) {
+            if (m <= 2) {
                 for (int k = i; k < i + m; k++) {
                     chain_forward(w, &xs[k], &s->v1);
                     memcpy(out + (size_t)k * chain_SIZE_y, s->v1.y,

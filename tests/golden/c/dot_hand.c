@@ -198,7 +198,7 @@ static inline void dot_add_samples(real *restrict acc, const real *restrict g, i
 }
 
 /* per-thread scratch of the batch entry points: lane buffers, one-sample buffers (for groups
- * of at most M_LANES / 4 samples, where one sample at a time is cheaper than a lane group) */
+ * of at most 2 samples, which run one sample at a time) */
 typedef struct {
     dot_inputs_lanes x;
     dot_values_lanes v;
@@ -229,7 +229,7 @@ void dot_batch_grad(const dot_params *restrict w, const dot_inputs *restrict xs,
         s->loss = 0;
         for (int i = lo; i < hi; i += dot_LANES) {
             const int m = imin(dot_LANES, hi - i);
-            if (4 * m <= dot_LANES) {
+            if (m <= 2) {
                 for (int k = i; k < i + m; k++) {
                     dot_forward(w, &xs[k], &s->v1);
                     dot_backward(w, &xs[k], &s->v1, &s->g1);
@@ -286,7 +286,7 @@ void dot_batch_predict(const dot_params *restrict w, const dot_inputs *restrict 
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
         for (int i = lo; i < hi; i += dot_LANES) {
             const int m = imin(dot_LANES, hi - i);
-            if (4 * m <= dot_LANES) {
+            if (m <= 2) {
                 for (int k = i; k < i + m; k++) {
                     dot_forward(w, &xs[k], &s->v1);
                     memcpy(out + (size_t)k * dot_SIZE_r, s->v1.r,

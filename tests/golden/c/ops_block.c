@@ -377,7 +377,7 @@ static inline void ops_block_add_samples(real *restrict acc, const real *restric
 }
 
 /* per-thread scratch of the batch entry points: lane buffers, one-sample buffers (for groups
- * of at most M_LANES / 4 samples, where one sample at a time is cheaper than a lane group) */
+ * of at most 2 samples, which run one sample at a time) */
 typedef struct {
     ops_block_inputs_lanes x;
     ops_block_values_lanes v;
@@ -408,7 +408,7 @@ void ops_block_batch_grad(const ops_block_params *restrict w, const ops_block_in
         s->loss = 0;
         for (int i = lo; i < hi; i += ops_block_LANES) {
             const int m = imin(ops_block_LANES, hi - i);
-            if (4 * m <= ops_block_LANES) {
+            if (m <= 2) {
                 for (int k = i; k < i + m; k++) {
                     ops_block_forward(w, &xs[k], &s->v1);
                     ops_block_backward(w, &xs[k], &s->v1, &s->g1);
@@ -470,7 +470,7 @@ void ops_block_batch_predict(const ops_block_params *restrict w, const ops_block
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
         for (int i = lo; i < hi; i += ops_block_LANES) {
             const int m = imin(ops_block_LANES, hi - i);
-            if (4 * m <= ops_block_LANES) {
+            if (m <= 2) {
                 for (int k = i; k < i + m; k++) {
                     ops_block_forward(w, &xs[k], &s->v1);
                     memcpy(out + (size_t)k * ops_block_SIZE_loss, s->v1.loss,

@@ -274,7 +274,7 @@ static inline void ops_map_add_samples(real *restrict acc, const real *restrict 
 }
 
 /* per-thread scratch of the batch entry points: lane buffers, one-sample buffers (for groups
- * of at most M_LANES / 4 samples, where one sample at a time is cheaper than a lane group) */
+ * of at most 2 samples, which run one sample at a time) */
 typedef struct {
     ops_map_inputs_lanes x;
     ops_map_values_lanes v;
@@ -305,7 +305,7 @@ void ops_map_batch_grad(const ops_map_params *restrict w, const ops_map_inputs *
         s->loss = 0;
         for (int i = lo; i < hi; i += ops_map_LANES) {
             const int m = imin(ops_map_LANES, hi - i);
-            if (4 * m <= ops_map_LANES) {
+            if (m <= 2) {
                 for (int k = i; k < i + m; k++) {
                     ops_map_forward(w, &xs[k], &s->v1);
                     ops_map_backward(w, &xs[k], &s->v1, &s->g1);
@@ -367,7 +367,7 @@ void ops_map_batch_predict(const ops_map_params *restrict w, const ops_map_input
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
         for (int i = lo; i < hi; i += ops_map_LANES) {
             const int m = imin(ops_map_LANES, hi - i);
-            if (4 * m <= ops_map_LANES) {
+            if (m <= 2) {
                 for (int k = i; k < i + m; k++) {
                     ops_map_forward(w, &xs[k], &s->v1);
                     memcpy(out + (size_t)k * ops_map_SIZE_loss, s->v1.loss,

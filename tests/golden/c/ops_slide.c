@@ -446,7 +446,7 @@ static inline void ops_slide_add_samples(real *restrict acc, const real *restric
 }
 
 /* per-thread scratch of the batch entry points: lane buffers, one-sample buffers (for groups
- * of at most M_LANES / 4 samples, where one sample at a time is cheaper than a lane group) */
+ * of at most 2 samples, which run one sample at a time) */
 typedef struct {
     ops_slide_inputs_lanes x;
     ops_slide_values_lanes v;
@@ -477,7 +477,7 @@ void ops_slide_batch_grad(const ops_slide_params *restrict w, const ops_slide_in
         s->loss = 0;
         for (int i = lo; i < hi; i += ops_slide_LANES) {
             const int m = imin(ops_slide_LANES, hi - i);
-            if (4 * m <= ops_slide_LANES) {
+            if (m <= 2) {
                 for (int k = i; k < i + m; k++) {
                     ops_slide_forward(w, &xs[k], &s->v1);
                     ops_slide_backward(w, &xs[k], &s->v1, &s->g1);
@@ -539,7 +539,7 @@ void ops_slide_batch_predict(const ops_slide_params *restrict w, const ops_slide
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
         for (int i = lo; i < hi; i += ops_slide_LANES) {
             const int m = imin(ops_slide_LANES, hi - i);
-            if (4 * m <= ops_slide_LANES) {
+            if (m <= 2) {
                 for (int k = i; k < i + m; k++) {
                     ops_slide_forward(w, &xs[k], &s->v1);
                     memcpy(out + (size_t)k * ops_slide_SIZE_loss, s->v1.loss,

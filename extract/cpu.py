@@ -1,0 +1,34 @@
+"""The processor the kernels are generated and built for, as ``/proc/cpuinfo`` describes it.
+
+    cpuinfo()["vendor_id"], cpuinfo()["flags"]    # "AuthenticAMD", "fpu vme ... avx512f ..."
+
+One reader for the three places that ask (``sources.native_lanes``, the build cache key and
+the benchmark's peak, ``bench/machine.py``): the fields of the first processor, as strings;
+empty where there is no ``/proc/cpuinfo`` (not Linux).
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+
+@lru_cache(maxsize=1)
+def cpuinfo() -> dict[str, str]:
+    """``field: value`` of the first processor block of ``/proc/cpuinfo``."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return {}
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            if out:
+                break
+            continue
+        key, _, value = line.partition(":")
+        out.setdefault(key.strip(), value.strip())
+    return out
+
+
+def flags() -> set[str]:
+    return set(cpuinfo().get("flags", "").split())
