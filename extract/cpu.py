@@ -2,8 +2,8 @@
 
     cpuinfo()["vendor_id"], cpuinfo()["flags"]    # "AuthenticAMD", "fpu vme ... avx512f ..."
 
-One reader for the three places that ask (``sources.native_lanes``, the build cache key and
-the benchmark's peak, ``bench/machine.py``): the fields of the first processor, as strings;
+One reader for the places that ask (the build cache key and the benchmark's peak,
+``bench/machine.py``): the fields of the first processor, as strings;
 empty where there is no ``/proc/cpuinfo`` (not Linux).
 """
 from __future__ import annotations

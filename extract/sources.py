@@ -14,7 +14,6 @@ from pathlib import Path
 import jinja2
 
 from . import __version__, ir
-from .cpu import cpuinfo, flags
 from .fuse import fusable, fused_body
 from .lanes import widen_to_lanes
 from .registers import block_accumulators
@@ -29,8 +28,8 @@ LOGS = {"f32": "logf", "f64": "log"}
 HELPERS = ("logistic", "relu", "step", "fmax_", "imax", "vload", "vstore", "vsplat",
            "vrelu", "vstep", "vfmax_")
 # samples per group in the C batch entry points (extract/lanes.py): 8 floats fill an AVX2
-# register; 8 doubles fill an AVX-512 one or two AVX2 ones (bench/PROFILE.md). Floats take
-# 16 lanes (an AVX-512 register) where that was measured faster: see native_lanes.
+# register; 8 doubles fill an AVX-512 one or two AVX2 ones (bench/PROFILE.md); 16 floats (an
+# AVX-512 register) on request: see native_lanes
 LANES = {"f32": 8, "f64": 8}
 ENV_LANES = "PROVED_KERNELS_LANES"
 # a thread's last group of at most this many samples runs through the one-sample functions:
@@ -40,22 +39,18 @@ SHORT_GROUP = 2
 
 
 def native_lanes(precision: str) -> int:
-    """The lane count for this machine: ``$PROVED_KERNELS_LANES`` (8 or 16) if set, else 16
-    floats on an AMD Zen 5 or later with AVX-512 (cpu family >= 26: full-width 512-bit FMAs;
-    16 lanes made the CNN's and LeNet-5's training steps 1.35x faster there, bench/PROFILE.md),
-    else ``LANES``. Not measured elsewhere, so left at 8: Zen 4 (its AVX-512 runs as two
-    256-bit halves) and Intel's AVX-512 parts (on the Ice Lake server VM of 2026-11-22, before
-    register blocks and fused gradients, 16 lanes made the CNN's step slower)."""
+    """The lane count: ``$PROVED_KERNELS_LANES`` (8 or 16) if set, else ``LANES`` (8).
+
+    16 float lanes fill an AVX-512 register. On an AMD Zen 5 (full-width 512-bit FMAs) they made
+    the training steps of the CNN and LeNet-5 1.35x faster at batch 100 and 1000, but training
+    at batch 10 over 2 threads 1.4x slower: a thread's 5 samples then fill a third of a group
+    (bench/PROFILE.md, 2026-11-24). Since the best width depends on the batch, which is not
+    known when the kernels are generated, 8 stays the default and 16 is asked for."""
     env = os.environ.get(ENV_LANES)
     if env:
         if env not in ("8", "16"):
             raise ExtractError(f"${ENV_LANES} must be 8 or 16, not {env!r}")
         return int(env)
-    info = cpuinfo()
-    zen5 = info.get("vendor_id") == "AuthenticAMD" and info.get("cpu family", "0").isdigit() \
-        and int(info["cpu family"]) >= 26
-    if precision == "f32" and zen5 and "avx512f" in flags():
-        return 16
     return LANES[precision]
 
 

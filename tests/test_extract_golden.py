@@ -18,7 +18,7 @@ SMALL = ["dot_hand", "chain_hand", "ops_map", "ops_block", "ops_slide"]
 
 @pytest.mark.parametrize("name", SMALL)
 def test_golden_sources(name, update_golden):
-    # 8 lanes whatever the machine (extract.sources.native_lanes): the same text everywhere
+    # 8 lanes whatever $PROVED_KERNELS_LANES says: the same text everywhere
     g = generate(dump.load(TESTS / "data" / f"{name}.json"), "f32", Options(lanes=8))
     m = next(iter(g.files)).split(".")[0]
     targets = {TESTS / "golden" / "c" / f"{name}.h": g.files[f"{m}.h"],
