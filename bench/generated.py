@@ -32,7 +32,7 @@ def build_info(dump: str | None = None, model: BenchModel | None = None) -> dict
         info["dump_error"] = f"{type(e).__name__}: {e}"
     info["CFLAGS"], info["LDFLAGS"] = list(build.CFLAGS), list(build.LDFLAGS)
     from extract import sources
-    info["lanes"] = sources.native_lanes("f32")
+    info["lanes"] = sources.default_lanes("f32")
     info["lanes_from"] = (f"${sources.ENV_LANES}" if os.environ.get(sources.ENV_LANES)
                           else "the default, extract.sources.LANES")
     return info

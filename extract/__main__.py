@@ -73,8 +73,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-build", action="store_true", help="only write the sources")
     ap.add_argument("--strategy", choices=("auto", "dest", "element"), default="auto")
     ap.add_argument("--lanes", type=int, choices=(8, 16), default=0,
-                    help="samples per lane group of the C batch entry points (default: chosen "
-                         "for this machine, or $PROVED_KERNELS_LANES)")
+                    help="samples per lane group of the C batch entry points (default: "
+                         "$PROVED_KERNELS_LANES, else 8)")
     ap.add_argument("--recompute-limit", type=int, default=1,
                     help="largest tolerated recomputation factor of a sum (see extract/lower.py)")
     ap.add_argument("--html", nargs="?", const="", metavar="FILE",

@@ -1,6 +1,6 @@
 """The processor the kernels are generated and built for, as ``/proc/cpuinfo`` describes it.
 
-    cpuinfo()["vendor_id"], cpuinfo()["flags"]    # "AuthenticAMD", "fpu vme ... avx512f ..."
+    cpuinfo()["model name"], cpuinfo()["flags"]    # "AMD EPYC", "fpu vme ... avx512f ..."
 
 One reader for the places that ask (the build cache key and the benchmark's peak,
 ``bench/machine.py``): the fields of the first processor, as strings;
@@ -28,7 +28,3 @@ def cpuinfo() -> dict[str, str]:
         key, _, value = line.partition(":")
         out.setdefault(key.strip(), value.strip())
     return out
-
-
-def flags() -> set[str]:
-    return set(cpuinfo().get("flags", "").split())

@@ -87,7 +87,7 @@ class Options:
     threads: bool = False         # parallel loops are thread indices (CUDA): keep them whole
     blocks: bool = True           # lane kernels hold output blocks in registers (registers.py)
     fuse: bool = True             # parameter gradients added into the accumulator (fuse.py)
-    lanes: int = 0                # samples per lane group in C (8 or 16); 0: sources.native_lanes
+    lanes: int = 0                # samples per lane group in C (8 or 16); 0: sources.default_lanes
 
 
 @dataclass(frozen=True)

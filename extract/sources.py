@@ -29,7 +29,7 @@ HELPERS = ("logistic", "relu", "step", "fmax_", "imax", "vload", "vstore", "vspl
            "vrelu", "vstep", "vfmax_")
 # samples per group in the C batch entry points (extract/lanes.py): 8 floats fill an AVX2
 # register; 8 doubles fill an AVX-512 one or two AVX2 ones (bench/PROFILE.md); 16 floats (an
-# AVX-512 register) on request: see native_lanes
+# AVX-512 register) on request: see default_lanes
 LANES = {"f32": 8, "f64": 8}
 ENV_LANES = "PROVED_KERNELS_LANES"
 # a thread's last group of at most this many samples runs through the one-sample functions:
@@ -38,7 +38,7 @@ ENV_LANES = "PROVED_KERNELS_LANES"
 SHORT_GROUP = 2
 
 
-def native_lanes(precision: str) -> int:
+def default_lanes(precision: str) -> int:
     """The lane count: ``$PROVED_KERNELS_LANES`` (8 or 16) if set, else ``LANES`` (8).
 
     16 float lanes fill an AVX-512 register. On an AMD Zen 5 (full-width 512-bit FMAs) they made
@@ -185,7 +185,7 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
 
     ckernels = views(fwd, bwd, C)
     nf = len(fwd)
-    width = options.lanes or native_lanes(precision)
+    width = options.lanes or default_lanes(precision)
     if width not in (8, 16):
         raise ExtractError(f"lanes must be 8 or 16, not {width}")
     shared = {p.name for p in model.params}

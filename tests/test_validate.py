@@ -319,7 +319,7 @@ def test_every_dump_validates(tmp_path, name):
 @pytest.mark.parametrize("lanes", [8, 16])
 def test_both_lane_counts_validate(tmp_path, lanes):
     """The lane kernels and batch entry points at either lane count, whatever the
-    default (sources.native_lanes), on a full group and a short one (lanes + 2 samples). The MLP's
+    default (sources.default_lanes), on a full group and a short one (lanes + 2 samples). The MLP's
     fused gradients go through M_transpose, lane by lane over the field (PK_LANEWISE); its
     shuffles are checked by test_extract_fuse and test_transpose_program_transposes."""
     if "zoo_mlp" not in DUMPS:

@@ -34,7 +34,7 @@ open import Spec.Lang.Eval 𝕊
 open import Spec.Proofs.Ren 𝕊 using (eval-↑)
 open import Spec.Proofs.Sum using (sum-cong)
 open import Spec.Array.Properties using (sum-zipWith-K)
-open import Spec.Proofs.Chain.Inline 𝕊 using (ValCons; base-env₀; run; run-values; run-base)
+open import Spec.Proofs.Chain.Inline 𝕊 using (ValCons; base-env₀; run; run-values)
 import Spec.CNN.Array 𝕊 as Arr
 import Spec.Model.CNN as M
 
