@@ -80,7 +80,7 @@ int main(int argc, char **argv)
     const cnn_inputs_lanes *restrict x = &xl;
     cnn_values_lanes *restrict v = &vl;
     cnn_grads_lanes *restrict g = &gl;
-    cnn_gather(xs, cnn_LANES, &xl);
+    cnn_gather_lanes(xs, cnn_LANES, &xl);
     cnn_forward_lanes(w, x, v);
     cnn_backward_lanes(w, x, v, g);
     /* FORWARD */

@@ -98,13 +98,16 @@ def fusable(body, lane: c.IVar, width: int, array: str):
     return tuple(outer), k, elem, a, b
 
 
-def fused_body(form, lane: c.IVar, width: int, model: str, indent: int = 1) -> str:
+def fused_body(form, lane: c.IVar, width: int, model: str, indent: int = 1,
+               p: str = "v") -> str:
     """The C body of the ``_acc`` kernel for ``form`` (from :func:`fusable`): for each strip of
     ``width`` elements along ``k``, the lanes of ``b`` are transposed once (``b_[l]``: lane l
     of the strip's elements), then for every element block of the loops ``b`` does not read,
-    ``acc += a[l] * b_[l]`` for the lanes l = 0..m-1 in order."""
+    ``acc += a[l] * b_[l]`` for the lanes l = 0..m-1 in order. ``p``: the prefix of the vector
+    type and helpers (``v``, or ``h`` for the kernels of half the width), and of the transpose
+    (``M_transpose``, ``M_htranspose``)."""
     outer, k, elem, a, b = form
-    v = _Vector(lane, width, set())
+    v = _Vector(lane, width, set(), p)
     bval = v.expr(b)[0]
     outside = [f for f in outer if f.var in b.offset.ivars()]
     inside = [f for f in outer if f.var not in b.offset.ivars()]
@@ -132,32 +135,32 @@ def fused_body(form, lane: c.IVar, width: int, model: str, indent: int = 1) -> s
     depth += 1
     whole = n % width == 0          # no short strip: whole vectors of acc
     if whole:
-        line(f"vreal b_[{width}];")
+        line(f"{p}real b_[{width}];")
         line(f"for (int j_ = 0; j_ < {width}; j_++) {{")
     else:
         line(f"const int r_ = imin({width}, {n} - {kn}_s);")
-        line(f"vreal b_[{width}] = {{{{0}}}};")
+        line(f"{p}real b_[{width}] = {{{{0}}}};")
         line("for (int j_ = 0; j_ < r_; j_++) {")
     line(f"    const int {kn} = {kn}_s + j_;")
     line(f"    b_[j_] = {bval};")
     line("}")
-    line(f"{model}_transpose(b_);")
+    line(f"{model}_{'' if p == 'v' else p}transpose(b_);")
     for f in inside:
         open_(f)
     if a is not None:
         aval = v.expr(a)
-        line(f"const vreal a_ = {aval[0] if aval[2] else f'vsplat({aval[0]})'};")
+        line(f"const {p}real a_ = {aval[0] if aval[2] else f'{p}splat({aval[0]})'};")
     line(f"real *restrict p_ = &acc[{e0}];")
     if whole:
-        line("vreal s_ = vload(p_);")
+        line(f"{p}real s_ = {p}load(p_);")
     else:
-        line("vreal s_ = {0};")
+        line(f"{p}real s_ = {{0}};")
         line("for (int j_ = 0; j_ < r_; j_++)")
         line("    s_[j_] = p_[j_];")
     line("for (int l_ = 0; l_ < m; l_++)")
     line("    s_ += a_[l_] * b_[l_];" if a is not None else "    s_ += b_[l_];")
     if whole:
-        line("vstore(p_, s_);")
+        line(f"{p}store(p_, s_);")
     else:
         line("for (int j_ = 0; j_ < r_; j_++)")
         line("    p_[j_] = s_[j_];")

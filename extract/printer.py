@@ -192,10 +192,13 @@ class _Vector:
     without it (a parameter) is a scalar the vector operators broadcast. Returns None where
     the value needs a scalar function (``logistic``, ``exp``, ``log``): that loop stays a loop
     over lanes, which the compiler vectorises (libmvec for exp and log). ``relu``, ``step``
-    and ``max`` print as the vector helpers ``vrelu``, ``vstep`` and ``vfmax_``."""
+    and ``max`` print as the vector helpers ``vrelu``, ``vstep`` and ``vfmax_``.
 
-    def __init__(self, lane: c.IVar, width: int, buffers: set):
-        self.lane, self.width, self.buffers = lane, width, buffers
+    ``p``: the prefix of the vector type and helpers, ``v`` for the batch kernels' width and
+    ``h`` for the kernels of half that width (``hreal``, ``hload``, ...: the C file has both)."""
+
+    def __init__(self, lane: c.IVar, width: int, buffers: set, p: str = "v"):
+        self.lane, self.width, self.buffers, self.p = lane, width, buffers, p
 
     def base(self, off: c.Affine) -> c.Affine | None:
         if off.coeff(self.lane) != 1 or self.lane in (off - c.Affine.of(self.lane)).ivars():
@@ -207,7 +210,7 @@ class _Vector:
             k = c.Affine(tuple((a, n // self.width) for a, n in base.terms),
                          base.const // self.width)
             return f"{array}[{affine(k)}]"
-        return f"vload(&{array}[{affine(base)}])"
+        return f"{self.p}load(&{array}[{affine(base)}])"
 
     def expr(self, e):
         """(text, precedence, is a vector) or None."""
@@ -242,7 +245,7 @@ class _Vector:
             a = self.expr(e.a)
             if a is None:
                 return None
-            zero = "(vreal){0}" if a[2] else "0"
+            zero = f"({self.p}real){{0}}" if a[2] else "0"
             return f"{condition(e.cond)} ? {_par(a, 1)} : {zero}", 0, a[2]
         if isinstance(e, c.Un) and e.fn == "recip":
             a = self.expr(e.a)
@@ -259,8 +262,8 @@ class _Vector:
             name = e.fn if isinstance(e, c.Un) else "fmax_"
             if not any(a[2] for a in args):
                 return f"{name}({', '.join(a[0] for a in args)})", 4, False
-            vs = [a[0] if a[2] else f"vsplat({a[0]})" for a in args]
-            return f"v{name}({', '.join(vs)})", 4, True
+            vs = [a[0] if a[2] else f"{self.p}splat({a[0]})" for a in args]
+            return f"{self.p}{name}({', '.join(vs)})", 4, True
         return None                      # the other functions: scalar calls
 
     def store(self, s: c.Store) -> str | None:
@@ -268,13 +271,14 @@ class _Vector:
         v = self.expr(s.value)
         if b is None or v is None:
             return None
-        value, prec = (v[0], v[1]) if v[2] else (f"vsplat({v[0]})", 4)
+        value, prec = (v[0], v[1]) if v[2] else (f"{self.p}splat({v[0]})", 4)
         if s.array in self.buffers:
             return f"{self.ref(s.array, b)} {s.op} {value};"
         target = f"&{s.array}[{affine(b)}]"
+        p = self.p
         if s.op == "+=":
-            return f"vstore({target}, vload({target}) + {_par((value, prec, True), 2)});"
-        return f"vstore({target}, {value});"
+            return f"{p}store({target}, {p}load({target}) + {_par((value, prec, True), 2)});"
+        return f"{p}store({target}, {value});"
 
     def scalar(self, s):
         """A loop over lanes kept as a loop: a ``vreal`` buffer is read and written one lane at
@@ -325,7 +329,7 @@ class _Printer:
         self.lines: list[str] = []
         self.depth = indent
         self.strides: dict = {}
-        self.vector = _Vector(lanes[0], lanes[1], set()) if lanes else None
+        self.vector = _Vector(lanes[0], lanes[1], set(), *lanes[2:]) if lanes else None
 
     def line(self, text: str) -> None:
         self.lines.append("    " * self.depth + text)
@@ -344,7 +348,7 @@ class _Printer:
             s = self.vector.scalar(s)
         if self.vector and isinstance(s, c.Buffer):
             self.vector.buffers.add(s.name)
-            self.line(f"vreal {s.name}[{s.size // self.vector.width}];")
+            self.line(f"{self.vector.p}real {s.name}[{s.size // self.vector.width}];")
             return
         if isinstance(s, c.For):
             v = s.var.name
@@ -423,8 +427,9 @@ def thread_count(stmts) -> int:
 
 def statements(stmts, lang: Language, indent: int = 1, lanes=None, real: str = "float") -> str:
     """Print a kernel body (a tuple of statements) at the given indentation level. ``lanes``
-    (C only): ``(lane variable, width)`` of a batch kernel (extract/lanes.py), whose loops over
-    the lanes print as ``vreal`` statements where they can. ``real``: the C type of the reals
+    (C only): ``(lane variable, width)`` or ``(lane variable, width, prefix)`` of a batch kernel
+    (extract/lanes.py), whose loops over the lanes print as ``vreal`` (prefix ``v``) or
+    ``hreal`` (``h``) statements where they can. ``real``: the C type of the reals
     (``"float"`` or ``"double"``), which names the maths functions."""
     p = _Printer(lang, indent, lanes, real)
     if lang.threads:

@@ -17,49 +17,56 @@ from . import __version__, ir
 from .fuse import fusable, fused_body
 from .lanes import widen_to_lanes
 from .registers import block_accumulators
+from .cpu import cpuinfo
 from .lower import ExtractError, Kernel, Options, lower_to_loops
 from .printer import C, CUDA, Language, statements, thread_count
 
 TEMPLATES = Path(__import__(__package__ + ".build", fromlist=["locate"]).locate("templates"))
 REALS = {"f32": ("float", "expf"), "f64": ("double", "exp")}
 LOGS = {"f32": "logf", "f64": "log"}
-# the helper functions a kernel may call; the templates define each one only if it is called
-# (an unused static function is a warning under Clang)
-HELPERS = ("logistic", "relu", "step", "fmax_", "imax", "vload", "vstore", "vsplat",
-           "vrelu", "vstep", "vfmax_")
 # samples per group in the C batch entry points (extract/lanes.py): 8 floats fill an AVX2
-# register; 8 doubles fill an AVX-512 one or two AVX2 ones (bench/PROFILE.md); 16 floats (an
-# AVX-512 register) on request: see default_lanes
+# register, 8 doubles an AVX-512 one or two AVX2 ones; 16 floats an AVX-512 register, the
+# default where 512-bit FMAs run at full width (see default_lanes)
 LANES = {"f32": 8, "f64": 8}
 ENV_LANES = "PROVED_KERNELS_LANES"
-# a thread's last group of at most this many samples runs through the one-sample functions:
-# for the CNN two samples cost less that way than a group of 8 lanes (bench/PROFILE.md); for a
-# model with dense layers they cost more (its one-sample dot products are serial FMA chains)
-SHORT_GROUP = 2
+
+
+def wide_fma(info: dict) -> bool:
+    """Whether the processor described by ``info`` (extract/cpu.py) executes 512-bit FMAs at
+    full width, as far as measured: AVX-512 on an AMD family of 26 or later (Zen 5). Zen 4
+    splits them in two; Intel's AVX-512 processors were not measured with these kernels."""
+    family = info.get("cpu family", "")
+    return ("avx512f" in info.get("flags", "").split()
+            and info.get("vendor_id") == "AuthenticAMD"
+            and family.isdigit() and int(family) >= 26)
 
 
 def default_lanes(precision: str) -> int:
-    """The lane count: ``$PROVED_KERNELS_LANES`` (8 or 16) if set, else ``LANES`` (8).
+    """The lane count: ``$PROVED_KERNELS_LANES`` (8 or 16) if set; else 16 floats where
+    :func:`wide_fma` holds; else ``LANES`` (8).
 
-    16 float lanes fill an AVX-512 register. On an AMD Zen 5 (full-width 512-bit FMAs) they made
-    the training steps of the CNN and LeNet-5 1.35x faster at batch 100 and 1000, but training
-    at batch 10 over 2 threads 1.4x slower: a thread's 5 samples then fill a third of a group
-    (bench/PROFILE.md, 2026-11-24). Since the best width depends on the batch, which is not
-    known when the kernels are generated, 8 stays the default and 16 is asked for."""
+    On an AMD Zen 5, 16 float lanes made the training steps of the CNN and LeNet-5 1.35x faster
+    than 8 at batch 100 and 1000 (bench/PROFILE.md, 2026-11-24). At batch 10 over 2 threads
+    they were 1.4x slower while a thread's 5 samples filled a third of a group; since a
+    thread's last group of at most half the lanes runs through kernels of half the width
+    (the C file has both), 16 lanes are no slower there (PROFILE.md, 2026-11-25)."""
     env = os.environ.get(ENV_LANES)
     if env:
         if env not in ("8", "16"):
             raise ExtractError(f"${ENV_LANES} must be 8 or 16, not {env!r}")
         return int(env)
+    if precision == "f32" and wide_fma(cpuinfo()):
+        return 16
     return LANES[precision]
 
 
-def transpose_program(width: int, M: str) -> list[str]:
+def transpose_program(width: int, M: str, p: str = "v") -> list[str]:
     """The statements of ``M_transpose`` (t[k][l] -> t[l][k]) for ``width`` lanes, a power of
     two: for b = 1, 2, ..., width/2 a round of shuffles that swaps, in every 2b x 2b block, the
     b x b block above the diagonal with the one below it; after the rounds every block has
     been transposed at every scale, i.e. the whole. ``SHUF(a, b, i...)`` takes element i of
-    a, or i - width of b.
+    a, or i - width of b. ``p``: the prefix of the vector type, ``v`` (``vreal``,
+    ``M_SHUF``) or ``h`` (``hreal``, ``M_HSHUF``: the kernels of half the width).
 
         width 2:  r0_0 = SHUF(t[0], t[1], 0, 2);  r0_1 = SHUF(t[0], t[1], 1, 3);  t[0] = r0_0; …
     """
@@ -77,8 +84,9 @@ def transpose_program(width: int, M: str) -> list[str]:
             lo = [j if not j & b else width + j - b for j in range(width)]
             hi = [j + b if not j & b else width + j for j in range(width)]
             for d, idx in ((dst[i], lo), (dst[i + b], hi)):
-                decl = "" if last else "const vreal "
-                lines.append(f"{decl}{d} = {M}_SHUF({src[i]}, {src[i + b]}, "
+                decl = "" if last else f"const {p}real "
+                lines.append(f"{decl}{d} = {M}_{'' if p == 'v' else p.upper()}SHUF("
+                             f"{src[i]}, {src[i + b]}, "
                              f"{', '.join(map(str, idx))});")
         src, b, r = dst, 2 * b, r + 1
     if src[0] != "t[0]":
@@ -106,6 +114,12 @@ def _bundle(array: ir.Array) -> str:
     return {"chain": "v", "grad": "g"}[array.kind]
 
 
+def _set(p: str = "v") -> str:
+    """The suffix of the names of a set of lane kernels: ``lanes`` (prefix ``v``, the batch
+    width) or ``hlanes`` (prefix ``h``, half of it)."""
+    return "lanes" if p == "v" else p + "lanes"
+
+
 def _kernel_view(model: ir.Model, k: Kernel, lang: Language, index: int, total: int,
                  lanes=None, real: str = "float") -> dict:
     a = k.array
@@ -119,7 +133,7 @@ def _kernel_view(model: ir.Model, k: Kernel, lang: Language, index: int, total: 
         what, function = f"backward: {a.name}, gradient with respect to {a.role}, entry " \
                          f"{index + 1} of {total}", f"{model.name}_backward_{a.name}"
     if lanes:
-        what, function = f"{what}; {lanes[1]} samples", f"{function}_lanes"
+        what, function = f"{what}; {lanes[1]} samples", f"{function}_{_set(*lanes[2:])}"
     offsets = []
     stride = {"x": "STRIDE_INPUTS", "v": "STRIDE_VALUES", "g": "STRIDE_GRADS"}
     for name in (*k.reads, a.name):
@@ -190,31 +204,57 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
         raise ExtractError(f"lanes must be 8 or 16, not {width}")
     shared = {p.name for p in model.params}
     taken = set(model.arrays) | {"real", "idx", "sample"}
-
     pgrads = {model.param_gradient(p.name).name: p.name for p in model.params}
-    fused = {}      # gradient name -> its `_acc` kernel view (extract/fuse.py)
-
-    def lane_view(k: Kernel, n: int, total: int) -> dict:
-        body = block_accumulators(k.body, taken) if options.blocks else k.body
-        body, lane = widen_to_lanes(body, shared, width, taken)
-        view = _kernel_view(model, Kernel(k.array, k.reads, body, k.strategy), C, n, total,
-                            (lane, width), real)
-        form = fusable(body, lane, width, k.name) if k.name in pgrads and options.fuse else None
-        if form is not None and not ({"acc", "m"} & set(k.reads)):
-            fused[k.name] = {
-                **view, "function": view["function"] + "_acc",
-                "section": view["section"] + "; added into the accumulator (extract/fuse.py)",
-                "params": view["params"][:-1] + ["real *restrict acc", "int m"],
-                "body": fused_body(form, lane, width, M),
-                "args": view["args"][:-1] + [f"acc->{pgrads[k.name]}", "m"],
-                "param": pgrads[k.name]}
-        return view
-    lkernels = [lane_view(k, n, len(fwd)) for n, k in enumerate(fwd)]
-    lkernels += [lane_view(k, n, len(bwd)) for n, k in enumerate(bwd)]
     bnames = [k.name for k in bwd]
+
+    def lane_set(width: int, p: str) -> dict:
+        """The lane kernels at ``width`` samples, their names with prefix ``p`` (see _set)."""
+        fused = {}      # gradient name -> its `_acc` kernel view (extract/fuse.py)
+
+        def lane_view(k: Kernel, n: int, total: int) -> dict:
+            body = block_accumulators(k.body, taken) if options.blocks else k.body
+            body, lane = widen_to_lanes(body, shared, width, taken)
+            view = _kernel_view(model, Kernel(k.array, k.reads, body, k.strategy), C, n, total,
+                                (lane, width, p), real)
+            form = fusable(body, lane, width, k.name) \
+                if k.name in pgrads and options.fuse else None
+            if form is not None and not ({"acc", "m"} & set(k.reads)):
+                fused[k.name] = {
+                    **view, "function": view["function"] + "_acc",
+                    "section": view["section"] + "; added into the accumulator (extract/fuse.py)",
+                    "params": view["params"][:-1] + ["real *restrict acc", "int m"],
+                    "body": fused_body(form, lane, width, M, p=p),
+                    "args": view["args"][:-1] + [f"acc->{pgrads[k.name]}", "m"],
+                    "param": pgrads[k.name]}
+            return view
+        ks = [lane_view(k, n, len(fwd)) for n, k in enumerate(fwd)]
+        ks += [lane_view(k, n, len(bwd)) for n, k in enumerate(bwd)]
+        bodies = "\n".join(k["body"] for k in (*ks, *fused.values()))
+        return {
+            "p": p, "set": _set(p), "width": width,
+            "LANES": f"{M}_{p.upper() if p != 'v' else ''}LANES",
+            "kernels": ks,
+            "uses": {f: re.search(rf"\b{p}{f}\(", bodies) is not None
+                     for f in ("load", "store", "splat", "relu", "step", "fmax_")},
+            "transpose": transpose_program(width, M, p),
+            "transpose_rounds": width.bit_length() - 1,
+            "forward_calls": [f"{k['function']}({', '.join(k['args'])})" for k in ks[:nf]],
+            "backward_calls": [f"{k['function']}({', '.join(k['args'])})" for k in ks[nf:]],
+            "acc_kernels": list(fused.values()),
+            "backward_acc_calls": [
+                f"{fused[n]['function']}({', '.join(fused[n]['args'])})" if n in fused else
+                f"{k['function']}({', '.join(k['args'])})" for n, k in zip(bnames, ks[nf:])],
+            "fused_params": [f["param"] for f in fused.values()],
+        }
+    # the batch entry points run groups of `width` samples, and a thread's last group of at
+    # most width/2 samples at half the width (a 16-lane group holding 5 samples did the
+    # work of 16)
+    sets = [lane_set(width, "v"), lane_set(width // 2, "h")]
     # helpers the kernels call: an unused static function is a warning under Clang
-    bodies = "\n".join(k["body"] for k in (*ckernels, *lkernels, *fused.values()))
-    uses = {f: re.search(rf"\b{f}\(", bodies) is not None for f in HELPERS}
+    bodies = "\n".join(k["body"] for k in ckernels)
+    bodies += "\n".join(k["body"] for s in sets for k in (*s["kernels"], *s["acc_kernels"]))
+    uses = {f: re.search(rf"\b{f}\(", bodies) is not None
+            for f in ("logistic", "relu", "step", "fmax_", "imax")}
     uses["log"] = re.search(rf"\b{LOGS[precision]}\(", bodies) is not None
     used_f = {_bundle(model.arrays[n]) for k in fwd for n in (*k.reads, k.name)}
     used_b = {_bundle(model.arrays[n]) for k in bwd for n in (*k.reads, k.name)}
@@ -224,20 +264,9 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
         "backward_calls": [f"{k['function']}({', '.join(k['args'])})" for k in ckernels[nf:]],
         "forward_unused": [b for b in ("w", "x", "v") if b not in used_f],
         "backward_unused": [b for b in ("w", "x", "v", "g") if b not in used_b],
-        "lanes": width, "lane_kernels": lkernels, "uses": uses,
-        "transpose": transpose_program(width, M), "transpose_rounds": width.bit_length() - 1,
-        "short_group": SHORT_GROUP,
+        "lanes": width, "sets": sets, "uses": uses,
         "lane_structs": [s for s in _structs(model) if s["name"] != "params"],
         "inputs": [a.name for a in model.inputs],
-        "lane_forward_calls": [f"{k['function']}({', '.join(k['args'])})"
-                               for k in lkernels[:nf]],
-        "lane_backward_calls": [f"{k['function']}({', '.join(k['args'])})"
-                                for k in lkernels[nf:]],
-        "acc_kernels": list(fused.values()),
-        "lane_backward_acc_calls": [
-            f"{fused[n]['function']}({', '.join(fused[n]['args'])})" if n in fused else
-            f"{k['function']}({', '.join(k['args'])})" for n, k in zip(bnames, lkernels[nf:])],
-        "fused_params": [f["param"] for f in fused.values()],
     }
     gkernels = views(cfwd, cbwd, CUDA)
     cused_f = {_bundle(model.arrays[n]) for k in cfwd for n in (*k.reads, k.name)}

@@ -5,11 +5,13 @@ MODEL --out DIR`` wrote against the dump it came from (``DIR/MODEL.dump.json``, 
 command writes next to the sources, or ``--dump``; the banner's dump hash must match).
 
 Method. The emitted sources are compiled as C++ with ``real`` the prime field F_p, p = 2^61 - 1
-(templates/validate/field.h): two typedef lines are replaced (``typedef float real;`` in M.h,
-the ``vreal`` vector typedef in M.c, which becomes an array of 8 residues), everything else is
-compiled as written. A driver (``_C_DRIVER``, ``_CUDA_DRIVER``) runs every entry point on random
-field elements: ``M_forward``/``M_backward`` per sample, the lane kernels (``M_forward_lanes``
-/ ``M_backward_lanes``, 8 samples at a time: the code the batch entry points run),
+(templates/validate/field.h): three typedef lines are replaced (``typedef float real;`` in
+M.h, the ``vreal`` and ``hreal`` vector typedefs in M.c, which become arrays of residues, one
+per lane), everything else is compiled as written. A driver (``_C_DRIVER``, ``_CUDA_DRIVER``)
+runs every entry point on random field elements: ``M_forward``/``M_backward`` per sample, the
+lane kernels at both widths (``M_forward_lanes`` / ``M_backward_lanes``, 8 or 16 samples at a
+time, and ``M_forward_hlanes`` / ``M_backward_hlanes``, half as many: the code the batch entry
+points run),
 ``M_batch_grad`` with 1, 2 and 3 threads, ``M_batch_predict``; for the CUDA the same entry
 points, and ``forward_n``/``backward_n`` over all samples at once (every kernel launch with the
 sample as ``blockIdx.y``). Every output element is compared with the dump evaluated over the
@@ -79,9 +81,10 @@ CXXFLAGS = ["-std=c++17", "-O1", "-fopenmp", "-w"]     # only the values matter 
 
 
 def samples_for(lanes: int) -> int:
-    """Samples per trial: a full group of lanes and a short one, as the batch entry points see
-    (10 at 8 lanes, 18 at 16)."""
-    return lanes + 2
+    """Samples per trial (11 at 8 lanes, 19 at 16): a full group of lanes and a short one of
+    3; in the batch entry points, at 1 thread a full group and a half-width one, at 2 two
+    short groups of the full width, at 3 three of the half width."""
+    return lanes + 3
 
 
 HEADER = "validate/field.h"
@@ -167,10 +170,12 @@ def field_header(src: Sources) -> str:
 
 
 def field_c(src: Sources) -> str:
-    return _replace_once(
-        src.c.read_text(),
-        r"^typedef real vreal __attribute__\(\(vector_size\((\w+)_LANES \* sizeof\(real\)\)\)\);$",
-        r"typedef pk_field::Vec<\1_LANES> vreal;", src.c.name)
+    text = src.c.read_text()
+    for p in ("v", "h"):     # the lane kernels' width and half of it
+        text = _replace_once(
+            text, rf"^typedef real {p}real __attribute__\(\(vector_size\((\w+) \* sizeof\(real\)\)\)\);$",
+            rf"typedef pk_field::Vec<\1> {p}real;", src.c.name)
+    return text
 
 
 _COMMON = r"""
@@ -228,9 +233,20 @@ int main(int argc, char **argv)
         {M}_inputs_lanes *x = fresh<{M}_inputs_lanes>();
         {M}_values_lanes *v = fresh<{M}_values_lanes>();
         {M}_grads_lanes *g = fresh<{M}_grads_lanes>();
-        {M}_gather(&xs[i], m, x);
+        {M}_gather_lanes(&xs[i], m, x);
         {M}_forward_lanes(w, x, v);
         {M}_backward_lanes(w, x, v, g);
+        put(v, sizeof *v);
+        put(g, sizeof *g);
+    }}
+    for (int i = 0; i < n; i += {M}_HLANES) {{         /* and at half the width */
+        const int m = n - i < {M}_HLANES ? n - i : {M}_HLANES;
+        {M}_inputs_hlanes *x = fresh<{M}_inputs_hlanes>();
+        {M}_values_hlanes *v = fresh<{M}_values_hlanes>();
+        {M}_grads_hlanes *g = fresh<{M}_grads_hlanes>();
+        {M}_gather_hlanes(&xs[i], m, x);
+        {M}_forward_hlanes(w, x, v);
+        {M}_backward_hlanes(w, x, v, g);
         put(v, sizeof *v);
         put(g, sizeof *g);
     }}
@@ -428,17 +444,18 @@ def compare(m: _Model, kind: str, raw: np.ndarray, want: list, n: int, lanes: in
         f"{M}_forward/{M}_backward"
     check(entry1, lambda b, what: f"{M}_{what}_{b}", one, lambda c, l: c)
     if kind == "c":
-        groups = list(range(0, n, lanes))
-        got = {name: [] for name, _ in order}
-        for i in groups:
-            v, at = _bundle(raw, at, values, lanes=lanes)
-            g, at = _bundle(raw, at, grads, lanes=lanes)
-            for name, _ in order:
-                got[name].append((v if name in m.chain else g)[name][0])
-        lane = {name: np.stack(got[name]) for name, _ in order}
-        check(f"{M}_forward_lanes/{M}_backward_lanes (the batch entry points' kernels)",
-              lambda b, what: f"{M}_{what}_{b}_lanes", lane,
-              lambda c, l: min(groups[c] + l, n - 1), lambda c, l: l)
+        for width, kset in ((lanes, "lanes"), (lanes // 2, "hlanes")):
+            groups = list(range(0, n, width))
+            got = {name: [] for name, _ in order}
+            for i in groups:
+                v, at = _bundle(raw, at, values, lanes=width)
+                g, at = _bundle(raw, at, grads, lanes=width)
+                for name, _ in order:
+                    got[name].append((v if name in m.chain else g)[name][0])
+            lane = {name: np.stack(got[name]) for name, _ in order}
+            check(f"{M}_forward_{kset}/{M}_backward_{kset} (the batch entry points' kernels)",
+                  lambda b, what, kset=kset: f"{M}_{what}_{b}_{kset}", lane,
+                  lambda c, l, groups=groups: min(groups[c] + l, n - 1), lambda c, l: l)
         threads = (1, 2, 3)
     else:
         v, at = _bundle(raw, at, values, copies=n)

@@ -10,7 +10,7 @@ templates/validate/field.h).
 - every dump's generated C and CUDA validate (f32 and f64, other strategies, random dumps with
   every elementwise function);
 - a hand-edited source is rejected, naming the kernel, binding and element: one `+` made `-`,
-  an index off by one, a lane kernel, the batch accumulation, a CUDA kernel and a CUDA thread
+  an index off by one, a lane kernel (of either width), the batch accumulation, a CUDA kernel and a CUDA thread
   guard; and in the elementwise functions: `expf` made `logf` (and `logf` `expf` in CUDA), a
   recip `1 / x` made `1 / (x + x)`, step's branches swapped, relu without its branch, a relu
   in a lane kernel on the wrong argument, a comparison of a never-written value, and `x <= 0`
@@ -318,17 +318,20 @@ def test_every_dump_validates(tmp_path, name):
 
 @pytest.mark.parametrize("lanes", [8, 16])
 def test_both_lane_counts_validate(tmp_path, lanes):
-    """The lane kernels and batch entry points at either lane count, whatever the
-    default (sources.default_lanes), on a full group and a short one (lanes + 2 samples). The MLP's
-    fused gradients go through M_transpose, lane by lane over the field (PK_LANEWISE); its
-    shuffles are checked by test_extract_fuse and test_transpose_program_transposes."""
+    """The lane kernels at both widths (lanes and half of it) and the batch entry points at
+    either lane count, whatever the default (sources.default_lanes), on a full group and a
+    short one (lanes + 3 samples; threads 1-3 give groups of both widths). The MLP's fused
+    gradients go through M_transpose and M_htranspose, lane by lane over the field
+    (PK_LANEWISE); their shuffles are checked by test_extract_fuse and
+    test_transpose_program_transposes."""
     if "zoo_mlp" not in DUMPS:
         pytest.skip("build/dump/zoo/mlp.json is missing (make dump)")
     d = load("zoo_mlp")
     src = write_sources(tmp_path, d, "f32", Options(lanes=lanes), cuda=False)
     assert f"#define mlp_LANES {lanes}" in src.c.read_text()
     assert "mlp_transpose(b_)" in src.c.read_text()
-    assert run(src, d).samples == lanes + 2
+    assert "mlp_htranspose(b_)" in src.c.read_text()
+    assert run(src, d).samples == lanes + 3
 
 
 def test_cnn_ad_validates_c_and_cuda(tmp_path):
@@ -397,6 +400,9 @@ MUTATIONS = {
     "lane kernel": ("cnn.c", "cnn_backward_d_k1_lanes", "+=", "-=",
                     "cnn_forward_lanes/cnn_backward_lanes (the batch entry points' kernels): "
                     "kernel cnn_backward_d_k1_lanes, binding d_k1"),
+    "half-width lane kernel": ("cnn.c", "cnn_backward_d_k1_hlanes", "+=", "-=",
+                               "cnn_forward_hlanes/cnn_backward_hlanes (the batch entry points' "
+                               "kernels): kernel cnn_backward_d_k1_hlanes, binding d_k1"),
     "batch accumulation": ("cnn.c", "cnn_add_samples", "l < m", "l < m - 1",
                            "cnn_batch_grad with 1 thread(s): the mean of d_k1 (parameter k1)"),
     "cuda kernel": ("cnn.cu", "cnn_forward_c21", "acc0 +=", "acc0 -=",

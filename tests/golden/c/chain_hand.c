@@ -95,16 +95,23 @@ void chain_backward(const chain_params *restrict w, const chain_inputs *restrict
 /* ---- batches: 8 samples at a time ("lanes"), the sample index innermost ----
  * Element e of sample l of a group sits at [e * chain_LANES + l]; the parameters are shared.
  * Each lane adds the terms of every sum in the same order as the one-sample functions above;
- * blocks of outputs are held in vreal registers across the sums (extract/registers.py,
- * extract/lanes.py). */
+ * blocks of outputs are held in vector registers across the sums (extract/registers.py,
+ * extract/lanes.py). The kernels come twice: at chain_LANES samples (vreal, "_lanes") and at
+ * chain_HLANES, half of it (hreal, "_hlanes"), for a thread's last group when it is at most
+ * half full. Both compute the same values. */
 #define chain_LANES 8
+#define chain_HLANES 4
+
+/* Without -march=native, GCC and Clang warn that returning a vector changes the ABI (-Wpsabi);
+ * only static functions return one here, so no vector crosses a call between translation
+ * units, and the warning is off for the rest of the file (GCC reports it at the end of the
+ * file: no pop). */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+/* ==== 8 samples: vreal ==== */
 
 /* 8 reals, one per sample: GCC/Clang vector extension; the operators act lane by lane
- * and broadcast a scalar operand. Without -march=native, GCC and Clang warn that returning a
- * vreal changes the ABI (-Wpsabi); only static functions return one here, so no vreal crosses
- * a call between translation units, and the warning is off for the rest of the file (GCC
- * reports it at the end of the file: no pop). */
-#pragma GCC diagnostic ignored "-Wpsabi"
+ * and broadcast a scalar operand */
 typedef real vreal __attribute__((vector_size(chain_LANES * sizeof(real))));
 
 static inline vreal vload(const real *p)
@@ -114,7 +121,7 @@ static inline vreal vload(const real *p)
     return v;
 }
 
-/* a statement, not a function: for a function taking a vreal GCC notes a change of ABI */
+/* a statement, not a function: for a function taking a vector GCC notes a change of ABI */
 #define vstore(p, v) \
     do { const vreal vstore_v = (v); memcpy((p), &vstore_v, sizeof vstore_v); } while (0)
 
@@ -200,8 +207,8 @@ static void chain_backward_d_b_lanes(const real *restrict a,
 }
 
 static void chain_forward_lanes(const chain_params *restrict w,
-                          const chain_inputs_lanes *restrict x,
-                          chain_values_lanes *restrict v)
+                                const chain_inputs_lanes *restrict x,
+                                chain_values_lanes *restrict v)
 {
     (void)x;
     chain_forward_x_lanes(w->a, w->b, v->x);
@@ -209,9 +216,9 @@ static void chain_forward_lanes(const chain_params *restrict w,
 }
 
 static void chain_backward_lanes(const chain_params *restrict w,
-                           const chain_inputs_lanes *restrict x,
-                           const chain_values_lanes *restrict v,
-                           chain_grads_lanes *restrict g)
+                                 const chain_inputs_lanes *restrict x,
+                                 const chain_values_lanes *restrict v,
+                                 chain_grads_lanes *restrict g)
 {
     (void)x;
     chain_backward_d_y_lanes(g->d_y);
@@ -221,8 +228,136 @@ static void chain_backward_lanes(const chain_params *restrict w,
 }
 
 /* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
-static void chain_gather(const chain_inputs *restrict xs, int m,
-                  chain_inputs_lanes *restrict x)
+static void chain_gather_lanes(const chain_inputs *restrict xs, int m,
+                               chain_inputs_lanes *restrict x)
+{
+    (void)xs;
+    (void)m;
+    (void)x;
+}
+
+/* ==== 4 samples: hreal ==== */
+
+/* 4 reals, one per sample: GCC/Clang vector extension; the operators act lane by lane
+ * and broadcast a scalar operand */
+typedef real hreal __attribute__((vector_size(chain_HLANES * sizeof(real))));
+
+static inline hreal hload(const real *p)
+{
+    hreal v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* a statement, not a function: for a function taking a vector GCC notes a change of ABI */
+#define hstore(p, v) \
+    do { const hreal hstore_v = (v); memcpy((p), &hstore_v, sizeof hstore_v); } while (0)
+
+static inline hreal hsplat(real x)
+{
+    return (hreal){0} + x;
+}
+
+/* role input, 4 samples */
+typedef struct {
+    real empty_[1 * chain_HLANES];
+} chain_inputs_hlanes;
+
+/* chain bindings, 4 samples */
+typedef struct {
+    real x[5 * chain_HLANES];
+    real y[5 * chain_HLANES];
+} chain_values_hlanes;
+
+/* every gradient entry, 4 samples */
+typedef struct {
+    real d_y[5 * chain_HLANES];
+    real d_x[5 * chain_HLANES];
+    real d_a[5 * chain_HLANES];
+    real d_b[5 * chain_HLANES];
+} chain_grads_hlanes;
+
+/* ==== forward: x, chain binding 1 of 2; 4 samples; shape 5, 5 elements, element loops ==== */
+static void chain_forward_x_hlanes(const real *restrict a,
+                                   const real *restrict b,
+                                   real *restrict x)
+{
+    for (int j = 0; j < 5; j++) {
+        hstore(&x[j * 4], hsplat(a[j] * b[j]));
+    }
+}
+
+/* ==== forward: y, chain binding 2 of 2; 4 samples; shape 5, 5 elements, element loops ==== */
+static void chain_forward_y_hlanes(const real *restrict x,
+                                   real *restrict y)
+{
+    for (int j = 0; j < 5; j++) {
+        hstore(&y[j * 4], hload(&x[j * 4]) * hload(&x[j * 4]));
+    }
+}
+
+/* ==== backward: d_y, gradient with respect to y, entry 1 of 4; 4 samples; shape 5, 5 elements, element loops ==== */
+static void chain_backward_d_y_hlanes(real *restrict d_y)
+{
+    for (int j = 0; j < 5; j++) {
+        hstore(&d_y[j * 4], hsplat(1));
+    }
+}
+
+/* ==== backward: d_x, gradient with respect to x, entry 2 of 4; 4 samples; shape 5, 5 elements, element loops ==== */
+static void chain_backward_d_x_hlanes(const real *restrict x,
+                                      const real *restrict d_y,
+                                      real *restrict d_x)
+{
+    for (int j = 0; j < 5; j++) {
+        hstore(&d_x[j * 4], hload(&d_y[j * 4]) * hload(&x[j * 4]) + hload(&d_y[j * 4]) * hload(&x[j * 4]));
+    }
+}
+
+/* ==== backward: d_a, gradient with respect to a, entry 3 of 4; 4 samples; shape 5, 5 elements, element loops ==== */
+static void chain_backward_d_a_hlanes(const real *restrict b,
+                                      const real *restrict d_x,
+                                      real *restrict d_a)
+{
+    for (int j = 0; j < 5; j++) {
+        hstore(&d_a[j * 4], hload(&d_x[j * 4]) * b[j]);
+    }
+}
+
+/* ==== backward: d_b, gradient with respect to b, entry 4 of 4; 4 samples; shape 5, 5 elements, element loops ==== */
+static void chain_backward_d_b_hlanes(const real *restrict a,
+                                      const real *restrict d_x,
+                                      real *restrict d_b)
+{
+    for (int j = 0; j < 5; j++) {
+        hstore(&d_b[j * 4], hload(&d_x[j * 4]) * a[j]);
+    }
+}
+
+static void chain_forward_hlanes(const chain_params *restrict w,
+                                 const chain_inputs_hlanes *restrict x,
+                                 chain_values_hlanes *restrict v)
+{
+    (void)x;
+    chain_forward_x_hlanes(w->a, w->b, v->x);
+    chain_forward_y_hlanes(v->x, v->y);
+}
+
+static void chain_backward_hlanes(const chain_params *restrict w,
+                                  const chain_inputs_hlanes *restrict x,
+                                  const chain_values_hlanes *restrict v,
+                                  chain_grads_hlanes *restrict g)
+{
+    (void)x;
+    chain_backward_d_y_hlanes(g->d_y);
+    chain_backward_d_x_hlanes(v->x, g->d_y, g->d_x);
+    chain_backward_d_a_hlanes(w->b, g->d_x, g->d_a);
+    chain_backward_d_b_hlanes(w->a, g->d_x, g->d_b);
+}
+
+/* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
+static void chain_gather_hlanes(const chain_inputs *restrict xs, int m,
+                                chain_inputs_hlanes *restrict x)
 {
     (void)xs;
     (void)m;
@@ -238,17 +373,72 @@ static inline void chain_add_samples(real *restrict acc, const real *restrict g,
             acc[e] += g[e * stride + l];
 }
 
-/* per-thread scratch of the batch entry points: lane buffers, one-sample buffers (for groups
- * of at most 2 samples, which run one sample at a time) */
+/* per-thread scratch of the batch entry points: the lane buffers (of a group of either width)
+ * and the thread's sums */
 typedef struct {
-    chain_inputs_lanes x;
-    chain_values_lanes v;
-    chain_grads_lanes g;
-    chain_values v1;
-    chain_grads g1;
+    union {
+        struct {
+            chain_inputs_lanes x;
+            chain_values_lanes v;
+            chain_grads_lanes g;
+        } lanes;
+        struct {
+            chain_inputs_hlanes x;
+            chain_values_hlanes v;
+            chain_grads_hlanes g;
+        } hlanes;
+    };
     chain_params acc;
     real loss;
 } chain_scratch;
+
+/* samples xs[0..m) as one group of chain_LANES: their gradients added into s->acc and their
+ * losses into s->loss, sample after sample */
+static void chain_lanes_grad(const chain_params *restrict w, const chain_inputs *restrict xs,
+                             int m, chain_scratch *restrict s)
+{
+    chain_gather_lanes(xs, m, &s->lanes.x);
+    chain_forward_lanes(w, &s->lanes.x, &s->lanes.v);
+    chain_backward_lanes(w, &s->lanes.x, &s->lanes.v, &s->lanes.g);
+    /* lanes 0..m-1 are the samples: each sum takes them in sample order */
+    chain_add_samples(s->acc.a, s->lanes.g.d_a, chain_SIZE_a, chain_LANES, m);
+    chain_add_samples(s->acc.b, s->lanes.g.d_b, chain_SIZE_b, chain_LANES, m);
+}
+
+/* the predictions of samples xs[0..m) as one group of chain_LANES, to out[0..m * chain_SIZE_y) */
+static void chain_lanes_predict(const chain_params *restrict w, const chain_inputs *restrict xs,
+                                int m, chain_scratch *restrict s, real *restrict out)
+{
+    chain_gather_lanes(xs, m, &s->lanes.x);
+    chain_forward_lanes(w, &s->lanes.x, &s->lanes.v);
+    for (int l = 0; l < m; l++)
+        for (int e = 0; e < chain_SIZE_y; e++)
+            out[(size_t)l * chain_SIZE_y + e] = s->lanes.v.y[e * chain_LANES + l];
+}
+
+/* samples xs[0..m) as one group of chain_HLANES: their gradients added into s->acc and their
+ * losses into s->loss, sample after sample */
+static void chain_hlanes_grad(const chain_params *restrict w, const chain_inputs *restrict xs,
+                              int m, chain_scratch *restrict s)
+{
+    chain_gather_hlanes(xs, m, &s->hlanes.x);
+    chain_forward_hlanes(w, &s->hlanes.x, &s->hlanes.v);
+    chain_backward_hlanes(w, &s->hlanes.x, &s->hlanes.v, &s->hlanes.g);
+    /* lanes 0..m-1 are the samples: each sum takes them in sample order */
+    chain_add_samples(s->acc.a, s->hlanes.g.d_a, chain_SIZE_a, chain_HLANES, m);
+    chain_add_samples(s->acc.b, s->hlanes.g.d_b, chain_SIZE_b, chain_HLANES, m);
+}
+
+/* the predictions of samples xs[0..m) as one group of chain_HLANES, to out[0..m * chain_SIZE_y) */
+static void chain_hlanes_predict(const chain_params *restrict w, const chain_inputs *restrict xs,
+                                 int m, chain_scratch *restrict s, real *restrict out)
+{
+    chain_gather_hlanes(xs, m, &s->hlanes.x);
+    chain_forward_hlanes(w, &s->hlanes.x, &s->hlanes.v);
+    for (int l = 0; l < m; l++)
+        for (int e = 0; e < chain_SIZE_y; e++)
+            out[(size_t)l * chain_SIZE_y + e] = s->hlanes.v.y[e * chain_HLANES + l];
+}
 
 size_t chain_workspace_size(int nthreads)
 {
@@ -268,23 +458,14 @@ void chain_batch_grad(const chain_params *restrict w, const chain_inputs *restri
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
         memset(&s->acc, 0, sizeof s->acc);
         s->loss = 0;
-        for (int i = lo; i < hi; i += chain_LANES) {
-            const int m = imin(chain_LANES, hi - i);
-            if (m <= 2) {
-                for (int k = i; k < i + m; k++) {
-                    chain_forward(w, &xs[k], &s->v1);
-                    chain_backward(w, &xs[k], &s->v1, &s->g1);
-                    chain_add_samples(s->acc.a, s->g1.d_a, chain_SIZE_a, 1, 1);
-                    chain_add_samples(s->acc.b, s->g1.d_b, chain_SIZE_b, 1, 1);
-                }
-                continue;
-            }
-            chain_gather(&xs[i], m, &s->x);
-            chain_forward_lanes(w, &s->x, &s->v);
-            chain_backward_lanes(w, &s->x, &s->v, &s->g);
-            /* lanes 0..m-1 are samples i..i+m-1: each sum takes them in sample order */
-            chain_add_samples(s->acc.a, s->g.d_a, chain_SIZE_a, chain_LANES, m);
-            chain_add_samples(s->acc.b, s->g.d_b, chain_SIZE_b, chain_LANES, m);
+        /* groups of chain_LANES samples; the last at half the width if it fits (every sample
+         * runs through lane kernels: the one-sample functions keep their dot products serial) */
+        for (int i = lo, m; i < hi; i += m) {
+            m = imin(chain_LANES, hi - i);
+            if (m > chain_HLANES)
+                chain_lanes_grad(w, &xs[i], m, s);
+            else
+                chain_hlanes_grad(w, &xs[i], m, s);
         }
     }
     /* the per-thread sums are added in thread order, then averaged */
@@ -325,22 +506,12 @@ void chain_batch_predict(const chain_params *restrict w, const chain_inputs *res
     for (int t = 0; t < nt; t++) {
         chain_scratch *s = &scratch[t];
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
-        for (int i = lo; i < hi; i += chain_LANES) {
-            const int m = imin(chain_LANES, hi - i);
-            if (m <= 2) {
-                for (int k = i; k < i + m; k++) {
-                    chain_forward(w, &xs[k], &s->v1);
-                    memcpy(out + (size_t)k * chain_SIZE_y, s->v1.y,
-                           sizeof s->v1.y);
-                }
-                continue;
-            }
-            chain_gather(&xs[i], m, &s->x);
-            chain_forward_lanes(w, &s->x, &s->v);
-            for (int l = 0; l < m; l++)
-                for (int e = 0; e < chain_SIZE_y; e++)
-                    out[(size_t)(i + l) * chain_SIZE_y + e] =
-                        s->v.y[e * chain_LANES + l];
+        for (int i = lo, m; i < hi; i += m) {
+            m = imin(chain_LANES, hi - i);
+            if (m > chain_HLANES)
+                chain_lanes_predict(w, &xs[i], m, s, out + (size_t)i * chain_SIZE_y);
+            else
+                chain_hlanes_predict(w, &xs[i], m, s, out + (size_t)i * chain_SIZE_y);
         }
     }
 }

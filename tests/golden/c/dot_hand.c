@@ -74,16 +74,23 @@ void dot_backward(const dot_params *restrict w, const dot_inputs *restrict x,
 /* ---- batches: 8 samples at a time ("lanes"), the sample index innermost ----
  * Element e of sample l of a group sits at [e * dot_LANES + l]; the parameters are shared.
  * Each lane adds the terms of every sum in the same order as the one-sample functions above;
- * blocks of outputs are held in vreal registers across the sums (extract/registers.py,
- * extract/lanes.py). */
+ * blocks of outputs are held in vector registers across the sums (extract/registers.py,
+ * extract/lanes.py). The kernels come twice: at dot_LANES samples (vreal, "_lanes") and at
+ * dot_HLANES, half of it (hreal, "_hlanes"), for a thread's last group when it is at most
+ * half full. Both compute the same values. */
 #define dot_LANES 8
+#define dot_HLANES 4
+
+/* Without -march=native, GCC and Clang warn that returning a vector changes the ABI (-Wpsabi);
+ * only static functions return one here, so no vector crosses a call between translation
+ * units, and the warning is off for the rest of the file (GCC reports it at the end of the
+ * file: no pop). */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+/* ==== 8 samples: vreal ==== */
 
 /* 8 reals, one per sample: GCC/Clang vector extension; the operators act lane by lane
- * and broadcast a scalar operand. Without -march=native, GCC and Clang warn that returning a
- * vreal changes the ABI (-Wpsabi); only static functions return one here, so no vreal crosses
- * a call between translation units, and the warning is off for the rest of the file (GCC
- * reports it at the end of the file: no pop). */
-#pragma GCC diagnostic ignored "-Wpsabi"
+ * and broadcast a scalar operand */
 typedef real vreal __attribute__((vector_size(dot_LANES * sizeof(real))));
 
 static inline vreal vload(const real *p)
@@ -93,7 +100,7 @@ static inline vreal vload(const real *p)
     return v;
 }
 
-/* a statement, not a function: for a function taking a vreal GCC notes a change of ABI */
+/* a statement, not a function: for a function taking a vector GCC notes a change of ABI */
 #define vstore(p, v) \
     do { const vreal vstore_v = (v); memcpy((p), &vstore_v, sizeof vstore_v); } while (0)
 
@@ -161,17 +168,17 @@ static void dot_backward_d_b_lanes(const real *restrict a,
 }
 
 static void dot_forward_lanes(const dot_params *restrict w,
-                        const dot_inputs_lanes *restrict x,
-                        dot_values_lanes *restrict v)
+                              const dot_inputs_lanes *restrict x,
+                              dot_values_lanes *restrict v)
 {
     (void)x;
     dot_forward_r_lanes(w->a, w->b, v->r);
 }
 
 static void dot_backward_lanes(const dot_params *restrict w,
-                         const dot_inputs_lanes *restrict x,
-                         const dot_values_lanes *restrict v,
-                         dot_grads_lanes *restrict g)
+                               const dot_inputs_lanes *restrict x,
+                               const dot_values_lanes *restrict v,
+                               dot_grads_lanes *restrict g)
 {
     (void)v;
     dot_backward_d_r_lanes(x->seed, g->d_r);
@@ -180,12 +187,120 @@ static void dot_backward_lanes(const dot_params *restrict w,
 }
 
 /* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
-static void dot_gather(const dot_inputs *restrict xs, int m,
-                dot_inputs_lanes *restrict x)
+static void dot_gather_lanes(const dot_inputs *restrict xs, int m,
+                             dot_inputs_lanes *restrict x)
 {
     for (int e = 0; e < dot_SIZE_seed; e++)
         for (int l = 0; l < dot_LANES; l++)
             x->seed[e * dot_LANES + l] = xs[l < m ? l : m - 1].seed[e];
+}
+
+/* ==== 4 samples: hreal ==== */
+
+/* 4 reals, one per sample: GCC/Clang vector extension; the operators act lane by lane
+ * and broadcast a scalar operand */
+typedef real hreal __attribute__((vector_size(dot_HLANES * sizeof(real))));
+
+static inline hreal hload(const real *p)
+{
+    hreal v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* a statement, not a function: for a function taking a vector GCC notes a change of ABI */
+#define hstore(p, v) \
+    do { const hreal hstore_v = (v); memcpy((p), &hstore_v, sizeof hstore_v); } while (0)
+
+static inline hreal hsplat(real x)
+{
+    return (hreal){0} + x;
+}
+
+/* role input, 4 samples */
+typedef struct {
+    real seed[1 * dot_HLANES];
+} dot_inputs_hlanes;
+
+/* chain bindings, 4 samples */
+typedef struct {
+    real r[1 * dot_HLANES];
+} dot_values_hlanes;
+
+/* every gradient entry, 4 samples */
+typedef struct {
+    real d_r[1 * dot_HLANES];
+    real d_a[5 * dot_HLANES];
+    real d_b[5 * dot_HLANES];
+} dot_grads_hlanes;
+
+/* ==== forward: r, chain binding 1 of 1; 4 samples; shape 1, 1 elements, dest loops ==== */
+static void dot_forward_r_hlanes(const real *restrict a,
+                                 const real *restrict b,
+                                 real *restrict r)
+{
+    hstore(&r[0], hsplat(0));
+    hreal r_acc[1];
+    r_acc[0] = hload(&r[0]);
+    for (int t0 = 0; t0 < 5; t0++) {
+        r_acc[0] += hsplat(a[t0] * b[t0]);
+    }
+    hstore(&r[0], r_acc[0]);
+}
+
+/* ==== backward: d_r, gradient with respect to r, entry 1 of 3; 4 samples; shape 1, 1 elements, element loops ==== */
+static void dot_backward_d_r_hlanes(const real *restrict seed,
+                                    real *restrict d_r)
+{
+    hstore(&d_r[0], hload(&seed[0]));
+}
+
+/* ==== backward: d_a, gradient with respect to a, entry 2 of 3; 4 samples; shape 5, 5 elements, element loops ==== */
+static void dot_backward_d_a_hlanes(const real *restrict b,
+                                    const real *restrict d_r,
+                                    real *restrict d_a)
+{
+    for (int j = 0; j < 5; j++) {
+        hstore(&d_a[j * 4], hload(&d_r[0]) * b[j]);
+    }
+}
+
+/* ==== backward: d_b, gradient with respect to b, entry 3 of 3; 4 samples; shape 5, 5 elements, element loops ==== */
+static void dot_backward_d_b_hlanes(const real *restrict a,
+                                    const real *restrict d_r,
+                                    real *restrict d_b)
+{
+    for (int j = 0; j < 5; j++) {
+        hstore(&d_b[j * 4], hload(&d_r[0]) * a[j]);
+    }
+}
+
+static void dot_forward_hlanes(const dot_params *restrict w,
+                               const dot_inputs_hlanes *restrict x,
+                               dot_values_hlanes *restrict v)
+{
+    (void)x;
+    dot_forward_r_hlanes(w->a, w->b, v->r);
+}
+
+static void dot_backward_hlanes(const dot_params *restrict w,
+                                const dot_inputs_hlanes *restrict x,
+                                const dot_values_hlanes *restrict v,
+                                dot_grads_hlanes *restrict g)
+{
+    (void)v;
+    dot_backward_d_r_hlanes(x->seed, g->d_r);
+    dot_backward_d_a_hlanes(w->b, g->d_r, g->d_a);
+    dot_backward_d_b_hlanes(w->a, g->d_r, g->d_b);
+}
+
+/* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
+static void dot_gather_hlanes(const dot_inputs *restrict xs, int m,
+                              dot_inputs_hlanes *restrict x)
+{
+    for (int e = 0; e < dot_SIZE_seed; e++)
+        for (int l = 0; l < dot_HLANES; l++)
+            x->seed[e * dot_HLANES + l] = xs[l < m ? l : m - 1].seed[e];
 }
 
 /* acc[e] += g[e * stride + l] for the samples l = 0..m-1, one after the other (sample order) */
@@ -197,17 +312,72 @@ static inline void dot_add_samples(real *restrict acc, const real *restrict g, i
             acc[e] += g[e * stride + l];
 }
 
-/* per-thread scratch of the batch entry points: lane buffers, one-sample buffers (for groups
- * of at most 2 samples, which run one sample at a time) */
+/* per-thread scratch of the batch entry points: the lane buffers (of a group of either width)
+ * and the thread's sums */
 typedef struct {
-    dot_inputs_lanes x;
-    dot_values_lanes v;
-    dot_grads_lanes g;
-    dot_values v1;
-    dot_grads g1;
+    union {
+        struct {
+            dot_inputs_lanes x;
+            dot_values_lanes v;
+            dot_grads_lanes g;
+        } lanes;
+        struct {
+            dot_inputs_hlanes x;
+            dot_values_hlanes v;
+            dot_grads_hlanes g;
+        } hlanes;
+    };
     dot_params acc;
     real loss;
 } dot_scratch;
+
+/* samples xs[0..m) as one group of dot_LANES: their gradients added into s->acc and their
+ * losses into s->loss, sample after sample */
+static void dot_lanes_grad(const dot_params *restrict w, const dot_inputs *restrict xs,
+                           int m, dot_scratch *restrict s)
+{
+    dot_gather_lanes(xs, m, &s->lanes.x);
+    dot_forward_lanes(w, &s->lanes.x, &s->lanes.v);
+    dot_backward_lanes(w, &s->lanes.x, &s->lanes.v, &s->lanes.g);
+    /* lanes 0..m-1 are the samples: each sum takes them in sample order */
+    dot_add_samples(s->acc.a, s->lanes.g.d_a, dot_SIZE_a, dot_LANES, m);
+    dot_add_samples(s->acc.b, s->lanes.g.d_b, dot_SIZE_b, dot_LANES, m);
+}
+
+/* the predictions of samples xs[0..m) as one group of dot_LANES, to out[0..m * dot_SIZE_r) */
+static void dot_lanes_predict(const dot_params *restrict w, const dot_inputs *restrict xs,
+                              int m, dot_scratch *restrict s, real *restrict out)
+{
+    dot_gather_lanes(xs, m, &s->lanes.x);
+    dot_forward_lanes(w, &s->lanes.x, &s->lanes.v);
+    for (int l = 0; l < m; l++)
+        for (int e = 0; e < dot_SIZE_r; e++)
+            out[(size_t)l * dot_SIZE_r + e] = s->lanes.v.r[e * dot_LANES + l];
+}
+
+/* samples xs[0..m) as one group of dot_HLANES: their gradients added into s->acc and their
+ * losses into s->loss, sample after sample */
+static void dot_hlanes_grad(const dot_params *restrict w, const dot_inputs *restrict xs,
+                            int m, dot_scratch *restrict s)
+{
+    dot_gather_hlanes(xs, m, &s->hlanes.x);
+    dot_forward_hlanes(w, &s->hlanes.x, &s->hlanes.v);
+    dot_backward_hlanes(w, &s->hlanes.x, &s->hlanes.v, &s->hlanes.g);
+    /* lanes 0..m-1 are the samples: each sum takes them in sample order */
+    dot_add_samples(s->acc.a, s->hlanes.g.d_a, dot_SIZE_a, dot_HLANES, m);
+    dot_add_samples(s->acc.b, s->hlanes.g.d_b, dot_SIZE_b, dot_HLANES, m);
+}
+
+/* the predictions of samples xs[0..m) as one group of dot_HLANES, to out[0..m * dot_SIZE_r) */
+static void dot_hlanes_predict(const dot_params *restrict w, const dot_inputs *restrict xs,
+                               int m, dot_scratch *restrict s, real *restrict out)
+{
+    dot_gather_hlanes(xs, m, &s->hlanes.x);
+    dot_forward_hlanes(w, &s->hlanes.x, &s->hlanes.v);
+    for (int l = 0; l < m; l++)
+        for (int e = 0; e < dot_SIZE_r; e++)
+            out[(size_t)l * dot_SIZE_r + e] = s->hlanes.v.r[e * dot_HLANES + l];
+}
 
 size_t dot_workspace_size(int nthreads)
 {
@@ -227,23 +397,14 @@ void dot_batch_grad(const dot_params *restrict w, const dot_inputs *restrict xs,
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
         memset(&s->acc, 0, sizeof s->acc);
         s->loss = 0;
-        for (int i = lo; i < hi; i += dot_LANES) {
-            const int m = imin(dot_LANES, hi - i);
-            if (m <= 2) {
-                for (int k = i; k < i + m; k++) {
-                    dot_forward(w, &xs[k], &s->v1);
-                    dot_backward(w, &xs[k], &s->v1, &s->g1);
-                    dot_add_samples(s->acc.a, s->g1.d_a, dot_SIZE_a, 1, 1);
-                    dot_add_samples(s->acc.b, s->g1.d_b, dot_SIZE_b, 1, 1);
-                }
-                continue;
-            }
-            dot_gather(&xs[i], m, &s->x);
-            dot_forward_lanes(w, &s->x, &s->v);
-            dot_backward_lanes(w, &s->x, &s->v, &s->g);
-            /* lanes 0..m-1 are samples i..i+m-1: each sum takes them in sample order */
-            dot_add_samples(s->acc.a, s->g.d_a, dot_SIZE_a, dot_LANES, m);
-            dot_add_samples(s->acc.b, s->g.d_b, dot_SIZE_b, dot_LANES, m);
+        /* groups of dot_LANES samples; the last at half the width if it fits (every sample
+         * runs through lane kernels: the one-sample functions keep their dot products serial) */
+        for (int i = lo, m; i < hi; i += m) {
+            m = imin(dot_LANES, hi - i);
+            if (m > dot_HLANES)
+                dot_lanes_grad(w, &xs[i], m, s);
+            else
+                dot_hlanes_grad(w, &xs[i], m, s);
         }
     }
     /* the per-thread sums are added in thread order, then averaged */
@@ -284,22 +445,12 @@ void dot_batch_predict(const dot_params *restrict w, const dot_inputs *restrict 
     for (int t = 0; t < nt; t++) {
         dot_scratch *s = &scratch[t];
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
-        for (int i = lo; i < hi; i += dot_LANES) {
-            const int m = imin(dot_LANES, hi - i);
-            if (m <= 2) {
-                for (int k = i; k < i + m; k++) {
-                    dot_forward(w, &xs[k], &s->v1);
-                    memcpy(out + (size_t)k * dot_SIZE_r, s->v1.r,
-                           sizeof s->v1.r);
-                }
-                continue;
-            }
-            dot_gather(&xs[i], m, &s->x);
-            dot_forward_lanes(w, &s->x, &s->v);
-            for (int l = 0; l < m; l++)
-                for (int e = 0; e < dot_SIZE_r; e++)
-                    out[(size_t)(i + l) * dot_SIZE_r + e] =
-                        s->v.r[e * dot_LANES + l];
+        for (int i = lo, m; i < hi; i += m) {
+            m = imin(dot_LANES, hi - i);
+            if (m > dot_HLANES)
+                dot_lanes_predict(w, &xs[i], m, s, out + (size_t)i * dot_SIZE_r);
+            else
+                dot_hlanes_predict(w, &xs[i], m, s, out + (size_t)i * dot_SIZE_r);
         }
     }
 }

@@ -157,16 +157,23 @@ void ops_block_backward(const ops_block_params *restrict w, const ops_block_inpu
 /* ---- batches: 8 samples at a time ("lanes"), the sample index innermost ----
  * Element e of sample l of a group sits at [e * ops_block_LANES + l]; the parameters are shared.
  * Each lane adds the terms of every sum in the same order as the one-sample functions above;
- * blocks of outputs are held in vreal registers across the sums (extract/registers.py,
- * extract/lanes.py). */
+ * blocks of outputs are held in vector registers across the sums (extract/registers.py,
+ * extract/lanes.py). The kernels come twice: at ops_block_LANES samples (vreal, "_lanes") and at
+ * ops_block_HLANES, half of it (hreal, "_hlanes"), for a thread's last group when it is at most
+ * half full. Both compute the same values. */
 #define ops_block_LANES 8
+#define ops_block_HLANES 4
+
+/* Without -march=native, GCC and Clang warn that returning a vector changes the ABI (-Wpsabi);
+ * only static functions return one here, so no vector crosses a call between translation
+ * units, and the warning is off for the rest of the file (GCC reports it at the end of the
+ * file: no pop). */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+/* ==== 8 samples: vreal ==== */
 
 /* 8 reals, one per sample: GCC/Clang vector extension; the operators act lane by lane
- * and broadcast a scalar operand. Without -march=native, GCC and Clang warn that returning a
- * vreal changes the ABI (-Wpsabi); only static functions return one here, so no vreal crosses
- * a call between translation units, and the warning is off for the rest of the file (GCC
- * reports it at the end of the file: no pop). */
-#pragma GCC diagnostic ignored "-Wpsabi"
+ * and broadcast a scalar operand */
 typedef real vreal __attribute__((vector_size(ops_block_LANES * sizeof(real))));
 
 static inline vreal vload(const real *p)
@@ -176,7 +183,7 @@ static inline vreal vload(const real *p)
     return v;
 }
 
-/* a statement, not a function: for a function taking a vreal GCC notes a change of ABI */
+/* a statement, not a function: for a function taking a vector GCC notes a change of ABI */
 #define vstore(p, v) \
     do { const vreal vstore_v = (v); memcpy((p), &vstore_v, sizeof vstore_v); } while (0)
 
@@ -336,8 +343,8 @@ static void ops_block_backward_d_g_lanes(const real *restrict x,
 }
 
 static void ops_block_forward_lanes(const ops_block_params *restrict w,
-                              const ops_block_inputs_lanes *restrict x,
-                              ops_block_values_lanes *restrict v)
+                                    const ops_block_inputs_lanes *restrict x,
+                                    ops_block_values_lanes *restrict v)
 {
     (void)x;
     ops_block_forward_s_lanes(w->x, v->s);
@@ -346,9 +353,9 @@ static void ops_block_forward_lanes(const ops_block_params *restrict w,
 }
 
 static void ops_block_backward_lanes(const ops_block_params *restrict w,
-                               const ops_block_inputs_lanes *restrict x,
-                               const ops_block_values_lanes *restrict v,
-                               ops_block_grads_lanes *restrict g)
+                                     const ops_block_inputs_lanes *restrict x,
+                                     const ops_block_values_lanes *restrict v,
+                                     ops_block_grads_lanes *restrict g)
 {
     (void)x;
     ops_block_backward_d_loss_lanes(g->d_loss);
@@ -359,8 +366,212 @@ static void ops_block_backward_lanes(const ops_block_params *restrict w,
 }
 
 /* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
-static void ops_block_gather(const ops_block_inputs *restrict xs, int m,
-                      ops_block_inputs_lanes *restrict x)
+static void ops_block_gather_lanes(const ops_block_inputs *restrict xs, int m,
+                                   ops_block_inputs_lanes *restrict x)
+{
+    (void)xs;
+    (void)m;
+    (void)x;
+}
+
+/* ==== 4 samples: hreal ==== */
+
+/* 4 reals, one per sample: GCC/Clang vector extension; the operators act lane by lane
+ * and broadcast a scalar operand */
+typedef real hreal __attribute__((vector_size(ops_block_HLANES * sizeof(real))));
+
+static inline hreal hload(const real *p)
+{
+    hreal v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* a statement, not a function: for a function taking a vector GCC notes a change of ABI */
+#define hstore(p, v) \
+    do { const hreal hstore_v = (v); memcpy((p), &hstore_v, sizeof hstore_v); } while (0)
+
+static inline hreal hsplat(real x)
+{
+    return (hreal){0} + x;
+}
+
+/* role input, 4 samples */
+typedef struct {
+    real empty_[1 * ops_block_HLANES];
+} ops_block_inputs_hlanes;
+
+/* chain bindings, 4 samples */
+typedef struct {
+    real s[6 * ops_block_HLANES];
+    real z[24 * ops_block_HLANES];
+    real loss[1 * ops_block_HLANES];
+} ops_block_values_hlanes;
+
+/* every gradient entry, 4 samples */
+typedef struct {
+    real d_loss[1 * ops_block_HLANES];
+    real d_z[24 * ops_block_HLANES];
+    real d_s[6 * ops_block_HLANES];
+    real d_x[24 * ops_block_HLANES];
+    real d_g[4 * ops_block_HLANES];
+} ops_block_grads_hlanes;
+
+/* ==== forward: s, chain binding 1 of 3; 4 samples; shape [2, 3], 6 elements, dest loops ==== */
+static void ops_block_forward_s_hlanes(const real *restrict x,
+                                       real *restrict s)
+{
+    for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+        for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+            hstore(&s[i0_0 * 12 + i0_1 * 4], hsplat(0));
+            hreal s_acc[1];
+            s_acc[0] = hload(&s[i0_0 * 12 + i0_1 * 4]);
+            for (int t1_0 = 0; t1_0 < 2; t1_0++) {
+                for (int t1_1 = 0; t1_1 < 2; t1_1++) {
+                    s_acc[0] += hsplat(x[i0_0 * 12 + t1_0 * 6 + i0_1 * 2 + t1_1] / 4);
+                }
+            }
+            hstore(&s[i0_0 * 12 + i0_1 * 4], s_acc[0]);
+        }
+    }
+}
+
+/* ==== forward: z, chain binding 2 of 3; 4 samples; shape [4, 6], 24 elements, element loops ==== */
+static void ops_block_forward_z_hlanes(const real *restrict x,
+                                       const real *restrict g,
+                                       const real *restrict s,
+                                       real *restrict z)
+{
+    for (int j0_q = 0; j0_q < 2; j0_q++) {
+        for (int j0_r = 0; j0_r < 2; j0_r++) {
+            for (int j1_q = 0; j1_q < 3; j1_q++) {
+                for (int j1_r = 0; j1_r < 2; j1_r++) {
+                    hstore(&z[j0_q * 48 + j0_r * 24 + j1_q * 8 + j1_r * 4], x[j0_q * 12 + j0_r * 6 + j1_q * 2 + j1_r] * hload(&s[j0_q * 12 + j1_q * 4]) * g[j0_r * 2 + j1_r]);
+                }
+            }
+        }
+    }
+}
+
+/* ==== forward: loss, chain binding 3 of 3; 4 samples; shape 1, 1 elements, dest loops ==== */
+static void ops_block_forward_loss_hlanes(const real *restrict z,
+                                          real *restrict loss)
+{
+    hstore(&loss[0], hsplat(0));
+    hreal loss_acc[1];
+    loss_acc[0] = hload(&loss[0]);
+    for (int t0_0 = 0; t0_0 < 4; t0_0++) {
+        for (int t0_1 = 0; t0_1 < 6; t0_1++) {
+            loss_acc[0] += hload(&z[t0_0 * 24 + t0_1 * 4]) * hload(&z[t0_0 * 24 + t0_1 * 4]);
+        }
+    }
+    hstore(&loss[0], loss_acc[0]);
+}
+
+/* ==== backward: d_loss, gradient with respect to loss, entry 1 of 5; 4 samples; shape 1, 1 elements, element loops ==== */
+static void ops_block_backward_d_loss_hlanes(real *restrict d_loss)
+{
+    hstore(&d_loss[0], hsplat(1));
+}
+
+/* ==== backward: d_z, gradient with respect to z, entry 2 of 5; 4 samples; shape [4, 6], 24 elements, element loops ==== */
+static void ops_block_backward_d_z_hlanes(const real *restrict z,
+                                          const real *restrict d_loss,
+                                          real *restrict d_z)
+{
+    for (int j0 = 0; j0 < 4; j0++) {
+        for (int j1 = 0; j1 < 6; j1++) {
+            hstore(&d_z[j0 * 24 + j1 * 4], hload(&d_loss[0]) * hload(&z[j0 * 24 + j1 * 4]) + hload(&d_loss[0]) * hload(&z[j0 * 24 + j1 * 4]));
+        }
+    }
+}
+
+/* ==== backward: d_s, gradient with respect to s, entry 3 of 5; 4 samples; shape [2, 3], 6 elements, dest loops ==== */
+static void ops_block_backward_d_s_hlanes(const real *restrict x,
+                                          const real *restrict g,
+                                          const real *restrict d_z,
+                                          real *restrict d_s)
+{
+    for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+        for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+            hstore(&d_s[i0_0 * 12 + i0_1 * 4], hsplat(0));
+            hreal d_s_acc[1];
+            d_s_acc[0] = hload(&d_s[i0_0 * 12 + i0_1 * 4]);
+            for (int t1_0 = 0; t1_0 < 2; t1_0++) {
+                for (int t1_1 = 0; t1_1 < 2; t1_1++) {
+                    d_s_acc[0] += hload(&d_z[i0_0 * 48 + t1_0 * 24 + i0_1 * 8 + t1_1 * 4]) * x[i0_0 * 12 + t1_0 * 6 + i0_1 * 2 + t1_1] * g[t1_0 * 2 + t1_1];
+                }
+            }
+            hstore(&d_s[i0_0 * 12 + i0_1 * 4], d_s_acc[0]);
+        }
+    }
+}
+
+/* ==== backward: d_x, gradient with respect to x, entry 4 of 5; 4 samples; shape [4, 6], 24 elements, element loops ==== */
+static void ops_block_backward_d_x_hlanes(const real *restrict g,
+                                          const real *restrict s,
+                                          const real *restrict d_z,
+                                          const real *restrict d_s,
+                                          real *restrict d_x)
+{
+    for (int j0_q = 0; j0_q < 2; j0_q++) {
+        for (int j0_r = 0; j0_r < 2; j0_r++) {
+            for (int j1_q = 0; j1_q < 3; j1_q++) {
+                for (int j1_r = 0; j1_r < 2; j1_r++) {
+                    hstore(&d_x[j0_q * 48 + j0_r * 24 + j1_q * 8 + j1_r * 4], hload(&d_z[j0_q * 48 + j0_r * 24 + j1_q * 8 + j1_r * 4]) * hload(&s[j0_q * 12 + j1_q * 4]) * g[j0_r * 2 + j1_r] + hload(&d_s[j0_q * 12 + j1_q * 4]) / 4);
+                }
+            }
+        }
+    }
+}
+
+/* ==== backward: d_g, gradient with respect to g, entry 5 of 5; 4 samples; shape [2, 2], 4 elements, dest loops ==== */
+static void ops_block_backward_d_g_hlanes(const real *restrict x,
+                                          const real *restrict s,
+                                          const real *restrict d_z,
+                                          real *restrict d_g)
+{
+    for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+        for (int i0_1 = 0; i0_1 < 2; i0_1++) {
+            hstore(&d_g[i0_0 * 8 + i0_1 * 4], hsplat(0));
+            hreal d_g_acc[1];
+            d_g_acc[0] = hload(&d_g[i0_0 * 8 + i0_1 * 4]);
+            for (int t1_0_q = 0; t1_0_q < 2; t1_0_q++) {
+                for (int t1_1_q = 0; t1_1_q < 3; t1_1_q++) {
+                    d_g_acc[0] += hload(&d_z[t1_0_q * 48 + i0_0 * 24 + t1_1_q * 8 + i0_1 * 4]) * x[t1_0_q * 12 + i0_0 * 6 + t1_1_q * 2 + i0_1] * hload(&s[t1_0_q * 12 + t1_1_q * 4]);
+                }
+            }
+            hstore(&d_g[i0_0 * 8 + i0_1 * 4], d_g_acc[0]);
+        }
+    }
+}
+
+static void ops_block_forward_hlanes(const ops_block_params *restrict w,
+                                     const ops_block_inputs_hlanes *restrict x,
+                                     ops_block_values_hlanes *restrict v)
+{
+    (void)x;
+    ops_block_forward_s_hlanes(w->x, v->s);
+    ops_block_forward_z_hlanes(w->x, w->g, v->s, v->z);
+    ops_block_forward_loss_hlanes(v->z, v->loss);
+}
+
+static void ops_block_backward_hlanes(const ops_block_params *restrict w,
+                                      const ops_block_inputs_hlanes *restrict x,
+                                      const ops_block_values_hlanes *restrict v,
+                                      ops_block_grads_hlanes *restrict g)
+{
+    (void)x;
+    ops_block_backward_d_loss_hlanes(g->d_loss);
+    ops_block_backward_d_z_hlanes(v->z, g->d_loss, g->d_z);
+    ops_block_backward_d_s_hlanes(w->x, w->g, g->d_z, g->d_s);
+    ops_block_backward_d_x_hlanes(w->g, v->s, g->d_z, g->d_s, g->d_x);
+    ops_block_backward_d_g_hlanes(w->x, v->s, g->d_z, g->d_g);
+}
+
+/* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
+static void ops_block_gather_hlanes(const ops_block_inputs *restrict xs, int m,
+                                    ops_block_inputs_hlanes *restrict x)
 {
     (void)xs;
     (void)m;
@@ -376,17 +587,78 @@ static inline void ops_block_add_samples(real *restrict acc, const real *restric
             acc[e] += g[e * stride + l];
 }
 
-/* per-thread scratch of the batch entry points: lane buffers, one-sample buffers (for groups
- * of at most 2 samples, which run one sample at a time) */
+/* per-thread scratch of the batch entry points: the lane buffers (of a group of either width)
+ * and the thread's sums */
 typedef struct {
-    ops_block_inputs_lanes x;
-    ops_block_values_lanes v;
-    ops_block_grads_lanes g;
-    ops_block_values v1;
-    ops_block_grads g1;
+    union {
+        struct {
+            ops_block_inputs_lanes x;
+            ops_block_values_lanes v;
+            ops_block_grads_lanes g;
+        } lanes;
+        struct {
+            ops_block_inputs_hlanes x;
+            ops_block_values_hlanes v;
+            ops_block_grads_hlanes g;
+        } hlanes;
+    };
     ops_block_params acc;
     real loss;
 } ops_block_scratch;
+
+/* samples xs[0..m) as one group of ops_block_LANES: their gradients added into s->acc and their
+ * losses into s->loss, sample after sample */
+static void ops_block_lanes_grad(const ops_block_params *restrict w, const ops_block_inputs *restrict xs,
+                                 int m, ops_block_scratch *restrict s)
+{
+    ops_block_gather_lanes(xs, m, &s->lanes.x);
+    ops_block_forward_lanes(w, &s->lanes.x, &s->lanes.v);
+    ops_block_backward_lanes(w, &s->lanes.x, &s->lanes.v, &s->lanes.g);
+    /* lanes 0..m-1 are the samples: each sum takes them in sample order */
+    ops_block_add_samples(s->acc.x, s->lanes.g.d_x, ops_block_SIZE_x, ops_block_LANES, m);
+    ops_block_add_samples(s->acc.g, s->lanes.g.d_g, ops_block_SIZE_g, ops_block_LANES, m);
+    for (int l = 0; l < m; l++)
+        for (int e = 0; e < ops_block_SIZE_loss; e++)
+            s->loss += s->lanes.v.loss[e * ops_block_LANES + l];
+}
+
+/* the predictions of samples xs[0..m) as one group of ops_block_LANES, to out[0..m * ops_block_SIZE_loss) */
+static void ops_block_lanes_predict(const ops_block_params *restrict w, const ops_block_inputs *restrict xs,
+                                    int m, ops_block_scratch *restrict s, real *restrict out)
+{
+    ops_block_gather_lanes(xs, m, &s->lanes.x);
+    ops_block_forward_lanes(w, &s->lanes.x, &s->lanes.v);
+    for (int l = 0; l < m; l++)
+        for (int e = 0; e < ops_block_SIZE_loss; e++)
+            out[(size_t)l * ops_block_SIZE_loss + e] = s->lanes.v.loss[e * ops_block_LANES + l];
+}
+
+/* samples xs[0..m) as one group of ops_block_HLANES: their gradients added into s->acc and their
+ * losses into s->loss, sample after sample */
+static void ops_block_hlanes_grad(const ops_block_params *restrict w, const ops_block_inputs *restrict xs,
+                                  int m, ops_block_scratch *restrict s)
+{
+    ops_block_gather_hlanes(xs, m, &s->hlanes.x);
+    ops_block_forward_hlanes(w, &s->hlanes.x, &s->hlanes.v);
+    ops_block_backward_hlanes(w, &s->hlanes.x, &s->hlanes.v, &s->hlanes.g);
+    /* lanes 0..m-1 are the samples: each sum takes them in sample order */
+    ops_block_add_samples(s->acc.x, s->hlanes.g.d_x, ops_block_SIZE_x, ops_block_HLANES, m);
+    ops_block_add_samples(s->acc.g, s->hlanes.g.d_g, ops_block_SIZE_g, ops_block_HLANES, m);
+    for (int l = 0; l < m; l++)
+        for (int e = 0; e < ops_block_SIZE_loss; e++)
+            s->loss += s->hlanes.v.loss[e * ops_block_HLANES + l];
+}
+
+/* the predictions of samples xs[0..m) as one group of ops_block_HLANES, to out[0..m * ops_block_SIZE_loss) */
+static void ops_block_hlanes_predict(const ops_block_params *restrict w, const ops_block_inputs *restrict xs,
+                                     int m, ops_block_scratch *restrict s, real *restrict out)
+{
+    ops_block_gather_hlanes(xs, m, &s->hlanes.x);
+    ops_block_forward_hlanes(w, &s->hlanes.x, &s->hlanes.v);
+    for (int l = 0; l < m; l++)
+        for (int e = 0; e < ops_block_SIZE_loss; e++)
+            out[(size_t)l * ops_block_SIZE_loss + e] = s->hlanes.v.loss[e * ops_block_HLANES + l];
+}
 
 size_t ops_block_workspace_size(int nthreads)
 {
@@ -406,28 +678,14 @@ void ops_block_batch_grad(const ops_block_params *restrict w, const ops_block_in
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
         memset(&s->acc, 0, sizeof s->acc);
         s->loss = 0;
-        for (int i = lo; i < hi; i += ops_block_LANES) {
-            const int m = imin(ops_block_LANES, hi - i);
-            if (m <= 2) {
-                for (int k = i; k < i + m; k++) {
-                    ops_block_forward(w, &xs[k], &s->v1);
-                    ops_block_backward(w, &xs[k], &s->v1, &s->g1);
-                    ops_block_add_samples(s->acc.x, s->g1.d_x, ops_block_SIZE_x, 1, 1);
-                    ops_block_add_samples(s->acc.g, s->g1.d_g, ops_block_SIZE_g, 1, 1);
-                    for (int e = 0; e < ops_block_SIZE_loss; e++)
-                        s->loss += s->v1.loss[e];
-                }
-                continue;
-            }
-            ops_block_gather(&xs[i], m, &s->x);
-            ops_block_forward_lanes(w, &s->x, &s->v);
-            ops_block_backward_lanes(w, &s->x, &s->v, &s->g);
-            /* lanes 0..m-1 are samples i..i+m-1: each sum takes them in sample order */
-            ops_block_add_samples(s->acc.x, s->g.d_x, ops_block_SIZE_x, ops_block_LANES, m);
-            ops_block_add_samples(s->acc.g, s->g.d_g, ops_block_SIZE_g, ops_block_LANES, m);
-            for (int l = 0; l < m; l++)
-                for (int e = 0; e < ops_block_SIZE_loss; e++)
-                    s->loss += s->v.loss[e * ops_block_LANES + l];
+        /* groups of ops_block_LANES samples; the last at half the width if it fits (every sample
+         * runs through lane kernels: the one-sample functions keep their dot products serial) */
+        for (int i = lo, m; i < hi; i += m) {
+            m = imin(ops_block_LANES, hi - i);
+            if (m > ops_block_HLANES)
+                ops_block_lanes_grad(w, &xs[i], m, s);
+            else
+                ops_block_hlanes_grad(w, &xs[i], m, s);
         }
     }
     /* the per-thread sums are added in thread order, then averaged */
@@ -468,22 +726,12 @@ void ops_block_batch_predict(const ops_block_params *restrict w, const ops_block
     for (int t = 0; t < nt; t++) {
         ops_block_scratch *s = &scratch[t];
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
-        for (int i = lo; i < hi; i += ops_block_LANES) {
-            const int m = imin(ops_block_LANES, hi - i);
-            if (m <= 2) {
-                for (int k = i; k < i + m; k++) {
-                    ops_block_forward(w, &xs[k], &s->v1);
-                    memcpy(out + (size_t)k * ops_block_SIZE_loss, s->v1.loss,
-                           sizeof s->v1.loss);
-                }
-                continue;
-            }
-            ops_block_gather(&xs[i], m, &s->x);
-            ops_block_forward_lanes(w, &s->x, &s->v);
-            for (int l = 0; l < m; l++)
-                for (int e = 0; e < ops_block_SIZE_loss; e++)
-                    out[(size_t)(i + l) * ops_block_SIZE_loss + e] =
-                        s->v.loss[e * ops_block_LANES + l];
+        for (int i = lo, m; i < hi; i += m) {
+            m = imin(ops_block_LANES, hi - i);
+            if (m > ops_block_HLANES)
+                ops_block_lanes_predict(w, &xs[i], m, s, out + (size_t)i * ops_block_SIZE_loss);
+            else
+                ops_block_hlanes_predict(w, &xs[i], m, s, out + (size_t)i * ops_block_SIZE_loss);
         }
     }
 }

@@ -111,16 +111,23 @@ void ops_map_backward(const ops_map_params *restrict w, const ops_map_inputs *re
 /* ---- batches: 8 samples at a time ("lanes"), the sample index innermost ----
  * Element e of sample l of a group sits at [e * ops_map_LANES + l]; the parameters are shared.
  * Each lane adds the terms of every sum in the same order as the one-sample functions above;
- * blocks of outputs are held in vreal registers across the sums (extract/registers.py,
- * extract/lanes.py). */
+ * blocks of outputs are held in vector registers across the sums (extract/registers.py,
+ * extract/lanes.py). The kernels come twice: at ops_map_LANES samples (vreal, "_lanes") and at
+ * ops_map_HLANES, half of it (hreal, "_hlanes"), for a thread's last group when it is at most
+ * half full. Both compute the same values. */
 #define ops_map_LANES 8
+#define ops_map_HLANES 4
+
+/* Without -march=native, GCC and Clang warn that returning a vector changes the ABI (-Wpsabi);
+ * only static functions return one here, so no vector crosses a call between translation
+ * units, and the warning is off for the rest of the file (GCC reports it at the end of the
+ * file: no pop). */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+/* ==== 8 samples: vreal ==== */
 
 /* 8 reals, one per sample: GCC/Clang vector extension; the operators act lane by lane
- * and broadcast a scalar operand. Without -march=native, GCC and Clang warn that returning a
- * vreal changes the ABI (-Wpsabi); only static functions return one here, so no vreal crosses
- * a call between translation units, and the warning is off for the rest of the file (GCC
- * reports it at the end of the file: no pop). */
-#pragma GCC diagnostic ignored "-Wpsabi"
+ * and broadcast a scalar operand */
 typedef real vreal __attribute__((vector_size(ops_map_LANES * sizeof(real))));
 
 static inline vreal vload(const real *p)
@@ -130,7 +137,7 @@ static inline vreal vload(const real *p)
     return v;
 }
 
-/* a statement, not a function: for a function taking a vreal GCC notes a change of ABI */
+/* a statement, not a function: for a function taking a vector GCC notes a change of ABI */
 #define vstore(p, v) \
     do { const vreal vstore_v = (v); memcpy((p), &vstore_v, sizeof vstore_v); } while (0)
 
@@ -235,8 +242,8 @@ static void ops_map_backward_d_w_lanes(const real *restrict x,
 }
 
 static void ops_map_forward_lanes(const ops_map_params *restrict w,
-                            const ops_map_inputs_lanes *restrict x,
-                            ops_map_values_lanes *restrict v)
+                                  const ops_map_inputs_lanes *restrict x,
+                                  ops_map_values_lanes *restrict v)
 {
     (void)x;
     ops_map_forward_h_lanes(w->x, w->w, v->h);
@@ -244,9 +251,9 @@ static void ops_map_forward_lanes(const ops_map_params *restrict w,
 }
 
 static void ops_map_backward_lanes(const ops_map_params *restrict w,
-                             const ops_map_inputs_lanes *restrict x,
-                             const ops_map_values_lanes *restrict v,
-                             ops_map_grads_lanes *restrict g)
+                                   const ops_map_inputs_lanes *restrict x,
+                                   const ops_map_values_lanes *restrict v,
+                                   ops_map_grads_lanes *restrict g)
 {
     (void)x;
     ops_map_backward_d_loss_lanes(g->d_loss);
@@ -256,8 +263,155 @@ static void ops_map_backward_lanes(const ops_map_params *restrict w,
 }
 
 /* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
-static void ops_map_gather(const ops_map_inputs *restrict xs, int m,
-                    ops_map_inputs_lanes *restrict x)
+static void ops_map_gather_lanes(const ops_map_inputs *restrict xs, int m,
+                                 ops_map_inputs_lanes *restrict x)
+{
+    (void)xs;
+    (void)m;
+    (void)x;
+}
+
+/* ==== 4 samples: hreal ==== */
+
+/* 4 reals, one per sample: GCC/Clang vector extension; the operators act lane by lane
+ * and broadcast a scalar operand */
+typedef real hreal __attribute__((vector_size(ops_map_HLANES * sizeof(real))));
+
+static inline hreal hload(const real *p)
+{
+    hreal v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* a statement, not a function: for a function taking a vector GCC notes a change of ABI */
+#define hstore(p, v) \
+    do { const hreal hstore_v = (v); memcpy((p), &hstore_v, sizeof hstore_v); } while (0)
+
+static inline hreal hsplat(real x)
+{
+    return (hreal){0} + x;
+}
+
+/* role input, 4 samples */
+typedef struct {
+    real empty_[1 * ops_map_HLANES];
+} ops_map_inputs_hlanes;
+
+/* chain bindings, 4 samples */
+typedef struct {
+    real h[6 * ops_map_HLANES];
+    real loss[1 * ops_map_HLANES];
+} ops_map_values_hlanes;
+
+/* every gradient entry, 4 samples */
+typedef struct {
+    real d_loss[1 * ops_map_HLANES];
+    real d_h[6 * ops_map_HLANES];
+    real d_x[6 * ops_map_HLANES];
+    real d_w[3 * ops_map_HLANES];
+} ops_map_grads_hlanes;
+
+/* ==== forward: h, chain binding 1 of 2; 4 samples; shape [2, 3], 6 elements, element loops ==== */
+static void ops_map_forward_h_hlanes(const real *restrict x,
+                                     const real *restrict w,
+                                     real *restrict h)
+{
+    for (int j0 = 0; j0 < 2; j0++) {
+        for (int j1 = 0; j1 < 3; j1++) {
+            for (int l = 0; l < 4; l++) {
+                h[j0 * 12 + j1 * 4 + l] = logistic(x[j0 * 3 + j1] * w[j1]);
+            }
+        }
+    }
+}
+
+/* ==== forward: loss, chain binding 2 of 2; 4 samples; shape 1, 1 elements, dest loops ==== */
+static void ops_map_forward_loss_hlanes(const real *restrict h,
+                                        real *restrict loss)
+{
+    hstore(&loss[0], hsplat(0));
+    hreal loss_acc[1];
+    loss_acc[0] = hload(&loss[0]);
+    for (int t0_0 = 0; t0_0 < 2; t0_0++) {
+        for (int t0_1 = 0; t0_1 < 3; t0_1++) {
+            loss_acc[0] += -hload(&h[t0_0 * 12 + t0_1 * 4]) / 2;
+        }
+    }
+    hstore(&loss[0], loss_acc[0]);
+}
+
+/* ==== backward: d_loss, gradient with respect to loss, entry 1 of 4; 4 samples; shape 1, 1 elements, element loops ==== */
+static void ops_map_backward_d_loss_hlanes(real *restrict d_loss)
+{
+    hstore(&d_loss[0], hsplat(1));
+}
+
+/* ==== backward: d_h, gradient with respect to h, entry 2 of 4; 4 samples; shape [2, 3], 6 elements, element loops ==== */
+static void ops_map_backward_d_h_hlanes(const real *restrict d_loss,
+                                        real *restrict d_h)
+{
+    for (int j0 = 0; j0 < 2; j0++) {
+        for (int j1 = 0; j1 < 3; j1++) {
+            hstore(&d_h[j0 * 12 + j1 * 4], -hload(&d_loss[0]) / 2);
+        }
+    }
+}
+
+/* ==== backward: d_x, gradient with respect to x, entry 3 of 4; 4 samples; shape [2, 3], 6 elements, element loops ==== */
+static void ops_map_backward_d_x_hlanes(const real *restrict w,
+                                        const real *restrict h,
+                                        const real *restrict d_h,
+                                        real *restrict d_x)
+{
+    for (int j0 = 0; j0 < 2; j0++) {
+        for (int j1 = 0; j1 < 3; j1++) {
+            hstore(&d_x[j0 * 12 + j1 * 4], hload(&d_h[j0 * 12 + j1 * 4]) * hload(&h[j0 * 12 + j1 * 4]) * (1 - hload(&h[j0 * 12 + j1 * 4])) * w[j1]);
+        }
+    }
+}
+
+/* ==== backward: d_w, gradient with respect to w, entry 4 of 4; 4 samples; shape 3, 3 elements, dest loops ==== */
+static void ops_map_backward_d_w_hlanes(const real *restrict x,
+                                        const real *restrict h,
+                                        const real *restrict d_h,
+                                        real *restrict d_w)
+{
+    for (int i0 = 0; i0 < 3; i0++) {
+        hstore(&d_w[i0 * 4], hsplat(0));
+        hreal d_w_acc[1];
+        d_w_acc[0] = hload(&d_w[i0 * 4]);
+        for (int t1 = 0; t1 < 2; t1++) {
+            d_w_acc[0] += hload(&d_h[t1 * 12 + i0 * 4]) * hload(&h[t1 * 12 + i0 * 4]) * (1 - hload(&h[t1 * 12 + i0 * 4])) * x[t1 * 3 + i0];
+        }
+        hstore(&d_w[i0 * 4], d_w_acc[0]);
+    }
+}
+
+static void ops_map_forward_hlanes(const ops_map_params *restrict w,
+                                   const ops_map_inputs_hlanes *restrict x,
+                                   ops_map_values_hlanes *restrict v)
+{
+    (void)x;
+    ops_map_forward_h_hlanes(w->x, w->w, v->h);
+    ops_map_forward_loss_hlanes(v->h, v->loss);
+}
+
+static void ops_map_backward_hlanes(const ops_map_params *restrict w,
+                                    const ops_map_inputs_hlanes *restrict x,
+                                    const ops_map_values_hlanes *restrict v,
+                                    ops_map_grads_hlanes *restrict g)
+{
+    (void)x;
+    ops_map_backward_d_loss_hlanes(g->d_loss);
+    ops_map_backward_d_h_hlanes(g->d_loss, g->d_h);
+    ops_map_backward_d_x_hlanes(w->w, v->h, g->d_h, g->d_x);
+    ops_map_backward_d_w_hlanes(w->x, v->h, g->d_h, g->d_w);
+}
+
+/* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
+static void ops_map_gather_hlanes(const ops_map_inputs *restrict xs, int m,
+                                  ops_map_inputs_hlanes *restrict x)
 {
     (void)xs;
     (void)m;
@@ -273,17 +427,78 @@ static inline void ops_map_add_samples(real *restrict acc, const real *restrict 
             acc[e] += g[e * stride + l];
 }
 
-/* per-thread scratch of the batch entry points: lane buffers, one-sample buffers (for groups
- * of at most 2 samples, which run one sample at a time) */
+/* per-thread scratch of the batch entry points: the lane buffers (of a group of either width)
+ * and the thread's sums */
 typedef struct {
-    ops_map_inputs_lanes x;
-    ops_map_values_lanes v;
-    ops_map_grads_lanes g;
-    ops_map_values v1;
-    ops_map_grads g1;
+    union {
+        struct {
+            ops_map_inputs_lanes x;
+            ops_map_values_lanes v;
+            ops_map_grads_lanes g;
+        } lanes;
+        struct {
+            ops_map_inputs_hlanes x;
+            ops_map_values_hlanes v;
+            ops_map_grads_hlanes g;
+        } hlanes;
+    };
     ops_map_params acc;
     real loss;
 } ops_map_scratch;
+
+/* samples xs[0..m) as one group of ops_map_LANES: their gradients added into s->acc and their
+ * losses into s->loss, sample after sample */
+static void ops_map_lanes_grad(const ops_map_params *restrict w, const ops_map_inputs *restrict xs,
+                               int m, ops_map_scratch *restrict s)
+{
+    ops_map_gather_lanes(xs, m, &s->lanes.x);
+    ops_map_forward_lanes(w, &s->lanes.x, &s->lanes.v);
+    ops_map_backward_lanes(w, &s->lanes.x, &s->lanes.v, &s->lanes.g);
+    /* lanes 0..m-1 are the samples: each sum takes them in sample order */
+    ops_map_add_samples(s->acc.x, s->lanes.g.d_x, ops_map_SIZE_x, ops_map_LANES, m);
+    ops_map_add_samples(s->acc.w, s->lanes.g.d_w, ops_map_SIZE_w, ops_map_LANES, m);
+    for (int l = 0; l < m; l++)
+        for (int e = 0; e < ops_map_SIZE_loss; e++)
+            s->loss += s->lanes.v.loss[e * ops_map_LANES + l];
+}
+
+/* the predictions of samples xs[0..m) as one group of ops_map_LANES, to out[0..m * ops_map_SIZE_loss) */
+static void ops_map_lanes_predict(const ops_map_params *restrict w, const ops_map_inputs *restrict xs,
+                                  int m, ops_map_scratch *restrict s, real *restrict out)
+{
+    ops_map_gather_lanes(xs, m, &s->lanes.x);
+    ops_map_forward_lanes(w, &s->lanes.x, &s->lanes.v);
+    for (int l = 0; l < m; l++)
+        for (int e = 0; e < ops_map_SIZE_loss; e++)
+            out[(size_t)l * ops_map_SIZE_loss + e] = s->lanes.v.loss[e * ops_map_LANES + l];
+}
+
+/* samples xs[0..m) as one group of ops_map_HLANES: their gradients added into s->acc and their
+ * losses into s->loss, sample after sample */
+static void ops_map_hlanes_grad(const ops_map_params *restrict w, const ops_map_inputs *restrict xs,
+                                int m, ops_map_scratch *restrict s)
+{
+    ops_map_gather_hlanes(xs, m, &s->hlanes.x);
+    ops_map_forward_hlanes(w, &s->hlanes.x, &s->hlanes.v);
+    ops_map_backward_hlanes(w, &s->hlanes.x, &s->hlanes.v, &s->hlanes.g);
+    /* lanes 0..m-1 are the samples: each sum takes them in sample order */
+    ops_map_add_samples(s->acc.x, s->hlanes.g.d_x, ops_map_SIZE_x, ops_map_HLANES, m);
+    ops_map_add_samples(s->acc.w, s->hlanes.g.d_w, ops_map_SIZE_w, ops_map_HLANES, m);
+    for (int l = 0; l < m; l++)
+        for (int e = 0; e < ops_map_SIZE_loss; e++)
+            s->loss += s->hlanes.v.loss[e * ops_map_HLANES + l];
+}
+
+/* the predictions of samples xs[0..m) as one group of ops_map_HLANES, to out[0..m * ops_map_SIZE_loss) */
+static void ops_map_hlanes_predict(const ops_map_params *restrict w, const ops_map_inputs *restrict xs,
+                                   int m, ops_map_scratch *restrict s, real *restrict out)
+{
+    ops_map_gather_hlanes(xs, m, &s->hlanes.x);
+    ops_map_forward_hlanes(w, &s->hlanes.x, &s->hlanes.v);
+    for (int l = 0; l < m; l++)
+        for (int e = 0; e < ops_map_SIZE_loss; e++)
+            out[(size_t)l * ops_map_SIZE_loss + e] = s->hlanes.v.loss[e * ops_map_HLANES + l];
+}
 
 size_t ops_map_workspace_size(int nthreads)
 {
@@ -303,28 +518,14 @@ void ops_map_batch_grad(const ops_map_params *restrict w, const ops_map_inputs *
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
         memset(&s->acc, 0, sizeof s->acc);
         s->loss = 0;
-        for (int i = lo; i < hi; i += ops_map_LANES) {
-            const int m = imin(ops_map_LANES, hi - i);
-            if (m <= 2) {
-                for (int k = i; k < i + m; k++) {
-                    ops_map_forward(w, &xs[k], &s->v1);
-                    ops_map_backward(w, &xs[k], &s->v1, &s->g1);
-                    ops_map_add_samples(s->acc.x, s->g1.d_x, ops_map_SIZE_x, 1, 1);
-                    ops_map_add_samples(s->acc.w, s->g1.d_w, ops_map_SIZE_w, 1, 1);
-                    for (int e = 0; e < ops_map_SIZE_loss; e++)
-                        s->loss += s->v1.loss[e];
-                }
-                continue;
-            }
-            ops_map_gather(&xs[i], m, &s->x);
-            ops_map_forward_lanes(w, &s->x, &s->v);
-            ops_map_backward_lanes(w, &s->x, &s->v, &s->g);
-            /* lanes 0..m-1 are samples i..i+m-1: each sum takes them in sample order */
-            ops_map_add_samples(s->acc.x, s->g.d_x, ops_map_SIZE_x, ops_map_LANES, m);
-            ops_map_add_samples(s->acc.w, s->g.d_w, ops_map_SIZE_w, ops_map_LANES, m);
-            for (int l = 0; l < m; l++)
-                for (int e = 0; e < ops_map_SIZE_loss; e++)
-                    s->loss += s->v.loss[e * ops_map_LANES + l];
+        /* groups of ops_map_LANES samples; the last at half the width if it fits (every sample
+         * runs through lane kernels: the one-sample functions keep their dot products serial) */
+        for (int i = lo, m; i < hi; i += m) {
+            m = imin(ops_map_LANES, hi - i);
+            if (m > ops_map_HLANES)
+                ops_map_lanes_grad(w, &xs[i], m, s);
+            else
+                ops_map_hlanes_grad(w, &xs[i], m, s);
         }
     }
     /* the per-thread sums are added in thread order, then averaged */
@@ -365,22 +566,12 @@ void ops_map_batch_predict(const ops_map_params *restrict w, const ops_map_input
     for (int t = 0; t < nt; t++) {
         ops_map_scratch *s = &scratch[t];
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
-        for (int i = lo; i < hi; i += ops_map_LANES) {
-            const int m = imin(ops_map_LANES, hi - i);
-            if (m <= 2) {
-                for (int k = i; k < i + m; k++) {
-                    ops_map_forward(w, &xs[k], &s->v1);
-                    memcpy(out + (size_t)k * ops_map_SIZE_loss, s->v1.loss,
-                           sizeof s->v1.loss);
-                }
-                continue;
-            }
-            ops_map_gather(&xs[i], m, &s->x);
-            ops_map_forward_lanes(w, &s->x, &s->v);
-            for (int l = 0; l < m; l++)
-                for (int e = 0; e < ops_map_SIZE_loss; e++)
-                    out[(size_t)(i + l) * ops_map_SIZE_loss + e] =
-                        s->v.loss[e * ops_map_LANES + l];
+        for (int i = lo, m; i < hi; i += m) {
+            m = imin(ops_map_LANES, hi - i);
+            if (m > ops_map_HLANES)
+                ops_map_lanes_predict(w, &xs[i], m, s, out + (size_t)i * ops_map_SIZE_loss);
+            else
+                ops_map_hlanes_predict(w, &xs[i], m, s, out + (size_t)i * ops_map_SIZE_loss);
         }
     }
 }

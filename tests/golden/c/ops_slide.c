@@ -179,16 +179,23 @@ void ops_slide_backward(const ops_slide_params *restrict w, const ops_slide_inpu
 /* ---- batches: 8 samples at a time ("lanes"), the sample index innermost ----
  * Element e of sample l of a group sits at [e * ops_slide_LANES + l]; the parameters are shared.
  * Each lane adds the terms of every sum in the same order as the one-sample functions above;
- * blocks of outputs are held in vreal registers across the sums (extract/registers.py,
- * extract/lanes.py). */
+ * blocks of outputs are held in vector registers across the sums (extract/registers.py,
+ * extract/lanes.py). The kernels come twice: at ops_slide_LANES samples (vreal, "_lanes") and at
+ * ops_slide_HLANES, half of it (hreal, "_hlanes"), for a thread's last group when it is at most
+ * half full. Both compute the same values. */
 #define ops_slide_LANES 8
+#define ops_slide_HLANES 4
+
+/* Without -march=native, GCC and Clang warn that returning a vector changes the ABI (-Wpsabi);
+ * only static functions return one here, so no vector crosses a call between translation
+ * units, and the warning is off for the rest of the file (GCC reports it at the end of the
+ * file: no pop). */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+/* ==== 8 samples: vreal ==== */
 
 /* 8 reals, one per sample: GCC/Clang vector extension; the operators act lane by lane
- * and broadcast a scalar operand. Without -march=native, GCC and Clang warn that returning a
- * vreal changes the ABI (-Wpsabi); only static functions return one here, so no vreal crosses
- * a call between translation units, and the warning is off for the rest of the file (GCC
- * reports it at the end of the file: no pop). */
-#pragma GCC diagnostic ignored "-Wpsabi"
+ * and broadcast a scalar operand */
 typedef real vreal __attribute__((vector_size(ops_slide_LANES * sizeof(real))));
 
 static inline vreal vload(const real *p)
@@ -198,7 +205,7 @@ static inline vreal vload(const real *p)
     return v;
 }
 
-/* a statement, not a function: for a function taking a vreal GCC notes a change of ABI */
+/* a statement, not a function: for a function taking a vector GCC notes a change of ABI */
 #define vstore(p, v) \
     do { const vreal vstore_v = (v); memcpy((p), &vstore_v, sizeof vstore_v); } while (0)
 
@@ -405,8 +412,8 @@ static void ops_slide_backward_d_k_lanes(const real *restrict x,
 }
 
 static void ops_slide_forward_lanes(const ops_slide_params *restrict w,
-                              const ops_slide_inputs_lanes *restrict x,
-                              ops_slide_values_lanes *restrict v)
+                                    const ops_slide_inputs_lanes *restrict x,
+                                    ops_slide_values_lanes *restrict v)
 {
     (void)x;
     ops_slide_forward_c_lanes(w->x, w->k, v->c);
@@ -415,9 +422,9 @@ static void ops_slide_forward_lanes(const ops_slide_params *restrict w,
 }
 
 static void ops_slide_backward_lanes(const ops_slide_params *restrict w,
-                               const ops_slide_inputs_lanes *restrict x,
-                               const ops_slide_values_lanes *restrict v,
-                               ops_slide_grads_lanes *restrict g)
+                                     const ops_slide_inputs_lanes *restrict x,
+                                     const ops_slide_values_lanes *restrict v,
+                                     ops_slide_grads_lanes *restrict g)
 {
     (void)x;
     ops_slide_backward_d_loss_lanes(g->d_loss);
@@ -428,8 +435,259 @@ static void ops_slide_backward_lanes(const ops_slide_params *restrict w,
 }
 
 /* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
-static void ops_slide_gather(const ops_slide_inputs *restrict xs, int m,
-                      ops_slide_inputs_lanes *restrict x)
+static void ops_slide_gather_lanes(const ops_slide_inputs *restrict xs, int m,
+                                   ops_slide_inputs_lanes *restrict x)
+{
+    (void)xs;
+    (void)m;
+    (void)x;
+}
+
+/* ==== 4 samples: hreal ==== */
+
+/* 4 reals, one per sample: GCC/Clang vector extension; the operators act lane by lane
+ * and broadcast a scalar operand */
+typedef real hreal __attribute__((vector_size(ops_slide_HLANES * sizeof(real))));
+
+static inline hreal hload(const real *p)
+{
+    hreal v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* a statement, not a function: for a function taking a vector GCC notes a change of ABI */
+#define hstore(p, v) \
+    do { const hreal hstore_v = (v); memcpy((p), &hstore_v, sizeof hstore_v); } while (0)
+
+static inline hreal hsplat(real x)
+{
+    return (hreal){0} + x;
+}
+
+/* role input, 4 samples */
+typedef struct {
+    real empty_[1 * ops_slide_HLANES];
+} ops_slide_inputs_hlanes;
+
+/* chain bindings, 4 samples */
+typedef struct {
+    real c[12 * ops_slide_HLANES];
+    real c2[12 * ops_slide_HLANES];
+    real loss[1 * ops_slide_HLANES];
+} ops_slide_values_hlanes;
+
+/* every gradient entry, 4 samples */
+typedef struct {
+    real d_loss[1 * ops_slide_HLANES];
+    real d_c2[12 * ops_slide_HLANES];
+    real d_c[12 * ops_slide_HLANES];
+    real d_x[20 * ops_slide_HLANES];
+    real d_k[4 * ops_slide_HLANES];
+} ops_slide_grads_hlanes;
+
+/* ==== forward: c, chain binding 1 of 3; 4 samples; shape [4, 3], 12 elements, dest loops ==== */
+static void ops_slide_forward_c_hlanes(const real *restrict x,
+                                       const real *restrict k,
+                                       real *restrict c)
+{
+    for (int j0 = 0; j0 < 4; j0++) {
+        for (int j1 = 0; j1 < 3; j1++) {
+            hstore(&c[j0 * 12 + j1 * 4], hsplat(0));
+        }
+    }
+    for (int j0 = 0; j0 < 4; j0++) {
+        hreal c_acc[3];
+        for (int j1 = 0; j1 < 3; j1++) {
+            c_acc[j1] = hload(&c[j0 * 12 + j1 * 4]);
+        }
+        for (int t0_0 = 0; t0_0 < 2; t0_0++) {
+            for (int t0_1 = 0; t0_1 < 2; t0_1++) {
+                for (int j1 = 0; j1 < 3; j1++) {
+                    c_acc[j1] += hsplat(x[t0_0 * 4 + j0 * 4 + t0_1 + j1] * k[t0_0 * 2 + t0_1]);
+                }
+            }
+        }
+        for (int j1 = 0; j1 < 3; j1++) {
+            hstore(&c[j0 * 12 + j1 * 4], c_acc[j1]);
+        }
+    }
+}
+
+/* ==== forward: c2, chain binding 2 of 3; 4 samples; shape [4, 3], 12 elements, dest loops ==== */
+static void ops_slide_forward_c2_hlanes(const real *restrict x,
+                                        const real *restrict k,
+                                        real *restrict c2)
+{
+    for (int i0_0 = 0; i0_0 < 4; i0_0++) {
+        for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+            hstore(&c2[i0_0 * 12 + i0_1 * 4], hsplat(0));
+            hreal c2_acc[1];
+            c2_acc[0] = hload(&c2[i0_0 * 12 + i0_1 * 4]);
+            for (int t1_0 = 0; t1_0 < 2; t1_0++) {
+                for (int t1_1 = 0; t1_1 < 2; t1_1++) {
+                    c2_acc[0] += hsplat(x[i0_0 * 4 + t1_0 * 4 + i0_1 + t1_1] * k[t1_0 * 2 + t1_1]);
+                }
+            }
+            hstore(&c2[i0_0 * 12 + i0_1 * 4], c2_acc[0]);
+        }
+    }
+}
+
+/* ==== forward: loss, chain binding 3 of 3; 4 samples; shape 1, 1 elements, dest loops ==== */
+static void ops_slide_forward_loss_hlanes(const real *restrict c,
+                                          const real *restrict c2,
+                                          real *restrict loss)
+{
+    hstore(&loss[0], hsplat(0));
+    hreal loss_acc[1];
+    loss_acc[0] = hload(&loss[0]);
+    for (int t0_0 = 0; t0_0 < 4; t0_0++) {
+        for (int t0_1 = 0; t0_1 < 3; t0_1++) {
+            loss_acc[0] += hload(&c[t0_0 * 12 + t0_1 * 4]) * hload(&c2[t0_0 * 12 + t0_1 * 4]);
+        }
+    }
+    hstore(&loss[0], loss_acc[0]);
+}
+
+/* ==== backward: d_loss, gradient with respect to loss, entry 1 of 5; 4 samples; shape 1, 1 elements, element loops ==== */
+static void ops_slide_backward_d_loss_hlanes(real *restrict d_loss)
+{
+    hstore(&d_loss[0], hsplat(1));
+}
+
+/* ==== backward: d_c2, gradient with respect to c2, entry 2 of 5; 4 samples; shape [4, 3], 12 elements, element loops ==== */
+static void ops_slide_backward_d_c2_hlanes(const real *restrict c,
+                                           const real *restrict d_loss,
+                                           real *restrict d_c2)
+{
+    for (int j0 = 0; j0 < 4; j0++) {
+        for (int j1 = 0; j1 < 3; j1++) {
+            hstore(&d_c2[j0 * 12 + j1 * 4], hload(&d_loss[0]) * hload(&c[j0 * 12 + j1 * 4]));
+        }
+    }
+}
+
+/* ==== backward: d_c, gradient with respect to c, entry 3 of 5; 4 samples; shape [4, 3], 12 elements, element loops ==== */
+static void ops_slide_backward_d_c_hlanes(const real *restrict c2,
+                                          const real *restrict d_loss,
+                                          real *restrict d_c)
+{
+    for (int j0 = 0; j0 < 4; j0++) {
+        for (int j1 = 0; j1 < 3; j1++) {
+            hstore(&d_c[j0 * 12 + j1 * 4], hload(&d_loss[0]) * hload(&c2[j0 * 12 + j1 * 4]));
+        }
+    }
+}
+
+/* ==== backward: d_x, gradient with respect to x, entry 4 of 5; 4 samples; shape [5, 4], 20 elements, dest loops ==== */
+static void ops_slide_backward_d_x_hlanes(const real *restrict k,
+                                          const real *restrict d_c2,
+                                          const real *restrict d_c,
+                                          real *restrict d_x)
+{
+    for (int j0 = 0; j0 < 5; j0++) {
+        for (int j1 = 0; j1 < 4; j1++) {
+            hstore(&d_x[j0 * 16 + j1 * 4], hsplat(0));
+        }
+    }
+    for (int t1_0 = 0; t1_0 < 2; t1_0++) {
+        for (int i0_0 = 0; i0_0 < 4; i0_0++) {
+            hreal d_x_acc[4];
+            for (int q = 0; q < 4; q++) {
+                d_x_acc[q] = hload(&d_x[t1_0 * 16 + i0_0 * 16 + q * 4]);
+            }
+            for (int t1_1 = 0; t1_1 < 2; t1_1++) {
+                for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+                    d_x_acc[t1_1 + i0_1] += hload(&d_c2[i0_0 * 12 + i0_1 * 4]) * k[t1_0 * 2 + t1_1] / 2;
+                }
+            }
+            for (int q = 0; q < 4; q++) {
+                hstore(&d_x[t1_0 * 16 + i0_0 * 16 + q * 4], d_x_acc[q]);
+            }
+        }
+    }
+    for (int t1_0 = 0; t1_0 < 4; t1_0++) {
+        hreal d_x_acc_[8];
+        for (int q_ = 0; q_ < 8; q_++) {
+            d_x_acc_[q_] = hload(&d_x[t1_0 * 16 + q_ * 4]);
+        }
+        for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+            for (int t1_1 = 0; t1_1 < 3; t1_1++) {
+                for (int i0_1 = 0; i0_1 < 2; i0_1++) {
+                    d_x_acc_[i0_0 * 4 + t1_1 + i0_1] += hload(&d_c2[t1_0 * 12 + t1_1 * 4]) * k[i0_0 * 2 + i0_1] / 2;
+                }
+            }
+        }
+        for (int q_ = 0; q_ < 8; q_++) {
+            hstore(&d_x[t1_0 * 16 + q_ * 4], d_x_acc_[q_]);
+        }
+    }
+    for (int t0_0 = 0; t0_0 < 2; t0_0++) {
+        for (int j0 = 0; j0 < 4; j0++) {
+            hreal d_x_acc__[4];
+            for (int q__ = 0; q__ < 4; q__++) {
+                d_x_acc__[q__] = hload(&d_x[t0_0 * 16 + j0 * 16 + q__ * 4]);
+            }
+            for (int t0_1 = 0; t0_1 < 2; t0_1++) {
+                for (int j1 = 0; j1 < 3; j1++) {
+                    d_x_acc__[t0_1 + j1] += hload(&d_c[j0 * 12 + j1 * 4]) * k[t0_0 * 2 + t0_1];
+                }
+            }
+            for (int q__ = 0; q__ < 4; q__++) {
+                hstore(&d_x[t0_0 * 16 + j0 * 16 + q__ * 4], d_x_acc__[q__]);
+            }
+        }
+    }
+}
+
+/* ==== backward: d_k, gradient with respect to k, entry 5 of 5; 4 samples; shape [2, 2], 4 elements, dest loops ==== */
+static void ops_slide_backward_d_k_hlanes(const real *restrict x,
+                                          const real *restrict d_c2,
+                                          const real *restrict d_c,
+                                          real *restrict d_k)
+{
+    for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+        for (int i0_1 = 0; i0_1 < 2; i0_1++) {
+            hstore(&d_k[i0_0 * 8 + i0_1 * 4], hsplat(0));
+            hreal d_k_acc[1];
+            d_k_acc[0] = hload(&d_k[i0_0 * 8 + i0_1 * 4]);
+            for (int t1_0 = 0; t1_0 < 4; t1_0++) {
+                for (int t1_1 = 0; t1_1 < 3; t1_1++) {
+                    d_k_acc[0] += hload(&d_c[t1_0 * 12 + t1_1 * 4]) * x[i0_0 * 4 + t1_0 * 4 + i0_1 + t1_1] + hload(&d_c2[t1_0 * 12 + t1_1 * 4]) * x[i0_0 * 4 + t1_0 * 4 + i0_1 + t1_1];
+                }
+            }
+            hstore(&d_k[i0_0 * 8 + i0_1 * 4], d_k_acc[0]);
+        }
+    }
+}
+
+static void ops_slide_forward_hlanes(const ops_slide_params *restrict w,
+                                     const ops_slide_inputs_hlanes *restrict x,
+                                     ops_slide_values_hlanes *restrict v)
+{
+    (void)x;
+    ops_slide_forward_c_hlanes(w->x, w->k, v->c);
+    ops_slide_forward_c2_hlanes(w->x, w->k, v->c2);
+    ops_slide_forward_loss_hlanes(v->c, v->c2, v->loss);
+}
+
+static void ops_slide_backward_hlanes(const ops_slide_params *restrict w,
+                                      const ops_slide_inputs_hlanes *restrict x,
+                                      const ops_slide_values_hlanes *restrict v,
+                                      ops_slide_grads_hlanes *restrict g)
+{
+    (void)x;
+    ops_slide_backward_d_loss_hlanes(g->d_loss);
+    ops_slide_backward_d_c2_hlanes(v->c, g->d_loss, g->d_c2);
+    ops_slide_backward_d_c_hlanes(v->c2, g->d_loss, g->d_c);
+    ops_slide_backward_d_x_hlanes(w->k, g->d_c2, g->d_c, g->d_x);
+    ops_slide_backward_d_k_hlanes(w->x, g->d_c2, g->d_c, g->d_k);
+}
+
+/* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
+static void ops_slide_gather_hlanes(const ops_slide_inputs *restrict xs, int m,
+                                    ops_slide_inputs_hlanes *restrict x)
 {
     (void)xs;
     (void)m;
@@ -445,17 +703,78 @@ static inline void ops_slide_add_samples(real *restrict acc, const real *restric
             acc[e] += g[e * stride + l];
 }
 
-/* per-thread scratch of the batch entry points: lane buffers, one-sample buffers (for groups
- * of at most 2 samples, which run one sample at a time) */
+/* per-thread scratch of the batch entry points: the lane buffers (of a group of either width)
+ * and the thread's sums */
 typedef struct {
-    ops_slide_inputs_lanes x;
-    ops_slide_values_lanes v;
-    ops_slide_grads_lanes g;
-    ops_slide_values v1;
-    ops_slide_grads g1;
+    union {
+        struct {
+            ops_slide_inputs_lanes x;
+            ops_slide_values_lanes v;
+            ops_slide_grads_lanes g;
+        } lanes;
+        struct {
+            ops_slide_inputs_hlanes x;
+            ops_slide_values_hlanes v;
+            ops_slide_grads_hlanes g;
+        } hlanes;
+    };
     ops_slide_params acc;
     real loss;
 } ops_slide_scratch;
+
+/* samples xs[0..m) as one group of ops_slide_LANES: their gradients added into s->acc and their
+ * losses into s->loss, sample after sample */
+static void ops_slide_lanes_grad(const ops_slide_params *restrict w, const ops_slide_inputs *restrict xs,
+                                 int m, ops_slide_scratch *restrict s)
+{
+    ops_slide_gather_lanes(xs, m, &s->lanes.x);
+    ops_slide_forward_lanes(w, &s->lanes.x, &s->lanes.v);
+    ops_slide_backward_lanes(w, &s->lanes.x, &s->lanes.v, &s->lanes.g);
+    /* lanes 0..m-1 are the samples: each sum takes them in sample order */
+    ops_slide_add_samples(s->acc.x, s->lanes.g.d_x, ops_slide_SIZE_x, ops_slide_LANES, m);
+    ops_slide_add_samples(s->acc.k, s->lanes.g.d_k, ops_slide_SIZE_k, ops_slide_LANES, m);
+    for (int l = 0; l < m; l++)
+        for (int e = 0; e < ops_slide_SIZE_loss; e++)
+            s->loss += s->lanes.v.loss[e * ops_slide_LANES + l];
+}
+
+/* the predictions of samples xs[0..m) as one group of ops_slide_LANES, to out[0..m * ops_slide_SIZE_loss) */
+static void ops_slide_lanes_predict(const ops_slide_params *restrict w, const ops_slide_inputs *restrict xs,
+                                    int m, ops_slide_scratch *restrict s, real *restrict out)
+{
+    ops_slide_gather_lanes(xs, m, &s->lanes.x);
+    ops_slide_forward_lanes(w, &s->lanes.x, &s->lanes.v);
+    for (int l = 0; l < m; l++)
+        for (int e = 0; e < ops_slide_SIZE_loss; e++)
+            out[(size_t)l * ops_slide_SIZE_loss + e] = s->lanes.v.loss[e * ops_slide_LANES + l];
+}
+
+/* samples xs[0..m) as one group of ops_slide_HLANES: their gradients added into s->acc and their
+ * losses into s->loss, sample after sample */
+static void ops_slide_hlanes_grad(const ops_slide_params *restrict w, const ops_slide_inputs *restrict xs,
+                                  int m, ops_slide_scratch *restrict s)
+{
+    ops_slide_gather_hlanes(xs, m, &s->hlanes.x);
+    ops_slide_forward_hlanes(w, &s->hlanes.x, &s->hlanes.v);
+    ops_slide_backward_hlanes(w, &s->hlanes.x, &s->hlanes.v, &s->hlanes.g);
+    /* lanes 0..m-1 are the samples: each sum takes them in sample order */
+    ops_slide_add_samples(s->acc.x, s->hlanes.g.d_x, ops_slide_SIZE_x, ops_slide_HLANES, m);
+    ops_slide_add_samples(s->acc.k, s->hlanes.g.d_k, ops_slide_SIZE_k, ops_slide_HLANES, m);
+    for (int l = 0; l < m; l++)
+        for (int e = 0; e < ops_slide_SIZE_loss; e++)
+            s->loss += s->hlanes.v.loss[e * ops_slide_HLANES + l];
+}
+
+/* the predictions of samples xs[0..m) as one group of ops_slide_HLANES, to out[0..m * ops_slide_SIZE_loss) */
+static void ops_slide_hlanes_predict(const ops_slide_params *restrict w, const ops_slide_inputs *restrict xs,
+                                     int m, ops_slide_scratch *restrict s, real *restrict out)
+{
+    ops_slide_gather_hlanes(xs, m, &s->hlanes.x);
+    ops_slide_forward_hlanes(w, &s->hlanes.x, &s->hlanes.v);
+    for (int l = 0; l < m; l++)
+        for (int e = 0; e < ops_slide_SIZE_loss; e++)
+            out[(size_t)l * ops_slide_SIZE_loss + e] = s->hlanes.v.loss[e * ops_slide_HLANES + l];
+}
 
 size_t ops_slide_workspace_size(int nthreads)
 {
@@ -475,28 +794,14 @@ void ops_slide_batch_grad(const ops_slide_params *restrict w, const ops_slide_in
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
         memset(&s->acc, 0, sizeof s->acc);
         s->loss = 0;
-        for (int i = lo; i < hi; i += ops_slide_LANES) {
-            const int m = imin(ops_slide_LANES, hi - i);
-            if (m <= 2) {
-                for (int k = i; k < i + m; k++) {
-                    ops_slide_forward(w, &xs[k], &s->v1);
-                    ops_slide_backward(w, &xs[k], &s->v1, &s->g1);
-                    ops_slide_add_samples(s->acc.x, s->g1.d_x, ops_slide_SIZE_x, 1, 1);
-                    ops_slide_add_samples(s->acc.k, s->g1.d_k, ops_slide_SIZE_k, 1, 1);
-                    for (int e = 0; e < ops_slide_SIZE_loss; e++)
-                        s->loss += s->v1.loss[e];
-                }
-                continue;
-            }
-            ops_slide_gather(&xs[i], m, &s->x);
-            ops_slide_forward_lanes(w, &s->x, &s->v);
-            ops_slide_backward_lanes(w, &s->x, &s->v, &s->g);
-            /* lanes 0..m-1 are samples i..i+m-1: each sum takes them in sample order */
-            ops_slide_add_samples(s->acc.x, s->g.d_x, ops_slide_SIZE_x, ops_slide_LANES, m);
-            ops_slide_add_samples(s->acc.k, s->g.d_k, ops_slide_SIZE_k, ops_slide_LANES, m);
-            for (int l = 0; l < m; l++)
-                for (int e = 0; e < ops_slide_SIZE_loss; e++)
-                    s->loss += s->v.loss[e * ops_slide_LANES + l];
+        /* groups of ops_slide_LANES samples; the last at half the width if it fits (every sample
+         * runs through lane kernels: the one-sample functions keep their dot products serial) */
+        for (int i = lo, m; i < hi; i += m) {
+            m = imin(ops_slide_LANES, hi - i);
+            if (m > ops_slide_HLANES)
+                ops_slide_lanes_grad(w, &xs[i], m, s);
+            else
+                ops_slide_hlanes_grad(w, &xs[i], m, s);
         }
     }
     /* the per-thread sums are added in thread order, then averaged */
@@ -537,22 +842,12 @@ void ops_slide_batch_predict(const ops_slide_params *restrict w, const ops_slide
     for (int t = 0; t < nt; t++) {
         ops_slide_scratch *s = &scratch[t];
         const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
-        for (int i = lo; i < hi; i += ops_slide_LANES) {
-            const int m = imin(ops_slide_LANES, hi - i);
-            if (m <= 2) {
-                for (int k = i; k < i + m; k++) {
-                    ops_slide_forward(w, &xs[k], &s->v1);
-                    memcpy(out + (size_t)k * ops_slide_SIZE_loss, s->v1.loss,
-                           sizeof s->v1.loss);
-                }
-                continue;
-            }
-            ops_slide_gather(&xs[i], m, &s->x);
-            ops_slide_forward_lanes(w, &s->x, &s->v);
-            for (int l = 0; l < m; l++)
-                for (int e = 0; e < ops_slide_SIZE_loss; e++)
-                    out[(size_t)(i + l) * ops_slide_SIZE_loss + e] =
-                        s->v.loss[e * ops_slide_LANES + l];
+        for (int i = lo, m; i < hi; i += m) {
+            m = imin(ops_slide_LANES, hi - i);
+            if (m > ops_slide_HLANES)
+                ops_slide_lanes_predict(w, &xs[i], m, s, out + (size_t)i * ops_slide_SIZE_loss);
+            else
+                ops_slide_hlanes_predict(w, &xs[i], m, s, out + (size_t)i * ops_slide_SIZE_loss);
         }
     }
 }
