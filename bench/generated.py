@@ -34,7 +34,7 @@ def build_info(dump: str | None = None, model: BenchModel | None = None) -> dict
     from extract import sources
     info["lanes"] = sources.default_lanes("f32")
     info["lanes_from"] = (f"${sources.ENV_LANES}" if os.environ.get(sources.ENV_LANES)
-                          else "the default, extract.sources.LANES")
+                          else "the default for this processor, extract.sources.default_lanes")
     return info
 
 

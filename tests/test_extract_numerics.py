@@ -133,8 +133,8 @@ def test_batch_grad_is_mean_of_samples_and_reproducible(kernel_cache, name, prec
 @pytest.mark.parametrize("name", ["cnn_hand", "unary"])
 def test_batch_grad_at_either_lane_count(kernel_cache, name, lanes, n):
     """8 and 16 lanes whatever the default (sources.default_lanes), over 1-3 threads: 4
-    samples give threads of 1 and 2 (through the one-sample functions, or a short group of 2 at
-    8 lanes); 37 give full groups and short ones."""
+    samples give groups of 1 to 4 at half the width; 37 give full groups and short ones of
+    either width."""
     check_batch_grad(hand(name), "f32", Options(lanes=lanes), n)
 
 

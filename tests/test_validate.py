@@ -403,6 +403,9 @@ MUTATIONS = {
     "half-width lane kernel": ("cnn.c", "cnn_backward_d_k1_hlanes", "+=", "-=",
                                "cnn_forward_hlanes/cnn_backward_hlanes (the batch entry points' "
                                "kernels): kernel cnn_backward_d_k1_hlanes, binding d_k1"),
+    "a half-width group in the batch entry": ("cnn.c", "cnn_hlanes_grad", "&s->acc, m)",
+                                              "&s->acc, m - 1)",
+                                              "cnn_batch_grad with 1 thread(s): the mean of"),
     "batch accumulation": ("cnn.c", "cnn_add_samples", "l < m", "l < m - 1",
                            "cnn_batch_grad with 1 thread(s): the mean of d_k1 (parameter k1)"),
     "cuda kernel": ("cnn.cu", "cnn_forward_c21", "acc0 +=", "acc0 -=",
