@@ -31,6 +31,13 @@ The block runs along the output loop with the smallest stride (the contiguous on
 longer than ``BLOCK`` is strip-mined by its largest divisor ``d`` with ``MIN_SPLIT <= d <=
 BLOCK`` (``j < 24`` becomes ``j_o < 3``, ``j_i < 8``), or left unblocked when it has none. A
 nest without output loops (a sum into one element) gets a block of one.
+
+With room for more accumulators (``limit``: 16 where the processor has 32 vector registers,
+AVX-512), the block also spans ``r`` rows of the output loop with the next smallest stride,
+``r`` its largest divisor with ``2 <= r <= limit / d`` (``c21``: 2 rows of 8, ``j1`` becomes
+``j1_o < 4``, ``j1_i < 2``), or if it has none the next output loop's (a convolution's weight
+gradient: 5 outputs along the kernel's row, none of whose 5 rows divides, times 3 of its 6
+channels): enough independent FMA chains to cover the latency of two FMA pipes.
 """
 from __future__ import annotations
 
@@ -95,7 +102,14 @@ class _Names:
         return name
 
 
-def _block(s: For, names: _Names):
+def _rows(v: IVar, most: int):
+    for r in range(min(most, v.extent), 1, -1):
+        if v.extent % r == 0:
+            return r
+    return None
+
+
+def _block(s: For, names: _Names, limit: int = BLOCK):
     found = _perfect(s)
     if found is None:
         return None
@@ -123,13 +137,35 @@ def _block(s: For, names: _Names):
             inner, m = [bi], {b: Affine.of(bo).scale(d) + Affine.of(bi)}
             at = Affine.of(bi)
         size = d
+        rest = [v for v in outer if v in outs]
+        r = None
+        if limit >= 2 * d:
+            # the output loop of the smallest stride that has a divisor fitting the limit
+            for b2 in sorted(rest, key=lambda v: (abs(store.offset.coeff(v)), -vs.index(v))):
+                r = _rows(b2, limit // d)
+                if r is not None:
+                    break
+        if r is not None:
+            if r == b2.extent:
+                outer, inner = [v for v in outer if v != b2], [b2] + inner
+                at = Affine.of(b2).scale(d) + at
+            else:
+                ro = IVar(names.fresh(f"{b2.name}_o"), b2.extent // r, b2.rank)
+                ri = IVar(names.fresh(f"{b2.name}_i"), r, b2.rank)
+                outer = [ro if v == b2 else v for v in outer]
+                inner = [ri] + inner
+                m = {**m, b2: Affine.of(ro).scale(r) + Affine.of(ri)}
+                at = Affine.of(ri).scale(d) + at
+            size = d * r
     if not outs:
         at = Affine()
     offset = store.offset.subst(m) if m else store.offset
     (term,) = subst_stmts((store,), m) if m else (store,)
 
     def over_block(stmt):
-        return For(inner[0], (stmt,)) if inner else stmt
+        for v in reversed(inner):
+            stmt = For(v, (stmt,))
+        return stmt
     body = over_block(Store(name, at, "+=", term.value))
     for v in reversed(reds):
         body = For(v, (body,))
@@ -225,16 +261,18 @@ def _window(s: For, names: _Names):
     return None
 
 
-def block_accumulators(stmts, taken: set = frozenset()) -> tuple:
+def block_accumulators(stmts, taken: set = frozenset(), limit: int = BLOCK) -> tuple:
     """The statements with every eligible accumulation nest blocked (see the module doc);
-    ``taken``: names a new buffer or loop variable must not take (the model's arrays)."""
+    ``taken``: names a new buffer or loop variable must not take (the model's arrays);
+    ``limit``: the most outputs a gather-form block holds (``BLOCK``, or twice that for a
+    block of two or more rows)."""
     names = _Names(stmts, taken)
 
     def walk(ss) -> tuple:
         out = []
         for s in ss:
             if isinstance(s, For):
-                blocked = _block(s, names)
+                blocked = _block(s, names, limit)
                 if blocked is None:
                     blocked = _window(s, names)
                 if blocked is not None:

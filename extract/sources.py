@@ -60,6 +60,13 @@ def default_lanes(precision: str) -> int:
     return LANES[precision]
 
 
+def default_block() -> int:
+    """The most outputs a lane kernel holds in registers (extract/registers.py): 16 where the
+    processor has 32 vector registers (AVX-512), so that a block spans two rows; else 8 (16
+    registers: 8 accumulators and the operands)."""
+    return 16 if "avx512f" in cpuinfo().get("flags", "").split() else 8
+
+
 def transpose_program(width: int, M: str, p: str = "v") -> list[str]:
     """The statements of ``M_transpose`` (t[k][l] -> t[l][k]) for ``width`` lanes, a power of
     two: for b = 1, 2, ..., width/2 a round of shuffles that swaps, in every 2b x 2b block, the
@@ -202,6 +209,9 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     width = options.lanes or default_lanes(precision)
     if width not in (8, 16):
         raise ExtractError(f"lanes must be 8 or 16, not {width}")
+    block = options.block or default_block()
+    if block not in (8, 16):
+        raise ExtractError(f"a register block holds 8 or 16 outputs, not {block}")
     shared = {p.name for p in model.params}
     taken = set(model.arrays) | {"real", "idx", "sample"}
     pgrads = {model.param_gradient(p.name).name: p.name for p in model.params}
@@ -212,7 +222,7 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
         fused = {}      # gradient name -> its `_acc` kernel view (extract/fuse.py)
 
         def lane_view(k: Kernel, n: int, total: int) -> dict:
-            body = block_accumulators(k.body, taken) if options.blocks else k.body
+            body = block_accumulators(k.body, taken, block) if options.blocks else k.body
             body, lane = widen_to_lanes(body, shared, width, taken)
             view = _kernel_view(model, Kernel(k.array, k.reads, body, k.strategy), C, n, total,
                                 (lane, width, p), real)

@@ -18,8 +18,9 @@ SMALL = ["dot_hand", "chain_hand", "ops_map", "ops_block", "ops_slide"]
 
 @pytest.mark.parametrize("name", SMALL)
 def test_golden_sources(name, update_golden):
-    # 8 lanes whatever $PROVED_KERNELS_LANES says: the same text everywhere
-    g = generate(dump.load(TESTS / "data" / f"{name}.json"), "f32", Options(lanes=8))
+    # 8 lanes and blocks of up to 16 outputs whatever the processor and $PROVED_KERNELS_LANES
+    # say: the same text everywhere
+    g = generate(dump.load(TESTS / "data" / f"{name}.json"), "f32", Options(lanes=8, block=16))
     m = next(iter(g.files)).split(".")[0]
     targets = {TESTS / "golden" / "c" / f"{name}.h": g.files[f"{m}.h"],
                TESTS / "golden" / "c" / f"{name}.c": g.files[f"{m}.c"],

@@ -130,6 +130,37 @@ def test_every_order_of_a_small_nest_keeps_its_terms():
         assert run(block_accumulators(before), "y") == run(before, "y"), [v.name for v in perm]
 
 
+def test_a_block_of_two_rows_where_there_is_room():
+    """limit 16 (AVX-512's 32 registers): c21's shape gets 2 rows of 6 (j1 split 2 x 2), and
+    a weight gradient whose rows do not divide gets rows of the next output loop; every
+    order of the nest keeps every element's terms."""
+    loops, st = conv_forward()
+    before = (nest(loops, st),)
+    after = block_accumulators(before, limit=16)
+    assert order(after[0]) == ["j1_o"] and after[0].var.extent == 2
+    buf = after[0].body[0]
+    assert isinstance(buf, Buffer) and buf.size == 12
+    assert order(after[0].body[2]) == ["t1", "t2", "j1_i", "j2"]
+    assert run(after, "y") == run(before, "y")
+    assert block_accumulators(before) != after          # the default limit keeps one row
+    for perm in itertools.permutations(loops):
+        before = (nest(list(perm), st),)
+        assert run(block_accumulators(before, limit=16), "y") == run(before, "y"), \
+            [v.name for v in perm]
+    # dk[c, a, b] += x[j + a, l + b] * d[c, j, l]: rows a (5) do not divide; 3 of 6 channels c
+    c_, a, b = IVar("c", 6, 0), IVar("a", 5, 1), IVar("b", 5, 2)
+    j, l_ = IVar("j", 4, 3), IVar("l", 4, 4)
+    st = Store("dk", aff((c_, 25), (a, 5), (b, 1)), "+=",
+               Mul(Load("x", aff((j, 8), (a, 8), (l_, 1), (b, 1))),
+                   Load("d", aff((c_, 16), (j, 4), (l_, 1)))))
+    before = (nest([c_, a, b, j, l_], st),)
+    after = block_accumulators(before, limit=16)
+    assert order(after[0]) == ["c_o", "a"]
+    buf = after[0].body[0].body[0]
+    assert isinstance(buf, Buffer) and buf.size == 15
+    assert run(after, "dk") == run(before, "dk")
+
+
 def test_widen_gives_non_parameters_a_lane_index():
     loops, st = conv_forward()
     body, lane = widen_to_lanes((nest(loops, st),), {"k"}, 8, {"x", "y", "k"})

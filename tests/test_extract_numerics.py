@@ -138,6 +138,14 @@ def test_batch_grad_at_either_lane_count(kernel_cache, name, lanes, n):
     check_batch_grad(hand(name), "f32", Options(lanes=lanes), n)
 
 
+@pytest.mark.parametrize("block", [8, 16])
+@pytest.mark.parametrize("name", ["cnn_hand", "ops_slide"])
+def test_batch_grad_at_either_block_limit(kernel_cache, name, block):
+    """Register blocks of one row (8 outputs) and of two or more (16), whatever the processor
+    (sources.default_block), against the oracle over 1-3 threads."""
+    check_batch_grad(hand(name), "f32", Options(block=block), 21)
+
+
 @pytest.mark.parametrize("name", ["cnn_hand", "ops_slide", "chain_hand"])
 def test_batch_grad_without_register_blocks(kernel_cache, name):
     """Every accumulation of the lane kernels as a vreal load-add-store (no blocks)."""

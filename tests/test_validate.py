@@ -334,6 +334,16 @@ def test_both_lane_counts_validate(tmp_path, lanes):
     assert run(src, d).samples == lanes + 3
 
 
+@pytest.mark.parametrize("block", [8, 16])
+def test_both_block_limits_validate(tmp_path, block):
+    """Register blocks of one row and of two (extract/registers.py), whatever the processor
+    (sources.default_block): the CNN's convolutions and their weight gradients."""
+    d = load("cnn_hand")
+    src = write_sources(tmp_path, d, "f32", Options(block=block), cuda=False)
+    assert ("c21_acc[16]" in src.c.read_text()) == (block == 16)
+    assert run(src, d).files == ["cnn.c"]
+
+
 def test_cnn_ad_validates_c_and_cuda(tmp_path):
     """The unoptimised reverse pass: its CUDA (element strategy) once let a sum's guard escape
     the sum (extract/code.py reduce) and did not compile."""

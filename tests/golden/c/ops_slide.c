@@ -245,20 +245,24 @@ static void ops_slide_forward_c_lanes(const real *restrict x,
             vstore(&c[j0 * 24 + j1 * 8], vsplat(0));
         }
     }
+    vreal c_acc[12];
     for (int j0 = 0; j0 < 4; j0++) {
-        vreal c_acc[3];
         for (int j1 = 0; j1 < 3; j1++) {
-            c_acc[j1] = vload(&c[j0 * 24 + j1 * 8]);
+            c_acc[j0 * 3 + j1] = vload(&c[j0 * 24 + j1 * 8]);
         }
-        for (int t0_0 = 0; t0_0 < 2; t0_0++) {
-            for (int t0_1 = 0; t0_1 < 2; t0_1++) {
+    }
+    for (int t0_0 = 0; t0_0 < 2; t0_0++) {
+        for (int t0_1 = 0; t0_1 < 2; t0_1++) {
+            for (int j0 = 0; j0 < 4; j0++) {
                 for (int j1 = 0; j1 < 3; j1++) {
-                    c_acc[j1] += vsplat(x[t0_0 * 4 + j0 * 4 + t0_1 + j1] * k[t0_0 * 2 + t0_1]);
+                    c_acc[j0 * 3 + j1] += vsplat(x[t0_0 * 4 + j0 * 4 + t0_1 + j1] * k[t0_0 * 2 + t0_1]);
                 }
             }
         }
+    }
+    for (int j0 = 0; j0 < 4; j0++) {
         for (int j1 = 0; j1 < 3; j1++) {
-            vstore(&c[j0 * 24 + j1 * 8], c_acc[j1]);
+            vstore(&c[j0 * 24 + j1 * 8], c_acc[j0 * 3 + j1]);
         }
     }
 }
@@ -496,20 +500,24 @@ static void ops_slide_forward_c_hlanes(const real *restrict x,
             hstore(&c[j0 * 12 + j1 * 4], hsplat(0));
         }
     }
+    hreal c_acc[12];
     for (int j0 = 0; j0 < 4; j0++) {
-        hreal c_acc[3];
         for (int j1 = 0; j1 < 3; j1++) {
-            c_acc[j1] = hload(&c[j0 * 12 + j1 * 4]);
+            c_acc[j0 * 3 + j1] = hload(&c[j0 * 12 + j1 * 4]);
         }
-        for (int t0_0 = 0; t0_0 < 2; t0_0++) {
-            for (int t0_1 = 0; t0_1 < 2; t0_1++) {
+    }
+    for (int t0_0 = 0; t0_0 < 2; t0_0++) {
+        for (int t0_1 = 0; t0_1 < 2; t0_1++) {
+            for (int j0 = 0; j0 < 4; j0++) {
                 for (int j1 = 0; j1 < 3; j1++) {
-                    c_acc[j1] += hsplat(x[t0_0 * 4 + j0 * 4 + t0_1 + j1] * k[t0_0 * 2 + t0_1]);
+                    c_acc[j0 * 3 + j1] += hsplat(x[t0_0 * 4 + j0 * 4 + t0_1 + j1] * k[t0_0 * 2 + t0_1]);
                 }
             }
         }
+    }
+    for (int j0 = 0; j0 < 4; j0++) {
         for (int j1 = 0; j1 < 3; j1++) {
-            hstore(&c[j0 * 12 + j1 * 4], c_acc[j1]);
+            hstore(&c[j0 * 12 + j1 * 4], c_acc[j0 * 3 + j1]);
         }
     }
 }
