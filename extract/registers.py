@@ -37,7 +37,9 @@ AVX-512), the block also spans ``r`` rows of the output loop with the next small
 ``r`` its largest divisor with ``2 <= r <= limit / d`` (``c21``: 2 rows of 8, ``j1`` becomes
 ``j1_o < 4``, ``j1_i < 2``), or if it has none the next output loop's (a convolution's weight
 gradient: 5 outputs along the kernel's row, none of whose 5 rows divides, times 3 of its 6
-channels): enough independent FMA chains to cover the latency of two FMA pipes.
+channels): enough independent FMA chains to cover the latency of two FMA pipes. A sliding
+window (scatter form) may then hold 24 outputs instead of 12 (LeNet-5's input gradient of its
+second convolution: 10 + 5 - 1 = 14 columns).
 """
 from __future__ import annotations
 
@@ -45,7 +47,8 @@ from .code import Affine, Buffer, For, If, IVar, Load, Store, names_in, subst_st
 
 BLOCK = 8        # outputs held at once: 8 vectors of accumulators + the operands fit 16 registers
 MIN_SPLIT = 4    # a strip of fewer outputs than this is not worth a block
-WINDOW = 12      # outputs of a sliding-window block (scatter form, see _window)
+WINDOW = 12      # outputs of a sliding-window block (scatter form, see _window); twice as
+                 # many with twice the limit
 UNROLL = 64      # iterations of the innermost loops of a window block (the compiler unrolls them)
 
 
@@ -212,7 +215,7 @@ def _same_order(old: list, new: list, offset: Affine) -> bool:
     return bool(np.all(r[1:][same] > r[:-1][same]))
 
 
-def _window(s: For, names: _Names):
+def _window(s: For, names: _Names, window: int = WINDOW):
     """Scatter form (``d_s1[t2 + i0] += ...``, several points per element): the longest run of
     innermost loops whose part of the offset covers a short contiguous range that they write
     more than once; the range is held in a buffer across those loops, in their order. The
@@ -243,7 +246,7 @@ def _window(s: For, names: _Names):
         values = {sum(n * p[a] for a, n in inner.terms) for p in _points(inner_vs)}
         lo, hi = min(values), max(values)
         span = hi - lo + 1
-        if span > WINDOW or len(values) != span or span >= size:
+        if span > window or len(values) != span or span >= size:
             continue
         name = names.fresh(f"{store.array}_acc")
         q = IVar(names.fresh("q"), span, 10 ** 5)
@@ -274,7 +277,7 @@ def block_accumulators(stmts, taken: set = frozenset(), limit: int = BLOCK) -> t
             if isinstance(s, For):
                 blocked = _block(s, names, limit)
                 if blocked is None:
-                    blocked = _window(s, names)
+                    blocked = _window(s, names, WINDOW * limit // BLOCK)
                 if blocked is not None:
                     out.extend(blocked)
                 else:

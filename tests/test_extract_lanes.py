@@ -161,6 +161,21 @@ def test_a_block_of_two_rows_where_there_is_room():
     assert run(after, "dk") == run(before, "dk")
 
 
+def test_a_wider_window_where_there_is_room():
+    """A scatter nest whose window is 14 columns (LeNet-5's d_p1: 10 + 5 - 1) is blocked at
+    limit 16 and not at 8, with every element's terms in order."""
+    a, b = IVar("a", 2, 0), IVar("b", 5, 1)
+    i, j = IVar("i", 3, 2), IVar("j", 10, 3)
+    st = Store("y", aff((a, 14), (i, 14), (b, 1), (j, 1)), "+=",
+               Mul(Load("d", aff((i, 10), (j, 1))), Load("k", aff((a, 5), (b, 1)))))
+    before = (nest([a, b, i, j], st),)
+    assert block_accumulators(before) == before
+    after = block_accumulators(before, limit=16)
+    bufs = [s for s in after[0].body[0].body if isinstance(s, Buffer)]
+    assert order(after[0]) == ["a", "i"] and bufs[0].size == 14
+    assert run(after, "y") == run(before, "y")
+
+
 def test_widen_gives_non_parameters_a_lane_index():
     loops, st = conv_forward()
     body, lane = widen_to_lanes((nest(loops, st),), {"k"}, 8, {"x", "y", "k"})
