@@ -43,7 +43,8 @@ second convolution: 10 + 5 - 1 = 14 columns).
 """
 from __future__ import annotations
 
-from .code import Affine, Buffer, For, If, IVar, Load, Store, names_in, subst_stmts
+from .code import (Affine, Buffer, For, If, IVar, Lit, Load, Store, names_in, stmt_loads,
+                   subst_stmts)
 
 BLOCK = 8        # outputs held at once: 8 vectors of accumulators + the operands fit 16 registers
 MIN_SPLIT = 4    # a strip of fewer outputs than this is not worth a block
@@ -264,12 +265,78 @@ def _window(s: For, names: _Names, window: int = WINDOW):
     return None
 
 
+def _nest_store(s):
+    """The loops (outermost first) and the one store of a nest with one statement per level
+    (bounds allowed), or None."""
+    loops = []
+    while isinstance(s, For) and len(s.body) == 1:
+        loops.append(s.var)
+        s = s.body[0]
+    return (loops, s) if isinstance(s, Store) and loops else None
+
+
+def _region(v: IVar, loops: list, st: Store):
+    """The part of ``st``'s offset outside ``v`` and the nest's ``loops``, if iteration ``v``
+    writes a region of its own: every term of an inner loop is plain, and their reach is
+    below v's stride."""
+    k = abs(st.offset.coeff(v))
+    if k == 0:
+        return None
+    inner, reach = set(loops), 0
+    for a, n in st.offset.terms:
+        if not isinstance(a, IVar):
+            if a.a.ivars() & (inner | {v}):
+                return None
+        elif a in inner:
+            reach += abs(n) * (a.extent - 1)
+    if reach >= k:
+        return None
+    return st.offset.coeff(v), Affine(tuple((a, n) for a, n in st.offset.terms
+                                            if a not in inner and a != v), st.offset.const)
+
+
+def _distribute(s: For):
+    """``for v: [init; accumulation]`` as ``for v: init`` then ``for v: accumulation`` when
+    that changes nothing: the init stores a constant (``y[...] = 0``), the accumulation adds
+    (``y[...] += value``, value not reading y), and iteration v of both writes the same region
+    of y, which no other iteration touches. Then the accumulation is one perfect nest from v
+    outwards, which _block can give rows along v (a convolution's weight gradient: its
+    channels)."""
+    if len(s.body) != 2 or s.lo or s.hi:
+        return None
+    a, b = (_nest_store(x) for x in s.body)
+    if a is None or b is None:
+        return None
+    (la, init), (lb, acc) = a, b
+    if not (init.op == "=" and isinstance(init.value, Lit) and acc.op == "+="
+            and init.array == acc.array and acc.array not in stmt_loads(s.body)):
+        return None
+    ra, rb = _region(s.var, la, init), _region(s.var, lb, acc)
+    if ra is None or ra != rb:
+        return None
+    return tuple(For(s.var, (x,), s.parallel) for x in s.body)
+
+
 def block_accumulators(stmts, taken: set = frozenset(), limit: int = BLOCK) -> tuple:
     """The statements with every eligible accumulation nest blocked (see the module doc);
     ``taken``: names a new buffer or loop variable must not take (the model's arrays);
     ``limit``: the most outputs a gather-form block holds (``BLOCK``, or twice that for a
     block of two or more rows)."""
     names = _Names(stmts, taken)
+
+    def split(ss) -> tuple:
+        """Every distributable loop distributed, innermost first."""
+        out = []
+        for s in ss:
+            if isinstance(s, For):
+                s = For(s.var, split(s.body), s.parallel, s.lo, s.hi)
+                parts = _distribute(s)
+                out.extend(parts if parts is not None else (s,))
+            elif isinstance(s, If):
+                out.append(If(s.cond, split(s.body)))
+            else:
+                out.append(s)
+        return tuple(out)
 
     def walk(ss) -> tuple:
         out = []
@@ -287,4 +354,4 @@ def block_accumulators(stmts, taken: set = frozenset(), limit: int = BLOCK) -> t
             else:
                 out.append(s)
         return tuple(out)
-    return walk(stmts)
+    return walk(split(stmts) if limit > BLOCK else stmts)

@@ -29,6 +29,8 @@ def run(stmts, out: str) -> dict:
             return (e.array, i)
         if isinstance(e, Mul):
             return (value(e.a, env), value(e.b, env))
+        if isinstance(e, c.Lit):
+            return ("lit", e.value)
         raise TypeError(e)
     buffers: set = set()
 
@@ -174,6 +176,45 @@ def test_a_wider_window_where_there_is_room():
     bufs = [s for s in after[0].body[0].body if isinstance(s, Buffer)]
     assert order(after[0]) == ["a", "i"] and bufs[0].size == 14
     assert run(after, "y") == run(before, "y")
+
+
+def weight_gradient(init_first: bool = True):
+    """dk[c, a, b] = 0, then += x[j + a, l + b] * d[c, j, l], both inside the loop over c (as
+    the lowering writes a convolution's weight gradient)."""
+    c_, a, b = IVar("c", 6, 0), IVar("a", 5, 1), IVar("b", 5, 2)
+    j, l_ = IVar("j", 4, 3), IVar("l", 4, 4)
+    a2, b2 = IVar("a2", 5, 1), IVar("b2", 5, 2)
+    init = nest([a2, b2], Store("dk", aff((c_, 25), (a2, 5), (b2, 1)), "=", c.Lit(0)))
+    acc = nest([a, b, j, l_], Store("dk", aff((c_, 25), (a, 5), (b, 1)), "+=",
+                                   Mul(Load("x", aff((j, 8), (a, 8), (l_, 1), (b, 1))),
+                                       Load("d", aff((c_, 16), (j, 4), (l_, 1))))))
+    return For(c_, (init, acc) if init_first else (acc, init))
+
+
+def test_an_init_and_its_accumulation_are_distributed_for_rows():
+    """With room for rows, the loop over c is distributed (init for every c, then the
+    accumulation), and the accumulation gets rows along c; every element receives its 0 and
+    then its terms, in order. Not when the accumulation comes first, or at limit 8."""
+    before = (weight_gradient(),)
+    after = block_accumulators(before, limit=16)
+    assert len(after) == 2 and order(after[0]) == ["c", "a2", "b2"]
+    assert order(after[1]) == ["c_o", "a"]
+    assert after[1].body[0].body[0].size == 15
+    assert run(after, "dk") == run(before, "dk")
+    assert len(block_accumulators(before)) == 1
+    swapped = (weight_gradient(init_first=False),)
+    kept = block_accumulators(swapped, limit=16)
+    assert len(kept) == 1 and run(kept, "dk") == run(swapped, "dk")
+    # an init that every iteration repeats over the same elements: distributing would lose
+    # all but the last iteration's terms
+    s_ = weight_gradient()
+    init, acc = s_.body
+    st = init.body[0].body[0]
+    shared = For(s_.var, (nest([init.var, init.body[0].var],
+                               Store("dk", aff((init.var, 5), (init.body[0].var, 1)), "=",
+                                     st.value)), acc))
+    kept = block_accumulators((shared,), limit=16)
+    assert len(kept) == 1 and run(kept, "dk") == run((shared,), "dk")
 
 
 def test_widen_gives_non_parameters_a_lane_index():

@@ -344,53 +344,53 @@ static void ops_slide_backward_d_x_lanes(const real *restrict k,
             vstore(&d_x[j0 * 32 + j1 * 8], vsplat(0));
         }
     }
+    vreal d_x_acc[20];
+    for (int q = 0; q < 20; q++) {
+        d_x_acc[q] = vload(&d_x[q * 8]);
+    }
     for (int t1_0 = 0; t1_0 < 2; t1_0++) {
         for (int i0_0 = 0; i0_0 < 4; i0_0++) {
-            vreal d_x_acc[4];
-            for (int q = 0; q < 4; q++) {
-                d_x_acc[q] = vload(&d_x[t1_0 * 32 + i0_0 * 32 + q * 8]);
-            }
             for (int t1_1 = 0; t1_1 < 2; t1_1++) {
                 for (int i0_1 = 0; i0_1 < 3; i0_1++) {
-                    d_x_acc[t1_1 + i0_1] += vload(&d_c2[i0_0 * 24 + i0_1 * 8]) * k[t1_0 * 2 + t1_1] / 2;
+                    d_x_acc[t1_0 * 4 + i0_0 * 4 + t1_1 + i0_1] += vload(&d_c2[i0_0 * 24 + i0_1 * 8]) * k[t1_0 * 2 + t1_1] / 2;
                 }
-            }
-            for (int q = 0; q < 4; q++) {
-                vstore(&d_x[t1_0 * 32 + i0_0 * 32 + q * 8], d_x_acc[q]);
             }
         }
     }
+    for (int q = 0; q < 20; q++) {
+        vstore(&d_x[q * 8], d_x_acc[q]);
+    }
+    vreal d_x_acc_[20];
+    for (int q_ = 0; q_ < 20; q_++) {
+        d_x_acc_[q_] = vload(&d_x[q_ * 8]);
+    }
     for (int t1_0 = 0; t1_0 < 4; t1_0++) {
-        vreal d_x_acc_[8];
-        for (int q_ = 0; q_ < 8; q_++) {
-            d_x_acc_[q_] = vload(&d_x[t1_0 * 32 + q_ * 8]);
-        }
         for (int i0_0 = 0; i0_0 < 2; i0_0++) {
             for (int t1_1 = 0; t1_1 < 3; t1_1++) {
                 for (int i0_1 = 0; i0_1 < 2; i0_1++) {
-                    d_x_acc_[i0_0 * 4 + t1_1 + i0_1] += vload(&d_c2[t1_0 * 24 + t1_1 * 8]) * k[i0_0 * 2 + i0_1] / 2;
+                    d_x_acc_[t1_0 * 4 + i0_0 * 4 + t1_1 + i0_1] += vload(&d_c2[t1_0 * 24 + t1_1 * 8]) * k[i0_0 * 2 + i0_1] / 2;
                 }
             }
         }
-        for (int q_ = 0; q_ < 8; q_++) {
-            vstore(&d_x[t1_0 * 32 + q_ * 8], d_x_acc_[q_]);
-        }
+    }
+    for (int q_ = 0; q_ < 20; q_++) {
+        vstore(&d_x[q_ * 8], d_x_acc_[q_]);
+    }
+    vreal d_x_acc__[20];
+    for (int q__ = 0; q__ < 20; q__++) {
+        d_x_acc__[q__] = vload(&d_x[q__ * 8]);
     }
     for (int t0_0 = 0; t0_0 < 2; t0_0++) {
         for (int j0 = 0; j0 < 4; j0++) {
-            vreal d_x_acc__[4];
-            for (int q__ = 0; q__ < 4; q__++) {
-                d_x_acc__[q__] = vload(&d_x[t0_0 * 32 + j0 * 32 + q__ * 8]);
-            }
             for (int t0_1 = 0; t0_1 < 2; t0_1++) {
                 for (int j1 = 0; j1 < 3; j1++) {
-                    d_x_acc__[t0_1 + j1] += vload(&d_c[j0 * 24 + j1 * 8]) * k[t0_0 * 2 + t0_1];
+                    d_x_acc__[t0_0 * 4 + j0 * 4 + t0_1 + j1] += vload(&d_c[j0 * 24 + j1 * 8]) * k[t0_0 * 2 + t0_1];
                 }
             }
-            for (int q__ = 0; q__ < 4; q__++) {
-                vstore(&d_x[t0_0 * 32 + j0 * 32 + q__ * 8], d_x_acc__[q__]);
-            }
         }
+    }
+    for (int q__ = 0; q__ < 20; q__++) {
+        vstore(&d_x[q__ * 8], d_x_acc__[q__]);
     }
 }
 
@@ -599,53 +599,53 @@ static void ops_slide_backward_d_x_hlanes(const real *restrict k,
             hstore(&d_x[j0 * 16 + j1 * 4], hsplat(0));
         }
     }
+    hreal d_x_acc[20];
+    for (int q = 0; q < 20; q++) {
+        d_x_acc[q] = hload(&d_x[q * 4]);
+    }
     for (int t1_0 = 0; t1_0 < 2; t1_0++) {
         for (int i0_0 = 0; i0_0 < 4; i0_0++) {
-            hreal d_x_acc[4];
-            for (int q = 0; q < 4; q++) {
-                d_x_acc[q] = hload(&d_x[t1_0 * 16 + i0_0 * 16 + q * 4]);
-            }
             for (int t1_1 = 0; t1_1 < 2; t1_1++) {
                 for (int i0_1 = 0; i0_1 < 3; i0_1++) {
-                    d_x_acc[t1_1 + i0_1] += hload(&d_c2[i0_0 * 12 + i0_1 * 4]) * k[t1_0 * 2 + t1_1] / 2;
+                    d_x_acc[t1_0 * 4 + i0_0 * 4 + t1_1 + i0_1] += hload(&d_c2[i0_0 * 12 + i0_1 * 4]) * k[t1_0 * 2 + t1_1] / 2;
                 }
-            }
-            for (int q = 0; q < 4; q++) {
-                hstore(&d_x[t1_0 * 16 + i0_0 * 16 + q * 4], d_x_acc[q]);
             }
         }
     }
+    for (int q = 0; q < 20; q++) {
+        hstore(&d_x[q * 4], d_x_acc[q]);
+    }
+    hreal d_x_acc_[20];
+    for (int q_ = 0; q_ < 20; q_++) {
+        d_x_acc_[q_] = hload(&d_x[q_ * 4]);
+    }
     for (int t1_0 = 0; t1_0 < 4; t1_0++) {
-        hreal d_x_acc_[8];
-        for (int q_ = 0; q_ < 8; q_++) {
-            d_x_acc_[q_] = hload(&d_x[t1_0 * 16 + q_ * 4]);
-        }
         for (int i0_0 = 0; i0_0 < 2; i0_0++) {
             for (int t1_1 = 0; t1_1 < 3; t1_1++) {
                 for (int i0_1 = 0; i0_1 < 2; i0_1++) {
-                    d_x_acc_[i0_0 * 4 + t1_1 + i0_1] += hload(&d_c2[t1_0 * 12 + t1_1 * 4]) * k[i0_0 * 2 + i0_1] / 2;
+                    d_x_acc_[t1_0 * 4 + i0_0 * 4 + t1_1 + i0_1] += hload(&d_c2[t1_0 * 12 + t1_1 * 4]) * k[i0_0 * 2 + i0_1] / 2;
                 }
             }
         }
-        for (int q_ = 0; q_ < 8; q_++) {
-            hstore(&d_x[t1_0 * 16 + q_ * 4], d_x_acc_[q_]);
-        }
+    }
+    for (int q_ = 0; q_ < 20; q_++) {
+        hstore(&d_x[q_ * 4], d_x_acc_[q_]);
+    }
+    hreal d_x_acc__[20];
+    for (int q__ = 0; q__ < 20; q__++) {
+        d_x_acc__[q__] = hload(&d_x[q__ * 4]);
     }
     for (int t0_0 = 0; t0_0 < 2; t0_0++) {
         for (int j0 = 0; j0 < 4; j0++) {
-            hreal d_x_acc__[4];
-            for (int q__ = 0; q__ < 4; q__++) {
-                d_x_acc__[q__] = hload(&d_x[t0_0 * 16 + j0 * 16 + q__ * 4]);
-            }
             for (int t0_1 = 0; t0_1 < 2; t0_1++) {
                 for (int j1 = 0; j1 < 3; j1++) {
-                    d_x_acc__[t0_1 + j1] += hload(&d_c[j0 * 12 + j1 * 4]) * k[t0_0 * 2 + t0_1];
+                    d_x_acc__[t0_0 * 4 + j0 * 4 + t0_1 + j1] += hload(&d_c[j0 * 12 + j1 * 4]) * k[t0_0 * 2 + t0_1];
                 }
             }
-            for (int q__ = 0; q__ < 4; q__++) {
-                hstore(&d_x[t0_0 * 16 + j0 * 16 + q__ * 4], d_x_acc__[q__]);
-            }
         }
+    }
+    for (int q__ = 0; q__ < 20; q__++) {
+        hstore(&d_x[q__ * 4], d_x_acc__[q__]);
     }
 }
 
