@@ -74,7 +74,8 @@ def main(argv=None) -> int:
     ap.add_argument("--strategy", choices=("auto", "dest", "element"), default="auto")
     ap.add_argument("--lanes", type=int, choices=(8, 16), default=0,
                     help="samples per lane group of the C batch entry points (default: "
-                         "$PROVED_KERNELS_LANES, else 8)")
+                         "$PROVED_KERNELS_LANES, else 16 where 512-bit FMAs run at full "
+                         "width, else 8)")
     ap.add_argument("--recompute-limit", type=int, default=1,
                     help="largest tolerated recomputation factor of a sum (see extract/lower.py)")
     ap.add_argument("--html", nargs="?", const="", metavar="FILE",
