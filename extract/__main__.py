@@ -76,6 +76,9 @@ def main(argv=None) -> int:
                     help="samples per lane group of the C batch entry points (default: "
                          "$PROVED_KERNELS_LANES, else 16 where 512-bit FMAs run at full "
                          "width, else 8)")
+    ap.add_argument("--block", type=int, choices=(8, 16), default=0,
+                    help="most outputs a lane kernel holds in registers (default: "
+                         "$PROVED_KERNELS_BLOCK, else 16 with AVX-512, else 8)")
     ap.add_argument("--recompute-limit", type=int, default=1,
                     help="largest tolerated recomputation factor of a sum (see extract/lower.py)")
     ap.add_argument("--html", nargs="?", const="", metavar="FILE",
@@ -110,7 +113,7 @@ def main(argv=None) -> int:
                 print(f"wrote {written}")
             return 0
         gen = generate(model, args.precision, Options(args.strategy, args.recompute_limit,
-                                                       lanes=args.lanes))
+                                                       lanes=args.lanes, block=args.block))
         if args.dump_out is not None:
             args.dump_out.parent.mkdir(parents=True, exist_ok=True)
             build.write_if_changed(args.dump_out, compiled if compiled is not None else

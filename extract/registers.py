@@ -1,6 +1,7 @@
 """block_accumulators: in a perfect loop nest that adds terms into an output (``+=``), keep a
-block of at most ``BLOCK`` outputs in a local buffer across all the loops the output does not
-move along (the reductions), then store the block once. Applied to the batch (lane) kernels of
+block of at most ``BLOCK`` outputs (16 in two or more rows, with ``limit`` 16: below) in a local
+buffer across all the loops the output does not move along (the reductions), then store the
+block once. Applied to the batch (lane) kernels of
 the C file before ``widen_to_lanes``, where every element is a vector of samples and the
 printer types the buffer as an array of vectors, so the compiler keeps the block in registers
 (bench/PROFILE.md: an accumulating ``+=`` otherwise loads and stores the output for every term).
@@ -276,23 +277,19 @@ def _nest_store(s):
 
 
 def _region(v: IVar, loops: list, st: Store):
-    """The part of ``st``'s offset outside ``v`` and the nest's ``loops``, if iteration ``v``
-    writes a region of its own: every term of an inner loop is plain, and their reach is
-    below v's stride."""
-    k = abs(st.offset.coeff(v))
-    if k == 0:
-        return None
-    inner, reach = set(loops), 0
+    """``(coefficient of v, the rest of the offset outside v and the nest's loops, lo, hi)``:
+    iteration v writes within ``rest + coefficient * v + [lo, hi]``; None where an inner loop
+    or v occurs inside a ``div`` / ``mod``."""
+    inner, lo, hi = set(loops), 0, 0
     for a, n in st.offset.terms:
         if not isinstance(a, IVar):
             if a.a.ivars() & (inner | {v}):
                 return None
         elif a in inner:
-            reach += abs(n) * (a.extent - 1)
-    if reach >= k:
-        return None
-    return st.offset.coeff(v), Affine(tuple((a, n) for a, n in st.offset.terms
-                                            if a not in inner and a != v), st.offset.const)
+            lo, hi = (lo, hi + n * (a.extent - 1)) if n > 0 else (lo + n * (a.extent - 1), hi)
+    rest = Affine(tuple((a, n) for a, n in st.offset.terms if a not in inner and a != v),
+                  st.offset.const)
+    return st.offset.coeff(v), rest, lo, hi
 
 
 def _distribute(s: For):
@@ -312,7 +309,11 @@ def _distribute(s: For):
             and init.array == acc.array and acc.array not in stmt_loads(s.body)):
         return None
     ra, rb = _region(s.var, la, init), _region(s.var, lb, acc)
-    if ra is None or ra != rb:
+    if ra is None or rb is None or ra[:2] != rb[:2] or ra[0] == 0:
+        return None
+    # both nests of iteration v write within one window of v's stride: no other iteration
+    # touches it
+    if max(ra[3], rb[3]) - min(ra[2], rb[2]) >= abs(ra[0]):
         return None
     return tuple(For(s.var, (x,), s.parallel) for x in s.body)
 

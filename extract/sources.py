@@ -60,10 +60,19 @@ def default_lanes(precision: str) -> int:
     return LANES[precision]
 
 
+ENV_BLOCK = "PROVED_KERNELS_BLOCK"
+
+
 def default_block() -> int:
-    """The most outputs a lane kernel holds in registers (extract/registers.py): 16 where the
-    processor has 32 vector registers (AVX-512), so that a block spans two rows; else 8 (16
-    registers: 8 accumulators and the operands)."""
+    """The most outputs a lane kernel holds in registers (extract/registers.py):
+    ``$PROVED_KERNELS_BLOCK`` (8 or 16) if set; else 16 where the processor has 32 vector
+    registers (AVX-512), so that a block spans two rows; else 8 (16 registers: 8 accumulators
+    and the operands)."""
+    env = os.environ.get(ENV_BLOCK)
+    if env:
+        if env not in ("8", "16"):
+            raise ExtractError(f"${ENV_BLOCK} must be 8 or 16, not {env!r}")
+        return int(env)
     return 16 if "avx512f" in cpuinfo().get("flags", "").split() else 8
 
 
@@ -262,7 +271,7 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     sets = [lane_set(width, "v"), lane_set(width // 2, "h")]
     # helpers the kernels call: an unused static function is a warning under Clang
     bodies = "\n".join(k["body"] for k in ckernels)
-    bodies += "\n".join(k["body"] for s in sets for k in (*s["kernels"], *s["acc_kernels"]))
+    bodies += "\n" + "\n".join(k["body"] for s in sets for k in (*s["kernels"], *s["acc_kernels"]))
     uses = {f: re.search(rf"\b{f}\(", bodies) is not None
             for f in ("logistic", "relu", "step", "fmax_", "imax")}
     uses["log"] = re.search(rf"\b{LOGS[precision]}\(", bodies) is not None
@@ -275,6 +284,8 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
         "forward_unused": [b for b in ("w", "x", "v") if b not in used_f],
         "backward_unused": [b for b in ("w", "x", "v", "g") if b not in used_b],
         "lanes": width, "sets": sets, "uses": uses,
+        # a parameter whose gradient is not added in its kernel (extract/fuse.py)
+        "add_samples": any(p.name not in st["fused_params"] for st in sets for p in model.params),
         "lane_structs": [s for s in _structs(model) if s["name"] != "params"],
         "inputs": [a.name for a in model.inputs],
     }

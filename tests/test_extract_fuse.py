@@ -73,18 +73,20 @@ def test_which_zoo_gradients_are_fused():
     for name, want in (("mlp", {"d_w1", "d_b1", "d_w2", "d_b2"}),
                        ("lenet5", {"d_w3", "d_b3", "d_w4", "d_b4", "d_w5", "d_b5"})):
         src = generate(dump.load(_zoo_dump(name))).files[f"{name}.c"]
-        fused = {line.split(f"{name}_backward_", 1)[1].split("_lanes_acc")[0]
-                 for line in src.splitlines()
-                 if line.startswith("static void") and "_lanes_acc(" in line
-                 and f"{name}_backward_lanes_acc" not in line}
-        assert fused == want, name
+        for kset in ("lanes", "hlanes"):        # both widths of lane kernels
+            fused = {line.split(f"{name}_backward_", 1)[1].split(f"_{kset}_acc")[0]
+                     for line in src.splitlines()
+                     if line.startswith("static void") and f"_{kset}_acc(" in line
+                     and f"{name}_backward_{kset}_acc" not in line}
+            assert fused == want, (name, kset)
 
 
 @pytest.mark.parametrize("lanes", [8, 16])
 @pytest.mark.parametrize("n", [8, 11, 21])
 def test_fused_batch_gradient_is_the_mean_of_the_one_sample_gradients(kernel_cache, n, lanes):
-    """MLP in double: M_batch_grad (lane groups through the fused kernels, 8 or 16 lanes; 11
-    and 21 leave a short group) against the mean of M_backward's gradients."""
+    """MLP in double: M_batch_grad (lane groups through the fused kernels, 8 or 16 lanes, and
+    half as many: 8 samples are one half-width group at 16 lanes, 11 and 21 leave a short
+    group of either width) against the mean of M_backward's gradients."""
     m = dump.load(_zoo_dump("mlp"))
     ffi, lib = build.load("mlp", "f64", dump=str(_zoo_dump("mlp")), options=Options(lanes=lanes))
     rng = np.random.default_rng(n)

@@ -215,6 +215,16 @@ def test_an_init_and_its_accumulation_are_distributed_for_rows():
                                      st.value)), acc))
     kept = block_accumulators((shared,), limit=16)
     assert len(kept) == 1 and run(kept, "dk") == run((shared,), "dk")
+    # regions of the same stride and base but shifted apart by a negative coefficient: the
+    # init of iteration v + 1 (y[4v + 3 .. 4v + 6]) meets the accumulation of v (y[4v + 2 ..
+    # 4v + 4]), so the loop must stay whole (a reviewer's counterexample)
+    v, a2, a, r = IVar("v", 3, 0), IVar("a2", 3, 1), IVar("a", 3, 1), IVar("r", 2, 2)
+    init = nest([a2], Store("y", aff((v, 4), (a2, -1), const=2), "=", c.Lit(0)))
+    acc = nest([a, r], Store("y", aff((v, 4), (a, 1), const=2), "+=",
+                             Mul(Load("x", aff((r, 1))), Load("k", aff((a, 1))))))
+    overlapping = (For(v, (init, acc)),)
+    kept = block_accumulators(overlapping, limit=16)
+    assert len(kept) == 1 and run(kept, "y") == run(overlapping, "y")
 
 
 def test_widen_gives_non_parameters_a_lane_index():
@@ -319,9 +329,11 @@ def test_lane_name_avoids_taken_names():
 
 
 @pytest.mark.parametrize("width", [2, 4, 8, 16, 32])
-def test_transpose_program_transposes(width):
-    """sources.transpose_program run on symbols: t[l][k] ends as the old t[k][l]; no statement
-    reads a t[i] after a round wrote it."""
+@pytest.mark.parametrize("p", ["v", "h"])
+def test_transpose_program_transposes(width, p):
+    """sources.transpose_program run on symbols, for either set of lane kernels (vreal and
+    M_SHUF, hreal and M_HSHUF): t[l][k] ends as the old t[k][l]; no statement reads a t[i]
+    after a round wrote it."""
     import re
     from extract.sources import transpose_program
     t = [[(k, l) for l in range(width)] for k in range(width)]
@@ -333,8 +345,9 @@ def test_transpose_program_transposes(width):
             assert int(m.group(1)) not in written, f"t[{m.group(1)}] read after it was written"
             return t[int(m.group(1))]
         return tmp[x]
-    for line in transpose_program(width, "M"):
-        m = re.fullmatch(r"(?:const vreal )?(\S+) = (?:M_SHUF\((\S+), (\S+), ([\d, ]+)\)|(\S+));",
+    shuf = "M_SHUF" if p == "v" else "M_HSHUF"
+    for line in transpose_program(width, "M", p):
+        m = re.fullmatch(rf"(?:const {p}real )?(\S+) = (?:{shuf}\((\S+), (\S+), ([\d, ]+)\)|(\S+));",
                          line)
         assert m, line
         if m.group(5):
@@ -369,3 +382,20 @@ def test_sixteen_lanes_where_512_bit_fmas_are_full_width(monkeypatch):
     monkeypatch.setenv(sources.ENV_LANES, "8")
     monkeypatch.setattr(sources, "cpuinfo", lambda: zen5)
     assert sources.default_lanes("f32") == 8
+
+
+def test_blocks_of_16_where_there_are_32_vector_registers(monkeypatch):
+    """The register block limit follows the processor (AVX-512: 16), the environment
+    overrides it, and a value other than 8 or 16 is an error naming the variable."""
+    from extract import sources
+    from extract.lower import ExtractError
+    monkeypatch.delenv(sources.ENV_BLOCK, raising=False)
+    for flags, want in (("fma avx2 avx512f", 16), ("fma avx2", 8), ("", 8)):
+        monkeypatch.setattr(sources, "cpuinfo", lambda flags=flags: {"flags": flags})
+        assert sources.default_block() == want
+    monkeypatch.setenv(sources.ENV_BLOCK, "8")
+    monkeypatch.setattr(sources, "cpuinfo", lambda: {"flags": "avx512f"})
+    assert sources.default_block() == 8
+    monkeypatch.setenv(sources.ENV_BLOCK, "12")
+    with pytest.raises(ExtractError, match="PROVED_KERNELS_BLOCK"):
+        sources.default_block()

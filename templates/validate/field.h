@@ -1,9 +1,10 @@
 /* field.h: the scalar type `real` as the prime field F_p, p = 2^61 - 1, for extract/validate.py.
  *
  * The validator compiles the generated M.c (and M.cu, through templates/cuda_host) as C++ with
- * this header force-included and two lines of the generated text replaced: `typedef float
- * real;` in M.h becomes `typedef pk_field::Fp real;`, and the vreal typedef of M.c becomes
- * `typedef pk_field::Vec<M_LANES> vreal;`. Everything else is compiled as emitted.
+ * this header force-included and three lines of the generated text replaced: `typedef float
+ * real;` in M.h becomes `typedef pk_field::Fp real;`, and the vreal and hreal typedefs of M.c
+ * (the two widths of lane kernels) become `typedef pk_field::Vec<M_LANES> vreal;` and
+ * `typedef pk_field::Vec<M_HLANES> hreal;`. Everything else is compiled as emitted.
  *
  * + - * are those of F_p; a / b is a * b^-1 with 0^-1 = 0 (the inverse is b^(p-2)): scaledown
  * n (`x / n`), the batch mean, and recip (`1 / x`, recip 0 = 0). The other functions the
