@@ -275,6 +275,7 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     uses = {f: re.search(rf"\b{f}\(", bodies) is not None
             for f in ("logistic", "relu", "step", "fmax_", "imax")}
     uses["log"] = re.search(rf"\b{LOGS[precision]}\(", bodies) is not None
+    uses["lane_loop"] = re.search(r"^\s*LANE_LOOP$", bodies, re.M) is not None
     used_f = {_bundle(model.arrays[n]) for k in fwd for n in (*k.reads, k.name)}
     used_b = {_bundle(model.arrays[n]) for k in bwd for n in (*k.reads, k.name)}
     cfile = {
