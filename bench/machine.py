@@ -18,12 +18,12 @@ from __future__ import annotations
 import os
 import re
 
-from extract.cpu import cpuinfo
+from extract.cpu import cpuinfo, flags as cpu_flags
 
 
 def describe() -> dict:
     info = cpuinfo()
-    flags = set(info.get("flags", "").split())
+    flags = cpu_flags(info)
     mhz = float(info["cpu MHz"]) if info.get("cpu MHz") else None
     name = info.get("model name")
     if "avx512f" in flags:

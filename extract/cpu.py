@@ -28,3 +28,8 @@ def cpuinfo() -> dict[str, str]:
         key, _, value = line.partition(":")
         out.setdefault(key.strip(), value.strip())
     return out
+
+
+def flags(info: dict | None = None) -> set[str]:
+    """The processor's flags (``avx512f``, ...), of ``info`` or of :func:`cpuinfo`."""
+    return set((cpuinfo() if info is None else info).get("flags", "").split())

@@ -98,14 +98,14 @@ def fusable(body, lane: c.IVar, width: int, array: str):
     return tuple(outer), k, elem, a, b
 
 
-def fused_body(form, lane: c.IVar, width: int, model: str, indent: int = 1,
+def fused_body(form, lane: c.IVar, width: int, transpose: str, indent: int = 1,
                p: str = "v") -> str:
     """The C body of the ``_acc`` kernel for ``form`` (from :func:`fusable`): for each strip of
     ``width`` elements along ``k``, the lanes of ``b`` are transposed once (``b_[l]``: lane l
     of the strip's elements), then for every element block of the loops ``b`` does not read,
-    ``acc += a[l] * b_[l]`` for the lanes l = 0..m-1 in order. ``p``: the prefix of the vector
-    type and helpers (``v``, or ``h`` for the kernels of half the width), and of the transpose
-    (``M_transpose``, ``M_htranspose``)."""
+    ``acc += a[l] * b_[l]`` for the lanes l = 0..m-1 in order. ``transpose``: the C function
+    that transposes the strip (``M_transpose``, ``M_htranspose``); ``p``: the prefix of the
+    vector type and helpers (``v``, or ``h`` for the kernels of half the width)."""
     outer, k, elem, a, b = form
     v = _Vector(lane, width, set(), p)
     bval = v.expr(b)[0]
@@ -144,7 +144,7 @@ def fused_body(form, lane: c.IVar, width: int, model: str, indent: int = 1,
     line(f"    const int {kn} = {kn}_s + j_;")
     line(f"    b_[j_] = {bval};")
     line("}")
-    line(f"{model}_{'' if p == 'v' else p}transpose(b_);")
+    line(f"{transpose}(b_);")
     for f in inside:
         open_(f)
     if a is not None:

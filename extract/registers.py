@@ -41,6 +41,11 @@ gradient: 5 outputs along the kernel's row, none of whose 5 rows divides, times 
 channels): enough independent FMA chains to cover the latency of two FMA pipes. A sliding
 window (scatter form) may then hold 24 outputs instead of 12 (LeNet-5's input gradient of its
 second convolution: 10 + 5 - 1 = 14 columns).
+
+Before blocking, a loop whose body is an init of an output then its accumulation (a weight
+gradient's zeroing and sum, inside the loop over its channels) is split in two where that
+changes nothing (``_distribute``), so that the accumulation is one perfect nest and a block
+can span that loop.
 """
 from __future__ import annotations
 
@@ -355,4 +360,4 @@ def block_accumulators(stmts, taken: set = frozenset(), limit: int = BLOCK) -> t
             else:
                 out.append(s)
         return tuple(out)
-    return walk(split(stmts) if limit > BLOCK else stmts)
+    return walk(split(stmts))

@@ -17,7 +17,7 @@ from . import __version__, ir
 from .fuse import fusable, fused_body
 from .lanes import widen_to_lanes
 from .registers import block_accumulators
-from .cpu import cpuinfo
+from .cpu import cpuinfo, flags
 from .lower import ExtractError, Kernel, Options, lower_to_loops
 from .printer import C, CUDA, Language, statements, thread_count
 
@@ -36,7 +36,7 @@ def wide_fma(info: dict) -> bool:
     full width, as far as measured: AVX-512 on an AMD family of 26 or later (Zen 5). Zen 4
     splits them in two; Intel's AVX-512 processors were not measured with these kernels."""
     family = info.get("cpu family", "")
-    return ("avx512f" in info.get("flags", "").split()
+    return ("avx512f" in flags(info)
             and info.get("vendor_id") == "AuthenticAMD"
             and family.isdigit() and int(family) >= 26)
 
@@ -73,16 +73,16 @@ def default_block() -> int:
         if env not in ("8", "16"):
             raise ExtractError(f"${ENV_BLOCK} must be 8 or 16, not {env!r}")
         return int(env)
-    return 16 if "avx512f" in cpuinfo().get("flags", "").split() else 8
+    return 16 if "avx512f" in flags(cpuinfo()) else 8
 
 
-def transpose_program(width: int, M: str, p: str = "v") -> list[str]:
+def transpose_program(width: int, shuf: str = "M_SHUF", vtype: str = "vreal") -> list[str]:
     """The statements of ``M_transpose`` (t[k][l] -> t[l][k]) for ``width`` lanes, a power of
     two: for b = 1, 2, ..., width/2 a round of shuffles that swaps, in every 2b x 2b block, the
     b x b block above the diagonal with the one below it; after the rounds every block has
     been transposed at every scale, i.e. the whole. ``SHUF(a, b, i...)`` takes element i of
-    a, or i - width of b. ``p``: the prefix of the vector type, ``v`` (``vreal``,
-    ``M_SHUF``) or ``h`` (``hreal``, ``M_HSHUF``: the kernels of half the width).
+    a, or i - width of b; ``shuf`` names it and ``vtype`` is the vector type (``M_SHUF`` and
+    ``vreal``, or ``M_HSHUF`` and ``hreal`` for the kernels of half the width: lane_names).
 
         width 2:  r0_0 = SHUF(t[0], t[1], 0, 2);  r0_1 = SHUF(t[0], t[1], 1, 3);  t[0] = r0_0; …
     """
@@ -100,9 +100,8 @@ def transpose_program(width: int, M: str, p: str = "v") -> list[str]:
             lo = [j if not j & b else width + j - b for j in range(width)]
             hi = [j + b if not j & b else width + j for j in range(width)]
             for d, idx in ((dst[i], lo), (dst[i + b], hi)):
-                decl = "" if last else f"const {p}real "
-                lines.append(f"{decl}{d} = {M}_{'' if p == 'v' else p.upper()}SHUF("
-                             f"{src[i]}, {src[i + b]}, "
+                decl = "" if last else f"const {vtype} "
+                lines.append(f"{decl}{d} = {shuf}({src[i]}, {src[i + b]}, "
                              f"{', '.join(map(str, idx))});")
         src, b, r = dst, 2 * b, r + 1
     if src[0] != "t[0]":
@@ -130,10 +129,13 @@ def _bundle(array: ir.Array) -> str:
     return {"chain": "v", "grad": "g"}[array.kind]
 
 
-def _set(p: str = "v") -> str:
-    """The suffix of the names of a set of lane kernels: ``lanes`` (prefix ``v``, the batch
-    width) or ``hlanes`` (prefix ``h``, half of it)."""
-    return "lanes" if p == "v" else p + "lanes"
+def lane_names(M: str, p: str) -> dict:
+    """The C names of a set of lane kernels, prefix ``p``: ``v`` for the batch width, ``h`` for
+    half of it (the printer names the vector type and helpers ``vreal``, ``vload``, ... or
+    ``hreal``, ``hload``, ... from the same prefix)."""
+    h = "" if p == "v" else p
+    return {"p": p, "set": f"{h}lanes", "LANES": f"{M}_{h.upper()}LANES",
+            "transpose_fn": f"{M}_{h}transpose", "shuf": f"{M}_{h.upper()}SHUF"}
 
 
 def _kernel_view(model: ir.Model, k: Kernel, lang: Language, index: int, total: int,
@@ -149,7 +151,8 @@ def _kernel_view(model: ir.Model, k: Kernel, lang: Language, index: int, total: 
         what, function = f"backward: {a.name}, gradient with respect to {a.role}, entry " \
                          f"{index + 1} of {total}", f"{model.name}_backward_{a.name}"
     if lanes:
-        what, function = f"{what}; {lanes[1]} samples", f"{function}_{_set(*lanes[2:])}"
+        what, function = f"{what}; {lanes[1]} samples", \
+            f"{function}_{lane_names(model.name, lanes[2])['set']}"
     offsets = []
     stride = {"x": "STRIDE_INPUTS", "v": "STRIDE_VALUES", "g": "STRIDE_GRADS"}
     for name in (*k.reads, a.name):
@@ -225,14 +228,17 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     taken = set(model.arrays) | {"real", "idx", "sample"}
     pgrads = {model.param_gradient(p.name).name: p.name for p in model.params}
     bnames = [k.name for k in bwd]
+    # register blocks do not depend on the width: computed once for both sets
+    blocked = {k.name: block_accumulators(k.body, taken, block) if options.blocks else k.body
+               for k in (*fwd, *bwd)}
 
     def lane_set(width: int, p: str) -> dict:
-        """The lane kernels at ``width`` samples, their names with prefix ``p`` (see _set)."""
+        """The lane kernels at ``width`` samples, named with prefix ``p`` (lane_names)."""
+        names = lane_names(M, p)
         fused = {}      # gradient name -> its `_acc` kernel view (extract/fuse.py)
 
         def lane_view(k: Kernel, n: int, total: int) -> dict:
-            body = block_accumulators(k.body, taken, block) if options.blocks else k.body
-            body, lane = widen_to_lanes(body, shared, width, taken)
+            body, lane = widen_to_lanes(blocked[k.name], shared, width, taken)
             view = _kernel_view(model, Kernel(k.array, k.reads, body, k.strategy), C, n, total,
                                 (lane, width, p), real)
             form = fusable(body, lane, width, k.name) \
@@ -242,7 +248,7 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
                     **view, "function": view["function"] + "_acc",
                     "section": view["section"] + "; added into the accumulator (extract/fuse.py)",
                     "params": view["params"][:-1] + ["real *restrict acc", "int m"],
-                    "body": fused_body(form, lane, width, M, p=p),
+                    "body": fused_body(form, lane, width, names["transpose_fn"], p=p),
                     "args": view["args"][:-1] + [f"acc->{pgrads[k.name]}", "m"],
                     "param": pgrads[k.name]}
             return view
@@ -250,12 +256,10 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
         ks += [lane_view(k, n, len(bwd)) for n, k in enumerate(bwd)]
         bodies = "\n".join(k["body"] for k in (*ks, *fused.values()))
         return {
-            "p": p, "set": _set(p), "width": width,
-            "LANES": f"{M}_{p.upper() if p != 'v' else ''}LANES",
-            "kernels": ks,
+            **names, "width": width, "kernels": ks,
             "uses": {f: re.search(rf"\b{p}{f}\(", bodies) is not None
                      for f in ("load", "store", "splat", "relu", "step", "fmax_")},
-            "transpose": transpose_program(width, M, p),
+            "transpose": transpose_program(width, names["shuf"], f"{p}real"),
             "transpose_rounds": width.bit_length() - 1,
             "forward_calls": [f"{k['function']}({', '.join(k['args'])})" for k in ks[:nf]],
             "backward_calls": [f"{k['function']}({', '.join(k['args'])})" for k in ks[nf:]],

@@ -75,6 +75,7 @@ from pathlib import Path
 import numpy as np
 
 from . import build, cuda_host, field
+from .sources import lane_names
 
 CXX = "g++"
 CXXFLAGS = ["-std=c++17", "-O1", "-fopenmp", "-w"]     # only the values matter here
@@ -215,6 +216,20 @@ static void start(int argc, char **argv)
 }}
 """
 
+# the lane kernels of one width (S: lanes or hlanes), N samples at once
+_LANE_GROUPS = r"""    for (int i = 0; i < n; i += {N}) {{     /* the lane kernels, {N} samples at once */
+        const int m = n - i < {N} ? n - i : {N};
+        {M}_inputs_{S} *x = fresh<{M}_inputs_{S}>();
+        {M}_values_{S} *v = fresh<{M}_values_{S}>();
+        {M}_grads_{S} *g = fresh<{M}_grads_{S}>();
+        {M}_gather_{S}(&xs[i], m, x);
+        {M}_forward_{S}(w, x, v);
+        {M}_backward_{S}(w, x, v, g);
+        put(v, sizeof *v);
+        put(g, sizeof *g);
+    }}
+"""
+
 _C_DRIVER = r"""#include "{M}.c"
 """ + _COMMON + r"""
 int main(int argc, char **argv)
@@ -228,29 +243,7 @@ int main(int argc, char **argv)
         put(v, sizeof *v);
         put(g, sizeof *g);
     }}
-    for (int i = 0; i < n; i += {M}_LANES) {{          /* the lane kernels, M_LANES samples at once */
-        const int m = n - i < {M}_LANES ? n - i : {M}_LANES;
-        {M}_inputs_lanes *x = fresh<{M}_inputs_lanes>();
-        {M}_values_lanes *v = fresh<{M}_values_lanes>();
-        {M}_grads_lanes *g = fresh<{M}_grads_lanes>();
-        {M}_gather_lanes(&xs[i], m, x);
-        {M}_forward_lanes(w, x, v);
-        {M}_backward_lanes(w, x, v, g);
-        put(v, sizeof *v);
-        put(g, sizeof *g);
-    }}
-    for (int i = 0; i < n; i += {M}_HLANES) {{         /* and at half the width */
-        const int m = n - i < {M}_HLANES ? n - i : {M}_HLANES;
-        {M}_inputs_hlanes *x = fresh<{M}_inputs_hlanes>();
-        {M}_values_hlanes *v = fresh<{M}_values_hlanes>();
-        {M}_grads_hlanes *g = fresh<{M}_grads_hlanes>();
-        {M}_gather_hlanes(&xs[i], m, x);
-        {M}_forward_hlanes(w, x, v);
-        {M}_backward_hlanes(w, x, v, g);
-        put(v, sizeof *v);
-        put(g, sizeof *g);
-    }}
-    for (int nt = 1; nt <= 3; nt++) {{
+{lane_groups}    for (int nt = 1; nt <= 3; nt++) {{
         void *ws = fresh<char>({M}_workspace_size(nt));
         {M}_params *grad = fresh<{M}_params>();
         real *loss = fresh<real>();
@@ -334,7 +327,10 @@ def build_drivers(src: Sources, work: Path, prediction: str) -> dict:
     exes = {}
     if src.c is not None:
         (work / f"{M}.c").write_text(field_c(src))
-        (work / "driver_c.cpp").write_text(_C_DRIVER.format(M=M, pred=prediction))
+        groups = "".join(_LANE_GROUPS.format(M=M, N=k["LANES"], S=k["set"])
+                         for k in (lane_names(M, "v"), lane_names(M, "h")))  # width, half
+        (work / "driver_c.cpp").write_text(_C_DRIVER.format(M=M, pred=prediction,
+                                                            lane_groups=groups))
         _compile(work / "driver_c.cpp", work / "driver_c", [fh], src.c.name)
         exes["c"] = work / "driver_c"
     if src.cu is not None:
@@ -444,7 +440,8 @@ def compare(m: _Model, kind: str, raw: np.ndarray, want: list, n: int, lanes: in
         f"{M}_forward/{M}_backward"
     check(entry1, lambda b, what: f"{M}_{what}_{b}", one, lambda c, l: c)
     if kind == "c":
-        for width, kset in ((lanes, "lanes"), (lanes // 2, "hlanes")):
+        for width, kset in ((lanes, lane_names(M, "v")["set"]),
+                            (lanes // 2, lane_names(M, "h")["set"])):
             groups = list(range(0, n, width))
             got = {name: [] for name, _ in order}
             for i in groups:
