@@ -21,12 +21,32 @@ After (the block is the 8 outputs along ``j2``)::
         for j2 < 8:  c21[j1 * 8 + j2] = c21_acc[j2];
 
 Applied only to nests in *gather form*: the output offset is an affine function of some of the
-loop variables (plain terms, no ``div`` / ``mod``) that is one-to-one on their ranges, no loop
-has extra bounds, and the nest is perfect (one statement at the bottom, no guards). Then two
-iterations write the same element only if they differ in the reduction loops alone, so moving
-output loops across reduction loops, while the reduction loops keep their relative order, gives
-every element the same terms in the same order: the results are bitwise those of the nest
-before (the tests compare them).
+loop variables (plain terms, no ``div`` / ``mod``) that is one-to-one on their ranges, and the
+nest is perfect (one statement at the bottom, no guards). Then two iterations write the same
+element only if they differ in the reduction loops alone, so moving output loops across
+reduction loops, while the reduction loops keep their relative order, gives every element the
+same terms in the same order: the results are bitwise those of the nest before (the tests
+compare them).
+
+Loops may carry extra bounds when each bound mentions a reduction loop and none mentions a
+loop of the block: the bounds, as one guard around the block, become bounds of the reduction
+loops again (``tighten_bounds``, each on the innermost loop it mentions), so the same points
+run in the same order and every element of a block has the same ones. A padded convolution's
+weight gradient (LeNet-5's ``d_k1``: the kernel positions bounded by the image positions) keeps
+its channels in a block, its kernel positions outside, and the image loops bounded by them::
+
+    for i0 < 6:  for t0 < 28:  for t1 < 28:
+      for k0 in [max(0, 2 - t0), min(5, 30 - t0)):  for k1 in [...):
+        d_k1[i0, k0, k1] += d_z1[i0, t0, t1] * x[t0 + k0 - 2, t1 + k1 - 2];
+
+becomes, the block along i0::
+
+    for k0 < 5:  for k1 < 5:
+      for t0 in [max(0, 2 - k0), min(28, 30 - k0)):  for t1 in [...):  for i0 < 6:
+        d_k1_acc[i0] += ...;
+
+(A padded convolution's forward has its bounds on the output loops: extract/peel.py first
+splits off their interior.)
 
 The block runs along the output loop with the smallest stride (the contiguous one); a loop
 longer than ``BLOCK`` is strip-mined by its largest divisor ``d`` with ``MIN_SPLIT <= d <=
@@ -49,8 +69,9 @@ can span that loop; only with room for rows (limit 16).
 """
 from __future__ import annotations
 
-from .code import (Affine, Buffer, For, If, IVar, Lit, Load, Store, names_in, stmt_loads,
-                   subst_stmts)
+from .bounds import tighten_bounds
+from .code import (Affine, Buffer, For, If, IVar, Lit, Load, Store, cmp_ge, names_in,
+                   stmt_loads, subst_stmts)
 
 BLOCK = 8        # outputs held at once: 8 vectors of accumulators + the operands fit 16 registers
 MIN_SPLIT = 4    # a strip of fewer outputs than this is not worth a block
@@ -59,11 +80,12 @@ WINDOW = 12      # outputs of a sliding-window block (scatter form, see _window)
 UNROLL = 64      # iterations of the innermost loops of a window block (the compiler unrolls them)
 
 
-def _perfect(s: For):
-    """The loops of a perfect nest rooted at ``s`` and its one ``+=`` store, or None."""
+def _perfect(s: For, bounds: bool = False):
+    """The loops of a perfect nest rooted at ``s`` and its one ``+=`` store, or None; loops
+    with extra bounds only with ``bounds``."""
     loops = []
     while isinstance(s, For):
-        if s.lo or s.hi or len(s.body) != 1:
+        if (s.lo or s.hi) and not bounds or len(s.body) != 1:
             return None
         loops.append(s)
         s = s.body[0]
@@ -119,8 +141,27 @@ def _rows(v: IVar, most: int):
     return None
 
 
+def _constraints(loops: list) -> list | None:
+    """The extra bounds of the loops as conditions ``a >= 0``; None if one never holds."""
+    out = []
+    for f in loops:
+        v = Affine.of(f.var)
+        for c in [*(cmp_ge(v - b) for b in f.lo),
+                  *(cmp_ge(b - v - Affine.of(1)) for b in f.hi)]:
+            if c is False:
+                return None
+            if c is not True:
+                out.append(c)
+    return out
+
+
+def _no_guards(ss) -> bool:
+    return all(not isinstance(s, If) and (not isinstance(s, For) or _no_guards(s.body))
+               for s in ss)
+
+
 def _block(s: For, names: _Names, limit: int = BLOCK):
-    found = _perfect(s)
+    found = _perfect(s, bounds=True)
     if found is None:
         return None
     loops, store = found
@@ -129,11 +170,21 @@ def _block(s: For, names: _Names, limit: int = BLOCK):
     reds = [v for v in vs if v not in outs]
     if not reds or not _one_to_one(store.offset, set(vs), outs):
         return None
+    cond = _constraints(loops)
+    if cond is None:
+        return None
+    bounded = set().union(*(c.a.ivars() for c in cond)) & set(vs)
+    if any(not (c.a.ivars() & set(reds)) for c in cond):
+        return None           # a bound among output loops alone: not a block's business
+    # the block's loops run in full: only output loops no bound mentions
+    free = [v for v in outs if v not in bounded]
+    if cond and not free:
+        return None
     name = names.fresh(f"{store.array}_acc")
     if not outs:
         size, outer, inner, m = 1, [], [], {}
     else:
-        b = min(outs, key=lambda v: (abs(store.offset.coeff(v)), -vs.index(v)))
+        b = min(free, key=lambda v: (abs(store.offset.coeff(v)), -vs.index(v)))
         d = _split(b.extent)
         if d is None:
             return None
@@ -151,7 +202,8 @@ def _block(s: For, names: _Names, limit: int = BLOCK):
         r = None
         if limit >= 2 * d:
             # the output loop of the smallest stride that has a divisor fitting the limit
-            for b2 in sorted(rest, key=lambda v: (abs(store.offset.coeff(v)), -vs.index(v))):
+            for b2 in sorted((v for v in rest if v not in bounded),
+                             key=lambda v: (abs(store.offset.coeff(v)), -vs.index(v))):
                 r = _rows(b2, limit // d)
                 if r is not None:
                     break
@@ -177,8 +229,17 @@ def _block(s: For, names: _Names, limit: int = BLOCK):
             stmt = For(v, (stmt,))
         return stmt
     body = over_block(Store(name, at, "+=", term.value))
+    if cond:
+        # the bounds, as a guard around the block, become bounds of the reduction loops
+        # (each on the innermost loop it mentions): the same points run, in the same order
+        body = If(tuple(cond), (body,))
     for v in reversed(reds):
         body = For(v, (body,))
+    if cond:
+        tight = tighten_bounds((body,))
+        if len(tight) != 1 or not _no_guards(tight):
+            return None
+        body = tight[0]
     block = (Buffer(name, size),
              over_block(Store(name, at, "=", Load(store.array, offset))),
              body,

@@ -16,6 +16,7 @@ import jinja2
 from . import __version__, ir
 from .fuse import fusable, fused_body
 from .lanes import widen_to_lanes
+from .peel import peel_bounds
 from .registers import block_accumulators
 from .cpu import cpuinfo, flags
 from .lower import ExtractError, Kernel, Options, lower_to_loops
@@ -229,7 +230,8 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     pgrads = {model.param_gradient(p.name).name: p.name for p in model.params}
     bnames = [k.name for k in bwd]
     # register blocks do not depend on the width: computed once for both sets
-    blocked = {k.name: block_accumulators(k.body, taken, block) if options.blocks else k.body
+    blocked = {k.name: block_accumulators(peel_bounds(k.body, taken), taken, block)
+               if options.blocks else k.body
                for k in (*fwd, *bwd)}
 
     def lane_set(width: int, p: str) -> dict:

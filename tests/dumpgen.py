@@ -1223,6 +1223,25 @@ def _cnn_forward(m: Builder) -> dict[str, T]:
     return h
 
 
+def pad_conv() -> dict:
+    """A convolution padded by 1 on every side, as the front end's ``conv2d(x, k, b, 1)``
+    writes it (the padding inlined: ``slide(i, backslide(centre, x))``), of a parameter image
+    into 3 channels, with gradients from ``autodiff``: the forward, the input gradient and the
+    weight gradient all have loops bounded by the padding (extract/peel.py, the bounded blocks
+    of extract/registers.py)."""
+    m = Builder("pad_conv")
+    y = m.input("y", [3, [10, 12]])
+    x = m.param("x", [10, 12])
+    k, b = m.param("k", [3, [3, 3]]), m.param("b", 3)
+    c = m.let("c", _mconv(backslide(ix_const([3, 3], [1, 1]), x), k, b))
+    e = lambda j: c[j] + -y[j]  # noqa: E731
+    loss = m.let("loss", sum_(c.shape, lambda j: e(j) * e(j)))
+    m.seed(loss, one(1))
+    m.output("loss", loss)
+    m.autodiff()
+    return m.build()
+
+
 def cnn_hand() -> dict:
     """The paper's CNN (§4, §6 of the format doc) with gradients derived by hand.
 
@@ -1269,6 +1288,7 @@ EXAMPLES: dict[str, Callable[[], dict]] = {
     "max": max_hand,
     "cnn_hand": cnn_hand,
     "cnn_ad": cnn_ad,
+    "pad_conv": pad_conv,
 }
 
 

@@ -13,45 +13,7 @@ from extract.code import Affine, Buffer, For, IVar, Load, Mul, Store
 from extract.lanes import widen_to_lanes
 from extract.printer import C, statements
 from extract.registers import BLOCK, _same_order, block_accumulators
-from loopnest import aff, nest, order
-
-
-def run(stmts, out: str) -> dict:
-    """Execute statements over sequences: an element of ``out`` or of a buffer holds the list
-    of terms added to it, in order; ``a[i] * b[j]`` is the term ``(i, j)``."""
-    mem: dict = {}
-
-    def value(e, env):
-        if isinstance(e, Load):
-            i = e.offset.subst(env).const
-            if e.array == out or e.array in buffers:
-                return list(mem.get((e.array, i), []))
-            return (e.array, i)
-        if isinstance(e, Mul):
-            return (value(e.a, env), value(e.b, env))
-        if isinstance(e, c.Lit):
-            return ("lit", e.value)
-        raise TypeError(e)
-    buffers: set = set()
-
-    def exec_(ss, env):
-        for s in ss:
-            if isinstance(s, For):
-                for k in range(s.var.extent):
-                    exec_(s.body, {**env, s.var: Affine.of(k)})
-            elif isinstance(s, Buffer):
-                buffers.add(s.name)
-            elif isinstance(s, Store):
-                key = (s.array, s.offset.subst(env).const)
-                v = value(s.value, env)
-                if s.op == "=":
-                    mem[key] = v if isinstance(v, list) else [v]
-                else:
-                    mem.setdefault(key, []).append(v)
-            else:
-                raise TypeError(s)
-    exec_(stmts, {})
-    return {k[1]: v for k, v in mem.items() if k[0] == out}
+from loopnest import aff, nest, order, run
 
 
 def conv_forward():

@@ -123,7 +123,7 @@ def _fill(ffi, cdata, model_arrays, values, dtype):
 
 @pytest.mark.parametrize("precision", ["f64", "f32"])
 @pytest.mark.parametrize("name", ["cnn_hand", "ops_slide", "ops_block", "chain_hand", "pad_const",
-                                  "unary"])
+                                  "unary", "pad_conv"])
 def test_batch_grad_is_mean_of_samples_and_reproducible(kernel_cache, name, precision):
     check_batch_grad(hand(name), precision, Options(), 7)
 
@@ -139,7 +139,7 @@ def test_batch_grad_at_either_lane_count(kernel_cache, name, lanes, n):
 
 
 @pytest.mark.parametrize("block", [8, 16])
-@pytest.mark.parametrize("name", ["cnn_hand", "ops_slide"])
+@pytest.mark.parametrize("name", ["cnn_hand", "ops_slide", "pad_conv"])
 def test_batch_grad_at_either_block_limit(kernel_cache, name, block):
     """Register blocks of one row (8 outputs) and of two or more (16), whatever the processor
     (sources.default_block), against the oracle over 1-3 threads."""
@@ -153,11 +153,12 @@ def test_batch_grad_without_register_blocks(kernel_cache, name):
 
 
 @pytest.mark.parametrize("strategy", ["dest", "element"])
-@pytest.mark.parametrize("seed", [3, 5, 201])
+@pytest.mark.parametrize("seed", [3, 5, 30, 201])
 def test_batch_grad_of_random_dumps(kernel_cache, seed, strategy):
     """The lane kernels of random dumps (blocks, guards, logistic; with the element strategy
-    scalar locals become vreal buffers, and seed 201 reads one inside a logistic lane loop):
-    19 samples = two full groups of 8 and a short one, against the oracle's gradients."""
+    scalar locals become vreal buffers, seed 201 reads one inside a logistic lane loop, and
+    seed 30's dest strategy blocks a sum whose loops carry bounds): 19 samples = two full
+    groups of 8 and a short one, against the oracle's gradients."""
     d = dumpgen.random_dump(seed, depth=4 if seed >= 200 else 3, model=f"rnd{seed}")
     check_batch_grad(d, "f64", Options(strategy, 2 ** 62), 19)
 
