@@ -39,11 +39,20 @@ its channels in a block, its kernel positions outside, and the image loops bound
       for k0 in [max(0, 2 - t0), min(5, 30 - t0)):  for k1 in [...):
         d_k1[i0, k0, k1] += d_z1[i0, t0, t1] * x[t0 + k0 - 2, t1 + k1 - 2];
 
-becomes, the block along i0::
+becomes, the block along its kernel columns k1 and 3 of its channels (``_edges``: the bounds
+that mention k1 tie it to t1 alone, so t1's first and last 2 iterations are written out, each
+with constant bounds on k1, and the 24 between them run every k1)::
 
-    for k0 < 5:  for k1 < 5:
-      for t0 in [max(0, 2 - k0), min(28, 30 - k0)):  for t1 in [...):  for i0 < 6:
-        d_k1_acc[i0] += ...;
+    for i0_o < 2:  for k0 < 5:
+      for t0 in [max(0, 2 - k0), min(28, 30 - k0)):
+        for i0_i < 3:  for k1 in [2, 5):  d_k1_acc[i0_i, k1] += ...;     -- t1 = 0
+        for i0_i < 3:  for k1 in [1, 5):  d_k1_acc[i0_i, k1] += ...;     -- t1 = 1
+        for t1_p < 24:  for i0_i < 3:  for k1 < 5:  d_k1_acc[i0_i, k1] += ...;
+        (t1 = 26: k1 in [0, 4); t1 = 27: k1 in [0, 3))
+
+Every element still receives its terms in the order of t0, then t1. Without the edges (more
+than ``EDGE`` iterations to write out) the block is the channels alone, and every bound moves
+onto the image loops.
 
 (A padded convolution's forward has its bounds on the output loops: extract/peel.py first
 splits off their interior.)
@@ -160,6 +169,70 @@ def _no_guards(ss) -> bool:
                for s in ss)
 
 
+EDGE = 8         # iterations of a reduction loop written out at its two ends (_edges)
+
+
+def _edges(b: IVar, cond: list, reds: list):
+    """A padded convolution's weight gradient (``d_k1[k1] += d[t1] * x[t1 + k1 - 2]`` for the
+    image columns t1 that kernel column k1 reaches): when every bound that mentions the block's
+    loop ``b`` is ``±b ± r + c >= 0`` for one reduction loop ``r``, the values of r at which
+    they hold for every b (``[lo, hi)``) and the few before and after, at which they do not;
+    ``(r, lo, hi, bounds on b, the other bounds)``, or None. The other bounds may not mention
+    b, r or a reduction loop inside r."""
+    on_b = [c for c in cond if b in c.a.ivars()]
+    rest = [c for c in cond if b not in c.a.ivars()]
+    partners = {v for c in on_b for v in c.a.ivars()} - {b}
+    if len(partners) != 1:
+        return None
+    (r,) = partners
+    if r not in reds or any(not isinstance(a, IVar) or abs(k) != 1
+                            for c in on_b for a, k in c.a.terms):
+        return None
+    inside = set(reds[reds.index(r):])
+    if any(c.a.ivars() & inside for c in rest):
+        return None
+    lo, hi = 0, r.extent
+    for c in on_b:
+        kb, kr = c.a.coeff(b), c.a.coeff(r)
+        worst = c.a.const + min(0, kb * (b.extent - 1))     # the least over b
+        if kr > 0:            # r + worst >= 0
+            lo = max(lo, -worst)
+        else:                 # worst - r >= 0
+            hi = min(hi, worst + 1)
+    if hi <= lo or lo + (r.extent - hi) > EDGE or (lo == 0 and hi == r.extent):
+        return None
+    return r, lo, hi, tuple(on_b), tuple(rest)
+
+
+def _edge_body(edges, reds: list, inner: list, term: Store, names: _Names):
+    """The statements over reduction loop r and those inside it, for a block along a loop
+    whose bounds tie it to r (_edges): r's first ``lo`` and last iterations written out, each
+    with the block's loop bounded by constants (the bounds on it, r a constant, become loop
+    bounds: ``tighten_bounds``), and its interior ``[lo, hi)`` as a loop without bounds. Every
+    element still gets its terms in the order of r; None if a bound does not become one."""
+    r, lo, hi, on_b, _ = edges
+    below = reds[reds.index(r) + 1:]
+
+    def nest(guard: bool):
+        stmt = If(on_b, (term,)) if guard else term
+        for v in reversed(inner):
+            stmt = For(v, (stmt,))
+        for v in reversed(below):
+            stmt = For(v, (stmt,))
+        return stmt
+
+    def written_out(k: int):
+        tight = tighten_bounds(subst_stmts((nest(True),), {r: Affine.of(k)}))
+        return tight if _no_guards(tight) else None
+    mid = IVar(names.fresh(f"{r.name}_p"), hi - lo, r.rank)
+    pieces = [written_out(k) for k in range(lo)]
+    pieces.append(subst_stmts((For(mid, (nest(False),)),), {r: Affine.of(mid) + Affine.of(lo)}))
+    pieces += [written_out(k) for k in range(hi, r.extent)]
+    if any(p is None for p in pieces):
+        return None
+    return tuple(x for p in pieces for x in p)
+
+
 def _block(s: For, names: _Names, limit: int = BLOCK):
     found = _perfect(s, bounds=True)
     if found is None:
@@ -176,15 +249,23 @@ def _block(s: For, names: _Names, limit: int = BLOCK):
     bounded = set().union(*(c.a.ivars() for c in cond)) & set(vs)
     if any(not (c.a.ivars() & set(reds)) for c in cond):
         return None           # a bound among output loops alone: not a block's business
-    # the block's loops run in full: only output loops no bound mentions
+    # the block's loops run in full: output loops no bound mentions, or the contiguous one
+    # when its bounds tie it to one reduction loop alone (_edges: that loop's first and last
+    # iterations written out, each with constant bounds on the block)
     free = [v for v in outs if v not in bounded]
-    if cond and not free:
+    edges = None
+    if outs:
+        b0 = min(outs, key=lambda v: (abs(store.offset.coeff(v)), -vs.index(v)))
+        if b0 in bounded and _split(b0.extent) == b0.extent:
+            edges = _edges(b0, cond, reds)
+    if cond and not free and edges is None:
         return None
     name = names.fresh(f"{store.array}_acc")
     if not outs:
         size, outer, inner, m = 1, [], [], {}
     else:
-        b = min(free, key=lambda v: (abs(store.offset.coeff(v)), -vs.index(v)))
+        b = b0 if edges is not None else \
+            min(free, key=lambda v: (abs(store.offset.coeff(v)), -vs.index(v)))
         d = _split(b.extent)
         if d is None:
             return None
@@ -228,21 +309,27 @@ def _block(s: For, names: _Names, limit: int = BLOCK):
         for v in reversed(inner):
             stmt = For(v, (stmt,))
         return stmt
-    body = over_block(Store(name, at, "+=", term.value))
+    if edges is not None:
+        # the reduction loops from r inwards, r's ends written out; the other bounds below
+        body = _edge_body(edges, reds, inner, Store(name, at, "+=", term.value), names)
+        if body is None:
+            return None
+        cond, reds = list(edges[4]), reds[:reds.index(edges[0])]
+    else:
+        body = (over_block(Store(name, at, "+=", term.value)),)
     if cond:
         # the bounds, as a guard around the block, become bounds of the reduction loops
         # (each on the innermost loop it mentions): the same points run, in the same order
-        body = If(tuple(cond), (body,))
+        body = (If(tuple(cond), body),)
     for v in reversed(reds):
-        body = For(v, (body,))
+        body = (For(v, body),)
     if cond:
-        tight = tighten_bounds((body,))
-        if len(tight) != 1 or not _no_guards(tight):
+        body = tighten_bounds(body)
+        if len(body) != 1 or not _no_guards(body):
             return None
-        body = tight[0]
     block = (Buffer(name, size),
              over_block(Store(name, at, "=", Load(store.array, offset))),
-             body,
+             *body,
              over_block(Store(store.array, offset, "=", Load(name, at))))
     for v in reversed(outer):
         block = (For(v, block),)

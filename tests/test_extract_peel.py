@@ -72,18 +72,44 @@ def test_the_peeled_interior_gets_a_register_block():
     assert _bounds(block_accumulators(before, limit=16)) == 2
 
 
-def test_a_weight_gradient_keeps_its_channels_in_a_block_with_bounded_sums():
+def test_a_weight_gradient_blocks_kernel_columns_with_the_image_ends_written_out():
     before = (padded_weight_gradient(),)
     assert peel_bounds(before) == before        # its outputs' interior is one position wide
+    for limit, size, outer in ((8, 3, ["o", "i0"]), (16, 9, ["i0"])):
+        after = block_accumulators(before, limit=limit)
+        assert run(after, "dk") == run(before, "dk")
+        (top,) = after
+        assert order(top) == outer
+        inner = top
+        while not isinstance(inner.body[0], Buffer):
+            inner = inner.body[0]
+        buf, init, sums, store = inner.body
+        # the block: the kernel's 3 columns (and, with room, the 3 channels)
+        assert isinstance(buf, Buffer) and buf.size == size
+        # image rows bounded by the kernel row; the first and last image columns written out
+        # (kernel columns 1-2, then 0-1), the 10 between them a loop without bounds
+        assert sums.var.name == "t0" and sums.lo and sums.hi
+        head, mid, tail = sums.body
+        assert isinstance(mid, For) and mid.var.extent == 10 and _bounds((mid,)) == 0
+        assert "t1" not in order(head) + order(tail)
+        assert all(b.is_const for f in _flat((head, tail)) if isinstance(f, For)
+                   for b in (*f.lo, *f.hi))
+
+
+def test_a_weight_gradient_with_wide_padding_keeps_a_block_of_channels():
+    """Padding 5 on a 11 x 11 kernel: 10 image columns at the ends, more than registers.EDGE
+    to write out; the block is then the channels, every bound on the image loops."""
+    o, t0, t1 = IVar("o", 4, 0), IVar("t0", 12, 1), IVar("t1", 12, 2)
+    i0, i1 = IVar("i0", 11, 3), IVar("i1", 11, 4)
+    st = Store("dk", aff((o, 121), (i0, 11), (i1, 1)), "+=",
+               Mul(Load("d", aff((o, 144), (t0, 12), (t1, 1))),
+                   Load("x", aff((t0, 12), (i0, 12), (t1, 1), (i1, 1), const=-65))))
+    inner = bounded(i1, st, [aff((t1, -1), const=5)], [aff((t1, -1), const=17)])
+    mid = bounded(i0, inner, [aff((t0, -1), const=5)], [aff((t0, -1), const=17)])
+    before = (For(o, (For(t0, (For(t1, (mid,)),)),)),)
     after = block_accumulators(before)
-    (top,) = after
-    assert order(top) == ["i0", "i1"]
-    buf, init, sums, store = top.body[0].body
-    assert isinstance(buf, Buffer) and buf.size == 3            # the 3 channels
-    # the bounds moved onto the image positions, in terms of the kernel position
-    assert order(sums) == ["t0", "t1", "o"]
-    assert sums.lo and sums.hi and sums.body[0].lo and sums.body[0].hi
     assert run(after, "dk") == run(before, "dk")
+    assert order(after[0]) == ["i0", "i1"] and after[0].body[0].body[0].size == 4
 
 
 def test_border_and_small_cases_are_kept():

@@ -344,6 +344,19 @@ def test_both_block_limits_validate(tmp_path, block):
     assert run(src, d).files == ["cnn.c"]
 
 
+@pytest.mark.parametrize("block", [8, 16])
+def test_padded_convolution_validates_at_both_block_limits(tmp_path, block):
+    """A convolution padded by 1 (tests/data/pad_conv.json): the interior of its forward and
+    input gradient split from the borders (extract/peel.py), its weight gradient blocked with
+    the first and last image column written out (extract/registers.py), over the field."""
+    d = load("pad_conv")
+    src = write_sources(tmp_path, d, "f32", Options(block=block), cuda=False)
+    text = src.c.read_text()
+    assert "j0_p" in text and "t2_1_p" in text            # both moves took place
+    assert ("d_k_acc[9]" in text) == (block == 16)         # 3 channels x 3 kernel columns
+    assert run(src, d).files == ["pad_conv.c"]
+
+
 def test_cnn_ad_validates_c_and_cuda(tmp_path):
     """The unoptimised reverse pass: its CUDA (element strategy) once let a sum's guard escape
     the sum (extract/code.py reduce) and did not compile."""
