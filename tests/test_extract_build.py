@@ -197,6 +197,7 @@ def test_cli_extraction_error_exits_1_and_writes_nothing(tmp_path):
 SPEC = {name: next((p for p in (ROOT / "build" / "dump" / f"{name}.json",
                                 ROOT / "tests" / "golden" / "dump" / f"{name}.json")
                     if p.exists()), None) for name in ("cnn", "ops", "zoo/mlp")}
+SPEC["pad_conv"] = ROOT / "tests" / "data" / "pad_conv.json"   # bounded loops, written-out ends
 
 
 @pytest.mark.parametrize("lanes", [8, 16])
