@@ -129,9 +129,9 @@ def _peel(s: For, names: set):
 
 def peel_bounds(stmts, taken: set = frozenset()) -> tuple:
     """The statements with every eligible nest peeled (see the module doc), the interior part
-    peeled again along its other bounded output loops (not the border parts: they keep bounds
-    along the split loop, so no block would take them); ``taken``: names a new loop variable
-    must not take."""
+    peeled again along its other bounded output loops (not the border parts: only a few rows
+    or columns wide, they are left to registers.py, which blocks those whose bounds it can move
+    onto the reductions); ``taken``: names a new loop variable must not take."""
     names = set(taken) | names_in(stmts)
 
     def walk(ss) -> tuple:

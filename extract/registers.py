@@ -31,7 +31,10 @@ compare them).
 Loops may carry extra bounds when each bound mentions a reduction loop and none mentions a
 loop of the block: the bounds, as one guard around the block, become bounds of the reduction
 loops again (``tighten_bounds``, each on the innermost loop it mentions), so the same points
-run in the same order and every element of a block has the same ones. A padded convolution's
+run in the same order and every element of a block has the same ones. The output loops outside
+the block then run over their whole extent: where their bounds left an element out, the block
+loads it and stores it back unchanged (the array spans those extents: the loops are its
+shape, and a lane kernel's buffers belong to one thread). A padded convolution's
 weight gradient (LeNet-5's ``d_k1``: the kernel positions bounded by the image positions) keeps
 its channels in a block, its kernel positions outside, and the image loops bounded by them::
 
@@ -90,16 +93,16 @@ UNROLL = 64      # iterations of the innermost loops of a window block (the comp
 
 
 def _perfect(s: For, bounds: bool = False):
-    """The loops of a perfect nest rooted at ``s`` and its one ``+=`` store, or None; loops
-    with extra bounds only with ``bounds``."""
+    """The loops of a perfect nest rooted at ``s`` and its one ``+=`` store (whose value does
+    not read the output), or None; loops with extra bounds only with ``bounds``."""
     loops = []
     while isinstance(s, For):
         if (s.lo or s.hi) and not bounds or len(s.body) != 1:
             return None
         loops.append(s)
         s = s.body[0]
-    if not isinstance(s, Store) or s.op != "+=" or not loops:
-        return None
+    if not isinstance(s, Store) or s.op != "+=" or not loops or s.array in stmt_loads((s,)):
+        return None         # (a value that reads the output would see the block's stale copy)
     return loops, s
 
 
