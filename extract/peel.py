@@ -30,27 +30,16 @@ before (the tests run both on a term-recording interpreter).
 
 Applied to a perfect ``+=`` nest (one statement per level) whose bounded output loop has bounds
 in the variables of loops outside it alone, when the interior holds at least ``MIN_INTERIOR``
-iterations and at least half the loop's extent; the border parts keep their bounds (and gain
-the interior's edge as a bound). Bounds on reduction loops (a padded convolution's weight
+iterations and at least half the loop's extent; the border parts keep the bounds on their side
+and end at the interior's edge. Bounds on reduction loops (a padded convolution's weight
 gradient) are left alone: splitting them would change the order of an element's terms.
 """
 from __future__ import annotations
 
-from .code import Affine, For, If, IVar, Store, names_in, stmt_loads, subst_stmts
-from .registers import _one_to_one
+from .code import Affine, For, If, IVar, Store, subst_stmts
+from .registers import _Names, _one_to_one, _perfect
 
 MIN_INTERIOR = 4     # iterations the interior must keep to be worth a nest of its own
-
-
-def _perfect(s: For):
-    """The loops of a nest with one statement per level (bounds allowed) and its ``+=``."""
-    loops = []
-    while isinstance(s, For) and len(s.body) == 1:
-        loops.append(s)
-        s = s.body[0]
-    if not loops or not isinstance(s, Store) or s.op != "+=" or s.array in stmt_loads((s,)):
-        return None
-    return loops, s
 
 
 def _interior(f: For, inside: set):
@@ -85,16 +74,8 @@ def _rebuild(loops: list, k: int, f: For, store: Store, m: dict) -> For:
     return out
 
 
-def _fresh(names: set, base: str) -> str:
-    name = base
-    while name in names:
-        name += "_"
-    names.add(name)
-    return name
-
-
-def _peel(s: For, names: set):
-    found = _perfect(s)
+def _peel(s: For, names: _Names):
+    found = _perfect(s, bounds=True)
     if found is None:
         return None
     loops, store = found
@@ -112,14 +93,14 @@ def _peel(s: For, names: set):
         v = f.var
         before, after = [], []
         if lo > 0:      # [max(0, *lo), lo): v itself, of extent lo; its upper bounds are met
-            head = IVar(_fresh(names, f"{v.name}_h"), lo, v.rank)
+            head = IVar(names.fresh(f"{v.name}_h"), lo, v.rank)
             before.append(_rebuild(loops, k, For(head, (), f.parallel, f.lo, ()), store,
                                    {v: Affine.of(head)}))
-        mid = IVar(_fresh(names, f"{v.name}_p"), hi - lo, v.rank)
+        mid = IVar(names.fresh(f"{v.name}_p"), hi - lo, v.rank)
         interior = _rebuild(loops, k, For(mid, (), f.parallel), store,
                             {v: Affine.of(mid) + Affine.of(lo)})
         if hi < v.extent:   # [hi, min(extent, *hi)): v = hi + tail; its lower bounds are met
-            tail = IVar(_fresh(names, f"{v.name}_t"), v.extent - hi, v.rank)
+            tail = IVar(names.fresh(f"{v.name}_t"), v.extent - hi, v.rank)
             after.append(_rebuild(loops, k, For(tail, (), f.parallel, (),
                                                 tuple(b - Affine.of(hi) for b in f.hi)),
                                   store, {v: Affine.of(tail) + Affine.of(hi)}))
@@ -132,7 +113,7 @@ def peel_bounds(stmts, taken: set = frozenset()) -> tuple:
     peeled again along its other bounded output loops (not the border parts: only a few rows
     or columns wide, they are left to registers.py, which blocks those whose bounds it can move
     onto the reductions); ``taken``: names a new loop variable must not take."""
-    names = set(taken) | names_in(stmts)
+    names = _Names(stmts, taken)
 
     def walk(ss) -> tuple:
         out = []
