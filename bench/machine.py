@@ -1,7 +1,9 @@
 """The machine's float32 peak: cores x FMA units x vector width x 2 x clock.
 
-* **vector width**: the widest vector ISA in ``/proc/cpuinfo``'s flags (``avx512f``: 16
-  floats; ``avx2`` with ``fma``: 8; else 4, SSE);
+* **vector width**: the width of the FMA datapath: the widest vector ISA in
+  ``/proc/cpuinfo``'s flags (``avx512f``: 16 floats; ``avx2`` with ``fma``: 8; else 4, SSE),
+  except on AMD Zen 4 (family 25 with ``avx512f``), whose FMA pipes are 256 bits wide and run
+  a 512-bit FMA in two halves: 8 floats;
 * **FMA units per core**: not readable from the CPU; 2 by default (every Intel server core with
   AVX-512 since Skylake-SP's Gold 6xxx, and client cores since Haswell for AVX2), override with
   ``$BENCH_FMA_UNITS``;
@@ -21,12 +23,16 @@ import re
 from extract.cpu import cpuinfo, flags as cpu_flags
 
 
-def describe() -> dict:
-    info = cpuinfo()
+def describe(info: dict | None = None) -> dict:
+    """The peak's factors for the processor ``info`` describes (default: this one)."""
+    info = cpuinfo() if info is None else info
     flags = cpu_flags(info)
     mhz = float(info["cpu MHz"]) if info.get("cpu MHz") else None
     name = info.get("model name")
-    if "avx512f" in flags:
+    if "avx512f" in flags and info.get("vendor_id") == "AuthenticAMD" \
+            and info.get("cpu family") == "25":
+        width, isa = 8, "AVX-512 on 256-bit FMA pipes (Zen 4)"
+    elif "avx512f" in flags:
         width, isa = 16, "AVX-512"
     elif "avx2" in flags and "fma" in flags:
         width, isa = 8, "AVX2+FMA"

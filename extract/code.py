@@ -15,7 +15,9 @@ Three layers, all immutable:
   body is non-zero at one point only (``Σ_t [t == e] x(t) = x(e)``).
 - **statements** ``For``, ``Store`` (``=`` or ``+=`` into an output buffer), ``Decl``, ``Acc``
   and ``Assign`` of scalar locals, ``If``, ``Comment``, and ``Buffer``, a small local array
-  (only the lanes pass makes them: one value of a scalar local per sample lane).
+  (only the lanes pass makes them: one value of a scalar local per sample lane); and, in the
+  kernels a group's threads share (extract/divide.py, the last pass), ``Divided``, ``OnePart``
+  and ``Barrier``.
 
 Conditions are tuples of constraints (a conjunction); a constraint is ``Cmp(a, "ge")`` for
 ``a >= 0`` or ``Cmp(a, "eq")`` for ``a == 0``.
@@ -610,6 +612,25 @@ class Buffer(Stmt):
     """``real name[size];``: a local array, read with ``Load`` and written with ``Store``."""
     name: str
     size: int
+
+
+@dataclass(frozen=True, eq=True)
+class Divided(Stmt):
+    """A loop whose iterations the threads of a shared group divide among them
+    (extract/divide.py): thread ``part`` of ``nparts`` runs iterations
+    ``[extent * part / nparts, extent * (part + 1) / nparts)`` of ``loop``."""
+    loop: For
+
+
+@dataclass(frozen=True, eq=True)
+class OnePart(Stmt):
+    """Statements that only thread 0 of a shared group runs (extract/divide.py)."""
+    body: tuple
+
+
+@dataclass(frozen=True, eq=True)
+class Barrier(Stmt):
+    """Every thread of a shared group waits here until all have arrived."""
 
 
 def subst_stmts(stmts, m: dict) -> tuple:

@@ -99,13 +99,15 @@ def fusable(body, lane: c.IVar, width: int, array: str):
 
 
 def fused_body(form, lane: c.IVar, width: int, transpose: str, indent: int = 1,
-               p: str = "v") -> str:
+               p: str = "v", parts: bool = False) -> str:
     """The C body of the ``_acc`` kernel for ``form`` (from :func:`fusable`): for each strip of
     ``width`` elements along ``k``, the lanes of ``b`` are transposed once (``b_[l]``: lane l
     of the strip's elements), then for every element block of the loops ``b`` does not read,
     ``acc += a[l] * b_[l]`` for the lanes l = 0..m-1 in order. ``transpose``: the C function
     that transposes the strip (``M_transpose``, ``M_htranspose``); ``p``: the prefix of the
-    vector type and helpers (``v``, or ``h`` for the kernels of half the width)."""
+    vector type and helpers (``v``, or ``h`` for the kernels of half the width). ``parts``:
+    thread ``part`` of ``nparts`` runs its share of the outermost loop (a group the threads
+    share, extract/divide.py): every iteration adds into its own elements of ``acc``."""
     outer, k, elem, a, b = form
     v = _Vector(lane, width, set(), p)
     bval = v.expr(b)[0]
@@ -117,9 +119,16 @@ def fused_body(form, lane: c.IVar, width: int, transpose: str, indent: int = 1,
     def line(t):
         lines.append("    " * depth + t)
 
-    def open_(f):
+    def range_(n: int, first: bool) -> tuple:
+        """The first and the end of a loop of n iterations (the thread's share if first)."""
+        if parts and first:
+            return f"part * {n} / nparts", f"(part + 1) * {n} / nparts"
+        return "0", str(n)
+
+    def open_(f, first: bool):
         nonlocal depth
-        line(f"for (int {f.var.name} = 0; {f.var.name} < {f.var.extent}; {f.var.name}++) {{")
+        lo, hi = range_(f.var.extent, first)
+        line(f"for (int {f.var.name} = {lo}; {f.var.name} < {hi}; {f.var.name}++) {{")
         depth += 1
 
     def close():
@@ -127,11 +136,17 @@ def fused_body(form, lane: c.IVar, width: int, transpose: str, indent: int = 1,
         depth -= 1
         line("}")
 
-    for f in outside:
-        open_(f)
+    for i, f in enumerate(outside):
+        open_(f, i == 0)
     ks = c.IVar(kn + "_s", n)
     e0 = affine(elem.subst({k: c.Affine.of(ks)}))
-    line(f"for (int {kn}_s = 0; {kn}_s < {n}; {kn}_s += {width}) {{")
+    strips = -(-n // width)
+    if parts and not outside:           # the thread's share of the strips
+        lo, hi = range_(strips, True)
+        end = f"{hi} * {width}" if n % width == 0 else f"imin({n}, {hi} * {width})"
+        line(f"for (int {kn}_s = {lo} * {width}; {kn}_s < {end}; {kn}_s += {width}) {{")
+    else:
+        line(f"for (int {kn}_s = 0; {kn}_s < {n}; {kn}_s += {width}) {{")
     depth += 1
     whole = n % width == 0          # no short strip: whole vectors of acc
     if whole:
@@ -146,7 +161,7 @@ def fused_body(form, lane: c.IVar, width: int, transpose: str, indent: int = 1,
     line("}")
     line(f"{transpose}(b_);")
     for f in inside:
-        open_(f)
+        open_(f, False)
     if a is not None:
         aval = v.expr(a)
         line(f"const {p}real a_ = {aval[0] if aval[2] else f'{p}splat({aval[0]})'};")

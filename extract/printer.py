@@ -384,6 +384,25 @@ class _Printer:
             self.block(s.body)
             self.depth -= 1
             self.line("}")
+        elif isinstance(s, c.Divided):
+            # thread `part` of `nparts` runs its share of the iterations (extract/divide.py)
+            f, n = s.loop, s.loop.var.extent
+            v = f.var.name
+            lo = _fold("imax", [f"part * {n} / nparts", *(affine(a) for a in f.lo)])
+            hi = _fold("imin", [f"(part + 1) * {n} / nparts", *(affine(a) for a in f.hi)])
+            self.line(f"for (int {v} = {lo}; {v} < {hi}; {v}++) {{")
+            self.depth += 1
+            self.block(f.body)
+            self.depth -= 1
+            self.line("}")
+        elif isinstance(s, c.OnePart):
+            self.line("if (part == 0) {")
+            self.depth += 1
+            self.block(s.body)
+            self.depth -= 1
+            self.line("}")
+        elif isinstance(s, c.Barrier):
+            self.line("barrier(nparts);")
         elif isinstance(s, c.Comment):
             self.line(f"/* {s.text} */")
         elif isinstance(s, c.Buffer):

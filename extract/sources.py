@@ -14,6 +14,7 @@ from pathlib import Path
 import jinja2
 
 from . import __version__, ir
+from .divide import divide_among_threads
 from .fuse import fusable, fused_body
 from .lanes import widen_to_lanes
 from .peel import peel_bounds
@@ -27,36 +28,42 @@ REALS = {"f32": ("float", "expf"), "f64": ("double", "exp")}
 LOGS = {"f32": "logf", "f64": "log"}
 # samples per group in the C batch entry points (extract/lanes.py): 8 floats fill an AVX2
 # register, 8 doubles an AVX-512 one or two AVX2 ones; 16 floats an AVX-512 register, the
-# default where 512-bit FMAs run at full width (see default_lanes)
+# default on AMD's AVX-512 processors (see wide_lanes)
 LANES = {"f32": 8, "f64": 8}
 ENV_LANES = "PROVED_KERNELS_LANES"
 
 
-def wide_fma(info: dict) -> bool:
-    """Whether the processor described by ``info`` (extract/cpu.py) executes 512-bit FMAs at
-    full width, as far as measured: AVX-512 on an AMD family of 26 or later (Zen 5). Zen 4
-    splits them in two; Intel's AVX-512 processors were not measured with these kernels."""
+def wide_lanes(info: dict) -> bool:
+    """Whether 16 float lanes are the default on the processor described by ``info``
+    (extract/cpu.py), as far as measured: AVX-512 on an AMD processor of family 25 or later.
+    Zen 5 (family 26) executes 512-bit FMAs at full width; Zen 4 (family 25) splits each in
+    two, but 16 lanes still ran every zoo workload at batch 100 and 1000 faster than 8 there
+    (half as many instructions; bench/PROFILE.md, 2026-11-25, Zen 4). Intel's AVX-512
+    processors were not measured with these kernels."""
     family = info.get("cpu family", "")
     return ("avx512f" in flags(info)
             and info.get("vendor_id") == "AuthenticAMD"
-            and family.isdigit() and int(family) >= 26)
+            and family.isdigit() and int(family) >= 25)
 
 
 def default_lanes(precision: str) -> int:
     """The lane count: ``$PROVED_KERNELS_LANES`` (8 or 16) if set; else 16 floats where
-    :func:`wide_fma` holds; else ``LANES`` (8).
+    :func:`wide_lanes` holds; else ``LANES`` (8).
 
     On an AMD Zen 5, 16 float lanes made the training steps of the CNN and LeNet-5 1.35x faster
     than 8 at batch 100 and 1000 (bench/PROFILE.md, 2026-11-24). At batch 10 over 2 threads
     they were 1.4x slower while a thread's 5 samples filled a third of a group; since a
     thread's last group of at most half the lanes runs through kernels of half the width
-    (the C file has both), 16 lanes are no slower there (PROFILE.md, 2026-11-25)."""
+    (the C file has both), 16 lanes are no slower there (PROFILE.md, 2026-11-25). On an AMD
+    Zen 4 they ran every zoo workload at batch 100 and 1000 as fast or faster (the CNN's
+    training at 2 threads 0.092 -> 0.081 s per epoch at batch 100) and tied at batch 10
+    (PROFILE.md, 2026-11-25, Zen 4)."""
     env = os.environ.get(ENV_LANES)
     if env:
         if env not in ("8", "16"):
             raise ExtractError(f"${ENV_LANES} must be 8 or 16, not {env!r}")
         return int(env)
-    if precision == "f32" and wide_fma(cpuinfo()):
+    if precision == "f32" and wide_lanes(cpuinfo()):
         return 16
     return LANES[precision]
 
@@ -234,31 +241,43 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
                if options.blocks else k.body
                for k in (*fwd, *bwd)}
 
-    def lane_set(width: int, p: str) -> dict:
-        """The lane kernels at ``width`` samples, named with prefix ``p`` (lane_names)."""
+    def lane_set(width: int, p: str, parts: bool = False) -> dict:
+        """The lane kernels at ``width`` samples, named with prefix ``p`` (lane_names);
+        ``parts``: each kernel takes ``part`` and ``nparts`` and does its share of a group
+        the threads divide among them (extract/divide.py)."""
         names = lane_names(M, p)
         fused = {}      # gradient name -> its `_acc` kernel view (extract/fuse.py)
+        extra = (["int part", "int nparts"], ["part", "nparts"]) if parts else ([], [])
+
+        def with_parts(view: dict) -> dict:
+            unused = [f"    (void){x};" for x in extra[1]
+                      if not re.search(rf"\b{x}\b", view["body"])]
+            return {**view, "params": view["params"] + extra[0],
+                    "args": view["args"] + extra[1],
+                    "body": "\n".join([*unused, view["body"]])}
 
         def lane_view(k: Kernel, n: int, total: int) -> dict:
             body, lane = widen_to_lanes(blocked[k.name], shared, width, taken)
-            view = _kernel_view(model, Kernel(k.array, k.reads, body, k.strategy), C, n, total,
-                                (lane, width, p), real)
+            divided = divide_among_threads(body, lane) if parts else body
+            view = _kernel_view(model, Kernel(k.array, k.reads, divided, k.strategy), C, n,
+                                total, (lane, width, p), real)
             form = fusable(body, lane, width, k.name) \
                 if k.name in pgrads and options.fuse else None
             if form is not None and not ({"acc", "m"} & set(k.reads)):
-                fused[k.name] = {
+                fused[k.name] = with_parts({
                     **view, "function": view["function"] + "_acc",
                     "section": view["section"] + "; added into the accumulator (extract/fuse.py)",
                     "params": view["params"][:-1] + ["real *restrict acc", "int m"],
-                    "body": fused_body(form, lane, width, names["transpose_fn"], p=p),
+                    "body": fused_body(form, lane, width, names["transpose_fn"], p=p,
+                                       parts=parts),
                     "args": view["args"][:-1] + [f"acc->{pgrads[k.name]}", "m"],
-                    "param": pgrads[k.name]}
-            return view
+                    "param": pgrads[k.name]})
+            return with_parts(view)
         ks = [lane_view(k, n, len(fwd)) for n, k in enumerate(fwd)]
         ks += [lane_view(k, n, len(bwd)) for n, k in enumerate(bwd)]
         bodies = "\n".join(k["body"] for k in (*ks, *fused.values()))
         return {
-            **names, "width": width, "kernels": ks,
+            **names, "width": width, "kernels": ks, "parts": parts,
             "uses": {f: re.search(rf"\b{p}{f}\(", bodies) is not None
                      for f in ("load", "store", "splat", "relu", "step", "fmax_")},
             "transpose": transpose_program(width, names["shuf"], f"{p}real"),
@@ -271,10 +290,10 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
                 f"{k['function']}({', '.join(k['args'])})" for n, k in zip(bnames, ks[nf:])],
             "fused_params": [f["param"] for f in fused.values()],
         }
-    # the batch entry points run groups of `width` samples, and a thread's last group of at
-    # most width/2 samples at half the width (a 16-lane group holding 5 samples did the
-    # work of 16)
-    sets = [lane_set(width, "v"), lane_set(width // 2, "h")]
+    # the batch entry points run groups of `width` samples, and a last group of at most
+    # width/2 samples at half the width (a 16-lane group holding 5 samples did the work of
+    # 16), which the threads may share (extract/divide.py)
+    sets = [lane_set(width, "v"), lane_set(width // 2, "h", parts=True)]
     # helpers the kernels call: an unused static function is a warning under Clang
     bodies = "\n".join(k["body"] for k in ckernels)
     bodies += "\n" + "\n".join(k["body"] for s in sets for k in (*s["kernels"], *s["acc_kernels"]))

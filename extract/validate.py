@@ -12,7 +12,8 @@ runs every entry point on random field elements: ``M_forward``/``M_backward`` pe
 lane kernels at both widths (``M_forward_lanes`` / ``M_backward_lanes``, 8 or 16 samples at a
 time, and ``M_forward_hlanes`` / ``M_backward_hlanes``, half as many: the code the batch entry
 points run),
-``M_batch_grad`` with 1, 2 and 3 threads, ``M_batch_predict``; for the CUDA the same entry
+``M_batch_grad`` with 1, 2 and 3 threads, and on the first ``SHARED`` (3) samples, one group
+that 2 and 3 threads share (extract/divide.py), ``M_batch_predict``; for the CUDA the same entry
 points, and ``forward_n``/``backward_n`` over all samples at once (every kernel launch with the
 sample as ``blockIdx.y``). Every output element is compared with the dump evaluated over the
 same field by extract/field.py, which is written from docs/dump-format.md and shares nothing
@@ -84,7 +85,8 @@ CXXFLAGS = ["-std=c++17", "-O1", "-fopenmp", "-w"]     # only the values matter 
 def samples_for(lanes: int) -> int:
     """Samples per trial (11 at 8 lanes, 19 at 16): a full group of lanes and a short one of
     3; in the batch entry points, at 1 thread a full group and a half-width one, at 2 two
-    short groups of the full width, at 3 three of the half width."""
+    short groups of the full width, at 3 three of the half width (and a batch of the first
+    ``SHARED`` samples, which 2 and 3 threads share)."""
     return lanes + 3
 
 
@@ -223,15 +225,19 @@ _LANE_GROUPS = r"""    for (int i = 0; i < n; i += {N}) {{     /* the lane kerne
         {M}_values_{S} *v = fresh<{M}_values_{S}>();
         {M}_grads_{S} *g = fresh<{M}_grads_{S}>();
         {M}_gather_{S}(&xs[i], m, x);
-        {M}_forward_{S}(w, x, v);
-        {M}_backward_{S}(w, x, v, g);
+        {M}_forward_{S}(w, x, v{parts});
+        {M}_backward_{S}(w, x, v, g{parts});
         put(v, sizeof *v);
         put(g, sizeof *g);
     }}
 """
 
+# the samples of a batch small enough that every thread of the batch entry points shares its
+# one group (extract/divide.py)
+SHARED = 3
+
 _C_DRIVER = r"""#include "{M}.c"
-""" + _COMMON + r"""
+#define SHARED """ + str(SHARED) + "\n" + _COMMON + r"""
 int main(int argc, char **argv)
 {{
     start(argc, argv);
@@ -243,19 +249,22 @@ int main(int argc, char **argv)
         put(v, sizeof *v);
         put(g, sizeof *g);
     }}
-{lane_groups}    for (int nt = 1; nt <= 3; nt++) {{
+{lane_groups}    /* all samples at 1, 2 and 3 threads; then the first SHARED, one group the threads share */
+    for (int r = 0; r < 5; r++) {{
+        const int nt = r < 3 ? r + 1 : r - 1, count = r < 3 ? n : SHARED;
         void *ws = fresh<char>({M}_workspace_size(nt));
         {M}_params *grad = fresh<{M}_params>();
         real *loss = fresh<real>();
-        {M}_batch_grad(w, xs, n, nt, ws, grad, loss);
+        {M}_batch_grad(w, xs, count, nt, ws, grad, loss);
         put(grad, sizeof *grad);
         put(loss, sizeof *loss);
     }}
-    for (int nt = 1; nt <= 2; nt++) {{
+    for (int r = 0; r < 3; r++) {{
+        const int nt = r < 2 ? r + 1 : 2, count = r < 2 ? n : SHARED;
         void *ws = fresh<char>({M}_workspace_size(nt));
-        real *pred = fresh<real>((size_t)n * {M}_SIZE_{pred});
-        {M}_batch_predict(w, xs, n, nt, ws, pred);
-        put(pred, sizeof(real) * n * {M}_SIZE_{pred});
+        real *pred = fresh<real>((size_t)count * {M}_SIZE_{pred});
+        {M}_batch_predict(w, xs, count, nt, ws, pred);
+        put(pred, sizeof(real) * count * {M}_SIZE_{pred});
     }}
     fclose(out_file);
     return 0;
@@ -327,8 +336,10 @@ def build_drivers(src: Sources, work: Path, prediction: str) -> dict:
     exes = {}
     if src.c is not None:
         (work / f"{M}.c").write_text(field_c(src))
-        groups = "".join(_LANE_GROUPS.format(M=M, N=k["LANES"], S=k["set"])
-                         for k in (lane_names(M, "v"), lane_names(M, "h")))  # width, half
+        # width, half (whose kernels take their part of a shared group: all of it here)
+        groups = "".join(_LANE_GROUPS.format(M=M, N=k["LANES"], S=k["set"],
+                                             parts=", 0, 1" if k["p"] == "h" else "")
+                         for k in (lane_names(M, "v"), lane_names(M, "h")))
         (work / "driver_c.cpp").write_text(_C_DRIVER.format(M=M, pred=prediction,
                                                             lane_groups=groups))
         _compile(work / "driver_c.cpp", work / "driver_c", [fh], src.c.name)
@@ -453,46 +464,49 @@ def compare(m: _Model, kind: str, raw: np.ndarray, want: list, n: int, lanes: in
             check(f"{M}_forward_{kset}/{M}_backward_{kset} (the batch entry points' kernels)",
                   lambda b, what, kset=kset: f"{M}_{what}_{b}_{kset}", lane,
                   lambda c, l, groups=groups: min(groups[c] + l, n - 1), lambda c, l: l)
-        threads = (1, 2, 3)
+        runs, predictions = ((1, n), (2, n), (3, n), (2, SHARED), (3, SHARED)), \
+            ((1, n), (2, n), (2, SHARED))
     else:
         v, at = _bundle(raw, at, values, copies=n)
         g, at = _bundle(raw, at, grads, copies=n)
         alln = {name: (v if name in m.chain else g)[name] for name, _ in order}
         check("forward_n/backward_n (all samples in one launch per kernel)",
               lambda b, what: f"{M}_{what}_{b}", alln, lambda c, l: c)
-        threads = (1, 3)
-    inv_n = np.uint64(field.inverse(n))
+        runs, predictions = ((1, n), (3, n)), ((1, n), (2, n))
     prefix = f"{M}_cuda_" if kind == "cuda" else f"{M}_"
-    for nt in threads:
+    for nt, count in runs:
+        inv_n = np.uint64(field.inverse(count))
+        batch = f"{prefix}batch_grad with {nt} thread(s)" + \
+            (f" on the first {count} samples" if count != n else "")
         grad, at = _bundle(raw, at, params)
         loss = int(raw[at])
         at += 1
         for p in m.params:
             gname = m.param_grad[p]
             total = np.zeros(m.size[p], np.uint64)
-            for s in range(n):
+            for s in range(count):
                 total = field.add(total, want[s][gname])
             exp = field.mul(total, inv_n)
             bad = np.flatnonzero(grad[p][0, :, 0] != exp)
             if bad.size:
                 e = int(bad[0])
                 raise ValidationError(
-                    f"{fname}: {prefix}batch_grad with {nt} thread(s): the mean of {gname} "
+                    f"{fname}: {batch}: the mean of {gname} "
                     f"(parameter {p}), element {e} {_position(m.shape[p], e)}: "
                     f"{_show(int(grad[p][0, e, 0]))}, the dump gives {int(exp[e])} (mod p)")
         if m.loss is not None:
             total = np.uint64(0)
-            for s in range(n):
+            for s in range(count):
                 total = field.add(total, field.sum_axis(want[s][m.loss], 0))
             exp = int(field.mul(total, inv_n))
             if loss != exp:
-                raise ValidationError(f"{fname}: {prefix}batch_grad with {nt} thread(s): the "
+                raise ValidationError(f"{fname}: {batch}: the "
                                       f"mean loss {_show(loss)}, the dump gives {exp} (mod p)")
     size = m.size[m.prediction]
-    for nt in (1, 2):
-        pred = raw[at:at + n * size].reshape(n, size)
-        at += n * size
-        for s in range(n):
+    for nt, count in predictions:
+        pred = raw[at:at + count * size].reshape(count, size)
+        at += count * size
+        for s in range(count):
             bad = np.flatnonzero(pred[s] != want[s][m.prediction])
             if bad.size:
                 e = int(bad[0])

@@ -36,6 +36,23 @@ def test_stats():
 HAND_DUMP = str(Path(__file__).resolve().parent / "data" / "cnn_hand.json")
 
 
+def test_peak_counts_the_fma_datapath(monkeypatch):
+    """The peak's vector width is what one FMA pipe computes: Zen 4 runs a 512-bit FMA in two
+    256-bit halves (8 floats), Zen 5 and Intel's AVX-512 cores in one (16)."""
+    from bench import machine
+    monkeypatch.setenv("BENCH_CLOCK_GHZ", "2.5")
+    monkeypatch.delenv("BENCH_FMA_UNITS", raising=False)
+    amd = {"vendor_id": "AuthenticAMD", "flags": "fma avx2 avx512f", "model name": "AMD EPYC"}
+    for info, floats in (({**amd, "cpu family": "25"}, 8), ({**amd, "cpu family": "26"}, 16),
+                         ({**amd, "vendor_id": "GenuineIntel", "cpu family": "6"}, 16),
+                         ({**amd, "cpu family": "25", "flags": "fma avx2"}, 8),
+                         ({"flags": "sse2"}, 4)):
+        d = machine.describe(info)
+        assert d["vector_floats"] == floats, info
+        assert d["peak_gflops_per_core"] == 2 * floats * 2 * 2.5
+        assert machine.peak_gflops(2, d) == 2 * d["peak_gflops_per_core"]
+
+
 def test_c_only_run_writes_results(tmp_path, capsys, kernel_cache):
     rc = run.main(["--reps", "2", "--batches", "3", "--impls", "handwritten-c,generated-c",
                    "--dump", HAND_DUMP, "--out-dir", str(tmp_path), "--batch", "100"])

@@ -327,16 +327,17 @@ def test_transpose_program_transposes(width, p):
     assert all(t[l][k] == (k, l) for k in range(width) for l in range(width))
 
 
-def test_sixteen_lanes_where_512_bit_fmas_are_full_width(monkeypatch):
-    """The default lane count follows the processor (Zen 5 and later AMD: 16 floats), the
-    environment overrides it, and doubles keep 8."""
+def test_sixteen_lanes_on_amd_avx512(monkeypatch):
+    """The default lane count follows the processor (AMD's AVX-512 processors, Zen 4 and
+    later: 16 floats), the environment overrides it, and doubles keep 8."""
     from extract import sources
     zen5 = {"vendor_id": "AuthenticAMD", "cpu family": "26", "flags": "fma avx2 avx512f"}
-    assert sources.wide_fma(zen5)
-    assert not sources.wide_fma({**zen5, "cpu family": "25"})            # Zen 4: split in two
-    assert not sources.wide_fma({**zen5, "flags": "fma avx2"})
-    assert not sources.wide_fma({**zen5, "vendor_id": "GenuineIntel", "cpu family": "6"})
-    assert not sources.wide_fma({})
+    assert sources.wide_lanes(zen5)
+    assert sources.wide_lanes({**zen5, "cpu family": "25"})                # Zen 4
+    assert not sources.wide_lanes({**zen5, "cpu family": "23"})            # Zen 2: no AVX-512
+    assert not sources.wide_lanes({**zen5, "flags": "fma avx2"})
+    assert not sources.wide_lanes({**zen5, "vendor_id": "GenuineIntel", "cpu family": "6"})
+    assert not sources.wide_lanes({})
     monkeypatch.delenv(sources.ENV_LANES, raising=False)
     for info, want in ((zen5, 16), ({}, 8)):
         monkeypatch.setattr(sources, "cpuinfo", lambda info=info: info)

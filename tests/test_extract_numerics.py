@@ -128,13 +128,15 @@ def test_batch_grad_is_mean_of_samples_and_reproducible(kernel_cache, name, prec
     check_batch_grad(hand(name), precision, Options(), 7)
 
 
-@pytest.mark.parametrize("n", [4, 37])
+@pytest.mark.parametrize("n", [4, 37, 51])
 @pytest.mark.parametrize("lanes", [8, 16])
 @pytest.mark.parametrize("name", ["cnn_hand", "unary"])
 def test_batch_grad_at_either_lane_count(kernel_cache, name, lanes, n):
     """8 and 16 lanes whatever the default (sources.default_lanes), over 1-3 threads: 4
-    samples give groups of 1 to 4 at half the width; 37 give full groups and short ones of
-    either width."""
+    samples give one group at half the width, which the threads share (extract/divide.py);
+    37 give full groups and short ones of either width, or at 16 lanes a group the threads
+    share after 2 whole groups (at 1 and 2 threads); 51, 3 whole groups at 16 lanes (6 at 8)
+    and 3 samples shared, at 1 and 3 threads (1, 2 and 3)."""
     check_batch_grad(hand(name), "f32", Options(lanes=lanes), n)
 
 
@@ -199,11 +201,15 @@ def check_batch_grad(d: dict, precision: str, options: Options, n: int):
             assert rel_err(np.array([loss[0]]), np.array([want])) <= 10 * TOL[precision]
 
 
+@pytest.mark.parametrize("n", [5, 35])
 @pytest.mark.parametrize("name", ["cnn_hand", "ops_map"])
-def test_batch_predict_and_sgd_update(kernel_cache, name):
+def test_batch_predict_and_sgd_update(kernel_cache, name, n):
+    """Predictions over 1-3 threads: 5 samples (one group, at half the width where it fits,
+    which the threads then share), 35 (whole groups, and 3 samples shared at 1 and 2
+    threads)."""
     d, precision = hand(name), "f64"
     m, g, ffi, lib = built(d, precision)
-    dtype, M, n = np.float64, m.name, 5
+    dtype, M = np.float64, m.name
     pred = m.output("prediction") or m.chain[-1].name
     size = ir.size(m.arrays[pred].shape)
     w = ffi.new(f"{M}_params *")
@@ -215,13 +221,15 @@ def test_batch_predict_and_sgd_update(kernel_cache, name):
         for p in m.params:
             samples[s][p.name] = samples[0][p.name]
     out = ffi.new(f"real[{n * size}]")
-    array_view(ffi, out, dtype)[:] = np.nan
-    ws = ffi.new("char[]", getattr(lib, f"{M}_workspace_size")(2))
-    getattr(lib, f"{M}_batch_predict")(w, xs, n, 2, ws, out)
-    got = array_view(ffi, out, dtype).reshape(n, size)
-    for s in range(n):
-        want = oracle.evaluate(d, samples[s], np.float64, forward_only=True)[pred]
-        assert rel_err(got[s], want) <= 1e-12
+    wants = [oracle.evaluate(d, samples[s], np.float64, forward_only=True)[pred]
+             for s in range(n)]
+    for nthreads in (1, 2, 3):
+        array_view(ffi, out, dtype)[:] = np.nan
+        ws = ffi.new("char[]", getattr(lib, f"{M}_workspace_size")(nthreads))
+        getattr(lib, f"{M}_batch_predict")(w, xs, n, nthreads, ws, out)
+        got = array_view(ffi, out, dtype).reshape(n, size)
+        for s in range(n):
+            assert rel_err(got[s], wants[s]) <= 1e-12, (nthreads, s)
     # sgd: w <- w - lr * grad
     grad = ffi.new(f"{M}_params *")
     gv = array_view(ffi, grad, dtype)

@@ -426,9 +426,20 @@ MUTATIONS = {
     "half-width lane kernel": ("cnn.c", "cnn_backward_d_k1_hlanes", "+=", "-=",
                                "cnn_forward_hlanes/cnn_backward_hlanes (the batch entry points' "
                                "kernels): kernel cnn_backward_d_k1_hlanes, binding d_k1"),
-    "a half-width group in the batch entry": ("cnn.c", "cnn_hlanes_grad", "&s->acc, m)",
-                                              "&s->acc, m - 1)",
+    "a half-width group in the batch entry": ("cnn.c", "cnn_hlanes_grad", "&own->acc, m,",
+                                              "&own->acc, m - 1,",
                                               "cnn_batch_grad with 1 thread(s): the mean of"),
+    # iteration 2 of 6 left out where two threads share a group, and only there
+    "a shared group's division": ("cnn.c", "cnn_backward_d_k1_hlanes",
+                                  "i0 < (part + 1) * 6 / nparts;",
+                                  "i0 < (part + 1) * 6 / nparts - (nparts == 2);",
+                                  "cnn_batch_grad with 2 thread(s) on the first 3 samples: the "
+                                  "mean of d_k1 (parameter k1)"),
+    # the loss of a shared group left out (thread 0's part of a kernel)
+    "a shared group's thread 0 part": ("cnn.c", "cnn_forward_loss_hlanes", "if (part == 0)",
+                                       "if (part == 0 && nparts == 1)",
+                                       "cnn_batch_grad with 2 thread(s) on the first 3 samples: "
+                                       "the mean loss"),
     "batch accumulation": ("cnn.c", "cnn_add_samples", "l < m", "l < m - 1",
                            "cnn_batch_grad with 1 thread(s): the mean of d_k1 (parameter k1)"),
     "cuda kernel": ("cnn.cu", "cnn_forward_c21", "acc0 +=", "acc0 -=",

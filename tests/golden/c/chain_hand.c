@@ -3,6 +3,16 @@
  * DO NOT EDIT: regenerate with `python -m extract chain --precision f32`. */
 #include <math.h>
 #include <string.h>
+#if defined(_OPENMP) && defined(__cplusplus)
+#include <omp.h>
+#elif defined(_OPENMP)
+/* OpenMP's, declared here: <omp.h> does not come with every C compiler that takes -fopenmp */
+int omp_get_num_threads(void);
+int omp_get_thread_num(void);
+#else
+static inline int omp_get_num_threads(void) { return 1; }
+static inline int omp_get_thread_num(void) { return 0; }
+#endif
 
 #include "chain.h"
 
@@ -15,6 +25,15 @@ real expf(real) __attribute__((simd("notinbranch")));
 static inline int imin(int a, int b)
 {
     return a < b ? a : b;
+}
+
+/* the threads that share a group (extract/divide.py) wait here for each other; nparts is 1
+ * where one thread runs the group alone */
+static inline void barrier(int nparts)
+{
+    if (nparts > 1) {
+        #pragma omp barrier
+    }
 }
 
 /* ==== forward: x, chain binding 1 of 2; shape 5, 5 elements, element loops ==== */
@@ -280,26 +299,32 @@ typedef struct {
 /* ==== forward: x, chain binding 1 of 2; 4 samples; shape 5, 5 elements, element loops ==== */
 static void chain_forward_x_hlanes(const real *restrict a,
                                    const real *restrict b,
-                                   real *restrict x)
+                                   real *restrict x,
+                                   int part,
+                                   int nparts)
 {
-    for (int j = 0; j < 5; j++) {
+    for (int j = part * 5 / nparts; j < (part + 1) * 5 / nparts; j++) {
         hstore(&x[j * 4], hsplat(a[j] * b[j]));
     }
 }
 
 /* ==== forward: y, chain binding 2 of 2; 4 samples; shape 5, 5 elements, element loops ==== */
 static void chain_forward_y_hlanes(const real *restrict x,
-                                   real *restrict y)
+                                   real *restrict y,
+                                   int part,
+                                   int nparts)
 {
-    for (int j = 0; j < 5; j++) {
+    for (int j = part * 5 / nparts; j < (part + 1) * 5 / nparts; j++) {
         hstore(&y[j * 4], hload(&x[j * 4]) * hload(&x[j * 4]));
     }
 }
 
 /* ==== backward: d_y, gradient with respect to y, entry 1 of 4; 4 samples; shape 5, 5 elements, element loops ==== */
-static void chain_backward_d_y_hlanes(real *restrict d_y)
+static void chain_backward_d_y_hlanes(real *restrict d_y,
+                                      int part,
+                                      int nparts)
 {
-    for (int j = 0; j < 5; j++) {
+    for (int j = part * 5 / nparts; j < (part + 1) * 5 / nparts; j++) {
         hstore(&d_y[j * 4], hsplat(1));
     }
 }
@@ -307,9 +332,11 @@ static void chain_backward_d_y_hlanes(real *restrict d_y)
 /* ==== backward: d_x, gradient with respect to x, entry 2 of 4; 4 samples; shape 5, 5 elements, element loops ==== */
 static void chain_backward_d_x_hlanes(const real *restrict x,
                                       const real *restrict d_y,
-                                      real *restrict d_x)
+                                      real *restrict d_x,
+                                      int part,
+                                      int nparts)
 {
-    for (int j = 0; j < 5; j++) {
+    for (int j = part * 5 / nparts; j < (part + 1) * 5 / nparts; j++) {
         hstore(&d_x[j * 4], hload(&d_y[j * 4]) * hload(&x[j * 4]) + hload(&d_y[j * 4]) * hload(&x[j * 4]));
     }
 }
@@ -317,9 +344,11 @@ static void chain_backward_d_x_hlanes(const real *restrict x,
 /* ==== backward: d_a, gradient with respect to a, entry 3 of 4; 4 samples; shape 5, 5 elements, element loops ==== */
 static void chain_backward_d_a_hlanes(const real *restrict b,
                                       const real *restrict d_x,
-                                      real *restrict d_a)
+                                      real *restrict d_a,
+                                      int part,
+                                      int nparts)
 {
-    for (int j = 0; j < 5; j++) {
+    for (int j = part * 5 / nparts; j < (part + 1) * 5 / nparts; j++) {
         hstore(&d_a[j * 4], hload(&d_x[j * 4]) * b[j]);
     }
 }
@@ -327,32 +356,40 @@ static void chain_backward_d_a_hlanes(const real *restrict b,
 /* ==== backward: d_b, gradient with respect to b, entry 4 of 4; 4 samples; shape 5, 5 elements, element loops ==== */
 static void chain_backward_d_b_hlanes(const real *restrict a,
                                       const real *restrict d_x,
-                                      real *restrict d_b)
+                                      real *restrict d_b,
+                                      int part,
+                                      int nparts)
 {
-    for (int j = 0; j < 5; j++) {
+    for (int j = part * 5 / nparts; j < (part + 1) * 5 / nparts; j++) {
         hstore(&d_b[j * 4], hload(&d_x[j * 4]) * a[j]);
     }
 }
 
 static void chain_forward_hlanes(const chain_params *restrict w,
                                  const chain_inputs_hlanes *restrict x,
-                                 chain_values_hlanes *restrict v)
+                                 chain_values_hlanes *restrict v, int part, int nparts)
 {
     (void)x;
-    chain_forward_x_hlanes(w->a, w->b, v->x);
-    chain_forward_y_hlanes(v->x, v->y);
+    chain_forward_x_hlanes(w->a, w->b, v->x, part, nparts);
+    barrier(nparts);
+    chain_forward_y_hlanes(v->x, v->y, part, nparts);
+    barrier(nparts);
 }
 
 static void chain_backward_hlanes(const chain_params *restrict w,
                                   const chain_inputs_hlanes *restrict x,
                                   const chain_values_hlanes *restrict v,
-                                  chain_grads_hlanes *restrict g)
+                                  chain_grads_hlanes *restrict g, int part, int nparts)
 {
     (void)x;
-    chain_backward_d_y_hlanes(g->d_y);
-    chain_backward_d_x_hlanes(v->x, g->d_y, g->d_x);
-    chain_backward_d_a_hlanes(w->b, g->d_x, g->d_a);
-    chain_backward_d_b_hlanes(w->a, g->d_x, g->d_b);
+    chain_backward_d_y_hlanes(g->d_y, part, nparts);
+    barrier(nparts);
+    chain_backward_d_x_hlanes(v->x, g->d_y, g->d_x, part, nparts);
+    barrier(nparts);
+    chain_backward_d_a_hlanes(w->b, g->d_x, g->d_a, part, nparts);
+    barrier(nparts);
+    chain_backward_d_b_hlanes(w->a, g->d_x, g->d_b, part, nparts);
+    barrier(nparts);
 }
 
 /* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
@@ -416,28 +453,94 @@ static void chain_lanes_predict(const chain_params *restrict w, const chain_inpu
             out[(size_t)l * chain_SIZE_y + e] = s->lanes.v.y[e * chain_LANES + l];
 }
 
-/* samples xs[0..m) as one group of chain_HLANES: their gradients added into s->acc and their
- * losses into s->loss, sample after sample */
+/* samples xs[0..m) as one group of chain_HLANES, whose kernels nparts threads divide among them
+ * (extract/divide.py): every thread of the team calls this, as part `part`; the group's buffers
+ * are sh's, each gradient element is added into own->acc by one thread and the losses into
+ * own->loss by part 0, sample after sample. One thread calls it with part 0 of 1. */
 static void chain_hlanes_grad(const chain_params *restrict w, const chain_inputs *restrict xs,
-                              int m, chain_scratch *restrict s)
+                              int m, chain_scratch *sh, chain_scratch *own, int part, int nparts)
 {
-    chain_gather_hlanes(xs, m, &s->hlanes.x);
-    chain_forward_hlanes(w, &s->hlanes.x, &s->hlanes.v);
-    chain_backward_hlanes(w, &s->hlanes.x, &s->hlanes.v, &s->hlanes.g);
+    if (part == 0)
+        chain_gather_hlanes(xs, m, &sh->hlanes.x);
+    barrier(nparts);
+    chain_forward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, part, nparts);
+    chain_backward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, &sh->hlanes.g, part, nparts);
     /* lanes 0..m-1 are the samples: each sum takes them in sample order */
-    chain_add_samples(s->acc.a, s->hlanes.g.d_a, chain_SIZE_a, chain_HLANES, m);
-    chain_add_samples(s->acc.b, s->hlanes.g.d_b, chain_SIZE_b, chain_HLANES, m);
+    chain_add_samples(own->acc.a + part * chain_SIZE_a / nparts,
+                     sh->hlanes.g.d_a + (size_t)(part * chain_SIZE_a / nparts) * chain_HLANES,
+                     (part + 1) * chain_SIZE_a / nparts - part * chain_SIZE_a / nparts, chain_HLANES, m);
+    chain_add_samples(own->acc.b + part * chain_SIZE_b / nparts,
+                     sh->hlanes.g.d_b + (size_t)(part * chain_SIZE_b / nparts) * chain_HLANES,
+                     (part + 1) * chain_SIZE_b / nparts - part * chain_SIZE_b / nparts, chain_HLANES, m);
 }
 
-/* the predictions of samples xs[0..m) as one group of chain_HLANES, to out[0..m * chain_SIZE_y) */
-static void chain_hlanes_predict(const chain_params *restrict w, const chain_inputs *restrict xs,
-                                 int m, chain_scratch *restrict s, real *restrict out)
+/* chain_hlanes_grad for one thread alone, every kernel inlined with part 0 of 1 (their loops keep
+ * constant bounds) */
+__attribute__((flatten))
+static void chain_hlanes_grad_alone(const chain_params *restrict w, const chain_inputs *restrict xs,
+                                    int m, chain_scratch *restrict s)
 {
-    chain_gather_hlanes(xs, m, &s->hlanes.x);
-    chain_forward_hlanes(w, &s->hlanes.x, &s->hlanes.v);
-    for (int l = 0; l < m; l++)
+    chain_hlanes_grad(w, xs, m, s, s, 0, 1);
+}
+
+/* the predictions of samples xs[0..m) as one group of chain_HLANES, to out[0..m * chain_SIZE_y):
+ * every thread of the team calls this, as chain_hlanes_grad */
+static void chain_hlanes_predict(const chain_params *restrict w, const chain_inputs *restrict xs,
+                                 int m, chain_scratch *sh, real *restrict out, int part, int nparts)
+{
+    if (part == 0)
+        chain_gather_hlanes(xs, m, &sh->hlanes.x);
+    barrier(nparts);
+    chain_forward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, part, nparts);
+    for (int l = part * m / nparts; l < (part + 1) * m / nparts; l++)
         for (int e = 0; e < chain_SIZE_y; e++)
-            out[(size_t)l * chain_SIZE_y + e] = s->hlanes.v.y[e * chain_HLANES + l];
+            out[(size_t)l * chain_SIZE_y + e] = sh->hlanes.v.y[e * chain_HLANES + l];
+}
+
+/* How many samples at the end of a batch of n the nt threads share as one group of half the
+ * width (M_hlanes_grad, part by part), or 0: where the whole groups of chain_LANES divide evenly
+ * among the threads and what is left fits a half-width group. A thread alone runs such a group
+ * in about the time of a whole one (as many instructions, each on half the lanes): at batch 100
+ * over 2 threads and 16 lanes, 3 whole groups each and a shared group of 4 instead of 3 whole
+ * groups and a half-width one of 2 each (bench/PROFILE.md). */
+static int chain_shared(int n, int nt)
+{
+    const int groups = n / chain_LANES, rest = n % chain_LANES;
+    return groups % nt == 0 && rest <= chain_HLANES ? rest : 0;
+}
+
+/* the samples thread t of nt runs alone, [*lo, *hi): its whole groups where the rest is
+ * shared; else [t*n/nt, (t+1)*n/nt), its last group at half the width if that fits (every
+ * sample runs through lane kernels: the one-sample functions keep their dot products serial) */
+static void chain_range(int n, int nt, int t, int shared, int *lo, int *hi)
+{
+    if (shared) {
+        const int each = n / chain_LANES / nt * chain_LANES;
+        *lo = t * each;
+        *hi = *lo + each;
+    } else {
+        *lo = (int)((long long)t * n / nt);
+        *hi = (int)((long long)(t + 1) * n / nt);
+    }
+}
+
+/* grad = the sums of the nt threads, added in thread order, over n: part `part` of `nparts` of
+ * the elements of every parameter (the threads of the batch entry point divide them) */
+static void chain_mean(chain_params *restrict grad, const chain_scratch *restrict scratch, int nt,
+                      int n, int part, int nparts)
+{
+    for (int e = part * chain_SIZE_a / nparts; e < (part + 1) * chain_SIZE_a / nparts; e++) {
+        real sum = 0;
+        for (int t = 0; t < nt; t++)
+            sum += scratch[t].acc.a[e];
+        grad->a[e] = n > 0 ? sum / n : 0;
+    }
+    for (int e = part * chain_SIZE_b / nparts; e < (part + 1) * chain_SIZE_b / nparts; e++) {
+        real sum = 0;
+        for (int t = 0; t < nt; t++)
+            sum += scratch[t].acc.b[e];
+        grad->b[e] = n > 0 ? sum / n : 0;
+    }
 }
 
 size_t chain_workspace_size(int nthreads)
@@ -450,36 +553,34 @@ void chain_batch_grad(const chain_params *restrict w, const chain_inputs *restri
                       real *restrict loss)
 {
     chain_scratch *scratch = (chain_scratch *)ws;
-    const int nt = nthreads > 0 ? nthreads : 1;
-    /* thread t owns samples [t*n/nt, (t+1)*n/nt) and adds them up in order */
-    #pragma omp parallel for num_threads(nt) schedule(static, 1)
-    for (int t = 0; t < nt; t++) {
-        chain_scratch *s = &scratch[t];
-        const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
-        memset(&s->acc, 0, sizeof s->acc);
-        s->loss = 0;
-        /* groups of chain_LANES samples; the last at half the width if it fits (every sample
-         * runs through lane kernels: the one-sample functions keep their dot products serial) */
-        for (int i = lo, m; i < hi; i += m) {
-            m = imin(chain_LANES, hi - i);
-            if (m > chain_HLANES)
-                chain_lanes_grad(w, &xs[i], m, s);
-            else
-                chain_hlanes_grad(w, &xs[i], m, s);
+    const int nt = nthreads > 0 ? nthreads : 1, shared = chain_shared(n, nt);
+    /* thread t adds up its samples in order into scratch[t] (a team smaller than nt takes the
+     * ranges in turn), then the team shares the last group: each adds its part of it */
+    #pragma omp parallel num_threads(nt)
+    {
+        const int team = omp_get_num_threads(), me = omp_get_thread_num();
+        for (int t = me; t < nt; t += team) {
+            chain_scratch *s = &scratch[t];
+            int lo, hi;
+            chain_range(n, nt, t, shared, &lo, &hi);
+            memset(&s->acc, 0, sizeof s->acc);
+            s->loss = 0;
+            for (int i = lo, m; i < hi; i += m) {
+                m = imin(chain_LANES, hi - i);
+                if (m > chain_HLANES)
+                    chain_lanes_grad(w, &xs[i], m, s);
+                else
+                    chain_hlanes_grad_alone(w, &xs[i], m, s);
+            }
         }
-    }
-    /* the per-thread sums are added in thread order, then averaged */
-    for (int e = 0; e < chain_SIZE_a; e++) {
-        real sum = 0;
-        for (int t = 0; t < nt; t++)
-            sum += scratch[t].acc.a[e];
-        grad->a[e] = n > 0 ? sum / n : 0;
-    }
-    for (int e = 0; e < chain_SIZE_b; e++) {
-        real sum = 0;
-        for (int t = 0; t < nt; t++)
-            sum += scratch[t].acc.b[e];
-        grad->b[e] = n > 0 ? sum / n : 0;
+        if (shared && team == 1)
+            chain_hlanes_grad_alone(w, &xs[n - shared], shared, scratch);
+        else if (shared) {
+            barrier(team);      /* every thread's own groups are done: scratch[0] may be reused */
+            chain_hlanes_grad(w, &xs[n - shared], shared, &scratch[0], &scratch[me], me, team);
+        }
+        barrier(team);
+        chain_mean(grad, scratch, nt, n, me, team);
     }
     if (loss) {
         real sum = 0;
@@ -501,17 +602,26 @@ void chain_batch_predict(const chain_params *restrict w, const chain_inputs *res
                          int nthreads, void *restrict ws, real *restrict out)
 {
     chain_scratch *scratch = (chain_scratch *)ws;
-    const int nt = nthreads > 0 ? nthreads : 1;
-    #pragma omp parallel for num_threads(nt) schedule(static, 1)
-    for (int t = 0; t < nt; t++) {
-        chain_scratch *s = &scratch[t];
-        const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
-        for (int i = lo, m; i < hi; i += m) {
-            m = imin(chain_LANES, hi - i);
-            if (m > chain_HLANES)
-                chain_lanes_predict(w, &xs[i], m, s, out + (size_t)i * chain_SIZE_y);
-            else
-                chain_hlanes_predict(w, &xs[i], m, s, out + (size_t)i * chain_SIZE_y);
+    const int nt = nthreads > 0 ? nthreads : 1, shared = chain_shared(n, nt);
+    #pragma omp parallel num_threads(nt)
+    {
+        const int team = omp_get_num_threads(), me = omp_get_thread_num();
+        for (int t = me; t < nt; t += team) {
+            chain_scratch *s = &scratch[t];
+            int lo, hi;
+            chain_range(n, nt, t, shared, &lo, &hi);
+            for (int i = lo, m; i < hi; i += m) {
+                m = imin(chain_LANES, hi - i);
+                if (m > chain_HLANES)
+                    chain_lanes_predict(w, &xs[i], m, s, out + (size_t)i * chain_SIZE_y);
+                else
+                    chain_hlanes_predict(w, &xs[i], m, s, out + (size_t)i * chain_SIZE_y, 0, 1);
+            }
+        }
+        if (shared) {
+            barrier(team);      /* every thread's own groups are done: scratch[0] may be reused */
+            chain_hlanes_predict(w, &xs[n - shared], shared, &scratch[0],
+                                 out + (size_t)(n - shared) * chain_SIZE_y, me, team);
         }
     }
 }

@@ -3,6 +3,16 @@
  * DO NOT EDIT: regenerate with `python -m extract dot --precision f32`. */
 #include <math.h>
 #include <string.h>
+#if defined(_OPENMP) && defined(__cplusplus)
+#include <omp.h>
+#elif defined(_OPENMP)
+/* OpenMP's, declared here: <omp.h> does not come with every C compiler that takes -fopenmp */
+int omp_get_num_threads(void);
+int omp_get_thread_num(void);
+#else
+static inline int omp_get_num_threads(void) { return 1; }
+static inline int omp_get_thread_num(void) { return 0; }
+#endif
 
 #include "dot.h"
 
@@ -15,6 +25,15 @@ real expf(real) __attribute__((simd("notinbranch")));
 static inline int imin(int a, int b)
 {
     return a < b ? a : b;
+}
+
+/* the threads that share a group (extract/divide.py) wait here for each other; nparts is 1
+ * where one thread runs the group alone */
+static inline void barrier(int nparts)
+{
+    if (nparts > 1) {
+        #pragma omp barrier
+    }
 }
 
 /* ==== forward: r, chain binding 1 of 1; shape 1, 1 elements, dest loops ==== */
@@ -237,30 +256,42 @@ typedef struct {
 /* ==== forward: r, chain binding 1 of 1; 4 samples; shape 1, 1 elements, dest loops ==== */
 static void dot_forward_r_hlanes(const real *restrict a,
                                  const real *restrict b,
-                                 real *restrict r)
+                                 real *restrict r,
+                                 int part,
+                                 int nparts)
 {
-    hstore(&r[0], hsplat(0));
-    hreal r_acc[1];
-    r_acc[0] = hload(&r[0]);
-    for (int t0 = 0; t0 < 5; t0++) {
-        r_acc[0] += hsplat(a[t0] * b[t0]);
+    (void)nparts;
+    if (part == 0) {
+        hstore(&r[0], hsplat(0));
+        hreal r_acc[1];
+        r_acc[0] = hload(&r[0]);
+        for (int t0 = 0; t0 < 5; t0++) {
+            r_acc[0] += hsplat(a[t0] * b[t0]);
+        }
+        hstore(&r[0], r_acc[0]);
     }
-    hstore(&r[0], r_acc[0]);
 }
 
 /* ==== backward: d_r, gradient with respect to r, entry 1 of 3; 4 samples; shape 1, 1 elements, element loops ==== */
 static void dot_backward_d_r_hlanes(const real *restrict seed,
-                                    real *restrict d_r)
+                                    real *restrict d_r,
+                                    int part,
+                                    int nparts)
 {
-    hstore(&d_r[0], hload(&seed[0]));
+    (void)nparts;
+    if (part == 0) {
+        hstore(&d_r[0], hload(&seed[0]));
+    }
 }
 
 /* ==== backward: d_a, gradient with respect to a, entry 2 of 3; 4 samples; shape 5, 5 elements, element loops ==== */
 static void dot_backward_d_a_hlanes(const real *restrict b,
                                     const real *restrict d_r,
-                                    real *restrict d_a)
+                                    real *restrict d_a,
+                                    int part,
+                                    int nparts)
 {
-    for (int j = 0; j < 5; j++) {
+    for (int j = part * 5 / nparts; j < (part + 1) * 5 / nparts; j++) {
         hstore(&d_a[j * 4], hload(&d_r[0]) * b[j]);
     }
 }
@@ -268,30 +299,36 @@ static void dot_backward_d_a_hlanes(const real *restrict b,
 /* ==== backward: d_b, gradient with respect to b, entry 3 of 3; 4 samples; shape 5, 5 elements, element loops ==== */
 static void dot_backward_d_b_hlanes(const real *restrict a,
                                     const real *restrict d_r,
-                                    real *restrict d_b)
+                                    real *restrict d_b,
+                                    int part,
+                                    int nparts)
 {
-    for (int j = 0; j < 5; j++) {
+    for (int j = part * 5 / nparts; j < (part + 1) * 5 / nparts; j++) {
         hstore(&d_b[j * 4], hload(&d_r[0]) * a[j]);
     }
 }
 
 static void dot_forward_hlanes(const dot_params *restrict w,
                                const dot_inputs_hlanes *restrict x,
-                               dot_values_hlanes *restrict v)
+                               dot_values_hlanes *restrict v, int part, int nparts)
 {
     (void)x;
-    dot_forward_r_hlanes(w->a, w->b, v->r);
+    dot_forward_r_hlanes(w->a, w->b, v->r, part, nparts);
+    barrier(nparts);
 }
 
 static void dot_backward_hlanes(const dot_params *restrict w,
                                 const dot_inputs_hlanes *restrict x,
                                 const dot_values_hlanes *restrict v,
-                                dot_grads_hlanes *restrict g)
+                                dot_grads_hlanes *restrict g, int part, int nparts)
 {
     (void)v;
-    dot_backward_d_r_hlanes(x->seed, g->d_r);
-    dot_backward_d_a_hlanes(w->b, g->d_r, g->d_a);
-    dot_backward_d_b_hlanes(w->a, g->d_r, g->d_b);
+    dot_backward_d_r_hlanes(x->seed, g->d_r, part, nparts);
+    barrier(nparts);
+    dot_backward_d_a_hlanes(w->b, g->d_r, g->d_a, part, nparts);
+    barrier(nparts);
+    dot_backward_d_b_hlanes(w->a, g->d_r, g->d_b, part, nparts);
+    barrier(nparts);
 }
 
 /* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
@@ -355,28 +392,94 @@ static void dot_lanes_predict(const dot_params *restrict w, const dot_inputs *re
             out[(size_t)l * dot_SIZE_r + e] = s->lanes.v.r[e * dot_LANES + l];
 }
 
-/* samples xs[0..m) as one group of dot_HLANES: their gradients added into s->acc and their
- * losses into s->loss, sample after sample */
+/* samples xs[0..m) as one group of dot_HLANES, whose kernels nparts threads divide among them
+ * (extract/divide.py): every thread of the team calls this, as part `part`; the group's buffers
+ * are sh's, each gradient element is added into own->acc by one thread and the losses into
+ * own->loss by part 0, sample after sample. One thread calls it with part 0 of 1. */
 static void dot_hlanes_grad(const dot_params *restrict w, const dot_inputs *restrict xs,
-                            int m, dot_scratch *restrict s)
+                            int m, dot_scratch *sh, dot_scratch *own, int part, int nparts)
 {
-    dot_gather_hlanes(xs, m, &s->hlanes.x);
-    dot_forward_hlanes(w, &s->hlanes.x, &s->hlanes.v);
-    dot_backward_hlanes(w, &s->hlanes.x, &s->hlanes.v, &s->hlanes.g);
+    if (part == 0)
+        dot_gather_hlanes(xs, m, &sh->hlanes.x);
+    barrier(nparts);
+    dot_forward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, part, nparts);
+    dot_backward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, &sh->hlanes.g, part, nparts);
     /* lanes 0..m-1 are the samples: each sum takes them in sample order */
-    dot_add_samples(s->acc.a, s->hlanes.g.d_a, dot_SIZE_a, dot_HLANES, m);
-    dot_add_samples(s->acc.b, s->hlanes.g.d_b, dot_SIZE_b, dot_HLANES, m);
+    dot_add_samples(own->acc.a + part * dot_SIZE_a / nparts,
+                   sh->hlanes.g.d_a + (size_t)(part * dot_SIZE_a / nparts) * dot_HLANES,
+                   (part + 1) * dot_SIZE_a / nparts - part * dot_SIZE_a / nparts, dot_HLANES, m);
+    dot_add_samples(own->acc.b + part * dot_SIZE_b / nparts,
+                   sh->hlanes.g.d_b + (size_t)(part * dot_SIZE_b / nparts) * dot_HLANES,
+                   (part + 1) * dot_SIZE_b / nparts - part * dot_SIZE_b / nparts, dot_HLANES, m);
 }
 
-/* the predictions of samples xs[0..m) as one group of dot_HLANES, to out[0..m * dot_SIZE_r) */
-static void dot_hlanes_predict(const dot_params *restrict w, const dot_inputs *restrict xs,
-                               int m, dot_scratch *restrict s, real *restrict out)
+/* dot_hlanes_grad for one thread alone, every kernel inlined with part 0 of 1 (their loops keep
+ * constant bounds) */
+__attribute__((flatten))
+static void dot_hlanes_grad_alone(const dot_params *restrict w, const dot_inputs *restrict xs,
+                                  int m, dot_scratch *restrict s)
 {
-    dot_gather_hlanes(xs, m, &s->hlanes.x);
-    dot_forward_hlanes(w, &s->hlanes.x, &s->hlanes.v);
-    for (int l = 0; l < m; l++)
+    dot_hlanes_grad(w, xs, m, s, s, 0, 1);
+}
+
+/* the predictions of samples xs[0..m) as one group of dot_HLANES, to out[0..m * dot_SIZE_r):
+ * every thread of the team calls this, as dot_hlanes_grad */
+static void dot_hlanes_predict(const dot_params *restrict w, const dot_inputs *restrict xs,
+                               int m, dot_scratch *sh, real *restrict out, int part, int nparts)
+{
+    if (part == 0)
+        dot_gather_hlanes(xs, m, &sh->hlanes.x);
+    barrier(nparts);
+    dot_forward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, part, nparts);
+    for (int l = part * m / nparts; l < (part + 1) * m / nparts; l++)
         for (int e = 0; e < dot_SIZE_r; e++)
-            out[(size_t)l * dot_SIZE_r + e] = s->hlanes.v.r[e * dot_HLANES + l];
+            out[(size_t)l * dot_SIZE_r + e] = sh->hlanes.v.r[e * dot_HLANES + l];
+}
+
+/* How many samples at the end of a batch of n the nt threads share as one group of half the
+ * width (M_hlanes_grad, part by part), or 0: where the whole groups of dot_LANES divide evenly
+ * among the threads and what is left fits a half-width group. A thread alone runs such a group
+ * in about the time of a whole one (as many instructions, each on half the lanes): at batch 100
+ * over 2 threads and 16 lanes, 3 whole groups each and a shared group of 4 instead of 3 whole
+ * groups and a half-width one of 2 each (bench/PROFILE.md). */
+static int dot_shared(int n, int nt)
+{
+    const int groups = n / dot_LANES, rest = n % dot_LANES;
+    return groups % nt == 0 && rest <= dot_HLANES ? rest : 0;
+}
+
+/* the samples thread t of nt runs alone, [*lo, *hi): its whole groups where the rest is
+ * shared; else [t*n/nt, (t+1)*n/nt), its last group at half the width if that fits (every
+ * sample runs through lane kernels: the one-sample functions keep their dot products serial) */
+static void dot_range(int n, int nt, int t, int shared, int *lo, int *hi)
+{
+    if (shared) {
+        const int each = n / dot_LANES / nt * dot_LANES;
+        *lo = t * each;
+        *hi = *lo + each;
+    } else {
+        *lo = (int)((long long)t * n / nt);
+        *hi = (int)((long long)(t + 1) * n / nt);
+    }
+}
+
+/* grad = the sums of the nt threads, added in thread order, over n: part `part` of `nparts` of
+ * the elements of every parameter (the threads of the batch entry point divide them) */
+static void dot_mean(dot_params *restrict grad, const dot_scratch *restrict scratch, int nt,
+                    int n, int part, int nparts)
+{
+    for (int e = part * dot_SIZE_a / nparts; e < (part + 1) * dot_SIZE_a / nparts; e++) {
+        real sum = 0;
+        for (int t = 0; t < nt; t++)
+            sum += scratch[t].acc.a[e];
+        grad->a[e] = n > 0 ? sum / n : 0;
+    }
+    for (int e = part * dot_SIZE_b / nparts; e < (part + 1) * dot_SIZE_b / nparts; e++) {
+        real sum = 0;
+        for (int t = 0; t < nt; t++)
+            sum += scratch[t].acc.b[e];
+        grad->b[e] = n > 0 ? sum / n : 0;
+    }
 }
 
 size_t dot_workspace_size(int nthreads)
@@ -389,36 +492,34 @@ void dot_batch_grad(const dot_params *restrict w, const dot_inputs *restrict xs,
                     real *restrict loss)
 {
     dot_scratch *scratch = (dot_scratch *)ws;
-    const int nt = nthreads > 0 ? nthreads : 1;
-    /* thread t owns samples [t*n/nt, (t+1)*n/nt) and adds them up in order */
-    #pragma omp parallel for num_threads(nt) schedule(static, 1)
-    for (int t = 0; t < nt; t++) {
-        dot_scratch *s = &scratch[t];
-        const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
-        memset(&s->acc, 0, sizeof s->acc);
-        s->loss = 0;
-        /* groups of dot_LANES samples; the last at half the width if it fits (every sample
-         * runs through lane kernels: the one-sample functions keep their dot products serial) */
-        for (int i = lo, m; i < hi; i += m) {
-            m = imin(dot_LANES, hi - i);
-            if (m > dot_HLANES)
-                dot_lanes_grad(w, &xs[i], m, s);
-            else
-                dot_hlanes_grad(w, &xs[i], m, s);
+    const int nt = nthreads > 0 ? nthreads : 1, shared = dot_shared(n, nt);
+    /* thread t adds up its samples in order into scratch[t] (a team smaller than nt takes the
+     * ranges in turn), then the team shares the last group: each adds its part of it */
+    #pragma omp parallel num_threads(nt)
+    {
+        const int team = omp_get_num_threads(), me = omp_get_thread_num();
+        for (int t = me; t < nt; t += team) {
+            dot_scratch *s = &scratch[t];
+            int lo, hi;
+            dot_range(n, nt, t, shared, &lo, &hi);
+            memset(&s->acc, 0, sizeof s->acc);
+            s->loss = 0;
+            for (int i = lo, m; i < hi; i += m) {
+                m = imin(dot_LANES, hi - i);
+                if (m > dot_HLANES)
+                    dot_lanes_grad(w, &xs[i], m, s);
+                else
+                    dot_hlanes_grad_alone(w, &xs[i], m, s);
+            }
         }
-    }
-    /* the per-thread sums are added in thread order, then averaged */
-    for (int e = 0; e < dot_SIZE_a; e++) {
-        real sum = 0;
-        for (int t = 0; t < nt; t++)
-            sum += scratch[t].acc.a[e];
-        grad->a[e] = n > 0 ? sum / n : 0;
-    }
-    for (int e = 0; e < dot_SIZE_b; e++) {
-        real sum = 0;
-        for (int t = 0; t < nt; t++)
-            sum += scratch[t].acc.b[e];
-        grad->b[e] = n > 0 ? sum / n : 0;
+        if (shared && team == 1)
+            dot_hlanes_grad_alone(w, &xs[n - shared], shared, scratch);
+        else if (shared) {
+            barrier(team);      /* every thread's own groups are done: scratch[0] may be reused */
+            dot_hlanes_grad(w, &xs[n - shared], shared, &scratch[0], &scratch[me], me, team);
+        }
+        barrier(team);
+        dot_mean(grad, scratch, nt, n, me, team);
     }
     if (loss) {
         real sum = 0;
@@ -440,17 +541,26 @@ void dot_batch_predict(const dot_params *restrict w, const dot_inputs *restrict 
                        int nthreads, void *restrict ws, real *restrict out)
 {
     dot_scratch *scratch = (dot_scratch *)ws;
-    const int nt = nthreads > 0 ? nthreads : 1;
-    #pragma omp parallel for num_threads(nt) schedule(static, 1)
-    for (int t = 0; t < nt; t++) {
-        dot_scratch *s = &scratch[t];
-        const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
-        for (int i = lo, m; i < hi; i += m) {
-            m = imin(dot_LANES, hi - i);
-            if (m > dot_HLANES)
-                dot_lanes_predict(w, &xs[i], m, s, out + (size_t)i * dot_SIZE_r);
-            else
-                dot_hlanes_predict(w, &xs[i], m, s, out + (size_t)i * dot_SIZE_r);
+    const int nt = nthreads > 0 ? nthreads : 1, shared = dot_shared(n, nt);
+    #pragma omp parallel num_threads(nt)
+    {
+        const int team = omp_get_num_threads(), me = omp_get_thread_num();
+        for (int t = me; t < nt; t += team) {
+            dot_scratch *s = &scratch[t];
+            int lo, hi;
+            dot_range(n, nt, t, shared, &lo, &hi);
+            for (int i = lo, m; i < hi; i += m) {
+                m = imin(dot_LANES, hi - i);
+                if (m > dot_HLANES)
+                    dot_lanes_predict(w, &xs[i], m, s, out + (size_t)i * dot_SIZE_r);
+                else
+                    dot_hlanes_predict(w, &xs[i], m, s, out + (size_t)i * dot_SIZE_r, 0, 1);
+            }
+        }
+        if (shared) {
+            barrier(team);      /* every thread's own groups are done: scratch[0] may be reused */
+            dot_hlanes_predict(w, &xs[n - shared], shared, &scratch[0],
+                               out + (size_t)(n - shared) * dot_SIZE_r, me, team);
         }
     }
 }

@@ -3,6 +3,16 @@
  * DO NOT EDIT: regenerate with `python -m extract ops_block --precision f32`. */
 #include <math.h>
 #include <string.h>
+#if defined(_OPENMP) && defined(__cplusplus)
+#include <omp.h>
+#elif defined(_OPENMP)
+/* OpenMP's, declared here: <omp.h> does not come with every C compiler that takes -fopenmp */
+int omp_get_num_threads(void);
+int omp_get_thread_num(void);
+#else
+static inline int omp_get_num_threads(void) { return 1; }
+static inline int omp_get_thread_num(void) { return 0; }
+#endif
 
 #include "ops_block.h"
 
@@ -15,6 +25,15 @@ real expf(real) __attribute__((simd("notinbranch")));
 static inline int imin(int a, int b)
 {
     return a < b ? a : b;
+}
+
+/* the threads that share a group (extract/divide.py) wait here for each other; nparts is 1
+ * where one thread runs the group alone */
+static inline void barrier(int nparts)
+{
+    if (nparts > 1) {
+        #pragma omp barrier
+    }
 }
 
 /* ==== forward: s, chain binding 1 of 3; shape [2, 3], 6 elements, dest loops ==== */
@@ -419,9 +438,11 @@ typedef struct {
 
 /* ==== forward: s, chain binding 1 of 3; 4 samples; shape [2, 3], 6 elements, dest loops ==== */
 static void ops_block_forward_s_hlanes(const real *restrict x,
-                                       real *restrict s)
+                                       real *restrict s,
+                                       int part,
+                                       int nparts)
 {
-    for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+    for (int i0_0 = part * 2 / nparts; i0_0 < (part + 1) * 2 / nparts; i0_0++) {
         for (int i0_1 = 0; i0_1 < 3; i0_1++) {
             hstore(&s[i0_0 * 12 + i0_1 * 4], hsplat(0));
             hreal s_acc[1];
@@ -440,9 +461,11 @@ static void ops_block_forward_s_hlanes(const real *restrict x,
 static void ops_block_forward_z_hlanes(const real *restrict x,
                                        const real *restrict g,
                                        const real *restrict s,
-                                       real *restrict z)
+                                       real *restrict z,
+                                       int part,
+                                       int nparts)
 {
-    for (int j0_q = 0; j0_q < 2; j0_q++) {
+    for (int j0_q = part * 2 / nparts; j0_q < (part + 1) * 2 / nparts; j0_q++) {
         for (int j0_r = 0; j0_r < 2; j0_r++) {
             for (int j1_q = 0; j1_q < 3; j1_q++) {
                 for (int j1_r = 0; j1_r < 2; j1_r++) {
@@ -455,31 +478,43 @@ static void ops_block_forward_z_hlanes(const real *restrict x,
 
 /* ==== forward: loss, chain binding 3 of 3; 4 samples; shape 1, 1 elements, dest loops ==== */
 static void ops_block_forward_loss_hlanes(const real *restrict z,
-                                          real *restrict loss)
+                                          real *restrict loss,
+                                          int part,
+                                          int nparts)
 {
-    hstore(&loss[0], hsplat(0));
-    hreal loss_acc[1];
-    loss_acc[0] = hload(&loss[0]);
-    for (int t0_0 = 0; t0_0 < 4; t0_0++) {
-        for (int t0_1 = 0; t0_1 < 6; t0_1++) {
-            loss_acc[0] += hload(&z[t0_0 * 24 + t0_1 * 4]) * hload(&z[t0_0 * 24 + t0_1 * 4]);
+    (void)nparts;
+    if (part == 0) {
+        hstore(&loss[0], hsplat(0));
+        hreal loss_acc[1];
+        loss_acc[0] = hload(&loss[0]);
+        for (int t0_0 = 0; t0_0 < 4; t0_0++) {
+            for (int t0_1 = 0; t0_1 < 6; t0_1++) {
+                loss_acc[0] += hload(&z[t0_0 * 24 + t0_1 * 4]) * hload(&z[t0_0 * 24 + t0_1 * 4]);
+            }
         }
+        hstore(&loss[0], loss_acc[0]);
     }
-    hstore(&loss[0], loss_acc[0]);
 }
 
 /* ==== backward: d_loss, gradient with respect to loss, entry 1 of 5; 4 samples; shape 1, 1 elements, element loops ==== */
-static void ops_block_backward_d_loss_hlanes(real *restrict d_loss)
+static void ops_block_backward_d_loss_hlanes(real *restrict d_loss,
+                                             int part,
+                                             int nparts)
 {
-    hstore(&d_loss[0], hsplat(1));
+    (void)nparts;
+    if (part == 0) {
+        hstore(&d_loss[0], hsplat(1));
+    }
 }
 
 /* ==== backward: d_z, gradient with respect to z, entry 2 of 5; 4 samples; shape [4, 6], 24 elements, element loops ==== */
 static void ops_block_backward_d_z_hlanes(const real *restrict z,
                                           const real *restrict d_loss,
-                                          real *restrict d_z)
+                                          real *restrict d_z,
+                                          int part,
+                                          int nparts)
 {
-    for (int j0 = 0; j0 < 4; j0++) {
+    for (int j0 = part * 4 / nparts; j0 < (part + 1) * 4 / nparts; j0++) {
         for (int j1 = 0; j1 < 6; j1++) {
             hstore(&d_z[j0 * 24 + j1 * 4], hload(&d_loss[0]) * hload(&z[j0 * 24 + j1 * 4]) + hload(&d_loss[0]) * hload(&z[j0 * 24 + j1 * 4]));
         }
@@ -490,9 +525,11 @@ static void ops_block_backward_d_z_hlanes(const real *restrict z,
 static void ops_block_backward_d_s_hlanes(const real *restrict x,
                                           const real *restrict g,
                                           const real *restrict d_z,
-                                          real *restrict d_s)
+                                          real *restrict d_s,
+                                          int part,
+                                          int nparts)
 {
-    for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+    for (int i0_0 = part * 2 / nparts; i0_0 < (part + 1) * 2 / nparts; i0_0++) {
         for (int i0_1 = 0; i0_1 < 3; i0_1++) {
             hstore(&d_s[i0_0 * 12 + i0_1 * 4], hsplat(0));
             hreal d_s_acc[1];
@@ -512,9 +549,11 @@ static void ops_block_backward_d_x_hlanes(const real *restrict g,
                                           const real *restrict s,
                                           const real *restrict d_z,
                                           const real *restrict d_s,
-                                          real *restrict d_x)
+                                          real *restrict d_x,
+                                          int part,
+                                          int nparts)
 {
-    for (int j0_q = 0; j0_q < 2; j0_q++) {
+    for (int j0_q = part * 2 / nparts; j0_q < (part + 1) * 2 / nparts; j0_q++) {
         for (int j0_r = 0; j0_r < 2; j0_r++) {
             for (int j1_q = 0; j1_q < 3; j1_q++) {
                 for (int j1_r = 0; j1_r < 2; j1_r++) {
@@ -529,9 +568,11 @@ static void ops_block_backward_d_x_hlanes(const real *restrict g,
 static void ops_block_backward_d_g_hlanes(const real *restrict x,
                                           const real *restrict s,
                                           const real *restrict d_z,
-                                          real *restrict d_g)
+                                          real *restrict d_g,
+                                          int part,
+                                          int nparts)
 {
-    for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+    for (int i0_0 = part * 2 / nparts; i0_0 < (part + 1) * 2 / nparts; i0_0++) {
         for (int i0_1 = 0; i0_1 < 2; i0_1++) {
             hstore(&d_g[i0_0 * 8 + i0_1 * 4], hsplat(0));
             hreal d_g_acc[1];
@@ -548,25 +589,33 @@ static void ops_block_backward_d_g_hlanes(const real *restrict x,
 
 static void ops_block_forward_hlanes(const ops_block_params *restrict w,
                                      const ops_block_inputs_hlanes *restrict x,
-                                     ops_block_values_hlanes *restrict v)
+                                     ops_block_values_hlanes *restrict v, int part, int nparts)
 {
     (void)x;
-    ops_block_forward_s_hlanes(w->x, v->s);
-    ops_block_forward_z_hlanes(w->x, w->g, v->s, v->z);
-    ops_block_forward_loss_hlanes(v->z, v->loss);
+    ops_block_forward_s_hlanes(w->x, v->s, part, nparts);
+    barrier(nparts);
+    ops_block_forward_z_hlanes(w->x, w->g, v->s, v->z, part, nparts);
+    barrier(nparts);
+    ops_block_forward_loss_hlanes(v->z, v->loss, part, nparts);
+    barrier(nparts);
 }
 
 static void ops_block_backward_hlanes(const ops_block_params *restrict w,
                                       const ops_block_inputs_hlanes *restrict x,
                                       const ops_block_values_hlanes *restrict v,
-                                      ops_block_grads_hlanes *restrict g)
+                                      ops_block_grads_hlanes *restrict g, int part, int nparts)
 {
     (void)x;
-    ops_block_backward_d_loss_hlanes(g->d_loss);
-    ops_block_backward_d_z_hlanes(v->z, g->d_loss, g->d_z);
-    ops_block_backward_d_s_hlanes(w->x, w->g, g->d_z, g->d_s);
-    ops_block_backward_d_x_hlanes(w->g, v->s, g->d_z, g->d_s, g->d_x);
-    ops_block_backward_d_g_hlanes(w->x, v->s, g->d_z, g->d_g);
+    ops_block_backward_d_loss_hlanes(g->d_loss, part, nparts);
+    barrier(nparts);
+    ops_block_backward_d_z_hlanes(v->z, g->d_loss, g->d_z, part, nparts);
+    barrier(nparts);
+    ops_block_backward_d_s_hlanes(w->x, w->g, g->d_z, g->d_s, part, nparts);
+    barrier(nparts);
+    ops_block_backward_d_x_hlanes(w->g, v->s, g->d_z, g->d_s, g->d_x, part, nparts);
+    barrier(nparts);
+    ops_block_backward_d_g_hlanes(w->x, v->s, g->d_z, g->d_g, part, nparts);
+    barrier(nparts);
 }
 
 /* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
@@ -633,31 +682,98 @@ static void ops_block_lanes_predict(const ops_block_params *restrict w, const op
             out[(size_t)l * ops_block_SIZE_loss + e] = s->lanes.v.loss[e * ops_block_LANES + l];
 }
 
-/* samples xs[0..m) as one group of ops_block_HLANES: their gradients added into s->acc and their
- * losses into s->loss, sample after sample */
+/* samples xs[0..m) as one group of ops_block_HLANES, whose kernels nparts threads divide among them
+ * (extract/divide.py): every thread of the team calls this, as part `part`; the group's buffers
+ * are sh's, each gradient element is added into own->acc by one thread and the losses into
+ * own->loss by part 0, sample after sample. One thread calls it with part 0 of 1. */
 static void ops_block_hlanes_grad(const ops_block_params *restrict w, const ops_block_inputs *restrict xs,
-                                  int m, ops_block_scratch *restrict s)
+                                  int m, ops_block_scratch *sh, ops_block_scratch *own, int part, int nparts)
 {
-    ops_block_gather_hlanes(xs, m, &s->hlanes.x);
-    ops_block_forward_hlanes(w, &s->hlanes.x, &s->hlanes.v);
-    ops_block_backward_hlanes(w, &s->hlanes.x, &s->hlanes.v, &s->hlanes.g);
+    if (part == 0)
+        ops_block_gather_hlanes(xs, m, &sh->hlanes.x);
+    barrier(nparts);
+    ops_block_forward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, part, nparts);
+    ops_block_backward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, &sh->hlanes.g, part, nparts);
     /* lanes 0..m-1 are the samples: each sum takes them in sample order */
-    ops_block_add_samples(s->acc.x, s->hlanes.g.d_x, ops_block_SIZE_x, ops_block_HLANES, m);
-    ops_block_add_samples(s->acc.g, s->hlanes.g.d_g, ops_block_SIZE_g, ops_block_HLANES, m);
-    for (int l = 0; l < m; l++)
-        for (int e = 0; e < ops_block_SIZE_loss; e++)
-            s->loss += s->hlanes.v.loss[e * ops_block_HLANES + l];
+    ops_block_add_samples(own->acc.x + part * ops_block_SIZE_x / nparts,
+                         sh->hlanes.g.d_x + (size_t)(part * ops_block_SIZE_x / nparts) * ops_block_HLANES,
+                         (part + 1) * ops_block_SIZE_x / nparts - part * ops_block_SIZE_x / nparts, ops_block_HLANES, m);
+    ops_block_add_samples(own->acc.g + part * ops_block_SIZE_g / nparts,
+                         sh->hlanes.g.d_g + (size_t)(part * ops_block_SIZE_g / nparts) * ops_block_HLANES,
+                         (part + 1) * ops_block_SIZE_g / nparts - part * ops_block_SIZE_g / nparts, ops_block_HLANES, m);
+    if (part == 0)
+        for (int l = 0; l < m; l++)
+            for (int e = 0; e < ops_block_SIZE_loss; e++)
+                own->loss += sh->hlanes.v.loss[e * ops_block_HLANES + l];
 }
 
-/* the predictions of samples xs[0..m) as one group of ops_block_HLANES, to out[0..m * ops_block_SIZE_loss) */
-static void ops_block_hlanes_predict(const ops_block_params *restrict w, const ops_block_inputs *restrict xs,
-                                     int m, ops_block_scratch *restrict s, real *restrict out)
+/* ops_block_hlanes_grad for one thread alone, every kernel inlined with part 0 of 1 (their loops keep
+ * constant bounds) */
+__attribute__((flatten))
+static void ops_block_hlanes_grad_alone(const ops_block_params *restrict w, const ops_block_inputs *restrict xs,
+                                        int m, ops_block_scratch *restrict s)
 {
-    ops_block_gather_hlanes(xs, m, &s->hlanes.x);
-    ops_block_forward_hlanes(w, &s->hlanes.x, &s->hlanes.v);
-    for (int l = 0; l < m; l++)
+    ops_block_hlanes_grad(w, xs, m, s, s, 0, 1);
+}
+
+/* the predictions of samples xs[0..m) as one group of ops_block_HLANES, to out[0..m * ops_block_SIZE_loss):
+ * every thread of the team calls this, as ops_block_hlanes_grad */
+static void ops_block_hlanes_predict(const ops_block_params *restrict w, const ops_block_inputs *restrict xs,
+                                     int m, ops_block_scratch *sh, real *restrict out, int part, int nparts)
+{
+    if (part == 0)
+        ops_block_gather_hlanes(xs, m, &sh->hlanes.x);
+    barrier(nparts);
+    ops_block_forward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, part, nparts);
+    for (int l = part * m / nparts; l < (part + 1) * m / nparts; l++)
         for (int e = 0; e < ops_block_SIZE_loss; e++)
-            out[(size_t)l * ops_block_SIZE_loss + e] = s->hlanes.v.loss[e * ops_block_HLANES + l];
+            out[(size_t)l * ops_block_SIZE_loss + e] = sh->hlanes.v.loss[e * ops_block_HLANES + l];
+}
+
+/* How many samples at the end of a batch of n the nt threads share as one group of half the
+ * width (M_hlanes_grad, part by part), or 0: where the whole groups of ops_block_LANES divide evenly
+ * among the threads and what is left fits a half-width group. A thread alone runs such a group
+ * in about the time of a whole one (as many instructions, each on half the lanes): at batch 100
+ * over 2 threads and 16 lanes, 3 whole groups each and a shared group of 4 instead of 3 whole
+ * groups and a half-width one of 2 each (bench/PROFILE.md). */
+static int ops_block_shared(int n, int nt)
+{
+    const int groups = n / ops_block_LANES, rest = n % ops_block_LANES;
+    return groups % nt == 0 && rest <= ops_block_HLANES ? rest : 0;
+}
+
+/* the samples thread t of nt runs alone, [*lo, *hi): its whole groups where the rest is
+ * shared; else [t*n/nt, (t+1)*n/nt), its last group at half the width if that fits (every
+ * sample runs through lane kernels: the one-sample functions keep their dot products serial) */
+static void ops_block_range(int n, int nt, int t, int shared, int *lo, int *hi)
+{
+    if (shared) {
+        const int each = n / ops_block_LANES / nt * ops_block_LANES;
+        *lo = t * each;
+        *hi = *lo + each;
+    } else {
+        *lo = (int)((long long)t * n / nt);
+        *hi = (int)((long long)(t + 1) * n / nt);
+    }
+}
+
+/* grad = the sums of the nt threads, added in thread order, over n: part `part` of `nparts` of
+ * the elements of every parameter (the threads of the batch entry point divide them) */
+static void ops_block_mean(ops_block_params *restrict grad, const ops_block_scratch *restrict scratch, int nt,
+                          int n, int part, int nparts)
+{
+    for (int e = part * ops_block_SIZE_x / nparts; e < (part + 1) * ops_block_SIZE_x / nparts; e++) {
+        real sum = 0;
+        for (int t = 0; t < nt; t++)
+            sum += scratch[t].acc.x[e];
+        grad->x[e] = n > 0 ? sum / n : 0;
+    }
+    for (int e = part * ops_block_SIZE_g / nparts; e < (part + 1) * ops_block_SIZE_g / nparts; e++) {
+        real sum = 0;
+        for (int t = 0; t < nt; t++)
+            sum += scratch[t].acc.g[e];
+        grad->g[e] = n > 0 ? sum / n : 0;
+    }
 }
 
 size_t ops_block_workspace_size(int nthreads)
@@ -670,36 +786,34 @@ void ops_block_batch_grad(const ops_block_params *restrict w, const ops_block_in
                           real *restrict loss)
 {
     ops_block_scratch *scratch = (ops_block_scratch *)ws;
-    const int nt = nthreads > 0 ? nthreads : 1;
-    /* thread t owns samples [t*n/nt, (t+1)*n/nt) and adds them up in order */
-    #pragma omp parallel for num_threads(nt) schedule(static, 1)
-    for (int t = 0; t < nt; t++) {
-        ops_block_scratch *s = &scratch[t];
-        const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
-        memset(&s->acc, 0, sizeof s->acc);
-        s->loss = 0;
-        /* groups of ops_block_LANES samples; the last at half the width if it fits (every sample
-         * runs through lane kernels: the one-sample functions keep their dot products serial) */
-        for (int i = lo, m; i < hi; i += m) {
-            m = imin(ops_block_LANES, hi - i);
-            if (m > ops_block_HLANES)
-                ops_block_lanes_grad(w, &xs[i], m, s);
-            else
-                ops_block_hlanes_grad(w, &xs[i], m, s);
+    const int nt = nthreads > 0 ? nthreads : 1, shared = ops_block_shared(n, nt);
+    /* thread t adds up its samples in order into scratch[t] (a team smaller than nt takes the
+     * ranges in turn), then the team shares the last group: each adds its part of it */
+    #pragma omp parallel num_threads(nt)
+    {
+        const int team = omp_get_num_threads(), me = omp_get_thread_num();
+        for (int t = me; t < nt; t += team) {
+            ops_block_scratch *s = &scratch[t];
+            int lo, hi;
+            ops_block_range(n, nt, t, shared, &lo, &hi);
+            memset(&s->acc, 0, sizeof s->acc);
+            s->loss = 0;
+            for (int i = lo, m; i < hi; i += m) {
+                m = imin(ops_block_LANES, hi - i);
+                if (m > ops_block_HLANES)
+                    ops_block_lanes_grad(w, &xs[i], m, s);
+                else
+                    ops_block_hlanes_grad_alone(w, &xs[i], m, s);
+            }
         }
-    }
-    /* the per-thread sums are added in thread order, then averaged */
-    for (int e = 0; e < ops_block_SIZE_x; e++) {
-        real sum = 0;
-        for (int t = 0; t < nt; t++)
-            sum += scratch[t].acc.x[e];
-        grad->x[e] = n > 0 ? sum / n : 0;
-    }
-    for (int e = 0; e < ops_block_SIZE_g; e++) {
-        real sum = 0;
-        for (int t = 0; t < nt; t++)
-            sum += scratch[t].acc.g[e];
-        grad->g[e] = n > 0 ? sum / n : 0;
+        if (shared && team == 1)
+            ops_block_hlanes_grad_alone(w, &xs[n - shared], shared, scratch);
+        else if (shared) {
+            barrier(team);      /* every thread's own groups are done: scratch[0] may be reused */
+            ops_block_hlanes_grad(w, &xs[n - shared], shared, &scratch[0], &scratch[me], me, team);
+        }
+        barrier(team);
+        ops_block_mean(grad, scratch, nt, n, me, team);
     }
     if (loss) {
         real sum = 0;
@@ -721,17 +835,26 @@ void ops_block_batch_predict(const ops_block_params *restrict w, const ops_block
                              int nthreads, void *restrict ws, real *restrict out)
 {
     ops_block_scratch *scratch = (ops_block_scratch *)ws;
-    const int nt = nthreads > 0 ? nthreads : 1;
-    #pragma omp parallel for num_threads(nt) schedule(static, 1)
-    for (int t = 0; t < nt; t++) {
-        ops_block_scratch *s = &scratch[t];
-        const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
-        for (int i = lo, m; i < hi; i += m) {
-            m = imin(ops_block_LANES, hi - i);
-            if (m > ops_block_HLANES)
-                ops_block_lanes_predict(w, &xs[i], m, s, out + (size_t)i * ops_block_SIZE_loss);
-            else
-                ops_block_hlanes_predict(w, &xs[i], m, s, out + (size_t)i * ops_block_SIZE_loss);
+    const int nt = nthreads > 0 ? nthreads : 1, shared = ops_block_shared(n, nt);
+    #pragma omp parallel num_threads(nt)
+    {
+        const int team = omp_get_num_threads(), me = omp_get_thread_num();
+        for (int t = me; t < nt; t += team) {
+            ops_block_scratch *s = &scratch[t];
+            int lo, hi;
+            ops_block_range(n, nt, t, shared, &lo, &hi);
+            for (int i = lo, m; i < hi; i += m) {
+                m = imin(ops_block_LANES, hi - i);
+                if (m > ops_block_HLANES)
+                    ops_block_lanes_predict(w, &xs[i], m, s, out + (size_t)i * ops_block_SIZE_loss);
+                else
+                    ops_block_hlanes_predict(w, &xs[i], m, s, out + (size_t)i * ops_block_SIZE_loss, 0, 1);
+            }
+        }
+        if (shared) {
+            barrier(team);      /* every thread's own groups are done: scratch[0] may be reused */
+            ops_block_hlanes_predict(w, &xs[n - shared], shared, &scratch[0],
+                                     out + (size_t)(n - shared) * ops_block_SIZE_loss, me, team);
         }
     }
 }

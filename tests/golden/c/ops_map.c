@@ -3,6 +3,16 @@
  * DO NOT EDIT: regenerate with `python -m extract ops_map --precision f32`. */
 #include <math.h>
 #include <string.h>
+#if defined(_OPENMP) && defined(__cplusplus)
+#include <omp.h>
+#elif defined(_OPENMP)
+/* OpenMP's, declared here: <omp.h> does not come with every C compiler that takes -fopenmp */
+int omp_get_num_threads(void);
+int omp_get_thread_num(void);
+#else
+static inline int omp_get_num_threads(void) { return 1; }
+static inline int omp_get_thread_num(void) { return 0; }
+#endif
 
 #include "ops_map.h"
 
@@ -20,6 +30,15 @@ static inline real logistic(real x)
 static inline int imin(int a, int b)
 {
     return a < b ? a : b;
+}
+
+/* the threads that share a group (extract/divide.py) wait here for each other; nparts is 1
+ * where one thread runs the group alone */
+static inline void barrier(int nparts)
+{
+    if (nparts > 1) {
+        #pragma omp barrier
+    }
 }
 
 /* ==== forward: h, chain binding 1 of 2; shape [2, 3], 6 elements, element loops ==== */
@@ -325,9 +344,11 @@ typedef struct {
 /* ==== forward: h, chain binding 1 of 2; 4 samples; shape [2, 3], 6 elements, element loops ==== */
 static void ops_map_forward_h_hlanes(const real *restrict x,
                                      const real *restrict w,
-                                     real *restrict h)
+                                     real *restrict h,
+                                     int part,
+                                     int nparts)
 {
-    for (int j0 = 0; j0 < 2; j0++) {
+    for (int j0 = part * 2 / nparts; j0 < (part + 1) * 2 / nparts; j0++) {
         for (int j1 = 0; j1 < 3; j1++) {
             LANE_LOOP
             for (int l = 0; l < 4; l++) {
@@ -339,30 +360,42 @@ static void ops_map_forward_h_hlanes(const real *restrict x,
 
 /* ==== forward: loss, chain binding 2 of 2; 4 samples; shape 1, 1 elements, dest loops ==== */
 static void ops_map_forward_loss_hlanes(const real *restrict h,
-                                        real *restrict loss)
+                                        real *restrict loss,
+                                        int part,
+                                        int nparts)
 {
-    hstore(&loss[0], hsplat(0));
-    hreal loss_acc[1];
-    loss_acc[0] = hload(&loss[0]);
-    for (int t0_0 = 0; t0_0 < 2; t0_0++) {
-        for (int t0_1 = 0; t0_1 < 3; t0_1++) {
-            loss_acc[0] += -hload(&h[t0_0 * 12 + t0_1 * 4]) / 2;
+    (void)nparts;
+    if (part == 0) {
+        hstore(&loss[0], hsplat(0));
+        hreal loss_acc[1];
+        loss_acc[0] = hload(&loss[0]);
+        for (int t0_0 = 0; t0_0 < 2; t0_0++) {
+            for (int t0_1 = 0; t0_1 < 3; t0_1++) {
+                loss_acc[0] += -hload(&h[t0_0 * 12 + t0_1 * 4]) / 2;
+            }
         }
+        hstore(&loss[0], loss_acc[0]);
     }
-    hstore(&loss[0], loss_acc[0]);
 }
 
 /* ==== backward: d_loss, gradient with respect to loss, entry 1 of 4; 4 samples; shape 1, 1 elements, element loops ==== */
-static void ops_map_backward_d_loss_hlanes(real *restrict d_loss)
+static void ops_map_backward_d_loss_hlanes(real *restrict d_loss,
+                                           int part,
+                                           int nparts)
 {
-    hstore(&d_loss[0], hsplat(1));
+    (void)nparts;
+    if (part == 0) {
+        hstore(&d_loss[0], hsplat(1));
+    }
 }
 
 /* ==== backward: d_h, gradient with respect to h, entry 2 of 4; 4 samples; shape [2, 3], 6 elements, element loops ==== */
 static void ops_map_backward_d_h_hlanes(const real *restrict d_loss,
-                                        real *restrict d_h)
+                                        real *restrict d_h,
+                                        int part,
+                                        int nparts)
 {
-    for (int j0 = 0; j0 < 2; j0++) {
+    for (int j0 = part * 2 / nparts; j0 < (part + 1) * 2 / nparts; j0++) {
         for (int j1 = 0; j1 < 3; j1++) {
             hstore(&d_h[j0 * 12 + j1 * 4], -hload(&d_loss[0]) / 2);
         }
@@ -373,9 +406,11 @@ static void ops_map_backward_d_h_hlanes(const real *restrict d_loss,
 static void ops_map_backward_d_x_hlanes(const real *restrict w,
                                         const real *restrict h,
                                         const real *restrict d_h,
-                                        real *restrict d_x)
+                                        real *restrict d_x,
+                                        int part,
+                                        int nparts)
 {
-    for (int j0 = 0; j0 < 2; j0++) {
+    for (int j0 = part * 2 / nparts; j0 < (part + 1) * 2 / nparts; j0++) {
         for (int j1 = 0; j1 < 3; j1++) {
             hstore(&d_x[j0 * 12 + j1 * 4], hload(&d_h[j0 * 12 + j1 * 4]) * hload(&h[j0 * 12 + j1 * 4]) * (1 - hload(&h[j0 * 12 + j1 * 4])) * w[j1]);
         }
@@ -386,9 +421,11 @@ static void ops_map_backward_d_x_hlanes(const real *restrict w,
 static void ops_map_backward_d_w_hlanes(const real *restrict x,
                                         const real *restrict h,
                                         const real *restrict d_h,
-                                        real *restrict d_w)
+                                        real *restrict d_w,
+                                        int part,
+                                        int nparts)
 {
-    for (int i0 = 0; i0 < 3; i0++) {
+    for (int i0 = part * 3 / nparts; i0 < (part + 1) * 3 / nparts; i0++) {
         hstore(&d_w[i0 * 4], hsplat(0));
         hreal d_w_acc[1];
         d_w_acc[0] = hload(&d_w[i0 * 4]);
@@ -401,23 +438,29 @@ static void ops_map_backward_d_w_hlanes(const real *restrict x,
 
 static void ops_map_forward_hlanes(const ops_map_params *restrict w,
                                    const ops_map_inputs_hlanes *restrict x,
-                                   ops_map_values_hlanes *restrict v)
+                                   ops_map_values_hlanes *restrict v, int part, int nparts)
 {
     (void)x;
-    ops_map_forward_h_hlanes(w->x, w->w, v->h);
-    ops_map_forward_loss_hlanes(v->h, v->loss);
+    ops_map_forward_h_hlanes(w->x, w->w, v->h, part, nparts);
+    barrier(nparts);
+    ops_map_forward_loss_hlanes(v->h, v->loss, part, nparts);
+    barrier(nparts);
 }
 
 static void ops_map_backward_hlanes(const ops_map_params *restrict w,
                                     const ops_map_inputs_hlanes *restrict x,
                                     const ops_map_values_hlanes *restrict v,
-                                    ops_map_grads_hlanes *restrict g)
+                                    ops_map_grads_hlanes *restrict g, int part, int nparts)
 {
     (void)x;
-    ops_map_backward_d_loss_hlanes(g->d_loss);
-    ops_map_backward_d_h_hlanes(g->d_loss, g->d_h);
-    ops_map_backward_d_x_hlanes(w->w, v->h, g->d_h, g->d_x);
-    ops_map_backward_d_w_hlanes(w->x, v->h, g->d_h, g->d_w);
+    ops_map_backward_d_loss_hlanes(g->d_loss, part, nparts);
+    barrier(nparts);
+    ops_map_backward_d_h_hlanes(g->d_loss, g->d_h, part, nparts);
+    barrier(nparts);
+    ops_map_backward_d_x_hlanes(w->w, v->h, g->d_h, g->d_x, part, nparts);
+    barrier(nparts);
+    ops_map_backward_d_w_hlanes(w->x, v->h, g->d_h, g->d_w, part, nparts);
+    barrier(nparts);
 }
 
 /* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
@@ -484,31 +527,98 @@ static void ops_map_lanes_predict(const ops_map_params *restrict w, const ops_ma
             out[(size_t)l * ops_map_SIZE_loss + e] = s->lanes.v.loss[e * ops_map_LANES + l];
 }
 
-/* samples xs[0..m) as one group of ops_map_HLANES: their gradients added into s->acc and their
- * losses into s->loss, sample after sample */
+/* samples xs[0..m) as one group of ops_map_HLANES, whose kernels nparts threads divide among them
+ * (extract/divide.py): every thread of the team calls this, as part `part`; the group's buffers
+ * are sh's, each gradient element is added into own->acc by one thread and the losses into
+ * own->loss by part 0, sample after sample. One thread calls it with part 0 of 1. */
 static void ops_map_hlanes_grad(const ops_map_params *restrict w, const ops_map_inputs *restrict xs,
-                                int m, ops_map_scratch *restrict s)
+                                int m, ops_map_scratch *sh, ops_map_scratch *own, int part, int nparts)
 {
-    ops_map_gather_hlanes(xs, m, &s->hlanes.x);
-    ops_map_forward_hlanes(w, &s->hlanes.x, &s->hlanes.v);
-    ops_map_backward_hlanes(w, &s->hlanes.x, &s->hlanes.v, &s->hlanes.g);
+    if (part == 0)
+        ops_map_gather_hlanes(xs, m, &sh->hlanes.x);
+    barrier(nparts);
+    ops_map_forward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, part, nparts);
+    ops_map_backward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, &sh->hlanes.g, part, nparts);
     /* lanes 0..m-1 are the samples: each sum takes them in sample order */
-    ops_map_add_samples(s->acc.x, s->hlanes.g.d_x, ops_map_SIZE_x, ops_map_HLANES, m);
-    ops_map_add_samples(s->acc.w, s->hlanes.g.d_w, ops_map_SIZE_w, ops_map_HLANES, m);
-    for (int l = 0; l < m; l++)
-        for (int e = 0; e < ops_map_SIZE_loss; e++)
-            s->loss += s->hlanes.v.loss[e * ops_map_HLANES + l];
+    ops_map_add_samples(own->acc.x + part * ops_map_SIZE_x / nparts,
+                       sh->hlanes.g.d_x + (size_t)(part * ops_map_SIZE_x / nparts) * ops_map_HLANES,
+                       (part + 1) * ops_map_SIZE_x / nparts - part * ops_map_SIZE_x / nparts, ops_map_HLANES, m);
+    ops_map_add_samples(own->acc.w + part * ops_map_SIZE_w / nparts,
+                       sh->hlanes.g.d_w + (size_t)(part * ops_map_SIZE_w / nparts) * ops_map_HLANES,
+                       (part + 1) * ops_map_SIZE_w / nparts - part * ops_map_SIZE_w / nparts, ops_map_HLANES, m);
+    if (part == 0)
+        for (int l = 0; l < m; l++)
+            for (int e = 0; e < ops_map_SIZE_loss; e++)
+                own->loss += sh->hlanes.v.loss[e * ops_map_HLANES + l];
 }
 
-/* the predictions of samples xs[0..m) as one group of ops_map_HLANES, to out[0..m * ops_map_SIZE_loss) */
-static void ops_map_hlanes_predict(const ops_map_params *restrict w, const ops_map_inputs *restrict xs,
-                                   int m, ops_map_scratch *restrict s, real *restrict out)
+/* ops_map_hlanes_grad for one thread alone, every kernel inlined with part 0 of 1 (their loops keep
+ * constant bounds) */
+__attribute__((flatten))
+static void ops_map_hlanes_grad_alone(const ops_map_params *restrict w, const ops_map_inputs *restrict xs,
+                                      int m, ops_map_scratch *restrict s)
 {
-    ops_map_gather_hlanes(xs, m, &s->hlanes.x);
-    ops_map_forward_hlanes(w, &s->hlanes.x, &s->hlanes.v);
-    for (int l = 0; l < m; l++)
+    ops_map_hlanes_grad(w, xs, m, s, s, 0, 1);
+}
+
+/* the predictions of samples xs[0..m) as one group of ops_map_HLANES, to out[0..m * ops_map_SIZE_loss):
+ * every thread of the team calls this, as ops_map_hlanes_grad */
+static void ops_map_hlanes_predict(const ops_map_params *restrict w, const ops_map_inputs *restrict xs,
+                                   int m, ops_map_scratch *sh, real *restrict out, int part, int nparts)
+{
+    if (part == 0)
+        ops_map_gather_hlanes(xs, m, &sh->hlanes.x);
+    barrier(nparts);
+    ops_map_forward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, part, nparts);
+    for (int l = part * m / nparts; l < (part + 1) * m / nparts; l++)
         for (int e = 0; e < ops_map_SIZE_loss; e++)
-            out[(size_t)l * ops_map_SIZE_loss + e] = s->hlanes.v.loss[e * ops_map_HLANES + l];
+            out[(size_t)l * ops_map_SIZE_loss + e] = sh->hlanes.v.loss[e * ops_map_HLANES + l];
+}
+
+/* How many samples at the end of a batch of n the nt threads share as one group of half the
+ * width (M_hlanes_grad, part by part), or 0: where the whole groups of ops_map_LANES divide evenly
+ * among the threads and what is left fits a half-width group. A thread alone runs such a group
+ * in about the time of a whole one (as many instructions, each on half the lanes): at batch 100
+ * over 2 threads and 16 lanes, 3 whole groups each and a shared group of 4 instead of 3 whole
+ * groups and a half-width one of 2 each (bench/PROFILE.md). */
+static int ops_map_shared(int n, int nt)
+{
+    const int groups = n / ops_map_LANES, rest = n % ops_map_LANES;
+    return groups % nt == 0 && rest <= ops_map_HLANES ? rest : 0;
+}
+
+/* the samples thread t of nt runs alone, [*lo, *hi): its whole groups where the rest is
+ * shared; else [t*n/nt, (t+1)*n/nt), its last group at half the width if that fits (every
+ * sample runs through lane kernels: the one-sample functions keep their dot products serial) */
+static void ops_map_range(int n, int nt, int t, int shared, int *lo, int *hi)
+{
+    if (shared) {
+        const int each = n / ops_map_LANES / nt * ops_map_LANES;
+        *lo = t * each;
+        *hi = *lo + each;
+    } else {
+        *lo = (int)((long long)t * n / nt);
+        *hi = (int)((long long)(t + 1) * n / nt);
+    }
+}
+
+/* grad = the sums of the nt threads, added in thread order, over n: part `part` of `nparts` of
+ * the elements of every parameter (the threads of the batch entry point divide them) */
+static void ops_map_mean(ops_map_params *restrict grad, const ops_map_scratch *restrict scratch, int nt,
+                        int n, int part, int nparts)
+{
+    for (int e = part * ops_map_SIZE_x / nparts; e < (part + 1) * ops_map_SIZE_x / nparts; e++) {
+        real sum = 0;
+        for (int t = 0; t < nt; t++)
+            sum += scratch[t].acc.x[e];
+        grad->x[e] = n > 0 ? sum / n : 0;
+    }
+    for (int e = part * ops_map_SIZE_w / nparts; e < (part + 1) * ops_map_SIZE_w / nparts; e++) {
+        real sum = 0;
+        for (int t = 0; t < nt; t++)
+            sum += scratch[t].acc.w[e];
+        grad->w[e] = n > 0 ? sum / n : 0;
+    }
 }
 
 size_t ops_map_workspace_size(int nthreads)
@@ -521,36 +631,34 @@ void ops_map_batch_grad(const ops_map_params *restrict w, const ops_map_inputs *
                         real *restrict loss)
 {
     ops_map_scratch *scratch = (ops_map_scratch *)ws;
-    const int nt = nthreads > 0 ? nthreads : 1;
-    /* thread t owns samples [t*n/nt, (t+1)*n/nt) and adds them up in order */
-    #pragma omp parallel for num_threads(nt) schedule(static, 1)
-    for (int t = 0; t < nt; t++) {
-        ops_map_scratch *s = &scratch[t];
-        const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
-        memset(&s->acc, 0, sizeof s->acc);
-        s->loss = 0;
-        /* groups of ops_map_LANES samples; the last at half the width if it fits (every sample
-         * runs through lane kernels: the one-sample functions keep their dot products serial) */
-        for (int i = lo, m; i < hi; i += m) {
-            m = imin(ops_map_LANES, hi - i);
-            if (m > ops_map_HLANES)
-                ops_map_lanes_grad(w, &xs[i], m, s);
-            else
-                ops_map_hlanes_grad(w, &xs[i], m, s);
+    const int nt = nthreads > 0 ? nthreads : 1, shared = ops_map_shared(n, nt);
+    /* thread t adds up its samples in order into scratch[t] (a team smaller than nt takes the
+     * ranges in turn), then the team shares the last group: each adds its part of it */
+    #pragma omp parallel num_threads(nt)
+    {
+        const int team = omp_get_num_threads(), me = omp_get_thread_num();
+        for (int t = me; t < nt; t += team) {
+            ops_map_scratch *s = &scratch[t];
+            int lo, hi;
+            ops_map_range(n, nt, t, shared, &lo, &hi);
+            memset(&s->acc, 0, sizeof s->acc);
+            s->loss = 0;
+            for (int i = lo, m; i < hi; i += m) {
+                m = imin(ops_map_LANES, hi - i);
+                if (m > ops_map_HLANES)
+                    ops_map_lanes_grad(w, &xs[i], m, s);
+                else
+                    ops_map_hlanes_grad_alone(w, &xs[i], m, s);
+            }
         }
-    }
-    /* the per-thread sums are added in thread order, then averaged */
-    for (int e = 0; e < ops_map_SIZE_x; e++) {
-        real sum = 0;
-        for (int t = 0; t < nt; t++)
-            sum += scratch[t].acc.x[e];
-        grad->x[e] = n > 0 ? sum / n : 0;
-    }
-    for (int e = 0; e < ops_map_SIZE_w; e++) {
-        real sum = 0;
-        for (int t = 0; t < nt; t++)
-            sum += scratch[t].acc.w[e];
-        grad->w[e] = n > 0 ? sum / n : 0;
+        if (shared && team == 1)
+            ops_map_hlanes_grad_alone(w, &xs[n - shared], shared, scratch);
+        else if (shared) {
+            barrier(team);      /* every thread's own groups are done: scratch[0] may be reused */
+            ops_map_hlanes_grad(w, &xs[n - shared], shared, &scratch[0], &scratch[me], me, team);
+        }
+        barrier(team);
+        ops_map_mean(grad, scratch, nt, n, me, team);
     }
     if (loss) {
         real sum = 0;
@@ -572,17 +680,26 @@ void ops_map_batch_predict(const ops_map_params *restrict w, const ops_map_input
                            int nthreads, void *restrict ws, real *restrict out)
 {
     ops_map_scratch *scratch = (ops_map_scratch *)ws;
-    const int nt = nthreads > 0 ? nthreads : 1;
-    #pragma omp parallel for num_threads(nt) schedule(static, 1)
-    for (int t = 0; t < nt; t++) {
-        ops_map_scratch *s = &scratch[t];
-        const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
-        for (int i = lo, m; i < hi; i += m) {
-            m = imin(ops_map_LANES, hi - i);
-            if (m > ops_map_HLANES)
-                ops_map_lanes_predict(w, &xs[i], m, s, out + (size_t)i * ops_map_SIZE_loss);
-            else
-                ops_map_hlanes_predict(w, &xs[i], m, s, out + (size_t)i * ops_map_SIZE_loss);
+    const int nt = nthreads > 0 ? nthreads : 1, shared = ops_map_shared(n, nt);
+    #pragma omp parallel num_threads(nt)
+    {
+        const int team = omp_get_num_threads(), me = omp_get_thread_num();
+        for (int t = me; t < nt; t += team) {
+            ops_map_scratch *s = &scratch[t];
+            int lo, hi;
+            ops_map_range(n, nt, t, shared, &lo, &hi);
+            for (int i = lo, m; i < hi; i += m) {
+                m = imin(ops_map_LANES, hi - i);
+                if (m > ops_map_HLANES)
+                    ops_map_lanes_predict(w, &xs[i], m, s, out + (size_t)i * ops_map_SIZE_loss);
+                else
+                    ops_map_hlanes_predict(w, &xs[i], m, s, out + (size_t)i * ops_map_SIZE_loss, 0, 1);
+            }
+        }
+        if (shared) {
+            barrier(team);      /* every thread's own groups are done: scratch[0] may be reused */
+            ops_map_hlanes_predict(w, &xs[n - shared], shared, &scratch[0],
+                                   out + (size_t)(n - shared) * ops_map_SIZE_loss, me, team);
         }
     }
 }

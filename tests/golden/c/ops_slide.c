@@ -3,6 +3,16 @@
  * DO NOT EDIT: regenerate with `python -m extract ops_slide --precision f32`. */
 #include <math.h>
 #include <string.h>
+#if defined(_OPENMP) && defined(__cplusplus)
+#include <omp.h>
+#elif defined(_OPENMP)
+/* OpenMP's, declared here: <omp.h> does not come with every C compiler that takes -fopenmp */
+int omp_get_num_threads(void);
+int omp_get_thread_num(void);
+#else
+static inline int omp_get_num_threads(void) { return 1; }
+static inline int omp_get_thread_num(void) { return 0; }
+#endif
 
 #include "ops_slide.h"
 
@@ -15,6 +25,15 @@ real expf(real) __attribute__((simd("notinbranch")));
 static inline int imin(int a, int b)
 {
     return a < b ? a : b;
+}
+
+/* the threads that share a group (extract/divide.py) wait here for each other; nparts is 1
+ * where one thread runs the group alone */
+static inline void barrier(int nparts)
+{
+    if (nparts > 1) {
+        #pragma omp barrier
+    }
 }
 
 /* ==== forward: c, chain binding 1 of 3; shape [4, 3], 12 elements, dest loops ==== */
@@ -493,31 +512,36 @@ typedef struct {
 /* ==== forward: c, chain binding 1 of 3; 4 samples; shape [4, 3], 12 elements, dest loops ==== */
 static void ops_slide_forward_c_hlanes(const real *restrict x,
                                        const real *restrict k,
-                                       real *restrict c)
+                                       real *restrict c,
+                                       int part,
+                                       int nparts)
 {
-    for (int j0 = 0; j0 < 4; j0++) {
-        for (int j1 = 0; j1 < 3; j1++) {
-            hstore(&c[j0 * 12 + j1 * 4], hsplat(0));
+    (void)nparts;
+    if (part == 0) {
+        for (int j0 = 0; j0 < 4; j0++) {
+            for (int j1 = 0; j1 < 3; j1++) {
+                hstore(&c[j0 * 12 + j1 * 4], hsplat(0));
+            }
         }
-    }
-    hreal c_acc[12];
-    for (int j0 = 0; j0 < 4; j0++) {
-        for (int j1 = 0; j1 < 3; j1++) {
-            c_acc[j0 * 3 + j1] = hload(&c[j0 * 12 + j1 * 4]);
+        hreal c_acc[12];
+        for (int j0 = 0; j0 < 4; j0++) {
+            for (int j1 = 0; j1 < 3; j1++) {
+                c_acc[j0 * 3 + j1] = hload(&c[j0 * 12 + j1 * 4]);
+            }
         }
-    }
-    for (int t0_0 = 0; t0_0 < 2; t0_0++) {
-        for (int t0_1 = 0; t0_1 < 2; t0_1++) {
-            for (int j0 = 0; j0 < 4; j0++) {
-                for (int j1 = 0; j1 < 3; j1++) {
-                    c_acc[j0 * 3 + j1] += hsplat(x[t0_0 * 4 + j0 * 4 + t0_1 + j1] * k[t0_0 * 2 + t0_1]);
+        for (int t0_0 = 0; t0_0 < 2; t0_0++) {
+            for (int t0_1 = 0; t0_1 < 2; t0_1++) {
+                for (int j0 = 0; j0 < 4; j0++) {
+                    for (int j1 = 0; j1 < 3; j1++) {
+                        c_acc[j0 * 3 + j1] += hsplat(x[t0_0 * 4 + j0 * 4 + t0_1 + j1] * k[t0_0 * 2 + t0_1]);
+                    }
                 }
             }
         }
-    }
-    for (int j0 = 0; j0 < 4; j0++) {
-        for (int j1 = 0; j1 < 3; j1++) {
-            hstore(&c[j0 * 12 + j1 * 4], c_acc[j0 * 3 + j1]);
+        for (int j0 = 0; j0 < 4; j0++) {
+            for (int j1 = 0; j1 < 3; j1++) {
+                hstore(&c[j0 * 12 + j1 * 4], c_acc[j0 * 3 + j1]);
+            }
         }
     }
 }
@@ -525,9 +549,11 @@ static void ops_slide_forward_c_hlanes(const real *restrict x,
 /* ==== forward: c2, chain binding 2 of 3; 4 samples; shape [4, 3], 12 elements, dest loops ==== */
 static void ops_slide_forward_c2_hlanes(const real *restrict x,
                                         const real *restrict k,
-                                        real *restrict c2)
+                                        real *restrict c2,
+                                        int part,
+                                        int nparts)
 {
-    for (int i0_0 = 0; i0_0 < 4; i0_0++) {
+    for (int i0_0 = part * 4 / nparts; i0_0 < (part + 1) * 4 / nparts; i0_0++) {
         for (int i0_1 = 0; i0_1 < 3; i0_1++) {
             hstore(&c2[i0_0 * 12 + i0_1 * 4], hsplat(0));
             hreal c2_acc[1];
@@ -545,31 +571,43 @@ static void ops_slide_forward_c2_hlanes(const real *restrict x,
 /* ==== forward: loss, chain binding 3 of 3; 4 samples; shape 1, 1 elements, dest loops ==== */
 static void ops_slide_forward_loss_hlanes(const real *restrict c,
                                           const real *restrict c2,
-                                          real *restrict loss)
+                                          real *restrict loss,
+                                          int part,
+                                          int nparts)
 {
-    hstore(&loss[0], hsplat(0));
-    hreal loss_acc[1];
-    loss_acc[0] = hload(&loss[0]);
-    for (int t0_0 = 0; t0_0 < 4; t0_0++) {
-        for (int t0_1 = 0; t0_1 < 3; t0_1++) {
-            loss_acc[0] += hload(&c[t0_0 * 12 + t0_1 * 4]) * hload(&c2[t0_0 * 12 + t0_1 * 4]);
+    (void)nparts;
+    if (part == 0) {
+        hstore(&loss[0], hsplat(0));
+        hreal loss_acc[1];
+        loss_acc[0] = hload(&loss[0]);
+        for (int t0_0 = 0; t0_0 < 4; t0_0++) {
+            for (int t0_1 = 0; t0_1 < 3; t0_1++) {
+                loss_acc[0] += hload(&c[t0_0 * 12 + t0_1 * 4]) * hload(&c2[t0_0 * 12 + t0_1 * 4]);
+            }
         }
+        hstore(&loss[0], loss_acc[0]);
     }
-    hstore(&loss[0], loss_acc[0]);
 }
 
 /* ==== backward: d_loss, gradient with respect to loss, entry 1 of 5; 4 samples; shape 1, 1 elements, element loops ==== */
-static void ops_slide_backward_d_loss_hlanes(real *restrict d_loss)
+static void ops_slide_backward_d_loss_hlanes(real *restrict d_loss,
+                                             int part,
+                                             int nparts)
 {
-    hstore(&d_loss[0], hsplat(1));
+    (void)nparts;
+    if (part == 0) {
+        hstore(&d_loss[0], hsplat(1));
+    }
 }
 
 /* ==== backward: d_c2, gradient with respect to c2, entry 2 of 5; 4 samples; shape [4, 3], 12 elements, element loops ==== */
 static void ops_slide_backward_d_c2_hlanes(const real *restrict c,
                                            const real *restrict d_loss,
-                                           real *restrict d_c2)
+                                           real *restrict d_c2,
+                                           int part,
+                                           int nparts)
 {
-    for (int j0 = 0; j0 < 4; j0++) {
+    for (int j0 = part * 4 / nparts; j0 < (part + 1) * 4 / nparts; j0++) {
         for (int j1 = 0; j1 < 3; j1++) {
             hstore(&d_c2[j0 * 12 + j1 * 4], hload(&d_loss[0]) * hload(&c[j0 * 12 + j1 * 4]));
         }
@@ -579,9 +617,11 @@ static void ops_slide_backward_d_c2_hlanes(const real *restrict c,
 /* ==== backward: d_c, gradient with respect to c, entry 3 of 5; 4 samples; shape [4, 3], 12 elements, element loops ==== */
 static void ops_slide_backward_d_c_hlanes(const real *restrict c2,
                                           const real *restrict d_loss,
-                                          real *restrict d_c)
+                                          real *restrict d_c,
+                                          int part,
+                                          int nparts)
 {
-    for (int j0 = 0; j0 < 4; j0++) {
+    for (int j0 = part * 4 / nparts; j0 < (part + 1) * 4 / nparts; j0++) {
         for (int j1 = 0; j1 < 3; j1++) {
             hstore(&d_c[j0 * 12 + j1 * 4], hload(&d_loss[0]) * hload(&c2[j0 * 12 + j1 * 4]));
         }
@@ -592,60 +632,65 @@ static void ops_slide_backward_d_c_hlanes(const real *restrict c2,
 static void ops_slide_backward_d_x_hlanes(const real *restrict k,
                                           const real *restrict d_c2,
                                           const real *restrict d_c,
-                                          real *restrict d_x)
+                                          real *restrict d_x,
+                                          int part,
+                                          int nparts)
 {
-    for (int j0 = 0; j0 < 5; j0++) {
-        for (int j1 = 0; j1 < 4; j1++) {
-            hstore(&d_x[j0 * 16 + j1 * 4], hsplat(0));
+    (void)nparts;
+    if (part == 0) {
+        for (int j0 = 0; j0 < 5; j0++) {
+            for (int j1 = 0; j1 < 4; j1++) {
+                hstore(&d_x[j0 * 16 + j1 * 4], hsplat(0));
+            }
         }
-    }
-    hreal d_x_acc[20];
-    for (int q = 0; q < 20; q++) {
-        d_x_acc[q] = hload(&d_x[q * 4]);
-    }
-    for (int t1_0 = 0; t1_0 < 2; t1_0++) {
-        for (int i0_0 = 0; i0_0 < 4; i0_0++) {
-            for (int t1_1 = 0; t1_1 < 2; t1_1++) {
-                for (int i0_1 = 0; i0_1 < 3; i0_1++) {
-                    d_x_acc[t1_0 * 4 + i0_0 * 4 + t1_1 + i0_1] += hload(&d_c2[i0_0 * 12 + i0_1 * 4]) * k[t1_0 * 2 + t1_1] / 2;
+        hreal d_x_acc[20];
+        for (int q = 0; q < 20; q++) {
+            d_x_acc[q] = hload(&d_x[q * 4]);
+        }
+        for (int t1_0 = 0; t1_0 < 2; t1_0++) {
+            for (int i0_0 = 0; i0_0 < 4; i0_0++) {
+                for (int t1_1 = 0; t1_1 < 2; t1_1++) {
+                    for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+                        d_x_acc[t1_0 * 4 + i0_0 * 4 + t1_1 + i0_1] += hload(&d_c2[i0_0 * 12 + i0_1 * 4]) * k[t1_0 * 2 + t1_1] / 2;
+                    }
                 }
             }
         }
-    }
-    for (int q = 0; q < 20; q++) {
-        hstore(&d_x[q * 4], d_x_acc[q]);
-    }
-    hreal d_x_acc_[20];
-    for (int q_ = 0; q_ < 20; q_++) {
-        d_x_acc_[q_] = hload(&d_x[q_ * 4]);
-    }
-    for (int t1_0 = 0; t1_0 < 4; t1_0++) {
-        for (int i0_0 = 0; i0_0 < 2; i0_0++) {
-            for (int t1_1 = 0; t1_1 < 3; t1_1++) {
-                for (int i0_1 = 0; i0_1 < 2; i0_1++) {
-                    d_x_acc_[t1_0 * 4 + i0_0 * 4 + t1_1 + i0_1] += hload(&d_c2[t1_0 * 12 + t1_1 * 4]) * k[i0_0 * 2 + i0_1] / 2;
+        for (int q = 0; q < 20; q++) {
+            hstore(&d_x[q * 4], d_x_acc[q]);
+        }
+        hreal d_x_acc_[20];
+        for (int q_ = 0; q_ < 20; q_++) {
+            d_x_acc_[q_] = hload(&d_x[q_ * 4]);
+        }
+        for (int t1_0 = 0; t1_0 < 4; t1_0++) {
+            for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+                for (int t1_1 = 0; t1_1 < 3; t1_1++) {
+                    for (int i0_1 = 0; i0_1 < 2; i0_1++) {
+                        d_x_acc_[t1_0 * 4 + i0_0 * 4 + t1_1 + i0_1] += hload(&d_c2[t1_0 * 12 + t1_1 * 4]) * k[i0_0 * 2 + i0_1] / 2;
+                    }
                 }
             }
         }
-    }
-    for (int q_ = 0; q_ < 20; q_++) {
-        hstore(&d_x[q_ * 4], d_x_acc_[q_]);
-    }
-    hreal d_x_acc__[20];
-    for (int q__ = 0; q__ < 20; q__++) {
-        d_x_acc__[q__] = hload(&d_x[q__ * 4]);
-    }
-    for (int t0_0 = 0; t0_0 < 2; t0_0++) {
-        for (int j0 = 0; j0 < 4; j0++) {
-            for (int t0_1 = 0; t0_1 < 2; t0_1++) {
-                for (int j1 = 0; j1 < 3; j1++) {
-                    d_x_acc__[t0_0 * 4 + j0 * 4 + t0_1 + j1] += hload(&d_c[j0 * 12 + j1 * 4]) * k[t0_0 * 2 + t0_1];
+        for (int q_ = 0; q_ < 20; q_++) {
+            hstore(&d_x[q_ * 4], d_x_acc_[q_]);
+        }
+        hreal d_x_acc__[20];
+        for (int q__ = 0; q__ < 20; q__++) {
+            d_x_acc__[q__] = hload(&d_x[q__ * 4]);
+        }
+        for (int t0_0 = 0; t0_0 < 2; t0_0++) {
+            for (int j0 = 0; j0 < 4; j0++) {
+                for (int t0_1 = 0; t0_1 < 2; t0_1++) {
+                    for (int j1 = 0; j1 < 3; j1++) {
+                        d_x_acc__[t0_0 * 4 + j0 * 4 + t0_1 + j1] += hload(&d_c[j0 * 12 + j1 * 4]) * k[t0_0 * 2 + t0_1];
+                    }
                 }
             }
         }
-    }
-    for (int q__ = 0; q__ < 20; q__++) {
-        hstore(&d_x[q__ * 4], d_x_acc__[q__]);
+        for (int q__ = 0; q__ < 20; q__++) {
+            hstore(&d_x[q__ * 4], d_x_acc__[q__]);
+        }
     }
 }
 
@@ -653,9 +698,11 @@ static void ops_slide_backward_d_x_hlanes(const real *restrict k,
 static void ops_slide_backward_d_k_hlanes(const real *restrict x,
                                           const real *restrict d_c2,
                                           const real *restrict d_c,
-                                          real *restrict d_k)
+                                          real *restrict d_k,
+                                          int part,
+                                          int nparts)
 {
-    for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+    for (int i0_0 = part * 2 / nparts; i0_0 < (part + 1) * 2 / nparts; i0_0++) {
         for (int i0_1 = 0; i0_1 < 2; i0_1++) {
             hstore(&d_k[i0_0 * 8 + i0_1 * 4], hsplat(0));
             hreal d_k_acc[1];
@@ -672,25 +719,33 @@ static void ops_slide_backward_d_k_hlanes(const real *restrict x,
 
 static void ops_slide_forward_hlanes(const ops_slide_params *restrict w,
                                      const ops_slide_inputs_hlanes *restrict x,
-                                     ops_slide_values_hlanes *restrict v)
+                                     ops_slide_values_hlanes *restrict v, int part, int nparts)
 {
     (void)x;
-    ops_slide_forward_c_hlanes(w->x, w->k, v->c);
-    ops_slide_forward_c2_hlanes(w->x, w->k, v->c2);
-    ops_slide_forward_loss_hlanes(v->c, v->c2, v->loss);
+    ops_slide_forward_c_hlanes(w->x, w->k, v->c, part, nparts);
+    barrier(nparts);
+    ops_slide_forward_c2_hlanes(w->x, w->k, v->c2, part, nparts);
+    barrier(nparts);
+    ops_slide_forward_loss_hlanes(v->c, v->c2, v->loss, part, nparts);
+    barrier(nparts);
 }
 
 static void ops_slide_backward_hlanes(const ops_slide_params *restrict w,
                                       const ops_slide_inputs_hlanes *restrict x,
                                       const ops_slide_values_hlanes *restrict v,
-                                      ops_slide_grads_hlanes *restrict g)
+                                      ops_slide_grads_hlanes *restrict g, int part, int nparts)
 {
     (void)x;
-    ops_slide_backward_d_loss_hlanes(g->d_loss);
-    ops_slide_backward_d_c2_hlanes(v->c, g->d_loss, g->d_c2);
-    ops_slide_backward_d_c_hlanes(v->c2, g->d_loss, g->d_c);
-    ops_slide_backward_d_x_hlanes(w->k, g->d_c2, g->d_c, g->d_x);
-    ops_slide_backward_d_k_hlanes(w->x, g->d_c2, g->d_c, g->d_k);
+    ops_slide_backward_d_loss_hlanes(g->d_loss, part, nparts);
+    barrier(nparts);
+    ops_slide_backward_d_c2_hlanes(v->c, g->d_loss, g->d_c2, part, nparts);
+    barrier(nparts);
+    ops_slide_backward_d_c_hlanes(v->c2, g->d_loss, g->d_c, part, nparts);
+    barrier(nparts);
+    ops_slide_backward_d_x_hlanes(w->k, g->d_c2, g->d_c, g->d_x, part, nparts);
+    barrier(nparts);
+    ops_slide_backward_d_k_hlanes(w->x, g->d_c2, g->d_c, g->d_k, part, nparts);
+    barrier(nparts);
 }
 
 /* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
@@ -757,31 +812,98 @@ static void ops_slide_lanes_predict(const ops_slide_params *restrict w, const op
             out[(size_t)l * ops_slide_SIZE_loss + e] = s->lanes.v.loss[e * ops_slide_LANES + l];
 }
 
-/* samples xs[0..m) as one group of ops_slide_HLANES: their gradients added into s->acc and their
- * losses into s->loss, sample after sample */
+/* samples xs[0..m) as one group of ops_slide_HLANES, whose kernels nparts threads divide among them
+ * (extract/divide.py): every thread of the team calls this, as part `part`; the group's buffers
+ * are sh's, each gradient element is added into own->acc by one thread and the losses into
+ * own->loss by part 0, sample after sample. One thread calls it with part 0 of 1. */
 static void ops_slide_hlanes_grad(const ops_slide_params *restrict w, const ops_slide_inputs *restrict xs,
-                                  int m, ops_slide_scratch *restrict s)
+                                  int m, ops_slide_scratch *sh, ops_slide_scratch *own, int part, int nparts)
 {
-    ops_slide_gather_hlanes(xs, m, &s->hlanes.x);
-    ops_slide_forward_hlanes(w, &s->hlanes.x, &s->hlanes.v);
-    ops_slide_backward_hlanes(w, &s->hlanes.x, &s->hlanes.v, &s->hlanes.g);
+    if (part == 0)
+        ops_slide_gather_hlanes(xs, m, &sh->hlanes.x);
+    barrier(nparts);
+    ops_slide_forward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, part, nparts);
+    ops_slide_backward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, &sh->hlanes.g, part, nparts);
     /* lanes 0..m-1 are the samples: each sum takes them in sample order */
-    ops_slide_add_samples(s->acc.x, s->hlanes.g.d_x, ops_slide_SIZE_x, ops_slide_HLANES, m);
-    ops_slide_add_samples(s->acc.k, s->hlanes.g.d_k, ops_slide_SIZE_k, ops_slide_HLANES, m);
-    for (int l = 0; l < m; l++)
-        for (int e = 0; e < ops_slide_SIZE_loss; e++)
-            s->loss += s->hlanes.v.loss[e * ops_slide_HLANES + l];
+    ops_slide_add_samples(own->acc.x + part * ops_slide_SIZE_x / nparts,
+                         sh->hlanes.g.d_x + (size_t)(part * ops_slide_SIZE_x / nparts) * ops_slide_HLANES,
+                         (part + 1) * ops_slide_SIZE_x / nparts - part * ops_slide_SIZE_x / nparts, ops_slide_HLANES, m);
+    ops_slide_add_samples(own->acc.k + part * ops_slide_SIZE_k / nparts,
+                         sh->hlanes.g.d_k + (size_t)(part * ops_slide_SIZE_k / nparts) * ops_slide_HLANES,
+                         (part + 1) * ops_slide_SIZE_k / nparts - part * ops_slide_SIZE_k / nparts, ops_slide_HLANES, m);
+    if (part == 0)
+        for (int l = 0; l < m; l++)
+            for (int e = 0; e < ops_slide_SIZE_loss; e++)
+                own->loss += sh->hlanes.v.loss[e * ops_slide_HLANES + l];
 }
 
-/* the predictions of samples xs[0..m) as one group of ops_slide_HLANES, to out[0..m * ops_slide_SIZE_loss) */
-static void ops_slide_hlanes_predict(const ops_slide_params *restrict w, const ops_slide_inputs *restrict xs,
-                                     int m, ops_slide_scratch *restrict s, real *restrict out)
+/* ops_slide_hlanes_grad for one thread alone, every kernel inlined with part 0 of 1 (their loops keep
+ * constant bounds) */
+__attribute__((flatten))
+static void ops_slide_hlanes_grad_alone(const ops_slide_params *restrict w, const ops_slide_inputs *restrict xs,
+                                        int m, ops_slide_scratch *restrict s)
 {
-    ops_slide_gather_hlanes(xs, m, &s->hlanes.x);
-    ops_slide_forward_hlanes(w, &s->hlanes.x, &s->hlanes.v);
-    for (int l = 0; l < m; l++)
+    ops_slide_hlanes_grad(w, xs, m, s, s, 0, 1);
+}
+
+/* the predictions of samples xs[0..m) as one group of ops_slide_HLANES, to out[0..m * ops_slide_SIZE_loss):
+ * every thread of the team calls this, as ops_slide_hlanes_grad */
+static void ops_slide_hlanes_predict(const ops_slide_params *restrict w, const ops_slide_inputs *restrict xs,
+                                     int m, ops_slide_scratch *sh, real *restrict out, int part, int nparts)
+{
+    if (part == 0)
+        ops_slide_gather_hlanes(xs, m, &sh->hlanes.x);
+    barrier(nparts);
+    ops_slide_forward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, part, nparts);
+    for (int l = part * m / nparts; l < (part + 1) * m / nparts; l++)
         for (int e = 0; e < ops_slide_SIZE_loss; e++)
-            out[(size_t)l * ops_slide_SIZE_loss + e] = s->hlanes.v.loss[e * ops_slide_HLANES + l];
+            out[(size_t)l * ops_slide_SIZE_loss + e] = sh->hlanes.v.loss[e * ops_slide_HLANES + l];
+}
+
+/* How many samples at the end of a batch of n the nt threads share as one group of half the
+ * width (M_hlanes_grad, part by part), or 0: where the whole groups of ops_slide_LANES divide evenly
+ * among the threads and what is left fits a half-width group. A thread alone runs such a group
+ * in about the time of a whole one (as many instructions, each on half the lanes): at batch 100
+ * over 2 threads and 16 lanes, 3 whole groups each and a shared group of 4 instead of 3 whole
+ * groups and a half-width one of 2 each (bench/PROFILE.md). */
+static int ops_slide_shared(int n, int nt)
+{
+    const int groups = n / ops_slide_LANES, rest = n % ops_slide_LANES;
+    return groups % nt == 0 && rest <= ops_slide_HLANES ? rest : 0;
+}
+
+/* the samples thread t of nt runs alone, [*lo, *hi): its whole groups where the rest is
+ * shared; else [t*n/nt, (t+1)*n/nt), its last group at half the width if that fits (every
+ * sample runs through lane kernels: the one-sample functions keep their dot products serial) */
+static void ops_slide_range(int n, int nt, int t, int shared, int *lo, int *hi)
+{
+    if (shared) {
+        const int each = n / ops_slide_LANES / nt * ops_slide_LANES;
+        *lo = t * each;
+        *hi = *lo + each;
+    } else {
+        *lo = (int)((long long)t * n / nt);
+        *hi = (int)((long long)(t + 1) * n / nt);
+    }
+}
+
+/* grad = the sums of the nt threads, added in thread order, over n: part `part` of `nparts` of
+ * the elements of every parameter (the threads of the batch entry point divide them) */
+static void ops_slide_mean(ops_slide_params *restrict grad, const ops_slide_scratch *restrict scratch, int nt,
+                          int n, int part, int nparts)
+{
+    for (int e = part * ops_slide_SIZE_x / nparts; e < (part + 1) * ops_slide_SIZE_x / nparts; e++) {
+        real sum = 0;
+        for (int t = 0; t < nt; t++)
+            sum += scratch[t].acc.x[e];
+        grad->x[e] = n > 0 ? sum / n : 0;
+    }
+    for (int e = part * ops_slide_SIZE_k / nparts; e < (part + 1) * ops_slide_SIZE_k / nparts; e++) {
+        real sum = 0;
+        for (int t = 0; t < nt; t++)
+            sum += scratch[t].acc.k[e];
+        grad->k[e] = n > 0 ? sum / n : 0;
+    }
 }
 
 size_t ops_slide_workspace_size(int nthreads)
@@ -794,36 +916,34 @@ void ops_slide_batch_grad(const ops_slide_params *restrict w, const ops_slide_in
                           real *restrict loss)
 {
     ops_slide_scratch *scratch = (ops_slide_scratch *)ws;
-    const int nt = nthreads > 0 ? nthreads : 1;
-    /* thread t owns samples [t*n/nt, (t+1)*n/nt) and adds them up in order */
-    #pragma omp parallel for num_threads(nt) schedule(static, 1)
-    for (int t = 0; t < nt; t++) {
-        ops_slide_scratch *s = &scratch[t];
-        const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
-        memset(&s->acc, 0, sizeof s->acc);
-        s->loss = 0;
-        /* groups of ops_slide_LANES samples; the last at half the width if it fits (every sample
-         * runs through lane kernels: the one-sample functions keep their dot products serial) */
-        for (int i = lo, m; i < hi; i += m) {
-            m = imin(ops_slide_LANES, hi - i);
-            if (m > ops_slide_HLANES)
-                ops_slide_lanes_grad(w, &xs[i], m, s);
-            else
-                ops_slide_hlanes_grad(w, &xs[i], m, s);
+    const int nt = nthreads > 0 ? nthreads : 1, shared = ops_slide_shared(n, nt);
+    /* thread t adds up its samples in order into scratch[t] (a team smaller than nt takes the
+     * ranges in turn), then the team shares the last group: each adds its part of it */
+    #pragma omp parallel num_threads(nt)
+    {
+        const int team = omp_get_num_threads(), me = omp_get_thread_num();
+        for (int t = me; t < nt; t += team) {
+            ops_slide_scratch *s = &scratch[t];
+            int lo, hi;
+            ops_slide_range(n, nt, t, shared, &lo, &hi);
+            memset(&s->acc, 0, sizeof s->acc);
+            s->loss = 0;
+            for (int i = lo, m; i < hi; i += m) {
+                m = imin(ops_slide_LANES, hi - i);
+                if (m > ops_slide_HLANES)
+                    ops_slide_lanes_grad(w, &xs[i], m, s);
+                else
+                    ops_slide_hlanes_grad_alone(w, &xs[i], m, s);
+            }
         }
-    }
-    /* the per-thread sums are added in thread order, then averaged */
-    for (int e = 0; e < ops_slide_SIZE_x; e++) {
-        real sum = 0;
-        for (int t = 0; t < nt; t++)
-            sum += scratch[t].acc.x[e];
-        grad->x[e] = n > 0 ? sum / n : 0;
-    }
-    for (int e = 0; e < ops_slide_SIZE_k; e++) {
-        real sum = 0;
-        for (int t = 0; t < nt; t++)
-            sum += scratch[t].acc.k[e];
-        grad->k[e] = n > 0 ? sum / n : 0;
+        if (shared && team == 1)
+            ops_slide_hlanes_grad_alone(w, &xs[n - shared], shared, scratch);
+        else if (shared) {
+            barrier(team);      /* every thread's own groups are done: scratch[0] may be reused */
+            ops_slide_hlanes_grad(w, &xs[n - shared], shared, &scratch[0], &scratch[me], me, team);
+        }
+        barrier(team);
+        ops_slide_mean(grad, scratch, nt, n, me, team);
     }
     if (loss) {
         real sum = 0;
@@ -845,17 +965,26 @@ void ops_slide_batch_predict(const ops_slide_params *restrict w, const ops_slide
                              int nthreads, void *restrict ws, real *restrict out)
 {
     ops_slide_scratch *scratch = (ops_slide_scratch *)ws;
-    const int nt = nthreads > 0 ? nthreads : 1;
-    #pragma omp parallel for num_threads(nt) schedule(static, 1)
-    for (int t = 0; t < nt; t++) {
-        ops_slide_scratch *s = &scratch[t];
-        const int lo = (int)((long long)t * n / nt), hi = (int)((long long)(t + 1) * n / nt);
-        for (int i = lo, m; i < hi; i += m) {
-            m = imin(ops_slide_LANES, hi - i);
-            if (m > ops_slide_HLANES)
-                ops_slide_lanes_predict(w, &xs[i], m, s, out + (size_t)i * ops_slide_SIZE_loss);
-            else
-                ops_slide_hlanes_predict(w, &xs[i], m, s, out + (size_t)i * ops_slide_SIZE_loss);
+    const int nt = nthreads > 0 ? nthreads : 1, shared = ops_slide_shared(n, nt);
+    #pragma omp parallel num_threads(nt)
+    {
+        const int team = omp_get_num_threads(), me = omp_get_thread_num();
+        for (int t = me; t < nt; t += team) {
+            ops_slide_scratch *s = &scratch[t];
+            int lo, hi;
+            ops_slide_range(n, nt, t, shared, &lo, &hi);
+            for (int i = lo, m; i < hi; i += m) {
+                m = imin(ops_slide_LANES, hi - i);
+                if (m > ops_slide_HLANES)
+                    ops_slide_lanes_predict(w, &xs[i], m, s, out + (size_t)i * ops_slide_SIZE_loss);
+                else
+                    ops_slide_hlanes_predict(w, &xs[i], m, s, out + (size_t)i * ops_slide_SIZE_loss, 0, 1);
+            }
+        }
+        if (shared) {
+            barrier(team);      /* every thread's own groups are done: scratch[0] may be reused */
+            ops_slide_hlanes_predict(w, &xs[n - shared], shared, &scratch[0],
+                                     out + (size_t)(n - shared) * ops_slide_SIZE_loss, me, team);
         }
     }
 }
