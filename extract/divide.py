@@ -12,12 +12,14 @@ top-level statement runs on thread 0 alone (``OnePart``); a ``Barrier`` separate
 of a kernel (the batch entry points put one after every kernel). A loop is divided when
 
 - every store into an array (not a local buffer of the loop) has the offset
-  ``c * v + k + (inner loops' terms)``, with one ``c != 0`` and one ``k`` per array, and the
+  ``c * v + k + (inner loops' terms)``, with one ``c != 0`` per array, and the constants and
   inner terms of all its stores span fewer than ``|c|`` elements: iteration ``v`` writes
-  inside ``[c * v + k + lo, c * v + k + hi]``, which no other iteration touches;
+  inside ``c * v + [lo, hi]``, which no other iteration touches (the border nests of a
+  padded convolution write the same window at other constants);
 - every load of such an array is of the same form and inside that window: an iteration reads
   what it writes, never another's;
-- it assigns no scalar local declared outside it, and it is not the loop over the lanes.
+- it assigns no scalar local declared outside it, no loop inside it reuses a variable in
+  scope, and it is not the loop over the lanes.
 
 A kernel that declares a local or a buffer at its top level runs on thread 0 whole. Each
 element is computed by one thread with the terms and the order of the undivided kernel, so
@@ -58,10 +60,14 @@ def _window(offset, v: IVar, inner: set):
 
 
 def _walk(stmts, inner: set, private: set, writes: list, reads: list) -> bool:
-    """Collect the stores and loads of ``stmts`` (inner: the loops inside the divided one;
-    private: its locals and buffers); False where it assigns a local from outside."""
+    """Collect the stores and loads of ``stmts`` (inner: the loops inside the divided one, the
+    divided one's variable first; private: the locals and buffers in scope, declared inside
+    it); False where it assigns a local from outside, or a loop reuses a variable in scope."""
+    private = set(private)          # a block's declarations are its own
     for s in stmts:
         if isinstance(s, For):
+            if s.var in inner or s.var.name in {v.name for v in inner}:
+                return False
             if not _walk(s.body, inner | {s.var}, private, writes, reads):
                 return False
         elif isinstance(s, If):
@@ -70,15 +76,18 @@ def _walk(stmts, inner: set, private: set, writes: list, reads: list) -> bool:
         elif isinstance(s, (Decl, Buffer)):
             private.add(s.name)
             if isinstance(s, Decl):
-                reads.extend((x, frozenset(inner)) for x in load_nodes(s.value))
+                reads.extend((x, frozenset(inner), frozenset(private))
+                             for x in load_nodes(s.value))
         elif isinstance(s, (Acc, Assign)):
             if s.name not in private:
                 return False
-            reads.extend((x, frozenset(inner)) for x in load_nodes(s.value))
+            reads.extend((x, frozenset(inner), frozenset(private))
+                         for x in load_nodes(s.value))
         elif isinstance(s, Store):
             if s.array not in private:
                 writes.append((s.array, s.offset, frozenset(inner)))
-            reads.extend((x, frozenset(inner)) for x in load_nodes(s.value))
+            reads.extend((x, frozenset(inner), frozenset(private))
+                         for x in load_nodes(s.value))
         elif not isinstance(s, Comment):
             return False
     return True
@@ -88,29 +97,29 @@ def divisible(loop: For, lane: IVar | None = None) -> bool:
     """Whether the iterations of ``loop`` own disjoint regions of what it writes (above)."""
     if loop.var == lane or loop.var.extent < 2:
         return False
-    writes, reads, private = [], [], set()
-    if not _walk(loop.body, set(), private, writes, reads) or not writes:
-        return False
     v = loop.var
-    region = {}                     # array -> (c, k, lo, hi) over all its stores
+    writes, reads = [], []
+    if not _walk(loop.body, {v}, set(), writes, reads) or not writes:
+        return False
+    region = {}                     # array -> (c, lo, hi): iteration v in c * v + [lo, hi]
     for array, offset, inner in writes:
-        w = _window(offset, v, inner)
+        w = _window(offset, v, inner - {v})
         if w is None or w[0] == 0:
             return False
+        c, lo, hi = w[0], w[1] + w[2], w[1] + w[3]
         if array in region:
-            c, k, lo, hi = region[array]
-            if (c, k) != w[:2]:
+            if region[array][0] != c:
                 return False
-            w = (c, k, min(lo, w[2]), max(hi, w[3]))
-        region[array] = w
-    if any(hi - lo >= abs(c) for c, _, lo, hi in region.values()):
+            lo, hi = min(lo, region[array][1]), max(hi, region[array][2])
+        region[array] = (c, lo, hi)
+    if any(hi - lo >= abs(c) for c, lo, hi in region.values()):
         return False
-    for load, inner in reads:
+    for load, inner, private in reads:
         if load.array in private or load.array not in region:
             continue
-        c, k, lo, hi = region[load.array]
-        w = _window(load.offset, v, inner)
-        if w is None or w[:2] != (c, k) or w[2] < lo or w[3] > hi:
+        c, lo, hi = region[load.array]
+        w = _window(load.offset, v, inner - {v})
+        if w is None or w[0] != c or w[1] + w[2] < lo or w[1] + w[3] > hi:
             return False
     return True
 

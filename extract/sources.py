@@ -252,8 +252,12 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
         def with_parts(view: dict) -> dict:
             unused = [f"    (void){x};" for x in extra[1]
                       if not re.search(rf"\b{x}\b", view["body"])]
-            return {**view, "params": view["params"] + extra[0],
-                    "args": view["args"] + extra[1],
+            params = view["params"]
+            if "barrier(nparts);" in view["body"]:
+                # other threads write these arrays between the kernel's own parts: restrict
+                # would let the compiler keep a value read before the barrier
+                params = [x.replace("*restrict ", "*") for x in params]
+            return {**view, "params": params + extra[0], "args": view["args"] + extra[1],
                     "body": "\n".join([*unused, view["body"]])}
 
         def lane_view(k: Kernel, n: int, total: int) -> dict:

@@ -22,7 +22,7 @@ Every entry point checks its arguments (shapes, dtypes, finiteness, ranges) and 
 batch, gradient, workspace) once per call and reuses them for every batch; a batch is packed
 with ``numpy.copyto`` into the preallocated ``M_inputs`` array, then ``M_batch_grad`` and
 ``M_sgd_update`` run on it. For a given thread count the result is bitwise reproducible (the
-kernels fix their reduction order).
+kernels fix their reduction order, whatever the number of threads OpenMP grants).
 
 The C calls release the GIL and a model reuses one workspace: use one ``Model`` from one Python
 thread at a time (load two models for two threads).

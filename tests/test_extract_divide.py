@@ -235,3 +235,36 @@ def test_the_interpreter_sees_a_race(nparts):
     with pytest.raises(Race):
         for order in itertools.permutations(range(nparts)):
             run_parts((Divided(loop),), "y", nparts, order)
+
+
+def test_border_nests_at_other_constants_share_one_window():
+    """A padded convolution's rows: the interior y[i, 1 + j'] (j' < 4) and the borders y[i, 0]
+    and y[i, 5] of each row i: one window of 6 per row, so the rows divide."""
+    i, j, b = IVar("i", 4, 0), IVar("j", 4, 1), IVar("b", 1, 2)
+    body = (Store("y", aff((i, 6)), "=", Load("x", aff((i, 1)))),
+            For(j, (Store("y", aff((i, 6), (j, 1), const=1), "=", Load("x", aff((j, 1)))),)),
+            Store("y", aff((i, 6), const=5), "=", Load("x", aff((i, 1), const=1))))
+    loop = For(i, body)
+    assert divisible(loop)
+    check((loop,), "y")
+    # one more element and the rows overlap
+    wide = For(i, body + (Store("y", aff((i, 6), const=6), "=", Lit(1.0)),))
+    assert not divisible(wide)
+
+
+def test_a_loop_reusing_the_divided_variable_is_not_divided():
+    """for i: for i (shadowing): y[i] += ...: every outer iteration writes all of y."""
+    i = IVar("i", 4, 0)
+    loop = For(i, (For(i, (Store("y", aff((i, 1)), "+=", Load("x", aff((i, 1)))),)),))
+    assert not divisible(loop)
+    check((loop,), "y")
+
+
+def test_a_buffer_is_private_to_its_block_only():
+    """A buffer declared in one inner loop does not make the same name private in a sibling:
+    there the name is an array like any other (here y, which iteration i writes all of)."""
+    i, q = IVar("i", 3, 0), IVar("q", 2, 1)
+    loop = For(i, (For(q, (Buffer("y", 2), Store("y", aff((q, 1)), "=", Lit(0.0)))),
+                   Store("z", aff((i, 1)), "=", Load("x", aff((i, 1)))),
+                   Store("y", Affine.of(0), "+=", Load("x", aff((i, 1))))))
+    assert not divisible(loop)

@@ -165,6 +165,51 @@ def test_batch_grad_of_random_dumps(kernel_cache, seed, strategy):
     check_batch_grad(d, "f64", Options(strategy, 2 ** 62), 19)
 
 
+_TEAM = r"""
+import hashlib, sys
+sys.path[:0] = [{tests!r}]
+import numpy as np
+from test_extract_numerics import _fill, built, hand, inputs_for
+from extract.lower import Options
+m, g, ffi, lib = built(hand("cnn_hand"), "f32", Options(lanes=16))
+M = m.name
+out = []
+for n, nt in ((4, 2), (37, 2), (51, 3), (37, 3)):
+    w, xs = ffi.new(f"{{M}}_params *"), ffi.new(f"{{M}}_inputs[{{n}}]")
+    samples = [inputs_for(hand("cnn_hand"), "f32", 10 + s) for s in range(n)]
+    _fill(ffi, w, m.params, samples[0], np.float32)
+    for s in range(n):
+        _fill(ffi, xs[s], m.inputs, samples[s], np.float32)
+    ws = ffi.new("char[]", getattr(lib, f"{{M}}_workspace_size")(nt))
+    grad, loss = ffi.new(f"{{M}}_params *"), ffi.new("real *")
+    getattr(lib, f"{{M}}_batch_grad")(w, xs, n, nt, ws, grad, loss)
+    out.append(hashlib.sha256(bytes(ffi.buffer(grad)) + bytes(ffi.buffer(loss))).hexdigest())
+print(" ".join(out))
+"""
+
+
+def test_batch_grad_does_not_depend_on_the_team(kernel_cache):
+    """The result depends on nthreads only, not on how many threads OpenMP grants
+    (OMP_THREAD_LIMIT): a group the threads share adds its sums into its own accumulator, each
+    element by one thread whatever the team (batches of 4, 37 and 51 at 16 lanes share their
+    last group at 2 and 3 threads)."""
+    import os
+    import subprocess
+    import sys
+    script = _TEAM.format(tests=str(Path(__file__).resolve().parent))
+    hashes = []
+    for limit in (None, "1", "2"):
+        env = {k: v for k, v in os.environ.items() if k != "OMP_THREAD_LIMIT"}
+        if limit:
+            env["OMP_THREAD_LIMIT"] = limit
+        res = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                             text=True, timeout=600)
+        assert res.returncode == 0, res.stderr[-2000:]
+        hashes.append(res.stdout.split())
+    assert hashes[0] == hashes[1] == hashes[2]
+    assert len(set(hashes[0])) == 4
+
+
 def check_batch_grad(d: dict, precision: str, options: Options, n: int):
     m, g, ffi, lib = built(d, precision, options)
     dtype, M = DTYPES[precision], m.name

@@ -426,8 +426,8 @@ MUTATIONS = {
     "half-width lane kernel": ("cnn.c", "cnn_backward_d_k1_hlanes", "+=", "-=",
                                "cnn_forward_hlanes/cnn_backward_hlanes (the batch entry points' "
                                "kernels): kernel cnn_backward_d_k1_hlanes, binding d_k1"),
-    "a half-width group in the batch entry": ("cnn.c", "cnn_hlanes_grad", "&own->acc, m,",
-                                              "&own->acc, m - 1,",
+    "a half-width group in the batch entry": ("cnn.c", "cnn_hlanes_grad", " acc, m, part,",
+                                              " acc, m - 1, part,",
                                               "cnn_batch_grad with 1 thread(s): the mean of"),
     # iteration 2 of 6 left out where two threads share a group, and only there
     "a shared group's division": ("cnn.c", "cnn_backward_d_k1_hlanes",

@@ -27,6 +27,12 @@ static inline int imin(int a, int b)
     return a < b ? a : b;
 }
 
+/* the first of n elements that part `part` of nparts takes (part nparts: n) */
+static inline int share(int part, int nparts, int n)
+{
+    return (int)((long long)part * n / nparts);
+}
+
 /* the threads that share a group (extract/divide.py) wait here for each other; nparts is 1
  * where one thread runs the group alone */
 static inline void barrier(int nparts)
@@ -116,8 +122,9 @@ void chain_backward(const chain_params *restrict w, const chain_inputs *restrict
  * Each lane adds the terms of every sum in the same order as the one-sample functions above;
  * blocks of outputs are held in vector registers across the sums (extract/registers.py,
  * extract/lanes.py). The kernels come twice: at chain_LANES samples (vreal, "_lanes") and at
- * chain_HLANES, half of it (hreal, "_hlanes"), for a thread's last group when it is at most
- * half full. Both compute the same values. */
+ * chain_HLANES, half of it (hreal, "_hlanes"), for a last group that is at most half full,
+ * which the threads may share (each kernel takes its part: extract/divide.py). Both compute the
+ * same values. */
 #define chain_LANES 8
 #define chain_HLANES 4
 
@@ -367,7 +374,7 @@ static void chain_backward_d_b_hlanes(const real *restrict a,
 
 static void chain_forward_hlanes(const chain_params *restrict w,
                                  const chain_inputs_hlanes *restrict x,
-                                 chain_values_hlanes *restrict v, int part, int nparts)
+                                 chain_values_hlanes *v, int part, int nparts)
 {
     (void)x;
     chain_forward_x_hlanes(w->a, w->b, v->x, part, nparts);
@@ -379,7 +386,7 @@ static void chain_forward_hlanes(const chain_params *restrict w,
 static void chain_backward_hlanes(const chain_params *restrict w,
                                   const chain_inputs_hlanes *restrict x,
                                   const chain_values_hlanes *restrict v,
-                                  chain_grads_hlanes *restrict g, int part, int nparts)
+                                  chain_grads_hlanes *g, int part, int nparts)
 {
     (void)x;
     chain_backward_d_y_hlanes(g->d_y, part, nparts);
@@ -455,10 +462,10 @@ static void chain_lanes_predict(const chain_params *restrict w, const chain_inpu
 
 /* samples xs[0..m) as one group of chain_HLANES, whose kernels nparts threads divide among them
  * (extract/divide.py): every thread of the team calls this, as part `part`; the group's buffers
- * are sh's, each gradient element is added into own->acc by one thread and the losses into
- * own->loss by part 0, sample after sample. One thread calls it with part 0 of 1. */
+ * are sh's, each gradient element is added into acc by one thread and the losses into *loss by
+ * part 0, sample after sample. One thread calls it with part 0 of 1. */
 static void chain_hlanes_grad(const chain_params *restrict w, const chain_inputs *restrict xs,
-                              int m, chain_scratch *sh, chain_scratch *own, int part, int nparts)
+                              int m, chain_scratch *sh, chain_params *acc, real *loss, int part, int nparts)
 {
     if (part == 0)
         chain_gather_hlanes(xs, m, &sh->hlanes.x);
@@ -466,12 +473,15 @@ static void chain_hlanes_grad(const chain_params *restrict w, const chain_inputs
     chain_forward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, part, nparts);
     chain_backward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, &sh->hlanes.g, part, nparts);
     /* lanes 0..m-1 are the samples: each sum takes them in sample order */
-    chain_add_samples(own->acc.a + part * chain_SIZE_a / nparts,
-                     sh->hlanes.g.d_a + (size_t)(part * chain_SIZE_a / nparts) * chain_HLANES,
-                     (part + 1) * chain_SIZE_a / nparts - part * chain_SIZE_a / nparts, chain_HLANES, m);
-    chain_add_samples(own->acc.b + part * chain_SIZE_b / nparts,
-                     sh->hlanes.g.d_b + (size_t)(part * chain_SIZE_b / nparts) * chain_HLANES,
-                     (part + 1) * chain_SIZE_b / nparts - part * chain_SIZE_b / nparts, chain_HLANES, m);
+    {
+        const int lo = share(part, nparts, chain_SIZE_a), hi = share(part + 1, nparts, chain_SIZE_a);
+        chain_add_samples(acc->a + lo, sh->hlanes.g.d_a + (size_t)lo * chain_HLANES, hi - lo, chain_HLANES, m);
+    }
+    {
+        const int lo = share(part, nparts, chain_SIZE_b), hi = share(part + 1, nparts, chain_SIZE_b);
+        chain_add_samples(acc->b + lo, sh->hlanes.g.d_b + (size_t)lo * chain_HLANES, hi - lo, chain_HLANES, m);
+    }
+    (void)loss;
 }
 
 /* chain_hlanes_grad for one thread alone, every kernel inlined with part 0 of 1 (their loops keep
@@ -480,7 +490,7 @@ __attribute__((flatten))
 static void chain_hlanes_grad_alone(const chain_params *restrict w, const chain_inputs *restrict xs,
                                     int m, chain_scratch *restrict s)
 {
-    chain_hlanes_grad(w, xs, m, s, s, 0, 1);
+    chain_hlanes_grad(w, xs, m, s, &s->acc, &s->loss, 0, 1);
 }
 
 /* the predictions of samples xs[0..m) as one group of chain_HLANES, to out[0..m * chain_SIZE_y):
@@ -506,7 +516,7 @@ static void chain_hlanes_predict(const chain_params *restrict w, const chain_inp
 static int chain_shared(int n, int nt)
 {
     const int groups = n / chain_LANES, rest = n % chain_LANES;
-    return groups % nt == 0 && rest <= chain_HLANES ? rest : 0;
+    return n > 0 && groups % nt == 0 && rest <= chain_HLANES ? rest : 0;
 }
 
 /* the samples thread t of nt runs alone, [*lo, *hi): its whole groups where the rest is
@@ -524,28 +534,35 @@ static void chain_range(int n, int nt, int t, int shared, int *lo, int *hi)
     }
 }
 
-/* grad = the sums of the nt threads, added in thread order, over n: part `part` of `nparts` of
- * the elements of every parameter (the threads of the batch entry point divide them) */
+/* grad = the sums of the nt threads, added in thread order, then the shared group's (tail, if
+ * any), over n: part `part` of `nparts` of the elements of every parameter (the threads of the
+ * batch entry point divide them) */
 static void chain_mean(chain_params *restrict grad, const chain_scratch *restrict scratch, int nt,
-                      int n, int part, int nparts)
+                      const chain_params *restrict tail, int n, int part, int nparts)
 {
-    for (int e = part * chain_SIZE_a / nparts; e < (part + 1) * chain_SIZE_a / nparts; e++) {
+    for (int e = share(part, nparts, chain_SIZE_a); e < share(part + 1, nparts, chain_SIZE_a); e++) {
         real sum = 0;
         for (int t = 0; t < nt; t++)
             sum += scratch[t].acc.a[e];
+        if (tail)
+            sum += tail->a[e];
         grad->a[e] = n > 0 ? sum / n : 0;
     }
-    for (int e = part * chain_SIZE_b / nparts; e < (part + 1) * chain_SIZE_b / nparts; e++) {
+    for (int e = share(part, nparts, chain_SIZE_b); e < share(part + 1, nparts, chain_SIZE_b); e++) {
         real sum = 0;
         for (int t = 0; t < nt; t++)
             sum += scratch[t].acc.b[e];
+        if (tail)
+            sum += tail->b[e];
         grad->b[e] = n > 0 ? sum / n : 0;
     }
 }
 
+/* the threads' scratch, and with two or more threads the sums of the group they share */
 size_t chain_workspace_size(int nthreads)
 {
-    return (size_t)(nthreads > 0 ? nthreads : 1) * sizeof(chain_scratch);
+    const int nt = nthreads > 0 ? nthreads : 1;
+    return (size_t)nt * sizeof(chain_scratch) + (nt > 1 ? sizeof(chain_params) : 0);
 }
 
 void chain_batch_grad(const chain_params *restrict w, const chain_inputs *restrict xs, int n,
@@ -554,6 +571,9 @@ void chain_batch_grad(const chain_params *restrict w, const chain_inputs *restri
 {
     chain_scratch *scratch = (chain_scratch *)ws;
     const int nt = nthreads > 0 ? nthreads : 1, shared = chain_shared(n, nt);
+    /* with two or more threads, the shared group's sums: each element added by one thread
+     * whatever the team, so the result depends on nt only */
+    chain_params *tail = shared && nt > 1 ? (chain_params *)&scratch[nt] : NULL;
     /* thread t adds up its samples in order into scratch[t] (a team smaller than nt takes the
      * ranges in turn), then the team shares the last group: each adds its part of it */
     #pragma omp parallel num_threads(nt)
@@ -573,14 +593,16 @@ void chain_batch_grad(const chain_params *restrict w, const chain_inputs *restri
                     chain_hlanes_grad_alone(w, &xs[i], m, s);
             }
         }
-        if (shared && team == 1)
+        if (shared && !tail)
             chain_hlanes_grad_alone(w, &xs[n - shared], shared, scratch);
         else if (shared) {
+            if (me == 0)
+                memset(tail, 0, sizeof *tail);
             barrier(team);      /* every thread's own groups are done: scratch[0] may be reused */
-            chain_hlanes_grad(w, &xs[n - shared], shared, &scratch[0], &scratch[me], me, team);
+            chain_hlanes_grad(w, &xs[n - shared], shared, &scratch[0], tail, &scratch[0].loss, me, team);
         }
         barrier(team);
-        chain_mean(grad, scratch, nt, n, me, team);
+        chain_mean(grad, scratch, nt, tail, n, me, team);
     }
     if (loss) {
         real sum = 0;

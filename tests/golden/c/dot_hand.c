@@ -27,6 +27,12 @@ static inline int imin(int a, int b)
     return a < b ? a : b;
 }
 
+/* the first of n elements that part `part` of nparts takes (part nparts: n) */
+static inline int share(int part, int nparts, int n)
+{
+    return (int)((long long)part * n / nparts);
+}
+
 /* the threads that share a group (extract/divide.py) wait here for each other; nparts is 1
  * where one thread runs the group alone */
 static inline void barrier(int nparts)
@@ -95,8 +101,9 @@ void dot_backward(const dot_params *restrict w, const dot_inputs *restrict x,
  * Each lane adds the terms of every sum in the same order as the one-sample functions above;
  * blocks of outputs are held in vector registers across the sums (extract/registers.py,
  * extract/lanes.py). The kernels come twice: at dot_LANES samples (vreal, "_lanes") and at
- * dot_HLANES, half of it (hreal, "_hlanes"), for a thread's last group when it is at most
- * half full. Both compute the same values. */
+ * dot_HLANES, half of it (hreal, "_hlanes"), for a last group that is at most half full,
+ * which the threads may share (each kernel takes its part: extract/divide.py). Both compute the
+ * same values. */
 #define dot_LANES 8
 #define dot_HLANES 4
 
@@ -310,7 +317,7 @@ static void dot_backward_d_b_hlanes(const real *restrict a,
 
 static void dot_forward_hlanes(const dot_params *restrict w,
                                const dot_inputs_hlanes *restrict x,
-                               dot_values_hlanes *restrict v, int part, int nparts)
+                               dot_values_hlanes *v, int part, int nparts)
 {
     (void)x;
     dot_forward_r_hlanes(w->a, w->b, v->r, part, nparts);
@@ -320,7 +327,7 @@ static void dot_forward_hlanes(const dot_params *restrict w,
 static void dot_backward_hlanes(const dot_params *restrict w,
                                 const dot_inputs_hlanes *restrict x,
                                 const dot_values_hlanes *restrict v,
-                                dot_grads_hlanes *restrict g, int part, int nparts)
+                                dot_grads_hlanes *g, int part, int nparts)
 {
     (void)v;
     dot_backward_d_r_hlanes(x->seed, g->d_r, part, nparts);
@@ -394,10 +401,10 @@ static void dot_lanes_predict(const dot_params *restrict w, const dot_inputs *re
 
 /* samples xs[0..m) as one group of dot_HLANES, whose kernels nparts threads divide among them
  * (extract/divide.py): every thread of the team calls this, as part `part`; the group's buffers
- * are sh's, each gradient element is added into own->acc by one thread and the losses into
- * own->loss by part 0, sample after sample. One thread calls it with part 0 of 1. */
+ * are sh's, each gradient element is added into acc by one thread and the losses into *loss by
+ * part 0, sample after sample. One thread calls it with part 0 of 1. */
 static void dot_hlanes_grad(const dot_params *restrict w, const dot_inputs *restrict xs,
-                            int m, dot_scratch *sh, dot_scratch *own, int part, int nparts)
+                            int m, dot_scratch *sh, dot_params *acc, real *loss, int part, int nparts)
 {
     if (part == 0)
         dot_gather_hlanes(xs, m, &sh->hlanes.x);
@@ -405,12 +412,15 @@ static void dot_hlanes_grad(const dot_params *restrict w, const dot_inputs *rest
     dot_forward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, part, nparts);
     dot_backward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, &sh->hlanes.g, part, nparts);
     /* lanes 0..m-1 are the samples: each sum takes them in sample order */
-    dot_add_samples(own->acc.a + part * dot_SIZE_a / nparts,
-                   sh->hlanes.g.d_a + (size_t)(part * dot_SIZE_a / nparts) * dot_HLANES,
-                   (part + 1) * dot_SIZE_a / nparts - part * dot_SIZE_a / nparts, dot_HLANES, m);
-    dot_add_samples(own->acc.b + part * dot_SIZE_b / nparts,
-                   sh->hlanes.g.d_b + (size_t)(part * dot_SIZE_b / nparts) * dot_HLANES,
-                   (part + 1) * dot_SIZE_b / nparts - part * dot_SIZE_b / nparts, dot_HLANES, m);
+    {
+        const int lo = share(part, nparts, dot_SIZE_a), hi = share(part + 1, nparts, dot_SIZE_a);
+        dot_add_samples(acc->a + lo, sh->hlanes.g.d_a + (size_t)lo * dot_HLANES, hi - lo, dot_HLANES, m);
+    }
+    {
+        const int lo = share(part, nparts, dot_SIZE_b), hi = share(part + 1, nparts, dot_SIZE_b);
+        dot_add_samples(acc->b + lo, sh->hlanes.g.d_b + (size_t)lo * dot_HLANES, hi - lo, dot_HLANES, m);
+    }
+    (void)loss;
 }
 
 /* dot_hlanes_grad for one thread alone, every kernel inlined with part 0 of 1 (their loops keep
@@ -419,7 +429,7 @@ __attribute__((flatten))
 static void dot_hlanes_grad_alone(const dot_params *restrict w, const dot_inputs *restrict xs,
                                   int m, dot_scratch *restrict s)
 {
-    dot_hlanes_grad(w, xs, m, s, s, 0, 1);
+    dot_hlanes_grad(w, xs, m, s, &s->acc, &s->loss, 0, 1);
 }
 
 /* the predictions of samples xs[0..m) as one group of dot_HLANES, to out[0..m * dot_SIZE_r):
@@ -445,7 +455,7 @@ static void dot_hlanes_predict(const dot_params *restrict w, const dot_inputs *r
 static int dot_shared(int n, int nt)
 {
     const int groups = n / dot_LANES, rest = n % dot_LANES;
-    return groups % nt == 0 && rest <= dot_HLANES ? rest : 0;
+    return n > 0 && groups % nt == 0 && rest <= dot_HLANES ? rest : 0;
 }
 
 /* the samples thread t of nt runs alone, [*lo, *hi): its whole groups where the rest is
@@ -463,28 +473,35 @@ static void dot_range(int n, int nt, int t, int shared, int *lo, int *hi)
     }
 }
 
-/* grad = the sums of the nt threads, added in thread order, over n: part `part` of `nparts` of
- * the elements of every parameter (the threads of the batch entry point divide them) */
+/* grad = the sums of the nt threads, added in thread order, then the shared group's (tail, if
+ * any), over n: part `part` of `nparts` of the elements of every parameter (the threads of the
+ * batch entry point divide them) */
 static void dot_mean(dot_params *restrict grad, const dot_scratch *restrict scratch, int nt,
-                    int n, int part, int nparts)
+                    const dot_params *restrict tail, int n, int part, int nparts)
 {
-    for (int e = part * dot_SIZE_a / nparts; e < (part + 1) * dot_SIZE_a / nparts; e++) {
+    for (int e = share(part, nparts, dot_SIZE_a); e < share(part + 1, nparts, dot_SIZE_a); e++) {
         real sum = 0;
         for (int t = 0; t < nt; t++)
             sum += scratch[t].acc.a[e];
+        if (tail)
+            sum += tail->a[e];
         grad->a[e] = n > 0 ? sum / n : 0;
     }
-    for (int e = part * dot_SIZE_b / nparts; e < (part + 1) * dot_SIZE_b / nparts; e++) {
+    for (int e = share(part, nparts, dot_SIZE_b); e < share(part + 1, nparts, dot_SIZE_b); e++) {
         real sum = 0;
         for (int t = 0; t < nt; t++)
             sum += scratch[t].acc.b[e];
+        if (tail)
+            sum += tail->b[e];
         grad->b[e] = n > 0 ? sum / n : 0;
     }
 }
 
+/* the threads' scratch, and with two or more threads the sums of the group they share */
 size_t dot_workspace_size(int nthreads)
 {
-    return (size_t)(nthreads > 0 ? nthreads : 1) * sizeof(dot_scratch);
+    const int nt = nthreads > 0 ? nthreads : 1;
+    return (size_t)nt * sizeof(dot_scratch) + (nt > 1 ? sizeof(dot_params) : 0);
 }
 
 void dot_batch_grad(const dot_params *restrict w, const dot_inputs *restrict xs, int n,
@@ -493,6 +510,9 @@ void dot_batch_grad(const dot_params *restrict w, const dot_inputs *restrict xs,
 {
     dot_scratch *scratch = (dot_scratch *)ws;
     const int nt = nthreads > 0 ? nthreads : 1, shared = dot_shared(n, nt);
+    /* with two or more threads, the shared group's sums: each element added by one thread
+     * whatever the team, so the result depends on nt only */
+    dot_params *tail = shared && nt > 1 ? (dot_params *)&scratch[nt] : NULL;
     /* thread t adds up its samples in order into scratch[t] (a team smaller than nt takes the
      * ranges in turn), then the team shares the last group: each adds its part of it */
     #pragma omp parallel num_threads(nt)
@@ -512,14 +532,16 @@ void dot_batch_grad(const dot_params *restrict w, const dot_inputs *restrict xs,
                     dot_hlanes_grad_alone(w, &xs[i], m, s);
             }
         }
-        if (shared && team == 1)
+        if (shared && !tail)
             dot_hlanes_grad_alone(w, &xs[n - shared], shared, scratch);
         else if (shared) {
+            if (me == 0)
+                memset(tail, 0, sizeof *tail);
             barrier(team);      /* every thread's own groups are done: scratch[0] may be reused */
-            dot_hlanes_grad(w, &xs[n - shared], shared, &scratch[0], &scratch[me], me, team);
+            dot_hlanes_grad(w, &xs[n - shared], shared, &scratch[0], tail, &scratch[0].loss, me, team);
         }
         barrier(team);
-        dot_mean(grad, scratch, nt, n, me, team);
+        dot_mean(grad, scratch, nt, tail, n, me, team);
     }
     if (loss) {
         real sum = 0;

@@ -32,6 +32,12 @@ static inline int imin(int a, int b)
     return a < b ? a : b;
 }
 
+/* the first of n elements that part `part` of nparts takes (part nparts: n) */
+static inline int share(int part, int nparts, int n)
+{
+    return (int)((long long)part * n / nparts);
+}
+
 /* the threads that share a group (extract/divide.py) wait here for each other; nparts is 1
  * where one thread runs the group alone */
 static inline void barrier(int nparts)
@@ -132,8 +138,9 @@ void ops_map_backward(const ops_map_params *restrict w, const ops_map_inputs *re
  * Each lane adds the terms of every sum in the same order as the one-sample functions above;
  * blocks of outputs are held in vector registers across the sums (extract/registers.py,
  * extract/lanes.py). The kernels come twice: at ops_map_LANES samples (vreal, "_lanes") and at
- * ops_map_HLANES, half of it (hreal, "_hlanes"), for a thread's last group when it is at most
- * half full. Both compute the same values. */
+ * ops_map_HLANES, half of it (hreal, "_hlanes"), for a last group that is at most half full,
+ * which the threads may share (each kernel takes its part: extract/divide.py). Both compute the
+ * same values. */
 #define ops_map_LANES 8
 #define ops_map_HLANES 4
 
@@ -438,7 +445,7 @@ static void ops_map_backward_d_w_hlanes(const real *restrict x,
 
 static void ops_map_forward_hlanes(const ops_map_params *restrict w,
                                    const ops_map_inputs_hlanes *restrict x,
-                                   ops_map_values_hlanes *restrict v, int part, int nparts)
+                                   ops_map_values_hlanes *v, int part, int nparts)
 {
     (void)x;
     ops_map_forward_h_hlanes(w->x, w->w, v->h, part, nparts);
@@ -450,7 +457,7 @@ static void ops_map_forward_hlanes(const ops_map_params *restrict w,
 static void ops_map_backward_hlanes(const ops_map_params *restrict w,
                                     const ops_map_inputs_hlanes *restrict x,
                                     const ops_map_values_hlanes *restrict v,
-                                    ops_map_grads_hlanes *restrict g, int part, int nparts)
+                                    ops_map_grads_hlanes *g, int part, int nparts)
 {
     (void)x;
     ops_map_backward_d_loss_hlanes(g->d_loss, part, nparts);
@@ -529,10 +536,10 @@ static void ops_map_lanes_predict(const ops_map_params *restrict w, const ops_ma
 
 /* samples xs[0..m) as one group of ops_map_HLANES, whose kernels nparts threads divide among them
  * (extract/divide.py): every thread of the team calls this, as part `part`; the group's buffers
- * are sh's, each gradient element is added into own->acc by one thread and the losses into
- * own->loss by part 0, sample after sample. One thread calls it with part 0 of 1. */
+ * are sh's, each gradient element is added into acc by one thread and the losses into *loss by
+ * part 0, sample after sample. One thread calls it with part 0 of 1. */
 static void ops_map_hlanes_grad(const ops_map_params *restrict w, const ops_map_inputs *restrict xs,
-                                int m, ops_map_scratch *sh, ops_map_scratch *own, int part, int nparts)
+                                int m, ops_map_scratch *sh, ops_map_params *acc, real *loss, int part, int nparts)
 {
     if (part == 0)
         ops_map_gather_hlanes(xs, m, &sh->hlanes.x);
@@ -540,16 +547,18 @@ static void ops_map_hlanes_grad(const ops_map_params *restrict w, const ops_map_
     ops_map_forward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, part, nparts);
     ops_map_backward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, &sh->hlanes.g, part, nparts);
     /* lanes 0..m-1 are the samples: each sum takes them in sample order */
-    ops_map_add_samples(own->acc.x + part * ops_map_SIZE_x / nparts,
-                       sh->hlanes.g.d_x + (size_t)(part * ops_map_SIZE_x / nparts) * ops_map_HLANES,
-                       (part + 1) * ops_map_SIZE_x / nparts - part * ops_map_SIZE_x / nparts, ops_map_HLANES, m);
-    ops_map_add_samples(own->acc.w + part * ops_map_SIZE_w / nparts,
-                       sh->hlanes.g.d_w + (size_t)(part * ops_map_SIZE_w / nparts) * ops_map_HLANES,
-                       (part + 1) * ops_map_SIZE_w / nparts - part * ops_map_SIZE_w / nparts, ops_map_HLANES, m);
+    {
+        const int lo = share(part, nparts, ops_map_SIZE_x), hi = share(part + 1, nparts, ops_map_SIZE_x);
+        ops_map_add_samples(acc->x + lo, sh->hlanes.g.d_x + (size_t)lo * ops_map_HLANES, hi - lo, ops_map_HLANES, m);
+    }
+    {
+        const int lo = share(part, nparts, ops_map_SIZE_w), hi = share(part + 1, nparts, ops_map_SIZE_w);
+        ops_map_add_samples(acc->w + lo, sh->hlanes.g.d_w + (size_t)lo * ops_map_HLANES, hi - lo, ops_map_HLANES, m);
+    }
     if (part == 0)
         for (int l = 0; l < m; l++)
             for (int e = 0; e < ops_map_SIZE_loss; e++)
-                own->loss += sh->hlanes.v.loss[e * ops_map_HLANES + l];
+                *loss += sh->hlanes.v.loss[e * ops_map_HLANES + l];
 }
 
 /* ops_map_hlanes_grad for one thread alone, every kernel inlined with part 0 of 1 (their loops keep
@@ -558,7 +567,7 @@ __attribute__((flatten))
 static void ops_map_hlanes_grad_alone(const ops_map_params *restrict w, const ops_map_inputs *restrict xs,
                                       int m, ops_map_scratch *restrict s)
 {
-    ops_map_hlanes_grad(w, xs, m, s, s, 0, 1);
+    ops_map_hlanes_grad(w, xs, m, s, &s->acc, &s->loss, 0, 1);
 }
 
 /* the predictions of samples xs[0..m) as one group of ops_map_HLANES, to out[0..m * ops_map_SIZE_loss):
@@ -584,7 +593,7 @@ static void ops_map_hlanes_predict(const ops_map_params *restrict w, const ops_m
 static int ops_map_shared(int n, int nt)
 {
     const int groups = n / ops_map_LANES, rest = n % ops_map_LANES;
-    return groups % nt == 0 && rest <= ops_map_HLANES ? rest : 0;
+    return n > 0 && groups % nt == 0 && rest <= ops_map_HLANES ? rest : 0;
 }
 
 /* the samples thread t of nt runs alone, [*lo, *hi): its whole groups where the rest is
@@ -602,28 +611,35 @@ static void ops_map_range(int n, int nt, int t, int shared, int *lo, int *hi)
     }
 }
 
-/* grad = the sums of the nt threads, added in thread order, over n: part `part` of `nparts` of
- * the elements of every parameter (the threads of the batch entry point divide them) */
+/* grad = the sums of the nt threads, added in thread order, then the shared group's (tail, if
+ * any), over n: part `part` of `nparts` of the elements of every parameter (the threads of the
+ * batch entry point divide them) */
 static void ops_map_mean(ops_map_params *restrict grad, const ops_map_scratch *restrict scratch, int nt,
-                        int n, int part, int nparts)
+                        const ops_map_params *restrict tail, int n, int part, int nparts)
 {
-    for (int e = part * ops_map_SIZE_x / nparts; e < (part + 1) * ops_map_SIZE_x / nparts; e++) {
+    for (int e = share(part, nparts, ops_map_SIZE_x); e < share(part + 1, nparts, ops_map_SIZE_x); e++) {
         real sum = 0;
         for (int t = 0; t < nt; t++)
             sum += scratch[t].acc.x[e];
+        if (tail)
+            sum += tail->x[e];
         grad->x[e] = n > 0 ? sum / n : 0;
     }
-    for (int e = part * ops_map_SIZE_w / nparts; e < (part + 1) * ops_map_SIZE_w / nparts; e++) {
+    for (int e = share(part, nparts, ops_map_SIZE_w); e < share(part + 1, nparts, ops_map_SIZE_w); e++) {
         real sum = 0;
         for (int t = 0; t < nt; t++)
             sum += scratch[t].acc.w[e];
+        if (tail)
+            sum += tail->w[e];
         grad->w[e] = n > 0 ? sum / n : 0;
     }
 }
 
+/* the threads' scratch, and with two or more threads the sums of the group they share */
 size_t ops_map_workspace_size(int nthreads)
 {
-    return (size_t)(nthreads > 0 ? nthreads : 1) * sizeof(ops_map_scratch);
+    const int nt = nthreads > 0 ? nthreads : 1;
+    return (size_t)nt * sizeof(ops_map_scratch) + (nt > 1 ? sizeof(ops_map_params) : 0);
 }
 
 void ops_map_batch_grad(const ops_map_params *restrict w, const ops_map_inputs *restrict xs, int n,
@@ -632,6 +648,9 @@ void ops_map_batch_grad(const ops_map_params *restrict w, const ops_map_inputs *
 {
     ops_map_scratch *scratch = (ops_map_scratch *)ws;
     const int nt = nthreads > 0 ? nthreads : 1, shared = ops_map_shared(n, nt);
+    /* with two or more threads, the shared group's sums: each element added by one thread
+     * whatever the team, so the result depends on nt only */
+    ops_map_params *tail = shared && nt > 1 ? (ops_map_params *)&scratch[nt] : NULL;
     /* thread t adds up its samples in order into scratch[t] (a team smaller than nt takes the
      * ranges in turn), then the team shares the last group: each adds its part of it */
     #pragma omp parallel num_threads(nt)
@@ -651,14 +670,16 @@ void ops_map_batch_grad(const ops_map_params *restrict w, const ops_map_inputs *
                     ops_map_hlanes_grad_alone(w, &xs[i], m, s);
             }
         }
-        if (shared && team == 1)
+        if (shared && !tail)
             ops_map_hlanes_grad_alone(w, &xs[n - shared], shared, scratch);
         else if (shared) {
+            if (me == 0)
+                memset(tail, 0, sizeof *tail);
             barrier(team);      /* every thread's own groups are done: scratch[0] may be reused */
-            ops_map_hlanes_grad(w, &xs[n - shared], shared, &scratch[0], &scratch[me], me, team);
+            ops_map_hlanes_grad(w, &xs[n - shared], shared, &scratch[0], tail, &scratch[0].loss, me, team);
         }
         barrier(team);
-        ops_map_mean(grad, scratch, nt, n, me, team);
+        ops_map_mean(grad, scratch, nt, tail, n, me, team);
     }
     if (loss) {
         real sum = 0;

@@ -27,6 +27,12 @@ static inline int imin(int a, int b)
     return a < b ? a : b;
 }
 
+/* the first of n elements that part `part` of nparts takes (part nparts: n) */
+static inline int share(int part, int nparts, int n)
+{
+    return (int)((long long)part * n / nparts);
+}
+
 /* the threads that share a group (extract/divide.py) wait here for each other; nparts is 1
  * where one thread runs the group alone */
 static inline void barrier(int nparts)
@@ -200,8 +206,9 @@ void ops_slide_backward(const ops_slide_params *restrict w, const ops_slide_inpu
  * Each lane adds the terms of every sum in the same order as the one-sample functions above;
  * blocks of outputs are held in vector registers across the sums (extract/registers.py,
  * extract/lanes.py). The kernels come twice: at ops_slide_LANES samples (vreal, "_lanes") and at
- * ops_slide_HLANES, half of it (hreal, "_hlanes"), for a thread's last group when it is at most
- * half full. Both compute the same values. */
+ * ops_slide_HLANES, half of it (hreal, "_hlanes"), for a last group that is at most half full,
+ * which the threads may share (each kernel takes its part: extract/divide.py). Both compute the
+ * same values. */
 #define ops_slide_LANES 8
 #define ops_slide_HLANES 4
 
@@ -719,7 +726,7 @@ static void ops_slide_backward_d_k_hlanes(const real *restrict x,
 
 static void ops_slide_forward_hlanes(const ops_slide_params *restrict w,
                                      const ops_slide_inputs_hlanes *restrict x,
-                                     ops_slide_values_hlanes *restrict v, int part, int nparts)
+                                     ops_slide_values_hlanes *v, int part, int nparts)
 {
     (void)x;
     ops_slide_forward_c_hlanes(w->x, w->k, v->c, part, nparts);
@@ -733,7 +740,7 @@ static void ops_slide_forward_hlanes(const ops_slide_params *restrict w,
 static void ops_slide_backward_hlanes(const ops_slide_params *restrict w,
                                       const ops_slide_inputs_hlanes *restrict x,
                                       const ops_slide_values_hlanes *restrict v,
-                                      ops_slide_grads_hlanes *restrict g, int part, int nparts)
+                                      ops_slide_grads_hlanes *g, int part, int nparts)
 {
     (void)x;
     ops_slide_backward_d_loss_hlanes(g->d_loss, part, nparts);
@@ -814,10 +821,10 @@ static void ops_slide_lanes_predict(const ops_slide_params *restrict w, const op
 
 /* samples xs[0..m) as one group of ops_slide_HLANES, whose kernels nparts threads divide among them
  * (extract/divide.py): every thread of the team calls this, as part `part`; the group's buffers
- * are sh's, each gradient element is added into own->acc by one thread and the losses into
- * own->loss by part 0, sample after sample. One thread calls it with part 0 of 1. */
+ * are sh's, each gradient element is added into acc by one thread and the losses into *loss by
+ * part 0, sample after sample. One thread calls it with part 0 of 1. */
 static void ops_slide_hlanes_grad(const ops_slide_params *restrict w, const ops_slide_inputs *restrict xs,
-                                  int m, ops_slide_scratch *sh, ops_slide_scratch *own, int part, int nparts)
+                                  int m, ops_slide_scratch *sh, ops_slide_params *acc, real *loss, int part, int nparts)
 {
     if (part == 0)
         ops_slide_gather_hlanes(xs, m, &sh->hlanes.x);
@@ -825,16 +832,18 @@ static void ops_slide_hlanes_grad(const ops_slide_params *restrict w, const ops_
     ops_slide_forward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, part, nparts);
     ops_slide_backward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, &sh->hlanes.g, part, nparts);
     /* lanes 0..m-1 are the samples: each sum takes them in sample order */
-    ops_slide_add_samples(own->acc.x + part * ops_slide_SIZE_x / nparts,
-                         sh->hlanes.g.d_x + (size_t)(part * ops_slide_SIZE_x / nparts) * ops_slide_HLANES,
-                         (part + 1) * ops_slide_SIZE_x / nparts - part * ops_slide_SIZE_x / nparts, ops_slide_HLANES, m);
-    ops_slide_add_samples(own->acc.k + part * ops_slide_SIZE_k / nparts,
-                         sh->hlanes.g.d_k + (size_t)(part * ops_slide_SIZE_k / nparts) * ops_slide_HLANES,
-                         (part + 1) * ops_slide_SIZE_k / nparts - part * ops_slide_SIZE_k / nparts, ops_slide_HLANES, m);
+    {
+        const int lo = share(part, nparts, ops_slide_SIZE_x), hi = share(part + 1, nparts, ops_slide_SIZE_x);
+        ops_slide_add_samples(acc->x + lo, sh->hlanes.g.d_x + (size_t)lo * ops_slide_HLANES, hi - lo, ops_slide_HLANES, m);
+    }
+    {
+        const int lo = share(part, nparts, ops_slide_SIZE_k), hi = share(part + 1, nparts, ops_slide_SIZE_k);
+        ops_slide_add_samples(acc->k + lo, sh->hlanes.g.d_k + (size_t)lo * ops_slide_HLANES, hi - lo, ops_slide_HLANES, m);
+    }
     if (part == 0)
         for (int l = 0; l < m; l++)
             for (int e = 0; e < ops_slide_SIZE_loss; e++)
-                own->loss += sh->hlanes.v.loss[e * ops_slide_HLANES + l];
+                *loss += sh->hlanes.v.loss[e * ops_slide_HLANES + l];
 }
 
 /* ops_slide_hlanes_grad for one thread alone, every kernel inlined with part 0 of 1 (their loops keep
@@ -843,7 +852,7 @@ __attribute__((flatten))
 static void ops_slide_hlanes_grad_alone(const ops_slide_params *restrict w, const ops_slide_inputs *restrict xs,
                                         int m, ops_slide_scratch *restrict s)
 {
-    ops_slide_hlanes_grad(w, xs, m, s, s, 0, 1);
+    ops_slide_hlanes_grad(w, xs, m, s, &s->acc, &s->loss, 0, 1);
 }
 
 /* the predictions of samples xs[0..m) as one group of ops_slide_HLANES, to out[0..m * ops_slide_SIZE_loss):
@@ -869,7 +878,7 @@ static void ops_slide_hlanes_predict(const ops_slide_params *restrict w, const o
 static int ops_slide_shared(int n, int nt)
 {
     const int groups = n / ops_slide_LANES, rest = n % ops_slide_LANES;
-    return groups % nt == 0 && rest <= ops_slide_HLANES ? rest : 0;
+    return n > 0 && groups % nt == 0 && rest <= ops_slide_HLANES ? rest : 0;
 }
 
 /* the samples thread t of nt runs alone, [*lo, *hi): its whole groups where the rest is
@@ -887,28 +896,35 @@ static void ops_slide_range(int n, int nt, int t, int shared, int *lo, int *hi)
     }
 }
 
-/* grad = the sums of the nt threads, added in thread order, over n: part `part` of `nparts` of
- * the elements of every parameter (the threads of the batch entry point divide them) */
+/* grad = the sums of the nt threads, added in thread order, then the shared group's (tail, if
+ * any), over n: part `part` of `nparts` of the elements of every parameter (the threads of the
+ * batch entry point divide them) */
 static void ops_slide_mean(ops_slide_params *restrict grad, const ops_slide_scratch *restrict scratch, int nt,
-                          int n, int part, int nparts)
+                          const ops_slide_params *restrict tail, int n, int part, int nparts)
 {
-    for (int e = part * ops_slide_SIZE_x / nparts; e < (part + 1) * ops_slide_SIZE_x / nparts; e++) {
+    for (int e = share(part, nparts, ops_slide_SIZE_x); e < share(part + 1, nparts, ops_slide_SIZE_x); e++) {
         real sum = 0;
         for (int t = 0; t < nt; t++)
             sum += scratch[t].acc.x[e];
+        if (tail)
+            sum += tail->x[e];
         grad->x[e] = n > 0 ? sum / n : 0;
     }
-    for (int e = part * ops_slide_SIZE_k / nparts; e < (part + 1) * ops_slide_SIZE_k / nparts; e++) {
+    for (int e = share(part, nparts, ops_slide_SIZE_k); e < share(part + 1, nparts, ops_slide_SIZE_k); e++) {
         real sum = 0;
         for (int t = 0; t < nt; t++)
             sum += scratch[t].acc.k[e];
+        if (tail)
+            sum += tail->k[e];
         grad->k[e] = n > 0 ? sum / n : 0;
     }
 }
 
+/* the threads' scratch, and with two or more threads the sums of the group they share */
 size_t ops_slide_workspace_size(int nthreads)
 {
-    return (size_t)(nthreads > 0 ? nthreads : 1) * sizeof(ops_slide_scratch);
+    const int nt = nthreads > 0 ? nthreads : 1;
+    return (size_t)nt * sizeof(ops_slide_scratch) + (nt > 1 ? sizeof(ops_slide_params) : 0);
 }
 
 void ops_slide_batch_grad(const ops_slide_params *restrict w, const ops_slide_inputs *restrict xs, int n,
@@ -917,6 +933,9 @@ void ops_slide_batch_grad(const ops_slide_params *restrict w, const ops_slide_in
 {
     ops_slide_scratch *scratch = (ops_slide_scratch *)ws;
     const int nt = nthreads > 0 ? nthreads : 1, shared = ops_slide_shared(n, nt);
+    /* with two or more threads, the shared group's sums: each element added by one thread
+     * whatever the team, so the result depends on nt only */
+    ops_slide_params *tail = shared && nt > 1 ? (ops_slide_params *)&scratch[nt] : NULL;
     /* thread t adds up its samples in order into scratch[t] (a team smaller than nt takes the
      * ranges in turn), then the team shares the last group: each adds its part of it */
     #pragma omp parallel num_threads(nt)
@@ -936,14 +955,16 @@ void ops_slide_batch_grad(const ops_slide_params *restrict w, const ops_slide_in
                     ops_slide_hlanes_grad_alone(w, &xs[i], m, s);
             }
         }
-        if (shared && team == 1)
+        if (shared && !tail)
             ops_slide_hlanes_grad_alone(w, &xs[n - shared], shared, scratch);
         else if (shared) {
+            if (me == 0)
+                memset(tail, 0, sizeof *tail);
             barrier(team);      /* every thread's own groups are done: scratch[0] may be reused */
-            ops_slide_hlanes_grad(w, &xs[n - shared], shared, &scratch[0], &scratch[me], me, team);
+            ops_slide_hlanes_grad(w, &xs[n - shared], shared, &scratch[0], tail, &scratch[0].loss, me, team);
         }
         barrier(team);
-        ops_slide_mean(grad, scratch, nt, n, me, team);
+        ops_slide_mean(grad, scratch, nt, tail, n, me, team);
     }
     if (loss) {
         real sum = 0;
