@@ -338,6 +338,14 @@ class _Printer:
         for s in stmts:
             self.stmt(s)
 
+    def braced(self, head: str, body) -> None:
+        """``head {``, the body one level in, ``}``."""
+        self.line(f"{head} {{")
+        self.depth += 1
+        self.block(body)
+        self.depth -= 1
+        self.line("}")
+
     def stmt(self, s) -> None:
         if self.vector and isinstance(s, c.For) and s.var == self.vector.lane:
             if len(s.body) == 1 and isinstance(s.body[0], c.Store):
@@ -365,11 +373,7 @@ class _Printer:
                 self.line(f"const int {v} = {text};")
                 self.block(s.body)
                 return
-            self.line(f"for (int {v} = {_lower(s)}; {v} < {_upper(s)}; {v}++) {{")
-            self.depth += 1
-            self.block(s.body)
-            self.depth -= 1
-            self.line("}")
+            self.braced(f"for (int {v} = {_lower(s)}; {v} < {_upper(s)}; {v}++)", s.body)
         elif isinstance(s, c.Store):
             self.line(f"{s.array}[{affine(s.offset)}] {s.op} {expr(s.value, 0, self.real)};")
         elif isinstance(s, c.Decl):
@@ -379,28 +383,16 @@ class _Printer:
         elif isinstance(s, c.Assign):
             self.line(f"{s.name} = {expr(s.value, 0, self.real)};")
         elif isinstance(s, c.If):
-            self.line(f"if ({condition(s.cond)}) {{")
-            self.depth += 1
-            self.block(s.body)
-            self.depth -= 1
-            self.line("}")
+            self.braced(f"if ({condition(s.cond)})", s.body)
         elif isinstance(s, c.Divided):
             # thread `part` of `nparts` runs its share of the iterations (extract/divide.py)
             f, n = s.loop, s.loop.var.extent
             v = f.var.name
             lo = _fold("imax", [f"part * {n} / nparts", *(affine(a) for a in f.lo)])
             hi = _fold("imin", [f"(part + 1) * {n} / nparts", *(affine(a) for a in f.hi)])
-            self.line(f"for (int {v} = {lo}; {v} < {hi}; {v}++) {{")
-            self.depth += 1
-            self.block(f.body)
-            self.depth -= 1
-            self.line("}")
+            self.braced(f"for (int {v} = {lo}; {v} < {hi}; {v}++)", f.body)
         elif isinstance(s, c.OnePart):
-            self.line("if (part == 0) {")
-            self.depth += 1
-            self.block(s.body)
-            self.depth -= 1
-            self.line("}")
+            self.braced("if (part == 0)", s.body)
         elif isinstance(s, c.Barrier):
             self.line("barrier(nparts);")
         elif isinstance(s, c.Comment):
