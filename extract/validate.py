@@ -235,9 +235,18 @@ _LANE_GROUPS = r"""    for (int i = 0; i < n; i += {N}) {{     /* the lane kerne
 # the samples of a batch small enough that every thread of the batch entry points shares its
 # one group (extract/divide.py)
 SHARED = 3
+# (threads, samples: 0 for all of them) of the C driver's batch_grad and batch_predict runs,
+# in the order it writes them
+C_GRADS = ((1, 0), (2, 0), (3, 0), (2, SHARED), (3, SHARED))
+C_PREDICTIONS = ((1, 0), (2, 0), (2, SHARED))
+
+
+def _table(runs) -> str:
+    return ", ".join(f"{{{{{nt}, {count}}}}}" for nt, count in runs)
+
 
 _C_DRIVER = r"""#include "{M}.c"
-#define SHARED """ + str(SHARED) + "\n" + _COMMON + r"""
+""" + _COMMON + r"""
 int main(int argc, char **argv)
 {{
     start(argc, argv);
@@ -249,9 +258,11 @@ int main(int argc, char **argv)
         put(v, sizeof *v);
         put(g, sizeof *g);
     }}
-{lane_groups}    /* all samples at 1, 2 and 3 threads; then the first SHARED, one group the threads share */
-    for (int r = 0; r < 5; r++) {{
-        const int nt = r < 3 ? r + 1 : r - 1, count = r < 3 ? n : SHARED;
+{lane_groups}    /* (threads, samples: 0 for all) of each run: validate.C_GRADS, C_PREDICTIONS */
+    static const int grads[][2] = {{""" + _table(C_GRADS) + r"""}};
+    static const int predictions[][2] = {{""" + _table(C_PREDICTIONS) + r"""}};
+    for (size_t r = 0; r < sizeof grads / sizeof *grads; r++) {{
+        const int nt = grads[r][0], count = grads[r][1] ? grads[r][1] : n;
         void *ws = fresh<char>({M}_workspace_size(nt));
         {M}_params *grad = fresh<{M}_params>();
         real *loss = fresh<real>();
@@ -259,8 +270,8 @@ int main(int argc, char **argv)
         put(grad, sizeof *grad);
         put(loss, sizeof *loss);
     }}
-    for (int r = 0; r < 3; r++) {{
-        const int nt = r < 2 ? r + 1 : 2, count = r < 2 ? n : SHARED;
+    for (size_t r = 0; r < sizeof predictions / sizeof *predictions; r++) {{
+        const int nt = predictions[r][0], count = predictions[r][1] ? predictions[r][1] : n;
         void *ws = fresh<char>({M}_workspace_size(nt));
         real *pred = fresh<real>((size_t)count * {M}_SIZE_{pred});
         {M}_batch_predict(w, xs, count, nt, ws, pred);
@@ -464,8 +475,8 @@ def compare(m: _Model, kind: str, raw: np.ndarray, want: list, n: int, lanes: in
             check(f"{M}_forward_{kset}/{M}_backward_{kset} (the batch entry points' kernels)",
                   lambda b, what, kset=kset: f"{M}_{what}_{b}_{kset}", lane,
                   lambda c, l, groups=groups: min(groups[c] + l, n - 1), lambda c, l: l)
-        runs, predictions = ((1, n), (2, n), (3, n), (2, SHARED), (3, SHARED)), \
-            ((1, n), (2, n), (2, SHARED))
+        runs, predictions = ([(nt, count or n) for nt, count in table]
+                             for table in (C_GRADS, C_PREDICTIONS))
     else:
         v, at = _bundle(raw, at, values, copies=n)
         g, at = _bundle(raw, at, grads, copies=n)

@@ -502,7 +502,7 @@ static void chain_hlanes_predict(const chain_params *restrict w, const chain_inp
         chain_gather_hlanes(xs, m, &sh->hlanes.x);
     barrier(nparts);
     chain_forward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, part, nparts);
-    for (int l = part * m / nparts; l < (part + 1) * m / nparts; l++)
+    for (int l = share(part, nparts, m); l < share(part + 1, nparts, m); l++)
         for (int e = 0; e < chain_SIZE_y; e++)
             out[(size_t)l * chain_SIZE_y + e] = sh->hlanes.v.y[e * chain_HLANES + l];
 }

@@ -441,7 +441,7 @@ static void dot_hlanes_predict(const dot_params *restrict w, const dot_inputs *r
         dot_gather_hlanes(xs, m, &sh->hlanes.x);
     barrier(nparts);
     dot_forward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, part, nparts);
-    for (int l = part * m / nparts; l < (part + 1) * m / nparts; l++)
+    for (int l = share(part, nparts, m); l < share(part + 1, nparts, m); l++)
         for (int e = 0; e < dot_SIZE_r; e++)
             out[(size_t)l * dot_SIZE_r + e] = sh->hlanes.v.r[e * dot_HLANES + l];
 }

@@ -734,7 +734,7 @@ static void ops_block_hlanes_predict(const ops_block_params *restrict w, const o
         ops_block_gather_hlanes(xs, m, &sh->hlanes.x);
     barrier(nparts);
     ops_block_forward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, part, nparts);
-    for (int l = part * m / nparts; l < (part + 1) * m / nparts; l++)
+    for (int l = share(part, nparts, m); l < share(part + 1, nparts, m); l++)
         for (int e = 0; e < ops_block_SIZE_loss; e++)
             out[(size_t)l * ops_block_SIZE_loss + e] = sh->hlanes.v.loss[e * ops_block_HLANES + l];
 }

@@ -579,7 +579,7 @@ static void ops_map_hlanes_predict(const ops_map_params *restrict w, const ops_m
         ops_map_gather_hlanes(xs, m, &sh->hlanes.x);
     barrier(nparts);
     ops_map_forward_hlanes(w, &sh->hlanes.x, &sh->hlanes.v, part, nparts);
-    for (int l = part * m / nparts; l < (part + 1) * m / nparts; l++)
+    for (int l = share(part, nparts, m); l < share(part + 1, nparts, m); l++)
         for (int e = 0; e < ops_map_SIZE_loss; e++)
             out[(size_t)l * ops_map_SIZE_loss + e] = sh->hlanes.v.loss[e * ops_map_HLANES + l];
 }
