@@ -265,6 +265,22 @@ TARGETS = {("cnn", "train"): 6.0, ("lenet5", "train"): 2.0, ("mlp", "train"): 1.
            ("cnn", "infer"): 2.0, ("lenet5", "infer"): 2.0, ("mlp", "infer"): 2.0}
 
 
+def peak_line(pk: dict) -> str:
+    """The README's line on the peak that ``% peak`` divides by."""
+    nominal = (f"cores x {pk['fma_units']} FMA units x {pk['vector_floats']} lanes "
+               f"({pk['isa']}) x 2 x {pk['clock_ghz']} GHz = "
+               f"{pk['nominal_gflops_per_core'] or 0:.1f} GFLOP/s per core, clock from "
+               f"{pk['clock_source']}, FMA units assumed (`$BENCH_FMA_UNITS`)")
+    measured = pk.get("measured_gflops_per_core") or {}
+    if not measured:
+        return f"- peak (float32), nominal (not measured here): {nominal}"
+    rates = ", ".join(f"{r:.1f} at {t} thread{'s' if t != '1' else ''}"
+                      for t, r in measured.items())
+    return (f"- peak (float32), measured: {rates} GFLOP/s per core (an FMA loop on every "
+            f"thread at once, `bench/machine.py`; {pk['measured_clock_ghz']:.2f} GHz sustained "
+            f"by that count); `% peak` divides by it. Nominal: {nominal}")
+
+
 def markdown(meta: dict, rows: list[dict], agreements: dict, speedups: list[dict]) -> str:
     s = meta["system"]
     hw = meta["build"].get("handwritten-c", {})
@@ -274,10 +290,7 @@ def markdown(meta: dict, rows: list[dict], agreements: dict, speedups: list[dict
            f"- host `{s['host']}`, CPU {s['cpu_model']} ({s['cpu_count']} logical CPUs, "
            f"load average at start {', '.join(f'{x:.2f}' for x in s['loadavg_start'])}, "
            f"at end {', '.join(f'{x:.2f}' for x in s.get('loadavg_end', ()))})",
-           f"- peak (float32): cores x {pk['fma_units']} FMA units x {pk['vector_floats']} "
-           f"lanes ({pk['isa']}) x 2 x {pk['clock_ghz']} GHz = "
-           f"{pk['peak_gflops_per_core'] or 0:.1f} GFLOP/s per core; clock from "
-           f"{pk['clock_source']}; FMA units assumed (`$BENCH_FMA_UNITS`)",
+           peak_line(pk),
            f"- models: {', '.join(f'{m} ({v})' for m, v in meta['models'].items())}",
            f"- workload: {meta['images']} images per row at batch {meta['batch'][0]} (SGD lr "
            f"{meta['lr']}; at another batch as many whole batches as fit in --images "
@@ -358,7 +371,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     date = dt.datetime.now(dt.timezone.utc)
     system = system_info()
-    peak = machine.describe()
+    peak = machine.describe(measure_threads=tuple(args.threads))  # before the workers start
     labels = list(args.impls)
     processes = sorted({IMPLS[lab][0] for lab in labels}, key=["c", "torch", "torch-tuned"].index)
     workers = {p: WorkerProcess(p, worker_env(p, max(args.threads))) for p in processes}

@@ -317,7 +317,7 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
         # a parameter whose gradient is not added in its kernel (extract/fuse.py)
         "add_samples": any(p.name not in st["fused_params"] for st in sets for p in model.params),
         "lane_structs": [s for s in _structs(model) if s["name"] != "params"],
-        "inputs": [a.name for a in model.inputs],
+        "inputs": [{"name": a.name, "size": ir.size(a.shape)} for a in model.inputs],
     }
     gkernels = views(cfwd, cbwd, CUDA)
     cused_f = {_bundle(model.arrays[n]) for k in cfwd for n in (*k.reads, k.name)}

@@ -11,7 +11,8 @@ per lane), everything else is compiled as written. A driver (``_C_DRIVER``, ``_C
 runs every entry point on random field elements: ``M_forward``/``M_backward`` per sample, the
 lane kernels at both widths (``M_forward_lanes`` / ``M_backward_lanes``, 8 or 16 samples at a
 time, and ``M_forward_hlanes`` / ``M_backward_hlanes``, half as many: the code the batch entry
-points run),
+points run; the lanes ``M_gather_lanes`` / ``M_gather_hlanes`` fill are compared with the
+samples' inputs first),
 ``M_batch_grad`` with 1, 2 and 3 threads, and on the first ``SHARED`` (3) samples, one group
 that 2 and 3 threads share (extract/divide.py), ``M_batch_predict``; for the CUDA the same entry
 points, and ``forward_n``/``backward_n`` over all samples at once (every kernel launch with the
@@ -225,6 +226,7 @@ _LANE_GROUPS = r"""    for (int i = 0; i < n; i += {N}) {{     /* the lane kerne
         {M}_values_{S} *v = fresh<{M}_values_{S}>();
         {M}_grads_{S} *g = fresh<{M}_grads_{S}>();
         {M}_gather_{S}(&xs[i], m, x);
+        put(x, sizeof *x);
         {M}_forward_{S}(w, x, v{parts});
         {M}_backward_{S}(w, x, v, g{parts});
         put(v, sizeof *v);
@@ -419,9 +421,11 @@ def _show(v: int) -> str:
     return "never written" if v >= field.P else str(v)
 
 
-def compare(m: _Model, kind: str, raw: np.ndarray, want: list, n: int, lanes: int, fname: str):
+def compare(m: _Model, kind: str, raw: np.ndarray, want: list, n: int, lanes: int, fname: str,
+            xs: list):
     """Raise ValidationError naming the first element of the driver's output ``raw`` that
-    differs from the dump's values ``want`` (one dict per sample)."""
+    differs from the dump's values ``want`` (one dict per sample), or, in a group of lanes,
+    from the inputs ``xs`` (one dict per sample) the gather put there."""
     M = m.name
     params, inputs = m.fields(m.params), m.fields(m.inputs)
     values, grads = m.fields(m.chain), m.fields(m.grads)
@@ -438,11 +442,12 @@ def compare(m: _Model, kind: str, raw: np.ndarray, want: list, n: int, lanes: in
             f"{fname}: {entry}: kernel {kernel}, binding {name}, {where}, element {e} "
             f"{_position(m.shape[name], e)}: {_show(got)}, the dump gives {exp} (mod p)")
 
-    def check(entry, kernel_of, got, sample_of, lane_of=lambda c, l: None):
+    def check(entry, kernel_of, got, sample_of, lane_of=lambda c, l: None, names=order,
+              of=want):
         """got: name -> array (copies, size, lanes)."""
-        for name, what in order:
+        for name, what in names:
             g = got[name]
-            exp = np.stack([np.stack([want[sample_of(c, l)][name] for l in range(g.shape[2])],
+            exp = np.stack([np.stack([of[sample_of(c, l)][name] for l in range(g.shape[2])],
                                      axis=1) for c in range(g.shape[0])])
             bad = np.argwhere(g != exp)
             if bad.size:
@@ -466,15 +471,25 @@ def compare(m: _Model, kind: str, raw: np.ndarray, want: list, n: int, lanes: in
                             (lanes // 2, lane_names(M, "h")["set"])):
             groups = list(range(0, n, width))
             got = {name: [] for name, _ in order}
+            gathered = {name: [] for name in m.inputs}
             for i in groups:
+                x, at = _bundle(raw, at, inputs, lanes=width)
+                for name in m.inputs:
+                    gathered[name].append(x[name][0])
                 v, at = _bundle(raw, at, values, lanes=width)
                 g, at = _bundle(raw, at, grads, lanes=width)
                 for name, _ in order:
                     got[name].append((v if name in m.chain else g)[name][0])
+            # lanes past a short group's samples repeat its last sample
+            sample_of = (lambda c, l, groups=groups: min(groups[c] + l, n - 1))
+            check(f"{M}_gather_{kset} (samples into lanes)",
+                  lambda b, what, kset=kset: f"{M}_gather_{kset}",
+                  {name: np.stack(gathered[name]) for name in m.inputs}, sample_of,
+                  lambda c, l: l, names=[(x, "gather") for x in m.inputs], of=xs)
             lane = {name: np.stack(got[name]) for name, _ in order}
             check(f"{M}_forward_{kset}/{M}_backward_{kset} (the batch entry points' kernels)",
                   lambda b, what, kset=kset: f"{M}_{what}_{b}_{kset}", lane,
-                  lambda c, l, groups=groups: min(groups[c] + l, n - 1), lambda c, l: l)
+                  sample_of, lambda c, l: l)
         runs, predictions = ([(nt, count or n) for nt, count in table]
                              for table in (C_GRADS, C_PREDICTIONS))
     else:
@@ -620,7 +635,7 @@ def validate_model(src: Sources, d: dict, *, trials: int = 1, seed: int = 0,
                     raise ValidationError(f"{fname}: the field build of the entry points "
                                           f"stopped: {how} {res.stderr.strip()[:200]}".strip())
                 raw = np.frombuffer((w / f"out_{kind}.bin").read_bytes(), np.uint64)
-                compare(m, kind, raw, want, n, lanes, fname)
+                compare(m, kind, raw, want, n, lanes, fname, xvals)
                 elements += raw.size - 4
     files = [p.name for p in (src.c, src.cu) if p is not None]
     return Report(src.model, files, elements, trials, field.schwartz_zippel(d, calls, n),

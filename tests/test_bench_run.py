@@ -53,6 +53,35 @@ def test_peak_counts_the_fma_datapath(monkeypatch):
         assert machine.peak_gflops(2, d) == 2 * d["peak_gflops_per_core"]
 
 
+def test_peak_measured_per_thread_count(monkeypatch):
+    """With measurements, a row's peak is the one measured at its thread count (the nominal
+    formula where that count was not measured); the FMA loop itself runs here when it can,
+    and implies a clock between 0.8 and 6 GHz (counting each FMA twice would give 7.3 on the
+    Zen 4 that measured 3.66)."""
+    from bench import machine
+    monkeypatch.setenv("BENCH_CLOCK_GHZ", "2.5")
+    rates = {1: 117.0, 2: 110.0}
+    monkeypatch.setattr(machine, "measure", lambda t, flags=None: rates.get(t))
+    info = {"vendor_id": "AuthenticAMD", "flags": "fma avx2 avx512f", "cpu family": "25"}
+    d = machine.describe(info, measure_threads=(2, 1, 4))
+    assert d["measured_gflops_per_core"] == {"1": 117.0, "2": 110.0}
+    assert d["peak_gflops_per_core"] == 110.0 and d["peak_source"] == "measured"
+    assert d["nominal_gflops_per_core"] == 2 * 8 * 2 * 2.5
+    assert d["measured_clock_ghz"] == 110.0 / (2 * 8 * 2)
+    assert (machine.peak_gflops(1, d), machine.peak_gflops(2, d), machine.peak_gflops(4, d)) \
+        == (117.0, 220.0, 440.0)
+    assert "117.0 at 1 thread, 110.0 at 2 threads" in run.peak_line(d)
+    nominal = machine.describe(info)
+    assert nominal["peak_source"] == "nominal" and nominal["peak_gflops_per_core"] == 80.0
+    assert "not measured" in run.peak_line(nominal)
+    monkeypatch.undo()
+    rate = machine.measure(1, steps=2_000_000, runs=2)
+    if rate is None:
+        pytest.skip("no x86-64 FMA or no C compiler here")
+    here = machine.describe(measure_threads=(1,))
+    assert 0.8 <= here["measured_clock_ghz"] <= 6.0, here
+
+
 def test_c_only_run_writes_results(tmp_path, capsys, kernel_cache):
     rc = run.main(["--reps", "2", "--batches", "3", "--impls", "handwritten-c,generated-c",
                    "--dump", HAND_DUMP, "--out-dir", str(tmp_path), "--batch", "100"])

@@ -10,8 +10,8 @@ templates/validate/field.h).
 - every dump's generated C and CUDA validate (f32 and f64, other strategies, random dumps with
   every elementwise function);
 - a hand-edited source is rejected, naming the kernel, binding and element: one `+` made `-`,
-  an index off by one, a lane kernel (of either width), the batch accumulation, a CUDA kernel and a CUDA thread
-  guard; and in the elementwise functions: `expf` made `logf` (and `logf` `expf` in CUDA), a
+  an index off by one, a lane kernel (of either width), the gather of samples into lanes, the
+  batch accumulation, a CUDA kernel and a CUDA thread guard; and in the elementwise functions: `expf` made `logf` (and `logf` `expf` in CUDA), a
   recip `1 / x` made `1 / (x + x)`, step's branches swapped, relu without its branch, a relu
   in a lane kernel on the wrong argument, a comparison of a never-written value, and `x <= 0`
   made `x < 0` in relu and step (no random predicate could tell them apart: relu is the same
@@ -440,8 +440,12 @@ MUTATIONS = {
                                        "if (part == 0 && nparts == 1)",
                                        "cnn_batch_grad with 2 thread(s) on the first 3 samples: "
                                        "the mean loss"),
-    "batch accumulation": ("cnn.c", "cnn_add_samples", "l < m", "l < m - 1",
+    "batch accumulation": ("cnn.c", "cnn_add_samples_lanes", "l < m", "l < m - 1",
                            "cnn_batch_grad with 1 thread(s): the mean of d_k1 (parameter k1)"),
+    # the gather's transpose left out (samples and elements swapped within each block)
+    "gather": ("cnn.c", "cnn_gather_hlanes", "cnn_htranspose(t);", "(void)t;",
+               "cnn_gather_hlanes (samples into lanes): kernel cnn_gather_hlanes, binding "
+               "target, sample 1 (lane 1)"),
     "cuda kernel": ("cnn.cu", "cnn_forward_c21", "acc0 +=", "acc0 -=",
                     "cnn.cu: cnn_cuda_forward/cnn_cuda_backward: kernel cnn_forward_c21"),
     "cuda thread guard": ("cnn.cu", "cnn_backward_d_k2", "if (idx >= 1800)",

@@ -253,6 +253,52 @@ static void chain_backward_lanes(const chain_params *restrict w,
     chain_backward_d_b_lanes(w->a, g->d_x, g->d_b);
 }
 
+/* t[k][l] -> t[l][k]: a 8 x 8 transpose in registers (3 rounds of
+ * two-vector shuffles, each swapping the off-diagonal halves of blocks of twice the size);
+ * lane by lane where reals have no bits (PK_LANEWISE) */
+#if !defined(PK_LANEWISE) && defined(__clang__)
+#define chain_SHUF(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#elif !defined(PK_LANEWISE)
+typedef int chain_SHUF_idx __attribute__((vector_size(chain_LANES * sizeof(real))));
+#define chain_SHUF(a, b, ...) __builtin_shuffle(a, b, (chain_SHUF_idx){__VA_ARGS__})
+#endif
+static inline void chain_transpose(vreal *t)
+{
+#ifdef chain_SHUF
+    const vreal r0_0 = chain_SHUF(t[0], t[1], 0, 8, 2, 10, 4, 12, 6, 14);
+    const vreal r0_1 = chain_SHUF(t[0], t[1], 1, 9, 3, 11, 5, 13, 7, 15);
+    const vreal r0_2 = chain_SHUF(t[2], t[3], 0, 8, 2, 10, 4, 12, 6, 14);
+    const vreal r0_3 = chain_SHUF(t[2], t[3], 1, 9, 3, 11, 5, 13, 7, 15);
+    const vreal r0_4 = chain_SHUF(t[4], t[5], 0, 8, 2, 10, 4, 12, 6, 14);
+    const vreal r0_5 = chain_SHUF(t[4], t[5], 1, 9, 3, 11, 5, 13, 7, 15);
+    const vreal r0_6 = chain_SHUF(t[6], t[7], 0, 8, 2, 10, 4, 12, 6, 14);
+    const vreal r0_7 = chain_SHUF(t[6], t[7], 1, 9, 3, 11, 5, 13, 7, 15);
+    const vreal r1_0 = chain_SHUF(r0_0, r0_2, 0, 1, 8, 9, 4, 5, 12, 13);
+    const vreal r1_2 = chain_SHUF(r0_0, r0_2, 2, 3, 10, 11, 6, 7, 14, 15);
+    const vreal r1_1 = chain_SHUF(r0_1, r0_3, 0, 1, 8, 9, 4, 5, 12, 13);
+    const vreal r1_3 = chain_SHUF(r0_1, r0_3, 2, 3, 10, 11, 6, 7, 14, 15);
+    const vreal r1_4 = chain_SHUF(r0_4, r0_6, 0, 1, 8, 9, 4, 5, 12, 13);
+    const vreal r1_6 = chain_SHUF(r0_4, r0_6, 2, 3, 10, 11, 6, 7, 14, 15);
+    const vreal r1_5 = chain_SHUF(r0_5, r0_7, 0, 1, 8, 9, 4, 5, 12, 13);
+    const vreal r1_7 = chain_SHUF(r0_5, r0_7, 2, 3, 10, 11, 6, 7, 14, 15);
+    t[0] = chain_SHUF(r1_0, r1_4, 0, 1, 2, 3, 8, 9, 10, 11);
+    t[4] = chain_SHUF(r1_0, r1_4, 4, 5, 6, 7, 12, 13, 14, 15);
+    t[1] = chain_SHUF(r1_1, r1_5, 0, 1, 2, 3, 8, 9, 10, 11);
+    t[5] = chain_SHUF(r1_1, r1_5, 4, 5, 6, 7, 12, 13, 14, 15);
+    t[2] = chain_SHUF(r1_2, r1_6, 0, 1, 2, 3, 8, 9, 10, 11);
+    t[6] = chain_SHUF(r1_2, r1_6, 4, 5, 6, 7, 12, 13, 14, 15);
+    t[3] = chain_SHUF(r1_3, r1_7, 0, 1, 2, 3, 8, 9, 10, 11);
+    t[7] = chain_SHUF(r1_3, r1_7, 4, 5, 6, 7, 12, 13, 14, 15);
+#else
+    vreal c[chain_LANES];
+    for (int k = 0; k < chain_LANES; k++)
+        for (int l = 0; l < chain_LANES; l++)
+            c[l][k] = t[k][l];
+    for (int l = 0; l < chain_LANES; l++)
+        t[l] = c[l];
+#endif
+}
+
 /* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
 static void chain_gather_lanes(const chain_inputs *restrict xs, int m,
                                chain_inputs_lanes *restrict x)
@@ -260,6 +306,25 @@ static void chain_gather_lanes(const chain_inputs *restrict xs, int m,
     (void)xs;
     (void)m;
     (void)x;
+}
+
+/* acc[e] += g[e * chain_LANES + l] for the samples l = 0..m-1, one after the other (sample order):
+ * 8 elements at a time through the transpose, each a vector sum over the samples */
+static inline void chain_add_samples_lanes(real *restrict acc, const real *restrict g, int size, int m)
+{
+    const int whole = size / chain_LANES * chain_LANES;
+    for (int e = 0; e < whole; e += chain_LANES) {
+        vreal t[chain_LANES], a;
+        memcpy(t, &g[(size_t)e * chain_LANES], sizeof t);
+        chain_transpose(t);
+        memcpy(&a, &acc[e], sizeof a);
+        for (int l = 0; l < m; l++)
+            a += t[l];
+        memcpy(&acc[e], &a, sizeof a);
+    }
+    for (int e = whole; e < size; e++)
+        for (int l = 0; l < m; l++)
+            acc[e] += g[(size_t)e * chain_LANES + l];
 }
 
 /* ==== 4 samples: hreal ==== */
@@ -399,6 +464,36 @@ static void chain_backward_hlanes(const chain_params *restrict w,
     barrier(nparts);
 }
 
+/* t[k][l] -> t[l][k]: a 4 x 4 transpose in registers (2 rounds of
+ * two-vector shuffles, each swapping the off-diagonal halves of blocks of twice the size);
+ * lane by lane where reals have no bits (PK_LANEWISE) */
+#if !defined(PK_LANEWISE) && defined(__clang__)
+#define chain_HSHUF(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#elif !defined(PK_LANEWISE)
+typedef int chain_HSHUF_idx __attribute__((vector_size(chain_HLANES * sizeof(real))));
+#define chain_HSHUF(a, b, ...) __builtin_shuffle(a, b, (chain_HSHUF_idx){__VA_ARGS__})
+#endif
+static inline void chain_htranspose(hreal *t)
+{
+#ifdef chain_HSHUF
+    const hreal r0_0 = chain_HSHUF(t[0], t[1], 0, 4, 2, 6);
+    const hreal r0_1 = chain_HSHUF(t[0], t[1], 1, 5, 3, 7);
+    const hreal r0_2 = chain_HSHUF(t[2], t[3], 0, 4, 2, 6);
+    const hreal r0_3 = chain_HSHUF(t[2], t[3], 1, 5, 3, 7);
+    t[0] = chain_HSHUF(r0_0, r0_2, 0, 1, 4, 5);
+    t[2] = chain_HSHUF(r0_0, r0_2, 2, 3, 6, 7);
+    t[1] = chain_HSHUF(r0_1, r0_3, 0, 1, 4, 5);
+    t[3] = chain_HSHUF(r0_1, r0_3, 2, 3, 6, 7);
+#else
+    hreal c[chain_HLANES];
+    for (int k = 0; k < chain_HLANES; k++)
+        for (int l = 0; l < chain_HLANES; l++)
+            c[l][k] = t[k][l];
+    for (int l = 0; l < chain_HLANES; l++)
+        t[l] = c[l];
+#endif
+}
+
 /* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
 static void chain_gather_hlanes(const chain_inputs *restrict xs, int m,
                                 chain_inputs_hlanes *restrict x)
@@ -408,13 +503,23 @@ static void chain_gather_hlanes(const chain_inputs *restrict xs, int m,
     (void)x;
 }
 
-/* acc[e] += g[e * stride + l] for the samples l = 0..m-1, one after the other (sample order) */
-static inline void chain_add_samples(real *restrict acc, const real *restrict g, int size,
-                                     int stride, int m)
+/* acc[e] += g[e * chain_HLANES + l] for the samples l = 0..m-1, one after the other (sample order):
+ * 4 elements at a time through the transpose, each a vector sum over the samples */
+static inline void chain_add_samples_hlanes(real *restrict acc, const real *restrict g, int size, int m)
 {
-    for (int e = 0; e < size; e++)
+    const int whole = size / chain_HLANES * chain_HLANES;
+    for (int e = 0; e < whole; e += chain_HLANES) {
+        hreal t[chain_HLANES], a;
+        memcpy(t, &g[(size_t)e * chain_HLANES], sizeof t);
+        chain_htranspose(t);
+        memcpy(&a, &acc[e], sizeof a);
         for (int l = 0; l < m; l++)
-            acc[e] += g[e * stride + l];
+            a += t[l];
+        memcpy(&acc[e], &a, sizeof a);
+    }
+    for (int e = whole; e < size; e++)
+        for (int l = 0; l < m; l++)
+            acc[e] += g[(size_t)e * chain_HLANES + l];
 }
 
 /* per-thread scratch of the batch entry points: the lane buffers (of a group of either width)
@@ -445,8 +550,8 @@ static void chain_lanes_grad(const chain_params *restrict w, const chain_inputs 
     chain_forward_lanes(w, &s->lanes.x, &s->lanes.v);
     chain_backward_lanes(w, &s->lanes.x, &s->lanes.v, &s->lanes.g);
     /* lanes 0..m-1 are the samples: each sum takes them in sample order */
-    chain_add_samples(s->acc.a, s->lanes.g.d_a, chain_SIZE_a, chain_LANES, m);
-    chain_add_samples(s->acc.b, s->lanes.g.d_b, chain_SIZE_b, chain_LANES, m);
+    chain_add_samples_lanes(s->acc.a, s->lanes.g.d_a, chain_SIZE_a, m);
+    chain_add_samples_lanes(s->acc.b, s->lanes.g.d_b, chain_SIZE_b, m);
 }
 
 /* the predictions of samples xs[0..m) as one group of chain_LANES, to out[0..m * chain_SIZE_y) */
@@ -475,11 +580,11 @@ static void chain_hlanes_grad(const chain_params *restrict w, const chain_inputs
     /* lanes 0..m-1 are the samples: each sum takes them in sample order */
     {
         const int lo = share(part, nparts, chain_SIZE_a), hi = share(part + 1, nparts, chain_SIZE_a);
-        chain_add_samples(acc->a + lo, sh->hlanes.g.d_a + (size_t)lo * chain_HLANES, hi - lo, chain_HLANES, m);
+        chain_add_samples_hlanes(acc->a + lo, sh->hlanes.g.d_a + (size_t)lo * chain_HLANES, hi - lo, m);
     }
     {
         const int lo = share(part, nparts, chain_SIZE_b), hi = share(part + 1, nparts, chain_SIZE_b);
-        chain_add_samples(acc->b + lo, sh->hlanes.g.d_b + (size_t)lo * chain_HLANES, hi - lo, chain_HLANES, m);
+        chain_add_samples_hlanes(acc->b + lo, sh->hlanes.g.d_b + (size_t)lo * chain_HLANES, hi - lo, m);
     }
     (void)loss;
 }

@@ -212,6 +212,52 @@ static void dot_backward_lanes(const dot_params *restrict w,
     dot_backward_d_b_lanes(w->a, g->d_r, g->d_b);
 }
 
+/* t[k][l] -> t[l][k]: a 8 x 8 transpose in registers (3 rounds of
+ * two-vector shuffles, each swapping the off-diagonal halves of blocks of twice the size);
+ * lane by lane where reals have no bits (PK_LANEWISE) */
+#if !defined(PK_LANEWISE) && defined(__clang__)
+#define dot_SHUF(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#elif !defined(PK_LANEWISE)
+typedef int dot_SHUF_idx __attribute__((vector_size(dot_LANES * sizeof(real))));
+#define dot_SHUF(a, b, ...) __builtin_shuffle(a, b, (dot_SHUF_idx){__VA_ARGS__})
+#endif
+static inline void dot_transpose(vreal *t)
+{
+#ifdef dot_SHUF
+    const vreal r0_0 = dot_SHUF(t[0], t[1], 0, 8, 2, 10, 4, 12, 6, 14);
+    const vreal r0_1 = dot_SHUF(t[0], t[1], 1, 9, 3, 11, 5, 13, 7, 15);
+    const vreal r0_2 = dot_SHUF(t[2], t[3], 0, 8, 2, 10, 4, 12, 6, 14);
+    const vreal r0_3 = dot_SHUF(t[2], t[3], 1, 9, 3, 11, 5, 13, 7, 15);
+    const vreal r0_4 = dot_SHUF(t[4], t[5], 0, 8, 2, 10, 4, 12, 6, 14);
+    const vreal r0_5 = dot_SHUF(t[4], t[5], 1, 9, 3, 11, 5, 13, 7, 15);
+    const vreal r0_6 = dot_SHUF(t[6], t[7], 0, 8, 2, 10, 4, 12, 6, 14);
+    const vreal r0_7 = dot_SHUF(t[6], t[7], 1, 9, 3, 11, 5, 13, 7, 15);
+    const vreal r1_0 = dot_SHUF(r0_0, r0_2, 0, 1, 8, 9, 4, 5, 12, 13);
+    const vreal r1_2 = dot_SHUF(r0_0, r0_2, 2, 3, 10, 11, 6, 7, 14, 15);
+    const vreal r1_1 = dot_SHUF(r0_1, r0_3, 0, 1, 8, 9, 4, 5, 12, 13);
+    const vreal r1_3 = dot_SHUF(r0_1, r0_3, 2, 3, 10, 11, 6, 7, 14, 15);
+    const vreal r1_4 = dot_SHUF(r0_4, r0_6, 0, 1, 8, 9, 4, 5, 12, 13);
+    const vreal r1_6 = dot_SHUF(r0_4, r0_6, 2, 3, 10, 11, 6, 7, 14, 15);
+    const vreal r1_5 = dot_SHUF(r0_5, r0_7, 0, 1, 8, 9, 4, 5, 12, 13);
+    const vreal r1_7 = dot_SHUF(r0_5, r0_7, 2, 3, 10, 11, 6, 7, 14, 15);
+    t[0] = dot_SHUF(r1_0, r1_4, 0, 1, 2, 3, 8, 9, 10, 11);
+    t[4] = dot_SHUF(r1_0, r1_4, 4, 5, 6, 7, 12, 13, 14, 15);
+    t[1] = dot_SHUF(r1_1, r1_5, 0, 1, 2, 3, 8, 9, 10, 11);
+    t[5] = dot_SHUF(r1_1, r1_5, 4, 5, 6, 7, 12, 13, 14, 15);
+    t[2] = dot_SHUF(r1_2, r1_6, 0, 1, 2, 3, 8, 9, 10, 11);
+    t[6] = dot_SHUF(r1_2, r1_6, 4, 5, 6, 7, 12, 13, 14, 15);
+    t[3] = dot_SHUF(r1_3, r1_7, 0, 1, 2, 3, 8, 9, 10, 11);
+    t[7] = dot_SHUF(r1_3, r1_7, 4, 5, 6, 7, 12, 13, 14, 15);
+#else
+    vreal c[dot_LANES];
+    for (int k = 0; k < dot_LANES; k++)
+        for (int l = 0; l < dot_LANES; l++)
+            c[l][k] = t[k][l];
+    for (int l = 0; l < dot_LANES; l++)
+        t[l] = c[l];
+#endif
+}
+
 /* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
 static void dot_gather_lanes(const dot_inputs *restrict xs, int m,
                              dot_inputs_lanes *restrict x)
@@ -219,6 +265,25 @@ static void dot_gather_lanes(const dot_inputs *restrict xs, int m,
     for (int e = 0; e < dot_SIZE_seed; e++)
         for (int l = 0; l < dot_LANES; l++)
             x->seed[e * dot_LANES + l] = xs[l < m ? l : m - 1].seed[e];
+}
+
+/* acc[e] += g[e * dot_LANES + l] for the samples l = 0..m-1, one after the other (sample order):
+ * 8 elements at a time through the transpose, each a vector sum over the samples */
+static inline void dot_add_samples_lanes(real *restrict acc, const real *restrict g, int size, int m)
+{
+    const int whole = size / dot_LANES * dot_LANES;
+    for (int e = 0; e < whole; e += dot_LANES) {
+        vreal t[dot_LANES], a;
+        memcpy(t, &g[(size_t)e * dot_LANES], sizeof t);
+        dot_transpose(t);
+        memcpy(&a, &acc[e], sizeof a);
+        for (int l = 0; l < m; l++)
+            a += t[l];
+        memcpy(&acc[e], &a, sizeof a);
+    }
+    for (int e = whole; e < size; e++)
+        for (int l = 0; l < m; l++)
+            acc[e] += g[(size_t)e * dot_LANES + l];
 }
 
 /* ==== 4 samples: hreal ==== */
@@ -338,6 +403,36 @@ static void dot_backward_hlanes(const dot_params *restrict w,
     barrier(nparts);
 }
 
+/* t[k][l] -> t[l][k]: a 4 x 4 transpose in registers (2 rounds of
+ * two-vector shuffles, each swapping the off-diagonal halves of blocks of twice the size);
+ * lane by lane where reals have no bits (PK_LANEWISE) */
+#if !defined(PK_LANEWISE) && defined(__clang__)
+#define dot_HSHUF(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#elif !defined(PK_LANEWISE)
+typedef int dot_HSHUF_idx __attribute__((vector_size(dot_HLANES * sizeof(real))));
+#define dot_HSHUF(a, b, ...) __builtin_shuffle(a, b, (dot_HSHUF_idx){__VA_ARGS__})
+#endif
+static inline void dot_htranspose(hreal *t)
+{
+#ifdef dot_HSHUF
+    const hreal r0_0 = dot_HSHUF(t[0], t[1], 0, 4, 2, 6);
+    const hreal r0_1 = dot_HSHUF(t[0], t[1], 1, 5, 3, 7);
+    const hreal r0_2 = dot_HSHUF(t[2], t[3], 0, 4, 2, 6);
+    const hreal r0_3 = dot_HSHUF(t[2], t[3], 1, 5, 3, 7);
+    t[0] = dot_HSHUF(r0_0, r0_2, 0, 1, 4, 5);
+    t[2] = dot_HSHUF(r0_0, r0_2, 2, 3, 6, 7);
+    t[1] = dot_HSHUF(r0_1, r0_3, 0, 1, 4, 5);
+    t[3] = dot_HSHUF(r0_1, r0_3, 2, 3, 6, 7);
+#else
+    hreal c[dot_HLANES];
+    for (int k = 0; k < dot_HLANES; k++)
+        for (int l = 0; l < dot_HLANES; l++)
+            c[l][k] = t[k][l];
+    for (int l = 0; l < dot_HLANES; l++)
+        t[l] = c[l];
+#endif
+}
+
 /* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
 static void dot_gather_hlanes(const dot_inputs *restrict xs, int m,
                               dot_inputs_hlanes *restrict x)
@@ -347,13 +442,23 @@ static void dot_gather_hlanes(const dot_inputs *restrict xs, int m,
             x->seed[e * dot_HLANES + l] = xs[l < m ? l : m - 1].seed[e];
 }
 
-/* acc[e] += g[e * stride + l] for the samples l = 0..m-1, one after the other (sample order) */
-static inline void dot_add_samples(real *restrict acc, const real *restrict g, int size,
-                                   int stride, int m)
+/* acc[e] += g[e * dot_HLANES + l] for the samples l = 0..m-1, one after the other (sample order):
+ * 4 elements at a time through the transpose, each a vector sum over the samples */
+static inline void dot_add_samples_hlanes(real *restrict acc, const real *restrict g, int size, int m)
 {
-    for (int e = 0; e < size; e++)
+    const int whole = size / dot_HLANES * dot_HLANES;
+    for (int e = 0; e < whole; e += dot_HLANES) {
+        hreal t[dot_HLANES], a;
+        memcpy(t, &g[(size_t)e * dot_HLANES], sizeof t);
+        dot_htranspose(t);
+        memcpy(&a, &acc[e], sizeof a);
         for (int l = 0; l < m; l++)
-            acc[e] += g[e * stride + l];
+            a += t[l];
+        memcpy(&acc[e], &a, sizeof a);
+    }
+    for (int e = whole; e < size; e++)
+        for (int l = 0; l < m; l++)
+            acc[e] += g[(size_t)e * dot_HLANES + l];
 }
 
 /* per-thread scratch of the batch entry points: the lane buffers (of a group of either width)
@@ -384,8 +489,8 @@ static void dot_lanes_grad(const dot_params *restrict w, const dot_inputs *restr
     dot_forward_lanes(w, &s->lanes.x, &s->lanes.v);
     dot_backward_lanes(w, &s->lanes.x, &s->lanes.v, &s->lanes.g);
     /* lanes 0..m-1 are the samples: each sum takes them in sample order */
-    dot_add_samples(s->acc.a, s->lanes.g.d_a, dot_SIZE_a, dot_LANES, m);
-    dot_add_samples(s->acc.b, s->lanes.g.d_b, dot_SIZE_b, dot_LANES, m);
+    dot_add_samples_lanes(s->acc.a, s->lanes.g.d_a, dot_SIZE_a, m);
+    dot_add_samples_lanes(s->acc.b, s->lanes.g.d_b, dot_SIZE_b, m);
 }
 
 /* the predictions of samples xs[0..m) as one group of dot_LANES, to out[0..m * dot_SIZE_r) */
@@ -414,11 +519,11 @@ static void dot_hlanes_grad(const dot_params *restrict w, const dot_inputs *rest
     /* lanes 0..m-1 are the samples: each sum takes them in sample order */
     {
         const int lo = share(part, nparts, dot_SIZE_a), hi = share(part + 1, nparts, dot_SIZE_a);
-        dot_add_samples(acc->a + lo, sh->hlanes.g.d_a + (size_t)lo * dot_HLANES, hi - lo, dot_HLANES, m);
+        dot_add_samples_hlanes(acc->a + lo, sh->hlanes.g.d_a + (size_t)lo * dot_HLANES, hi - lo, m);
     }
     {
         const int lo = share(part, nparts, dot_SIZE_b), hi = share(part + 1, nparts, dot_SIZE_b);
-        dot_add_samples(acc->b + lo, sh->hlanes.g.d_b + (size_t)lo * dot_HLANES, hi - lo, dot_HLANES, m);
+        dot_add_samples_hlanes(acc->b + lo, sh->hlanes.g.d_b + (size_t)lo * dot_HLANES, hi - lo, m);
     }
     (void)loss;
 }

@@ -464,6 +464,52 @@ static void ops_slide_backward_lanes(const ops_slide_params *restrict w,
     ops_slide_backward_d_k_lanes(w->x, g->d_c2, g->d_c, g->d_k);
 }
 
+/* t[k][l] -> t[l][k]: a 8 x 8 transpose in registers (3 rounds of
+ * two-vector shuffles, each swapping the off-diagonal halves of blocks of twice the size);
+ * lane by lane where reals have no bits (PK_LANEWISE) */
+#if !defined(PK_LANEWISE) && defined(__clang__)
+#define ops_slide_SHUF(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#elif !defined(PK_LANEWISE)
+typedef int ops_slide_SHUF_idx __attribute__((vector_size(ops_slide_LANES * sizeof(real))));
+#define ops_slide_SHUF(a, b, ...) __builtin_shuffle(a, b, (ops_slide_SHUF_idx){__VA_ARGS__})
+#endif
+static inline void ops_slide_transpose(vreal *t)
+{
+#ifdef ops_slide_SHUF
+    const vreal r0_0 = ops_slide_SHUF(t[0], t[1], 0, 8, 2, 10, 4, 12, 6, 14);
+    const vreal r0_1 = ops_slide_SHUF(t[0], t[1], 1, 9, 3, 11, 5, 13, 7, 15);
+    const vreal r0_2 = ops_slide_SHUF(t[2], t[3], 0, 8, 2, 10, 4, 12, 6, 14);
+    const vreal r0_3 = ops_slide_SHUF(t[2], t[3], 1, 9, 3, 11, 5, 13, 7, 15);
+    const vreal r0_4 = ops_slide_SHUF(t[4], t[5], 0, 8, 2, 10, 4, 12, 6, 14);
+    const vreal r0_5 = ops_slide_SHUF(t[4], t[5], 1, 9, 3, 11, 5, 13, 7, 15);
+    const vreal r0_6 = ops_slide_SHUF(t[6], t[7], 0, 8, 2, 10, 4, 12, 6, 14);
+    const vreal r0_7 = ops_slide_SHUF(t[6], t[7], 1, 9, 3, 11, 5, 13, 7, 15);
+    const vreal r1_0 = ops_slide_SHUF(r0_0, r0_2, 0, 1, 8, 9, 4, 5, 12, 13);
+    const vreal r1_2 = ops_slide_SHUF(r0_0, r0_2, 2, 3, 10, 11, 6, 7, 14, 15);
+    const vreal r1_1 = ops_slide_SHUF(r0_1, r0_3, 0, 1, 8, 9, 4, 5, 12, 13);
+    const vreal r1_3 = ops_slide_SHUF(r0_1, r0_3, 2, 3, 10, 11, 6, 7, 14, 15);
+    const vreal r1_4 = ops_slide_SHUF(r0_4, r0_6, 0, 1, 8, 9, 4, 5, 12, 13);
+    const vreal r1_6 = ops_slide_SHUF(r0_4, r0_6, 2, 3, 10, 11, 6, 7, 14, 15);
+    const vreal r1_5 = ops_slide_SHUF(r0_5, r0_7, 0, 1, 8, 9, 4, 5, 12, 13);
+    const vreal r1_7 = ops_slide_SHUF(r0_5, r0_7, 2, 3, 10, 11, 6, 7, 14, 15);
+    t[0] = ops_slide_SHUF(r1_0, r1_4, 0, 1, 2, 3, 8, 9, 10, 11);
+    t[4] = ops_slide_SHUF(r1_0, r1_4, 4, 5, 6, 7, 12, 13, 14, 15);
+    t[1] = ops_slide_SHUF(r1_1, r1_5, 0, 1, 2, 3, 8, 9, 10, 11);
+    t[5] = ops_slide_SHUF(r1_1, r1_5, 4, 5, 6, 7, 12, 13, 14, 15);
+    t[2] = ops_slide_SHUF(r1_2, r1_6, 0, 1, 2, 3, 8, 9, 10, 11);
+    t[6] = ops_slide_SHUF(r1_2, r1_6, 4, 5, 6, 7, 12, 13, 14, 15);
+    t[3] = ops_slide_SHUF(r1_3, r1_7, 0, 1, 2, 3, 8, 9, 10, 11);
+    t[7] = ops_slide_SHUF(r1_3, r1_7, 4, 5, 6, 7, 12, 13, 14, 15);
+#else
+    vreal c[ops_slide_LANES];
+    for (int k = 0; k < ops_slide_LANES; k++)
+        for (int l = 0; l < ops_slide_LANES; l++)
+            c[l][k] = t[k][l];
+    for (int l = 0; l < ops_slide_LANES; l++)
+        t[l] = c[l];
+#endif
+}
+
 /* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
 static void ops_slide_gather_lanes(const ops_slide_inputs *restrict xs, int m,
                                    ops_slide_inputs_lanes *restrict x)
@@ -471,6 +517,25 @@ static void ops_slide_gather_lanes(const ops_slide_inputs *restrict xs, int m,
     (void)xs;
     (void)m;
     (void)x;
+}
+
+/* acc[e] += g[e * ops_slide_LANES + l] for the samples l = 0..m-1, one after the other (sample order):
+ * 8 elements at a time through the transpose, each a vector sum over the samples */
+static inline void ops_slide_add_samples_lanes(real *restrict acc, const real *restrict g, int size, int m)
+{
+    const int whole = size / ops_slide_LANES * ops_slide_LANES;
+    for (int e = 0; e < whole; e += ops_slide_LANES) {
+        vreal t[ops_slide_LANES], a;
+        memcpy(t, &g[(size_t)e * ops_slide_LANES], sizeof t);
+        ops_slide_transpose(t);
+        memcpy(&a, &acc[e], sizeof a);
+        for (int l = 0; l < m; l++)
+            a += t[l];
+        memcpy(&acc[e], &a, sizeof a);
+    }
+    for (int e = whole; e < size; e++)
+        for (int l = 0; l < m; l++)
+            acc[e] += g[(size_t)e * ops_slide_LANES + l];
 }
 
 /* ==== 4 samples: hreal ==== */
@@ -755,6 +820,36 @@ static void ops_slide_backward_hlanes(const ops_slide_params *restrict w,
     barrier(nparts);
 }
 
+/* t[k][l] -> t[l][k]: a 4 x 4 transpose in registers (2 rounds of
+ * two-vector shuffles, each swapping the off-diagonal halves of blocks of twice the size);
+ * lane by lane where reals have no bits (PK_LANEWISE) */
+#if !defined(PK_LANEWISE) && defined(__clang__)
+#define ops_slide_HSHUF(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+#elif !defined(PK_LANEWISE)
+typedef int ops_slide_HSHUF_idx __attribute__((vector_size(ops_slide_HLANES * sizeof(real))));
+#define ops_slide_HSHUF(a, b, ...) __builtin_shuffle(a, b, (ops_slide_HSHUF_idx){__VA_ARGS__})
+#endif
+static inline void ops_slide_htranspose(hreal *t)
+{
+#ifdef ops_slide_HSHUF
+    const hreal r0_0 = ops_slide_HSHUF(t[0], t[1], 0, 4, 2, 6);
+    const hreal r0_1 = ops_slide_HSHUF(t[0], t[1], 1, 5, 3, 7);
+    const hreal r0_2 = ops_slide_HSHUF(t[2], t[3], 0, 4, 2, 6);
+    const hreal r0_3 = ops_slide_HSHUF(t[2], t[3], 1, 5, 3, 7);
+    t[0] = ops_slide_HSHUF(r0_0, r0_2, 0, 1, 4, 5);
+    t[2] = ops_slide_HSHUF(r0_0, r0_2, 2, 3, 6, 7);
+    t[1] = ops_slide_HSHUF(r0_1, r0_3, 0, 1, 4, 5);
+    t[3] = ops_slide_HSHUF(r0_1, r0_3, 2, 3, 6, 7);
+#else
+    hreal c[ops_slide_HLANES];
+    for (int k = 0; k < ops_slide_HLANES; k++)
+        for (int l = 0; l < ops_slide_HLANES; l++)
+            c[l][k] = t[k][l];
+    for (int l = 0; l < ops_slide_HLANES; l++)
+        t[l] = c[l];
+#endif
+}
+
 /* samples xs[0..m) into lanes 0..m-1; the lanes of a short group repeat the last sample */
 static void ops_slide_gather_hlanes(const ops_slide_inputs *restrict xs, int m,
                                     ops_slide_inputs_hlanes *restrict x)
@@ -764,13 +859,23 @@ static void ops_slide_gather_hlanes(const ops_slide_inputs *restrict xs, int m,
     (void)x;
 }
 
-/* acc[e] += g[e * stride + l] for the samples l = 0..m-1, one after the other (sample order) */
-static inline void ops_slide_add_samples(real *restrict acc, const real *restrict g, int size,
-                                         int stride, int m)
+/* acc[e] += g[e * ops_slide_HLANES + l] for the samples l = 0..m-1, one after the other (sample order):
+ * 4 elements at a time through the transpose, each a vector sum over the samples */
+static inline void ops_slide_add_samples_hlanes(real *restrict acc, const real *restrict g, int size, int m)
 {
-    for (int e = 0; e < size; e++)
+    const int whole = size / ops_slide_HLANES * ops_slide_HLANES;
+    for (int e = 0; e < whole; e += ops_slide_HLANES) {
+        hreal t[ops_slide_HLANES], a;
+        memcpy(t, &g[(size_t)e * ops_slide_HLANES], sizeof t);
+        ops_slide_htranspose(t);
+        memcpy(&a, &acc[e], sizeof a);
         for (int l = 0; l < m; l++)
-            acc[e] += g[e * stride + l];
+            a += t[l];
+        memcpy(&acc[e], &a, sizeof a);
+    }
+    for (int e = whole; e < size; e++)
+        for (int l = 0; l < m; l++)
+            acc[e] += g[(size_t)e * ops_slide_HLANES + l];
 }
 
 /* per-thread scratch of the batch entry points: the lane buffers (of a group of either width)
@@ -801,8 +906,8 @@ static void ops_slide_lanes_grad(const ops_slide_params *restrict w, const ops_s
     ops_slide_forward_lanes(w, &s->lanes.x, &s->lanes.v);
     ops_slide_backward_lanes(w, &s->lanes.x, &s->lanes.v, &s->lanes.g);
     /* lanes 0..m-1 are the samples: each sum takes them in sample order */
-    ops_slide_add_samples(s->acc.x, s->lanes.g.d_x, ops_slide_SIZE_x, ops_slide_LANES, m);
-    ops_slide_add_samples(s->acc.k, s->lanes.g.d_k, ops_slide_SIZE_k, ops_slide_LANES, m);
+    ops_slide_add_samples_lanes(s->acc.x, s->lanes.g.d_x, ops_slide_SIZE_x, m);
+    ops_slide_add_samples_lanes(s->acc.k, s->lanes.g.d_k, ops_slide_SIZE_k, m);
     for (int l = 0; l < m; l++)
         for (int e = 0; e < ops_slide_SIZE_loss; e++)
             s->loss += s->lanes.v.loss[e * ops_slide_LANES + l];
@@ -834,11 +939,11 @@ static void ops_slide_hlanes_grad(const ops_slide_params *restrict w, const ops_
     /* lanes 0..m-1 are the samples: each sum takes them in sample order */
     {
         const int lo = share(part, nparts, ops_slide_SIZE_x), hi = share(part + 1, nparts, ops_slide_SIZE_x);
-        ops_slide_add_samples(acc->x + lo, sh->hlanes.g.d_x + (size_t)lo * ops_slide_HLANES, hi - lo, ops_slide_HLANES, m);
+        ops_slide_add_samples_hlanes(acc->x + lo, sh->hlanes.g.d_x + (size_t)lo * ops_slide_HLANES, hi - lo, m);
     }
     {
         const int lo = share(part, nparts, ops_slide_SIZE_k), hi = share(part + 1, nparts, ops_slide_SIZE_k);
-        ops_slide_add_samples(acc->k + lo, sh->hlanes.g.d_k + (size_t)lo * ops_slide_HLANES, hi - lo, ops_slide_HLANES, m);
+        ops_slide_add_samples_hlanes(acc->k + lo, sh->hlanes.g.d_k + (size_t)lo * ops_slide_HLANES, hi - lo, m);
     }
     if (part == 0)
         for (int l = 0; l < m; l++)
