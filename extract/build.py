@@ -23,9 +23,11 @@ Compiler flags (``CFLAGS``), and why:
   the flag, given after Python's, restores gcc's default.
 
 The generated C declares glibc's ``exp``/``expf`` with ``__attribute__((simd))`` (as glibc's own
-headers do under ``-ffast-math``), so the vectoriser calls libmvec's vector exp in the logistic
-loops (about 5x faster than one call per element); it is accurate to a few ulp, and the same
-build always gives the same bits. The module links ``-lmvec`` on x86-64 glibc systems.
+headers do under ``-ffast-math``), so the vectoriser calls libmvec's vector exp in the loops
+over lanes that stay loops (log; exp and logistic on doubles; about 5x faster than one call per
+element); it is accurate to a few ulp, and the same build always gives the same bits. The
+module links ``-lmvec`` on x86-64 glibc systems. The float lane kernels' exp and logistic are
+the template's own, inline (``vexp``).
 
 Deliberately not used: ``-fassociative-math`` (it would let the vectoriser reorder our sums, so
 the order of a reduction would depend on the vector width, and the fixed reduction order

@@ -190,15 +190,18 @@ class _Vector:
     statement on ``vreal`` values (GCC/Clang vector extension, ``width`` reals): a read with
     the lane index is ``vload(&a[base])``, or ``buf[k]`` for a local ``vreal`` buffer; a read
     without it (a parameter) is a scalar the vector operators broadcast. Returns None where
-    the value needs a scalar function (``logistic``, ``exp``, ``log``): that loop stays a loop
-    over lanes, which the compiler vectorises (libmvec for exp and log). ``relu``, ``step``
-    and ``max`` print as the vector helpers ``vrelu``, ``vstep`` and ``vfmax_``.
+    the value needs a scalar function (``log``; ``logistic`` and ``exp`` on doubles): that loop
+    stays a loop over lanes, which the compiler vectorises (libmvec). ``relu``, ``step`` and
+    ``max`` print as the vector helpers ``vrelu``, ``vstep`` and ``vfmax_``; on floats
+    (``real``), ``logistic`` and ``exp`` as ``vlogistic`` and ``vexp``, the template's inline
+    exp (no call per vector).
 
     ``p``: the prefix of the vector type and helpers, ``v`` for the batch kernels' width and
     ``h`` for the kernels of half that width (``hreal``, ``hload``, ...: the C file has both)."""
 
-    def __init__(self, lane: c.IVar, width: int, buffers: set, p: str = "v"):
-        self.lane, self.width, self.buffers, self.p = lane, width, buffers, p
+    def __init__(self, lane: c.IVar, width: int, buffers: set, p: str = "v",
+                 real: str | None = None):
+        self.lane, self.width, self.buffers, self.p, self.real = lane, width, buffers, p, real
 
     def base(self, off: c.Affine) -> c.Affine | None:
         if off.coeff(self.lane) != 1 or self.lane in (off - c.Affine.of(self.lane)).ivars():
@@ -264,6 +267,13 @@ class _Vector:
                 return f"{name}({', '.join(a[0] for a in args)})", 4, False
             vs = [a[0] if a[2] else f"{self.p}splat({a[0]})" for a in args]
             return f"{self.p}{name}({', '.join(vs)})", 4, True
+        if isinstance(e, c.Un) and e.fn in ("logistic", "exp") and self.real == "float":
+            a = self.expr(e.a)
+            if a is None:
+                return None
+            if not a[2]:
+                return f"{MATHS[self.real][e.fn]}({a[0]})", 4, False
+            return f"{self.p}{e.fn}({a[0]})", 4, True
         return None                      # the other functions: scalar calls
 
     def store(self, s: c.Store) -> str | None:
@@ -329,7 +339,8 @@ class _Printer:
         self.lines: list[str] = []
         self.depth = indent
         self.strides: dict = {}
-        self.vector = _Vector(lanes[0], lanes[1], set(), *lanes[2:]) if lanes else None
+        self.vector = _Vector(lanes[0], lanes[1], set(), *lanes[2:], real=real) \
+            if lanes else None
 
     def line(self, text: str) -> None:
         self.lines.append("    " * self.depth + text)

@@ -283,7 +283,8 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
         return {
             **names, "width": width, "kernels": ks, "parts": parts,
             "uses": {f: re.search(rf"\b{p}{f}\(", bodies) is not None
-                     for f in ("load", "store", "splat", "relu", "step", "fmax_")},
+                     for f in ("load", "store", "splat", "relu", "step", "fmax_", "exp",
+                               "logistic")},
             "transpose": transpose_program(width, names["shuf"], f"{p}real"),
             "transpose_rounds": width.bit_length() - 1,
             "forward_calls": [f"{k['function']}({', '.join(k['args'])})" for k in ks[:nf]],

@@ -205,29 +205,37 @@ def test_widen_gives_non_parameters_a_lane_index():
     assert "vload(&x[" in text and "k[t1 * 3 + t2]" in text and "vstore(&y[" in text
 
 
-def test_widen_turns_locals_into_buffers_and_keeps_logistic_a_lane_loop():
+def test_widen_turns_locals_into_buffers_and_keeps_log_a_lane_loop():
     j, t = IVar("j", 4, 0), IVar("t", 3, 1)
-    body = (For(j, (c.Decl("acc0", c.ZERO),
-                    For(t, (c.Acc("acc0", Load("x", aff((j, 3), (t, 1)))),)),
-                    Store("y", aff((j, 1)), "=", c.Un("logistic", c.Local("acc0"))))),)
-    wide, lane = widen_to_lanes(body, set(), 8, {"x", "y"})
-    text = statements(wide, C, 1, (lane, 8))
-    assert "vreal acc0[1];" in text
-    assert "acc0[0] += vload(&x[j * 24 + t * 8]);" in text
-    assert "y[j * 8 + l] = logistic(acc0[0][l]);" in text      # one lane at a time
+    for fn, want in (("log", "y[j * 8 + l] = logf(acc0[0][l]);"),     # one lane at a time
+                     ("logistic", "vstore(&y[j * 8], vlogistic(acc0[0]));")):
+        body = (For(j, (c.Decl("acc0", c.ZERO),
+                        For(t, (c.Acc("acc0", Load("x", aff((j, 3), (t, 1)))),)),
+                        Store("y", aff((j, 1)), "=", c.Un(fn, c.Local("acc0"))))),)
+        wide, lane = widen_to_lanes(body, set(), 8, {"x", "y"})
+        text = statements(wide, C, 1, (lane, 8))
+        assert "vreal acc0[1];" in text
+        assert "acc0[0] += vload(&x[j * 24 + t * 8]);" in text
+        assert want in text, fn
 
 
 def test_recip_is_a_vector_division_and_the_other_functions_stay_lane_loops():
     """recip is a vector division; relu, step and max the vector helpers (same comparisons);
-    exp, log and logistic stay loops over lanes (libmvec)."""
+    on floats exp and logistic the template's inline vexp and vlogistic; log, and exp and
+    logistic on doubles, stay loops over lanes (libmvec)."""
     j = IVar("j", 4, 0)
-    for fn, want in [("recip", "vstore(&y[j * 8], 1 / vload(&x[j * 8]));"),
-                     ("exp", "y[j * 8 + l] = expf(x[j * 8 + l]);"),
-                     ("relu", "vstore(&y[j * 8], vrelu(vload(&x[j * 8])));"),
-                     ("step", "vstore(&y[j * 8], vstep(vload(&x[j * 8])));")]:
+    for fn, real, want in [
+            ("recip", "float", "vstore(&y[j * 8], 1 / vload(&x[j * 8]));"),
+            ("exp", "float", "vstore(&y[j * 8], vexp(vload(&x[j * 8])));"),
+            ("logistic", "float", "vstore(&y[j * 8], vlogistic(vload(&x[j * 8])));"),
+            ("exp", "double", "y[j * 8 + l] = exp(x[j * 8 + l]);"),
+            ("logistic", "double", "y[j * 8 + l] = logistic(x[j * 8 + l]);"),
+            ("log", "float", "y[j * 8 + l] = logf(x[j * 8 + l]);"),
+            ("relu", "float", "vstore(&y[j * 8], vrelu(vload(&x[j * 8])));"),
+            ("step", "float", "vstore(&y[j * 8], vstep(vload(&x[j * 8])));")]:
         body = (For(j, (Store("y", aff((j, 1)), "=", c.Un(fn, Load("x", aff((j, 1))))),)),)
         wide, lane = widen_to_lanes(body, set(), 8, {"x", "y"})
-        assert want in statements(wide, C, 1, (lane, 8)), fn
+        assert want in statements(wide, C, 1, (lane, 8), real), (fn, real)
     # max of a lane value and a parameter: the parameter is broadcast
     body = (For(j, (Store("y", aff((j, 1)), "=", c.Max(Load("x", aff((j, 1))),
                                                         Load("w", aff((j, 1))))),)),)

@@ -150,15 +150,6 @@ void ops_map_backward(const ops_map_params *restrict w, const ops_map_inputs *re
  * file: no pop). */
 #pragma GCC diagnostic ignored "-Wpsabi"
 
-/* before a loop over the lanes that calls a scalar function (exp, log, logistic): its
- * iterations are independent samples, so GCC may make it one vector call per statement
- * (libmvec); Clang would warn that it cannot vectorise such a call */
-#if defined(__GNUC__) && !defined(__clang__)
-#define LANE_LOOP _Pragma("omp simd")
-#else
-#define LANE_LOOP
-#endif
-
 /* ==== 8 samples: vreal ==== */
 
 /* 8 reals, one per sample: GCC/Clang vector extension; the operators act lane by lane
@@ -207,10 +198,7 @@ static void ops_map_forward_h_lanes(const real *restrict x,
 {
     for (int j0 = 0; j0 < 2; j0++) {
         for (int j1 = 0; j1 < 3; j1++) {
-            LANE_LOOP
-            for (int l = 0; l < 8; l++) {
-                h[j0 * 24 + j1 * 8 + l] = logistic(x[j0 * 3 + j1] * w[j1]);
-            }
+            vstore(&h[j0 * 24 + j1 * 8], vsplat(logistic(x[j0 * 3 + j1] * w[j1])));
         }
     }
 }
@@ -422,10 +410,7 @@ static void ops_map_forward_h_hlanes(const real *restrict x,
 {
     for (int j0 = part * 2 / nparts; j0 < (part + 1) * 2 / nparts; j0++) {
         for (int j1 = 0; j1 < 3; j1++) {
-            LANE_LOOP
-            for (int l = 0; l < 4; l++) {
-                h[j0 * 12 + j1 * 4 + l] = logistic(x[j0 * 3 + j1] * w[j1]);
-            }
+            hstore(&h[j0 * 12 + j1 * 4], hsplat(logistic(x[j0 * 3 + j1] * w[j1])));
         }
     }
 }
