@@ -276,9 +276,12 @@ def peak_line(pk: dict) -> str:
         return f"- peak (float32), nominal (not measured here): {nominal}"
     rates = ", ".join(f"{r:.1f} at {t} thread{'s' if t != '1' else ''}"
                       for t, r in measured.items())
+    most = max(measured, key=int)
     return (f"- peak (float32), measured: {rates} GFLOP/s per core (an FMA loop on every "
-            f"thread at once, `bench/machine.py`; {pk['measured_clock_ghz']:.2f} GHz sustained "
-            f"by that count); `% peak` divides by it. Nominal: {nominal}")
+            f"thread at once, best of 5, `bench/machine.py`; at {most} thread"
+            f"{'s' if most != '1' else ''}: {pk['measured_clock_ghz']:.2f} GHz x "
+            f"{pk['fma_units']} FMA units x {pk['vector_floats']} floats x 2); `% peak` divides "
+            f"by it. Nominal: {nominal}")
 
 
 def markdown(meta: dict, rows: list[dict], agreements: dict, speedups: list[dict]) -> str:
