@@ -276,12 +276,13 @@ def peak_line(pk: dict) -> str:
         return f"- peak (float32), nominal (not measured here): {nominal}"
     rates = ", ".join(f"{r:.1f} at {t} thread{'s' if t != '1' else ''}"
                       for t, r in measured.items())
-    most = max(measured, key=int)
+    most = pk.get("measured_peak_threads") or max(measured, key=int)
+    clock = (f"{pk['measured_clock_ghz']:.2f} GHz if {pk['fma_units']} FMA units x "
+             f"{pk['vector_floats']} floats x 2" if pk.get("measured_clock_ghz") else "")
     return (f"- peak (float32), measured: {rates} GFLOP/s per core (an FMA loop on every "
-            f"thread at once, best of 5, `bench/machine.py`; at {most} thread"
-            f"{'s' if most != '1' else ''}: {pk['measured_clock_ghz']:.2f} GHz x "
-            f"{pk['fma_units']} FMA units x {pk['vector_floats']} floats x 2); `% peak` divides "
-            f"by it. Nominal: {nominal}")
+            f"thread at once, best of {pk.get('measured_runs', 5)}, `bench/machine.py`"
+            + (f"; at {most} thread{'s' if str(most) != '1' else ''}: {clock}" if clock else "")
+            + f"); `% peak` divides by it. Nominal: {nominal}")
 
 
 def markdown(meta: dict, rows: list[dict], agreements: dict, speedups: list[dict]) -> str:

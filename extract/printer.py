@@ -367,8 +367,8 @@ class _Printer:
             s = self.vector.scalar(s)
             # the lanes are independent samples: one vector per statement (the template's
             # LANE_LOOP, `omp simd` under GCC; without it GCC mixed 16- and 8-wide libmvec
-            # calls: the CNN's logistic c1 took 1.22 instead of 0.74 us per image,
-            # bench/PROFILE.md)
+            # calls: the CNN's logistic c1, a loop over lanes on Zen 5 before vlogistic, took
+            # 1.22 instead of 0.74 us per image, bench/PROFILE.md)
             self.line("LANE_LOOP")
         if self.vector and isinstance(s, c.Buffer):
             self.vector.buffers.add(s.name)

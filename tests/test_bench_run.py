@@ -60,16 +60,17 @@ def test_peak_measured_per_thread_count(monkeypatch):
     Zen 4 that measured 3.66)."""
     from bench import machine
     monkeypatch.setenv("BENCH_CLOCK_GHZ", "2.5")
-    rates = {1: 117.0, 2: 110.0}
+    rates = {1: 117.0, 2: 110.0, 4: 58.0}
     monkeypatch.setattr(machine, "measure", lambda t, flags=None: rates.get(t))
+    monkeypatch.setattr(machine.os, "sched_getaffinity", lambda pid: {0, 1})   # 2 CPUs
     info = {"vendor_id": "AuthenticAMD", "flags": "fma avx2 avx512f", "cpu family": "25"}
-    d = machine.describe(info, measure_threads=(2, 1, 4))
-    assert d["measured_gflops_per_core"] == {"1": 117.0, "2": 110.0}
+    d = machine.describe(info, measure_threads=(2, 1, 4, 3))
+    assert d["measured_gflops_per_core"] == {"1": 117.0, "2": 110.0, "4": 58.0}
+    # per core: at the most threads the 2 CPUs run at once, not at 4 sharing them
     assert d["peak_gflops_per_core"] == 110.0 and d["peak_source"] == "measured"
     assert d["nominal_gflops_per_core"] == 2 * 8 * 2 * 2.5
     assert d["measured_clock_ghz"] == 110.0 / (2 * 8 * 2)
-    assert (machine.peak_gflops(1, d), machine.peak_gflops(2, d), machine.peak_gflops(4, d)) \
-        == (117.0, 220.0, 440.0)
+    assert [machine.peak_gflops(t, d) for t in (1, 2, 3, 4)] == [117.0, 220.0, 330.0, 232.0]
     assert "117.0 at 1 thread, 110.0 at 2 threads" in run.peak_line(d)
     nominal = machine.describe(info)
     assert nominal["peak_source"] == "nominal" and nominal["peak_gflops_per_core"] == 80.0
