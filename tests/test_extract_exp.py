@@ -1,8 +1,10 @@
 """The lane kernels' inline exp and logistic (``vexp``, ``vlogistic`` and their half-width
 ``h`` versions, templates/c/model.c.j2) against a correctly rounded ``expf`` and the scalar
 ``logistic``'s formula on it, over a sweep of [-110, 95] and the special values: at most a few
-units in the last place, expf's 0 and inf beyond its range, NaN kept, both the AVX-512 path
-(where the compiler targets it) and the portable one (``PK_PORTABLE_EXP``)."""
+units in the last place, expf's 0 and inf beyond its range, NaN kept, at 8 and 16 lanes (so
+vectors of 4, 8 and 16 floats), each by the path the compiler targets (the clamp by SSE's, AVX's
+or AVX-512's min and max, AVX-512's vscalefps at 16) and by the portable one
+(``PK_PORTABLE_EXP``)."""
 from __future__ import annotations
 
 import json
@@ -48,10 +50,17 @@ int main(int argc, char **argv)
         memcpy(&out[3 * n + i], &s, sizeof s);
     }
     fwrite(out, sizeof(real), 4 * n, stdout);
-#ifdef VEXP_AVX512
-    fputs("avx512", stderr);
+#if defined(VEXP_AVX512)
+    fputs("v:avx512", stderr);
+#elif defined(VEXP_MINMAX)
+    fputs("v:minmax", stderr);
 #else
-    fputs("portable", stderr);
+    fputs("v:portable", stderr);
+#endif
+#if defined(HEXP_MINMAX)
+    fputs(" h:minmax", stderr);
+#else
+    fputs(" h:portable", stderr);
 #endif
     return 0;
 }
@@ -78,22 +87,33 @@ def _ulps(got: np.ndarray, want: np.ndarray) -> np.ndarray:
     return np.where(same, 0.0, err)
 
 
-@pytest.fixture(scope="module")
-def sources(tmp_path_factory):
+@pytest.fixture(scope="module", params=[16, 8], ids=["lanes16", "lanes8"])
+def sources(tmp_path_factory, request):
     d = tmp_path_factory.mktemp("exp")
     g = generate(dump.parse(json.loads((DATA / "unary.json").read_text())), "f32",
-                 Options(lanes=16))
+                 Options(lanes=request.param))
     for name, text in g.files.items():
         (d / name).write_text(text)
     (d / "driver.c").write_text(DRIVER)
     x = _values()
     x.tofile(d / "x.bin")
-    return d, x
+    return d, x, request.param
+
+
+def _path(width: int, macros: str, portable: bool) -> str:
+    """The exp the template picks for a vector of ``width`` floats under these predefined
+    macros."""
+    if portable:
+        return "portable"
+    if width == 16 and "__AVX512F__ " in macros:
+        return "avx512"
+    need = {4: "__SSE__ ", 8: "__AVX__ ", 16: "__AVX512F__ "}[width]
+    return "minmax" if need in macros else "portable"
 
 
 @pytest.mark.parametrize("portable", [False, True])
 def test_inline_exp_and_logistic_match_the_c_library(sources, portable):
-    d, x = sources
+    d, x, lanes = sources
     exe = d / ("portable" if portable else "default")
     if shutil.which("gcc") is None:
         pytest.skip("no gcc")
@@ -103,9 +123,10 @@ def test_inline_exp_and_logistic_match_the_c_library(sources, portable):
                    check=True, capture_output=True, text=True)
     res = subprocess.run([str(exe), str(d / "x.bin")], check=True, capture_output=True)
     out = np.frombuffer(res.stdout, np.float32)
-    avx512 = subprocess.run(["gcc", *cflags, "-dM", "-E", "-x", "c", "/dev/null"], check=True,
-                            capture_output=True, text=True).stdout.count("__AVX512F__ ")
-    assert res.stderr.decode() == ("avx512" if avx512 and not portable else "portable")
+    macros = subprocess.run(["gcc", *cflags, "-dM", "-E", "-x", "c", "/dev/null"], check=True,
+                            capture_output=True, text=True).stdout
+    assert res.stderr.decode() == (f"v:{_path(lanes, macros, portable)} "
+                                   f"h:{_path(lanes // 2, macros, portable)}")
     n = len(x)
     with np.errstate(over="ignore", invalid="ignore"):
         want_exp = np.exp(x.astype(np.float64)).astype(np.float32)
