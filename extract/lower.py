@@ -87,6 +87,8 @@ class Options:
     threads: bool = False         # parallel loops are thread indices (CUDA): keep them whole
     blocks: bool = True           # lane kernels hold output blocks in registers (registers.py)
     fuse: bool = True             # parameter gradients added into the accumulator (fuse.py)
+    inline: bool = True           # lane kernels compute elementwise bindings read once where
+                                  # they are read (inline.py)
     lanes: int = 0                # samples per lane group in C (8 or 16); 0: sources.default_lanes
     block: int = 0                # most outputs in a register block (registers.py); 0:
                                   # sources.default_block

@@ -16,6 +16,7 @@ import jinja2
 from . import __version__, ir
 from .divide import divide_among_threads
 from .fuse import fusable, fused_body
+from .inline import inline_bindings
 from .lanes import widen_to_lanes
 from .peel import peel_bounds
 from .registers import block_accumulators
@@ -235,11 +236,17 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     shared = {p.name for p in model.params}
     taken = set(model.arrays) | {"real", "idx", "sample"}
     pgrads = {model.param_gradient(p.name).name: p.name for p in model.params}
-    bnames = [k.name for k in bwd]
+    # the lane kernels compute an elementwise binding read once where it is read
+    # (extract/inline.py); the one-sample functions keep every binding (the C API's structs)
+    lmodel, inlined = inline_bindings(model) if options.inline else (model, ())
+    computes = {r: [b for b, r2 in inlined if r2 == r] for _, r in inlined}
+    lfwd, lbwd = lower_to_loops(lmodel, options) if lmodel is not model else (fwd, bwd)
+    lnf = len(lfwd)
+    bnames = [k.name for k in lbwd]
     # register blocks do not depend on the width: computed once for both sets
     blocked = {k.name: block_accumulators(peel_bounds(k.body, taken), taken, block)
                if options.blocks else k.body
-               for k in (*fwd, *bwd)}
+               for k in (*lfwd, *lbwd)}
 
     def lane_set(width: int, p: str, parts: bool = False) -> dict:
         """The lane kernels at ``width`` samples, named with prefix ``p`` (lane_names);
@@ -263,8 +270,11 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
         def lane_view(k: Kernel, n: int, total: int) -> dict:
             body, lane = widen_to_lanes(blocked[k.name], shared, width, taken)
             divided = divide_among_threads(body, lane) if parts else body
-            view = _kernel_view(model, Kernel(k.array, k.reads, divided, k.strategy), C, n,
+            view = _kernel_view(lmodel, Kernel(k.array, k.reads, divided, k.strategy), C, n,
                                 total, (lane, width, p), real)
+            if k.name in computes:
+                view["section"] += (f"; computes {', '.join(computes[k.name])} where it reads "
+                                    "it (extract/inline.py)")
             form = fusable(body, lane, width, k.name) \
                 if k.name in pgrads and options.fuse else None
             if form is not None and not ({"acc", "m"} & set(k.reads)):
@@ -277,8 +287,8 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
                     "args": view["args"][:-1] + [f"acc->{pgrads[k.name]}", "m"],
                     "param": pgrads[k.name]})
             return with_parts(view)
-        ks = [lane_view(k, n, len(fwd)) for n, k in enumerate(fwd)]
-        ks += [lane_view(k, n, len(bwd)) for n, k in enumerate(bwd)]
+        ks = [lane_view(k, n, len(lfwd)) for n, k in enumerate(lfwd)]
+        ks += [lane_view(k, n, len(lbwd)) for n, k in enumerate(lbwd)]
         bodies = "\n".join(k["body"] for k in (*ks, *fused.values()))
         return {
             **names, "width": width, "kernels": ks, "parts": parts,
@@ -287,12 +297,12 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
                                "logistic")},
             "transpose": transpose_program(width, names["shuf"], f"{p}real"),
             "transpose_rounds": width.bit_length() - 1,
-            "forward_calls": [f"{k['function']}({', '.join(k['args'])})" for k in ks[:nf]],
-            "backward_calls": [f"{k['function']}({', '.join(k['args'])})" for k in ks[nf:]],
+            "forward_calls": [f"{k['function']}({', '.join(k['args'])})" for k in ks[:lnf]],
+            "backward_calls": [f"{k['function']}({', '.join(k['args'])})" for k in ks[lnf:]],
             "acc_kernels": list(fused.values()),
             "backward_acc_calls": [
                 f"{fused[n]['function']}({', '.join(fused[n]['args'])})" if n in fused else
-                f"{k['function']}({', '.join(k['args'])})" for n, k in zip(bnames, ks[nf:])],
+                f"{k['function']}({', '.join(k['args'])})" for n, k in zip(bnames, ks[lnf:])],
             "fused_params": [f["param"] for f in fused.values()],
         }
     # the batch entry points run groups of `width` samples, and a last group of at most
@@ -317,7 +327,7 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
         "lanes": width, "sets": sets, "uses": uses,
         # a parameter whose gradient is not added in its kernel (extract/fuse.py)
         "add_samples": any(p.name not in st["fused_params"] for st in sets for p in model.params),
-        "lane_structs": [s for s in _structs(model) if s["name"] != "params"],
+        "lane_structs": [s for s in _structs(lmodel) if s["name"] != "params"],
         "inputs": [{"name": a.name, "size": ir.size(a.shape)} for a in model.inputs],
     }
     gkernels = views(cfwd, cbwd, CUDA)

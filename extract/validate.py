@@ -392,6 +392,9 @@ class _Model:
         outs = d.get("outputs") or {}
         self.prediction = outs.get("prediction") or self.chain[-1]
         self.loss = outs.get("loss")
+        # the arrays of the lane kernels' structs (lane_arrays): the dump's but those computed
+        # where they are read (extract/inline.py)
+        self.lane_chain, self.lane_grads = self.chain, self.grads
 
     def fields(self, names: list) -> list:
         """(name, size) of a bundle's fields (an empty bundle has one field ``empty_``)."""
@@ -467,6 +470,7 @@ def compare(m: _Model, kind: str, raw: np.ndarray, want: list, n: int, lanes: in
         f"{M}_forward/{M}_backward"
     check(entry1, lambda b, what: f"{M}_{what}_{b}", one, lambda c, l: c)
     if kind == "c":
+        lorder = [(b, "forward") for b in m.lane_chain] + [(g, "backward") for g in m.lane_grads]
         for width, kset in ((lanes, lane_names(M, "v")["set"]),
                             (lanes // 2, lane_names(M, "h")["set"])):
             groups = list(range(0, n, width))
@@ -476,9 +480,9 @@ def compare(m: _Model, kind: str, raw: np.ndarray, want: list, n: int, lanes: in
                 x, at = _bundle(raw, at, inputs, lanes=width)
                 for name in m.inputs:
                     gathered[name].append(x[name][0])
-                v, at = _bundle(raw, at, values, lanes=width)
-                g, at = _bundle(raw, at, grads, lanes=width)
-                for name, _ in order:
+                v, at = _bundle(raw, at, m.fields(m.lane_chain), lanes=width)
+                g, at = _bundle(raw, at, m.fields(m.lane_grads), lanes=width)
+                for name, _ in lorder:
                     got[name].append((v if name in m.chain else g)[name][0])
             # lanes past a short group's samples repeat its last sample
             sample_of = (lambda c, l, groups=groups: min(groups[c] + l, n - 1))
@@ -486,10 +490,10 @@ def compare(m: _Model, kind: str, raw: np.ndarray, want: list, n: int, lanes: in
                   lambda b, what, kset=kset: f"{M}_gather_{kset}",
                   {name: np.stack(gathered[name]) for name in m.inputs}, sample_of,
                   lambda c, l: l, names=[(x, "gather") for x in m.inputs], of=xs)
-            lane = {name: np.stack(got[name]) for name, _ in order}
+            lane = {name: np.stack(got[name]) for name, _ in lorder}
             check(f"{M}_forward_{kset}/{M}_backward_{kset} (the batch entry points' kernels)",
                   lambda b, what, kset=kset: f"{M}_{what}_{b}_{kset}", lane,
-                  sample_of, lambda c, l: l)
+                  sample_of, lambda c, l: l, names=lorder)
         runs, predictions = ([(nt, count or n) for nt, count in table]
                              for table in (C_GRADS, C_PREDICTIONS))
     else:
@@ -591,6 +595,29 @@ class Report:
                    if self.trials > 1 else ""))
 
 
+def lane_arrays(c_text: str, m: _Model) -> tuple[list, list]:
+    """The chain bindings and gradients in the lane kernels' structs (``M_values_lanes``,
+    ``M_grads_lanes``): the dump's, in its order, but for those the lane kernels compute where
+    they are read (extract/inline.py), which no output holds and so nothing compares. The
+    prediction, the loss and the parameter gradients must be there."""
+    out = []
+    for bundle, names in (("values", m.chain), ("grads", m.grads)):
+        k = re.search(rf"typedef struct {{\n([^}}]*)\n}} {m.name}_{bundle}_lanes;", c_text)
+        if k is None:
+            raise ValidationError(f"{m.name}.c: no struct {m.name}_{bundle}_lanes")
+        members = [x for x in re.findall(r"^\s*real (\w+)\[", k.group(1), re.M)
+                   if x != "empty_"]
+        if members != [x for x in names if x in members]:
+            raise ValidationError(f"{m.name}.c: {m.name}_{bundle}_lanes holds "
+                                  f"{', '.join(members)}: not the dump's arrays in its order")
+        out.append(members)
+    needed = {m.prediction, *([m.loss] if m.loss else []), *m.param_grad.values()}
+    missing = needed - set(out[0]) - set(out[1])
+    if missing:
+        raise ValidationError(f"{m.name}.c: the lane structs lack {', '.join(sorted(missing))}")
+    return out[0], out[1]
+
+
 def validate_model(src: Sources, d: dict, *, trials: int = 1, seed: int = 0,
                    work: Path | None = None) -> Report:
     t0 = time.perf_counter()
@@ -603,6 +630,7 @@ def validate_model(src: Sources, d: dict, *, trials: int = 1, seed: int = 0,
         if k is None:
             raise ValidationError(f"{src.c.name}: no #define {src.model}_LANES")
         lanes = int(k.group(1))
+        m.lane_chain, m.lane_grads = lane_arrays(src.c.read_text(), m)
     n = samples_for(lanes)
     with tempfile.TemporaryDirectory(prefix="pk-validate-") as tmp:
         w = Path(work) if work is not None else Path(tmp)

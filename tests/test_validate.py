@@ -381,9 +381,11 @@ def test_f64_sources_validate(tmp_path, name):
 
 
 @pytest.mark.parametrize("strategy, blocks", [("dest", False), ("element", True)])
-@pytest.mark.parametrize("seed", [3, 5, 16, 201, 207])
+@pytest.mark.parametrize("seed", [3, 5, 16, 201, 207, 88, 369])
 def test_random_dumps_validate(tmp_path, seed, strategy, blocks):
-    """Random dumps with every elementwise function (16: all six; 207: all but recip)."""
+    """Random dumps with every elementwise function (16: all six; 207: all but recip); in 5, 88
+    and 369 the lane kernels compute a gradient where they read it (extract/inline.py), from
+    under 1, 2 and 4 binders into a reader under 0, 3 and 4."""
     d = dumpgen.random_dump(seed, depth=4 if seed >= 200 else 3, model=f"rnd{seed}",
                             fns=dumpgen.UNARY)
     src = write_sources(tmp_path, d, "f64", Options(strategy, 2 ** 62, blocks=blocks))
@@ -423,6 +425,13 @@ MUTATIONS = {
     "lane kernel": ("cnn.c", "cnn_backward_d_k1_lanes", "+=", "-=",
                     "cnn_forward_lanes/cnn_backward_lanes (the batch entry points' kernels): "
                     "kernel cnn_backward_d_k1_lanes, binding d_k1"),
+    # a binding the lane kernels compute where they read it (extract/inline.py: d_c1 in d_c11)
+    "inlined binding": ("cnn.c", "cnn_backward_d_c11_lanes", ") / 4", ") / 2",
+                        "cnn_forward_lanes/cnn_backward_lanes (the batch entry points' kernels): "
+                        "kernel cnn_backward_d_c11_lanes, binding d_c11"),
+    "lane struct order": ("cnn.c", None, "    real c11[3456 * cnn_LANES];\n    real c1[3456 * cnn_LANES];",
+                          "    real c1[3456 * cnn_LANES];\n    real c11[3456 * cnn_LANES];",
+                          "cnn.c: cnn_values_lanes holds c1, c11, s1"),
     "half-width lane kernel": ("cnn.c", "cnn_backward_d_k1_hlanes", "+=", "-=",
                                "cnn_forward_hlanes/cnn_backward_hlanes (the batch entry points' "
                                "kernels): kernel cnn_backward_d_k1_hlanes, binding d_k1"),

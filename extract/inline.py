@@ -1,0 +1,100 @@
+"""inline_bindings: an elementwise binding that one later expression reads once is computed
+where it is read, for the lane kernels of the batch entry points (extract/sources.py).
+
+Reverse-mode AD leaves chains of elementwise gradients: the gradient of an average pool
+spreads ``d_s1`` over the pooled window, and the logistic's gradient multiplies that by
+``c1 * (1 - c1)``. Each is a pass over a buffer of the group's size (the CNN's ``d_c1``: 3,456
+elements per sample, 221 KB a group of 16), written once and read once. Here the reader
+computes it.
+
+Before::
+
+    d_c1  = imap i. d_s1[i / 2] / 4                    -- read by d_c11 alone
+    d_c11 = (d_c1 * c1) * (one + -c1)
+
+After (``d_c1`` is no longer an array of the lane kernels)::
+
+    d_c11 = ((imap i. d_s1[i / 2] / 4) * c1) * (one + -c1)
+
+A binding is inlined when
+
+- its expression has no ``sum`` (no loop of its own: the reader's loops compute it, and no
+  reduction is moved or repeated);
+- it is neither an output the entry points read (the loss, the prediction: the last binding
+  where the dump names none) nor a parameter's gradient;
+- the expressions after it read it exactly once, not under a ``sum`` of the reader, and the
+  reader has at most as many elements: the expression is evaluated at most as often as its
+  own loop nest would have.
+
+A binding's expression is closed (no free index variable, §3 of docs/dump-format.md), so the
+substitution is valid under any binder of the reader. Each element gets the same value by the
+same operations in the same order: the lane kernels' results are bitwise those without the
+pass. The one-sample functions (``M_forward``, ``M_backward``) and the CUDA kernels keep every
+binding: their structs are the C API.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from . import ir
+
+
+def _has_sum(e: ir.Node) -> bool:
+    return isinstance(e, ir.Sum) or any(_has_sum(c) for c in e.children())
+
+
+def _reads(e: ir.Node, name: str, under_sum: bool = False):
+    """Whether each read of array ``name`` in ``e`` is under a ``sum``, in order."""
+    if isinstance(e, ir.Var) and e.name == name and e.kind in ("chain", "grad"):
+        return [under_sum]
+    under = under_sum or isinstance(e, ir.Sum)
+    return [u for c in e.children() for u in _reads(c, name, under)]
+
+
+def _subst(e: ir.Node, name: str, by: ir.Node) -> ir.Node:
+    if isinstance(e, ir.Var) and e.name == name and e.kind in ("chain", "grad"):
+        return by
+    changes = {}
+    for f in e.child_fields:
+        child = getattr(e, f)
+        new = _subst(child, name, by)
+        if new is not child:
+            changes[f] = new
+    return dataclasses.replace(e, **changes) if changes else e
+
+
+def inline_bindings(model: ir.Model) -> tuple[ir.Model, tuple[tuple[str, str], ...]]:
+    """The model with every eligible binding (module doc) computed where it is read, and the
+    pairs (binding, its reader) in model order (a reader may itself be inlined later)."""
+    out, done = _inline(model)
+    return out, tuple(done)
+
+
+def _inline(model: ir.Model):
+    keep = {name for _, name in model.outputs} | {model.chain[-1].name} | \
+        {model.param_gradient(p.name).name for p in model.params}
+    entries = [*model.chain, *model.gradients]
+    done = []
+    k = 0
+    while k < len(entries):
+        b = entries[k]
+        if b.name in keep or _has_sum(b.expr):
+            k += 1
+            continue
+        uses = [(j, u) for j in range(k + 1, len(entries)) for u in _reads(entries[j].expr, b.name)]
+        if len(uses) != 1 or uses[0][1] or \
+                ir.size(entries[uses[0][0]].shape) > ir.size(b.shape):
+            k += 1
+            continue
+        j = uses[0][0]
+        entries[j] = dataclasses.replace(entries[j], expr=_subst(entries[j].expr, b.name, b.expr))
+        done.append((b.name, entries[j].name))
+        del entries[k]
+    if not done:
+        return model, done
+    chain = {b.name for b in model.chain}
+    out = dataclasses.replace(model, chain=tuple(b for b in entries if b.name in chain),
+                              gradients=tuple(b for b in entries if b.name not in chain),
+                              arrays={})
+    out.arrays.update({a.name: a for a in (*out.context, *out.chain, *out.gradients)})
+    return out, done

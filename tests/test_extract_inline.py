@@ -1,0 +1,114 @@
+"""extract/inline.py: which bindings the lane kernels compute where they are read, and what the
+generated C then holds. The values are checked elsewhere: the field validation of the CNN and of
+random dumps whose gradients inline (tests/test_validate.py), the oracle (tests/
+test_extract_numerics.py) and bitwise against the one-sample functions below."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from dumpgen import Builder, imap, imaps, logistic, one, sum_
+from extract import dump
+from extract.inline import inline_bindings
+from extract.lower import Options
+from extract.sources import generate
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _pairs(chain, outputs=()) -> tuple:
+    """The (binding, reader) pairs of a model with input x and param w (4 elements each), the
+    chain bindings ``chain(m, x, w)`` returns, and gradients that read no binding."""
+    m = Builder("rules")
+    x, w = m.input("x", 4), m.param("w", 4)
+    lets = chain(m, x, w)
+    m.seed(lets[-1], one(lets[-1].shape))
+    for h in reversed(lets):
+        m.grad(h, one(h.shape))
+    m.grad(w, x)
+    for key, h in outputs:
+        m.output(key, h)
+    return inline_bindings(dump.parse(m.build()))[1]
+
+
+def test_an_elementwise_binding_read_once_is_computed_by_its_reader():
+    def chain(m, x, w):
+        e = m.let("e", x * w)
+        return [e, m.let("f", logistic(e))]
+    assert _pairs(chain) == (("e", "f"),)
+
+
+def test_chains_of_them_collapse_into_the_last_reader():
+    def chain(m, x, w):
+        e = m.let("e", x * w)
+        f = m.let("f", logistic(e))
+        return [e, f, m.let("g", f * x)]
+    assert _pairs(chain) == (("e", "f"), ("f", "g"))
+
+
+@pytest.mark.parametrize("why, chain", [
+    ("read twice", lambda m, x, w: [e := m.let("e", x * w), m.let("f", e * e)]),
+    ("read under a sum", lambda m, x, w: [e := m.let("e", x * w),
+                                          m.let("f", sum_(4, lambda i: e[i]))]),
+    ("a reader with more elements", lambda m, x, w: [
+        e := m.let("e", x * w), m.let("f", imap(4, lambda i: imaps(4, lambda j: e[j])))]),
+    ("a sum of its own", lambda m, x, w: [e := m.let("e", sum_(4, lambda i: x[i] * w[i])),
+                                          m.let("f", logistic(e))]),
+])
+def test_what_is_not_inlined(why, chain):
+    assert _pairs(chain) == (), why
+
+
+def test_outputs_and_the_last_binding_stay():
+    def chain(m, x, w):
+        e = m.let("e", x * w)
+        return [e, m.let("f", logistic(e))]
+    assert _pairs(chain, outputs=[("prediction", "e")]) == ()
+    # where the dump names no prediction, the batch entry points read the last binding: here
+    # a gradient reads it once
+    m = Builder("last")
+    x, w = m.input("x", 4), m.param("w", 4)
+    e = m.let("e", x * w)
+    m.seed(e, one(4))
+    d_e = m.grad(e, e * x)
+    m.grad(w, d_e * x)
+    assert inline_bindings(dump.parse(m.build()))[1] == (("d_e", "d_w"),)
+
+
+@pytest.fixture(scope="module")
+def cnn_c():
+    g = generate(dump.parse(json.loads((DATA / "cnn_hand.json").read_text())), "f32",
+                 Options(lanes=16))
+    return g.files["cnn.h"], g.files["cnn.c"]
+
+
+def _struct(text: str, name: str) -> list:
+    body = re.search(rf"typedef struct {{\n([^}}]*)\n}} {name};", text).group(1)
+    return re.findall(r"real (\w+)\[", body)
+
+
+def test_cnn_lane_kernels_drop_the_pool_and_logistic_gradients(cnn_c):
+    h, c = cnn_c
+    pairs = inline_bindings(dump.parse(json.loads((DATA / "cnn_hand.json").read_text())))[1]
+    assert pairs == (("d_r", "d_r1"), ("d_c2", "d_c21"), ("d_c1", "d_c11"))
+    for b, reader in pairs:
+        # the C API keeps every binding: its struct and its one-sample kernel
+        assert b in _struct(h, "cnn_grads") and f"static void cnn_backward_{b}(" in c
+        for s in ("lanes", "hlanes"):
+            assert b not in _struct(c, f"cnn_grads_{s}")
+            assert f"cnn_backward_{b}_{s}(" not in c
+            assert f"computes {b} where it reads it" in c
+    # d_c11 reads d_s1, where the one-sample kernel reads d_c1
+    assert re.search(r"static void cnn_backward_d_c11_lanes\(const real \*restrict c1,\s*"
+                     r"const real \*restrict d_s1,", c)
+    assert _struct(c, "cnn_values_lanes") == _struct(h, "cnn_values")
+
+
+def test_without_the_pass_the_lanes_keep_every_binding():
+    g = generate(dump.parse(json.loads((DATA / "cnn_hand.json").read_text())), "f32",
+                 Options(lanes=16, inline=False))
+    assert _struct(g.files["cnn.c"], "cnn_grads_lanes") == _struct(g.files["cnn.h"],
+                                                                    "cnn_grads")
