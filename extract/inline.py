@@ -43,24 +43,20 @@ def _has_sum(e: ir.Node) -> bool:
     return isinstance(e, ir.Sum) or any(_has_sum(c) for c in e.children())
 
 
+def _read(e: ir.Node, name: str) -> bool:
+    return isinstance(e, ir.Var) and e.name == name and e.kind in ("chain", "grad")
+
+
 def _reads(e: ir.Node, name: str, under_sum: bool = False):
     """Whether each read of array ``name`` in ``e`` is under a ``sum``, in order."""
-    if isinstance(e, ir.Var) and e.name == name and e.kind in ("chain", "grad"):
+    if _read(e, name):
         return [under_sum]
     under = under_sum or isinstance(e, ir.Sum)
     return [u for c in e.children() for u in _reads(c, name, under)]
 
 
 def _subst(e: ir.Node, name: str, by: ir.Node) -> ir.Node:
-    if isinstance(e, ir.Var) and e.name == name and e.kind in ("chain", "grad"):
-        return by
-    changes = {}
-    for f in e.child_fields:
-        child = getattr(e, f)
-        new = _subst(child, name, by)
-        if new is not child:
-            changes[f] = new
-    return dataclasses.replace(e, **changes) if changes else e
+    return ir.rewrite(e, lambda t: by if _read(t, name) else None)
 
 
 def inline_bindings(model: ir.Model) -> tuple[ir.Model, tuple[tuple[str, str], ...]]:
@@ -81,13 +77,15 @@ def _inline(model: ir.Model):
         if b.name in keep or _has_sum(b.expr):
             k += 1
             continue
-        uses = [(j, u) for j in range(k + 1, len(entries)) for u in _reads(entries[j].expr, b.name)]
+        uses = [(j, u) for j in range(k + 1, len(entries))
+                for u in _reads(entries[j].expr, b.name)]
         if len(uses) != 1 or uses[0][1] or \
                 ir.size(entries[uses[0][0]].shape) > ir.size(b.shape):
             k += 1
             continue
         j = uses[0][0]
-        entries[j] = dataclasses.replace(entries[j], expr=_subst(entries[j].expr, b.name, b.expr))
+        entries[j] = dataclasses.replace(entries[j],
+                                         expr=_subst(entries[j].expr, b.name, b.expr))
         done.append((b.name, entries[j].name))
         del entries[k]
     if not done:

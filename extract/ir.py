@@ -17,7 +17,7 @@ Invariants (established by ``extract.dump.parse``, relied on by every pass):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Union
 
 Shape = Union[int, tuple]  # int leaf, or a pair (Shape, Shape)
@@ -288,6 +288,21 @@ class IxMinusR(Node):
 
 
 BINDERS = (IMapS, IMap, IMapB, Sum, IxMinus, IxMinusR)
+
+
+def rewrite(e: Node, f) -> Node:
+    """``e`` with each outermost subterm ``t`` for which ``f(t)`` is a node replaced by that node
+    (``f`` returns None to look inside ``t``); unchanged subtrees are shared, not copied."""
+    new = f(e)
+    if new is not None:
+        return new
+    changes = {}
+    for name in e.child_fields:
+        child = getattr(e, name)
+        out = rewrite(child, f)
+        if out is not child:
+            changes[name] = out
+    return replace(e, **changes) if changes else e
 
 
 # ---------------------------------------------------------------------------------------------

@@ -26,17 +26,7 @@ from . import ir
 
 
 def _replace(e: ir.Node, table: dict, kinds: set):
-    if (type(e), e.shape) in kinds and e in table:
-        return table[e]
-    if not e.child_fields:
-        return e
-    changes = {}
-    for f in e.child_fields:
-        child = getattr(e, f)
-        new = _replace(child, table, kinds)
-        if new is not child:
-            changes[f] = new
-    return dataclasses.replace(e, **changes) if changes else e
+    return ir.rewrite(e, lambda t: table.get(t) if (type(t), t.shape) in kinds else None)
 
 
 def share_bindings(model: ir.Model) -> ir.Model:

@@ -429,7 +429,8 @@ MUTATIONS = {
     "inlined binding": ("cnn.c", "cnn_backward_d_c11_lanes", ") / 4", ") / 2",
                         "cnn_forward_lanes/cnn_backward_lanes (the batch entry points' kernels): "
                         "kernel cnn_backward_d_c11_lanes, binding d_c11"),
-    "lane struct order": ("cnn.c", None, "    real c11[3456 * cnn_LANES];\n    real c1[3456 * cnn_LANES];",
+    "lane struct order": ("cnn.c", None,
+                          "    real c11[3456 * cnn_LANES];\n    real c1[3456 * cnn_LANES];",
                           "    real c1[3456 * cnn_LANES];\n    real c11[3456 * cnn_LANES];",
                           "cnn.c: cnn_values_lanes holds c1, c11, s1"),
     "half-width lane kernel": ("cnn.c", "cnn_backward_d_k1_hlanes", "+=", "-=",
