@@ -22,21 +22,29 @@ A binding is inlined when
   reduction is moved or repeated);
 - it is neither an output the entry points read (the loss, the prediction: the last binding
   where the dump names none) nor a parameter's gradient;
-- the expressions after it read it exactly once, not under a ``sum`` of the reader, and the
-  reader has at most as many elements: the expression is evaluated at most as often as its
-  own loop nest would have.
+- the expressions after it read it exactly once (counted after ``share_bindings``, as the
+  lowering reads them: AD's copies of ``logistic(z1)`` in a gradient are reads of ``h``), and
+  the reader has no ``sum`` and at most as many elements: the expression is evaluated at most
+  as often as its own loop nest would have, and no reduction of the reader moves (a guard
+  the substituted expression brings, ``select(c, a) * b`` folded to ``select(c, a * b)``, would
+  otherwise pin a loop-invariant sum of the reader under it, lower.py's ``place``).
 
 A binding's expression is closed (no free index variable, §3 of docs/dump-format.md), so the
-substitution is valid under any binder of the reader. Each element gets the same value by the
-same operations in the same order: the lane kernels' results are bitwise those without the
-pass. The one-sample functions (``M_forward``, ``M_backward``) and the CUDA kernels keep every
-binding: their structs are the C API.
+substitution is valid under any binder of the reader. Each element is computed by the same
+operations in the same order, with two exceptions where the compiler now sees them together:
+with ``-ffp-contract=fast`` a product in the binding and a sum in the reader may become one
+FMA, and a guarded zero of the binding times an infinity of the reader gives 0, not NaN (the
+fold above). The three zoo models' batch gradients and predictions are bitwise those without
+the pass (``tests/test_extract_numerics.py`` checks the CNN's). The one-sample functions
+(``M_forward``, ``M_backward``) and the CUDA kernels keep every binding: their structs are the
+C API.
 """
 from __future__ import annotations
 
 import dataclasses
 
 from . import ir
+from .share import share_bindings
 
 
 def _has_sum(e: ir.Node) -> bool:
@@ -66,7 +74,10 @@ def inline_bindings(model: ir.Model) -> tuple[ir.Model, tuple[tuple[str, str], .
     return out, tuple(done)
 
 
-def _inline(model: ir.Model):
+def _inline(original: ir.Model):
+    # reads are counted as the lowering will see them: after share_bindings, where AD's copies
+    # of a forward subterm (logistic(z1) in d_z1) read the binding instead
+    model = share_bindings(original)
     keep = {name for _, name in model.outputs} | {model.chain[-1].name} | \
         {model.param_gradient(p.name).name for p in model.params}
     entries = [*model.chain, *model.gradients]
@@ -79,7 +90,7 @@ def _inline(model: ir.Model):
             continue
         uses = [(j, u) for j in range(k + 1, len(entries))
                 for u in _reads(entries[j].expr, b.name)]
-        if len(uses) != 1 or uses[0][1] or \
+        if len(uses) != 1 or uses[0][1] or _has_sum(entries[uses[0][0]].expr) or \
                 ir.size(entries[uses[0][0]].shape) > ir.size(b.shape):
             k += 1
             continue
@@ -89,7 +100,7 @@ def _inline(model: ir.Model):
         done.append((b.name, entries[j].name))
         del entries[k]
     if not done:
-        return model, done
+        return original, done
     chain = {b.name for b in model.chain}
     out = dataclasses.replace(model, chain=tuple(b for b in entries if b.name in chain),
                               gradients=tuple(b for b in entries if b.name not in chain),

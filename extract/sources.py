@@ -239,9 +239,13 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     # the lane kernels compute an elementwise binding read once where it is read
     # (extract/inline.py); the one-sample functions keep every binding (the C API's structs)
     lmodel, inlined = inline_bindings(model) if options.inline else (model, ())
-    computes = {r: [b for b, r2 in inlined if r2 == r] for _, r in inlined}
+    computes: dict = {}         # reader -> the bindings it computes, those inlined into them too
+    for b, r in inlined:
+        computes.setdefault(r, []).extend([*computes.pop(b, []), b])
     lfwd, lbwd = lower_to_loops(lmodel, options) if lmodel is not model else (fwd, bwd)
     lnf = len(lfwd)
+    lused_f = {_bundle(lmodel.arrays[n]) for k in lfwd for n in (*k.reads, k.name)}
+    lused_b = {_bundle(lmodel.arrays[n]) for k in lbwd for n in (*k.reads, k.name)}
     bnames = [k.name for k in lbwd]
     # register blocks do not depend on the width: computed once for both sets
     blocked = {k.name: block_accumulators(peel_bounds(k.body, taken), taken, block)
@@ -292,6 +296,8 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
         bodies = "\n".join(k["body"] for k in (*ks, *fused.values()))
         return {
             **names, "width": width, "kernels": ks, "parts": parts,
+            "forward_unused": [b for b in ("w", "x", "v") if b not in lused_f],
+            "backward_unused": [b for b in ("w", "x", "v", "g") if b not in lused_b],
             "uses": {f: re.search(rf"\b{p}{f}\(", bodies) is not None
                      for f in ("load", "store", "splat", "relu", "step", "fmax_", "exp",
                                "logistic")},

@@ -1277,6 +1277,30 @@ def cnn_ad() -> dict:
     return m.build()
 
 
+def inline_hand() -> dict:
+    """Bindings the lane kernels compute where they are read (extract/inline.py): ``p`` in the
+    chain binding ``q``, ``u`` (the one binding that reads the input) in the parameter gradient
+    ``d_b``, so that the lane kernels' forward pass reads no input and their backward pass no
+    chain value; ``d_q`` into ``d_p`` into ``d_w``. Not derivatives (only the extractor's and
+    the validator's handling is exercised)."""
+    m = Builder("inline_hand")
+    x = m.input("x", 4)
+    w, b = m.param("w", 4), m.param("b", 4)
+    p = m.let("p", w * w)
+    q = m.let("q", logistic(p))
+    u = m.let("u", x * b)
+    loss = m.let("l", sum_(4, lambda i: q[i] * q[i]))
+    m.seed(loss, one(1))
+    m.grad(loss, one(1))
+    m.grad(u, one(4))
+    d_q = m.grad(q, one(4))
+    d_p = m.grad(p, d_q + d_q)
+    m.grad(w, d_p * w)
+    m.grad(b, u * x)
+    m.output("loss", loss)
+    return m.build()
+
+
 EXAMPLES: dict[str, Callable[[], dict]] = {
     "dot_hand": dot_hand,
     "chain_hand": chain_hand,
@@ -1289,6 +1313,7 @@ EXAMPLES: dict[str, Callable[[], dict]] = {
     "cnn_hand": cnn_hand,
     "cnn_ad": cnn_ad,
     "pad_conv": pad_conv,
+    "inline_hand": inline_hand,
 }
 
 

@@ -1,7 +1,9 @@
 """extract/inline.py: which bindings the lane kernels compute where they are read, and what the
-generated C then holds. The values are checked elsewhere: the field validation of the CNN and of
-random dumps whose gradients inline (tests/test_validate.py), the oracle (tests/
-test_extract_numerics.py) and bitwise against the one-sample functions below."""
+generated C then holds. The values are checked elsewhere: the field validation of every hand
+dump (tests/data/inline_hand.json inlines into chain bindings and parameter gradients) and of
+random dumps that inline (tests/test_validate.py), the oracle and the CNN's bits with and
+without the pass (tests/test_extract_numerics.py), the build without warnings
+(tests/test_extract_build.py)."""
 from __future__ import annotations
 
 import json
@@ -57,6 +59,10 @@ def test_chains_of_them_collapse_into_the_last_reader():
         e := m.let("e", x * w), m.let("f", imap(4, lambda i: imaps(4, lambda j: e[j])))]),
     ("a sum of its own", lambda m, x, w: [e := m.let("e", sum_(4, lambda i: x[i] * w[i])),
                                           m.let("f", logistic(e))]),
+    # a guard the binding brought would pin the reader's loop-invariant sum under it
+    ("a reader with a sum", lambda m, x, w: [
+        e := m.let("e", x * w),
+        m.let("f", imaps(4, lambda i: e[i] * sum_(4, lambda j: w[j] * w[j])))]),
 ])
 def test_what_is_not_inlined(why, chain):
     assert _pairs(chain) == (), why
@@ -76,6 +82,30 @@ def test_outputs_and_the_last_binding_stay():
     d_e = m.grad(e, e * x)
     m.grad(w, d_e * x)
     assert inline_bindings(dump.parse(m.build()))[1] == (("d_e", "d_w"),)
+
+
+def test_reads_are_counted_after_sharing():
+    """AD copies logistic(z) into d_z; share_bindings makes those copies reads of h, so h is
+    read three times and stays (counted before sharing it was read once, by a, and the lane
+    kernels computed the logistic three times)."""
+    m = Builder("shared")
+    x, w = m.input("x", 4), m.param("w", 4)
+    z = m.let("z", x * w)
+    h = m.let("h", logistic(z))
+    a = m.let("a", h + w)
+    m.seed(a, one(4))
+    d_a = m.grad(a, one(4))
+    d_h = m.grad(h, d_a)
+    d_z = m.grad(z, d_h * logistic(z) * (one(4) + -logistic(z)))
+    m.grad(w, d_z * x + d_a)
+    pairs = inline_bindings(dump.parse(m.build()))[1]
+    assert ("h", "a") not in pairs
+    assert pairs == (("z", "h"), ("d_h", "d_z"), ("d_z", "d_w"))
+
+
+def test_the_hand_dump_inlines_into_chain_bindings_and_parameter_gradients():
+    pairs = inline_bindings(dump.parse(json.loads((DATA / "inline_hand.json").read_text())))[1]
+    assert pairs == (("p", "q"), ("u", "d_b"), ("d_p", "d_w"))
 
 
 @pytest.fixture(scope="module")

@@ -123,7 +123,7 @@ def _fill(ffi, cdata, model_arrays, values, dtype):
 
 @pytest.mark.parametrize("precision", ["f64", "f32"])
 @pytest.mark.parametrize("name", ["cnn_hand", "ops_slide", "ops_block", "chain_hand", "pad_const",
-                                  "unary", "pad_conv"])
+                                  "unary", "pad_conv", "inline_hand"])
 def test_batch_grad_is_mean_of_samples_and_reproducible(kernel_cache, name, precision):
     check_batch_grad(hand(name), precision, Options(), 7)
 
@@ -163,6 +163,34 @@ def test_batch_grad_of_random_dumps(kernel_cache, seed, strategy):
     groups of 8 and a short one, against the oracle's gradients."""
     d = dumpgen.random_dump(seed, depth=4 if seed >= 200 else 3, model=f"rnd{seed}")
     check_batch_grad(d, "f64", Options(strategy, 2 ** 62), 19)
+
+
+def test_lane_kernels_give_the_same_bits_with_and_without_inlining(kernel_cache):
+    """The CNN's d_c1, d_c2 and d_r computed where they are read (extract/inline.py): its batch
+    gradient, loss and predictions are bitwise those of the lane kernels that store them, at
+    full groups, a short one and a shared one, on 1 and 2 threads."""
+    d = hand("cnn_hand")
+    outs = []
+    for inline in (False, True):
+        m, g, ffi, lib = built(d, "f32", Options(lanes=16, inline=inline))
+        M, got = m.name, []
+        for n, nt in ((37, 1), (37, 2), (4, 2)):
+            samples = [inputs_for(d, "f32", 30 + s) for s in range(n)]
+            w, xs = ffi.new(f"{M}_params *"), ffi.new(f"{M}_inputs[{n}]")
+            _fill(ffi, w, m.params, samples[0], np.float32)
+            for s in range(n):
+                _fill(ffi, xs[s], m.inputs, samples[s], np.float32)
+            ws = ffi.new("char[]", getattr(lib, f"{M}_workspace_size")(nt))
+            grad, loss = ffi.new(f"{M}_params *"), ffi.new("real *")
+            out = ffi.new("real[]", n * 10)
+            getattr(lib, f"{M}_batch_grad")(w, xs, n, nt, ws, grad, loss)
+            getattr(lib, f"{M}_batch_predict")(w, xs, n, nt, ws, out)
+            got.append(bytes(ffi.buffer(grad)) + bytes(ffi.buffer(loss)) + bytes(ffi.buffer(out)))
+        outs.append(got)
+    assert "cnn_backward_d_c1_lanes(" in built(d, "f32", Options(lanes=16, inline=False))[1] \
+        .files["cnn.c"]
+    assert "cnn_backward_d_c1_lanes(" not in built(d, "f32", Options(lanes=16))[1].files["cnn.c"]
+    assert outs[0] == outs[1]
 
 
 _TEAM = r"""

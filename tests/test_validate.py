@@ -300,6 +300,20 @@ def _cases():
     return sorted(DUMPS)
 
 
+def test_lane_structs_must_hold_what_the_entry_points_read(tmp_path):
+    """The lane structs may lack bindings computed where they are read (extract/inline.py),
+    never the loss, the prediction or a parameter's gradient."""
+    d = load("cnn_hand")
+    src = write_sources(tmp_path, d)
+    m = validate._Model(d)
+    text = src.c.read_text()
+    assert validate.lane_arrays(text, m)[1][:3] == ["d_loss", "d_r1", "d_s2"]
+    cut = text.replace("    real loss[1 * cnn_LANES];\n", "", 1)
+    assert cut != text
+    with pytest.raises(validate.ValidationError, match="the lane structs lack loss"):
+        validate.lane_arrays(cut, m)
+
+
 @pytest.mark.parametrize("name", _cases())
 def test_every_dump_validates(tmp_path, name):
     d = load(name)
