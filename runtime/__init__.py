@@ -17,7 +17,7 @@ Command line: ``python -m runtime train MODEL`` and ``python -m runtime predict 
 from pathlib import Path
 
 from .idx import load_mnist, read_idx, write_idx
-from .model import Model, load
+from .model import DivergedError, Model, load
 from .spec import ModelSpec, model_spec
 from .weights import init_params, load_weights, save_weights
 
@@ -34,6 +34,7 @@ DEFAULT_DATA = _default_data()
 
 __all__ = [
     "DEFAULT_DATA",
+    "DivergedError",
     "Model",
     "ModelSpec",
     "init_params",

@@ -1,17 +1,19 @@
-"""Command line: train a model on MNIST, or measure the accuracy of saved weights.
+"""Command line: train a model on MNIST or on data of your own, or measure the accuracy of saved
+weights.
 
     python -m runtime train MODEL [--epochs 10] [--batch-size 100] [--lr 0.05] [--threads N]
-                                  [--data DIR] [--out DIR] [--init sac|random] [--seed 0]
+                                  [--data DIR|FILE.npz] [--out DIR] [--init sac|random] [--seed 0]
                                   [--precision f32|f64] [--train-limit N] [--test-limit N]
-                                  [--dump FILE] [--no-progress]
-    python -m runtime predict MODEL --weights W [--data DIR] [--split test|train] [--limit N]
+                                  [--shuffle] [--dump FILE] [--no-progress]
+    python -m runtime predict MODEL --weights W [--data DIR|FILE.npz] [--split test|train] [--limit N]
 
 MODEL is a built-in model's name (``cnn``), a dump (``.json``) or a model file (``.model``);
 its dump must declare ``data`` (features and target). ``train`` writes into ``--out`` (default
 ``out/<model name>``): ``weights.npz`` (saved atomically after every epoch, and on Ctrl-C with
 everything learned so far), ``history.json`` and ``curves.png`` (loss and accuracy per epoch).
-``--data`` is a directory of MNIST IDX files; by default the bundled subset
-(``runtime.DEFAULT_DATA``).
+``--data`` is a directory of MNIST IDX files (by default the bundled subset,
+``runtime.DEFAULT_DATA``) or an ``.npz`` with ``x_train``, ``y_train`` and optionally ``x_test``,
+``y_test`` (``runtime.data``): features of the model's input shape, integer labels.
 """
 
 from __future__ import annotations
@@ -23,8 +25,8 @@ from pathlib import Path
 
 from . import DEFAULT_DATA
 from ._files import atomic_write, atomic_write_via
-from .idx import find_mnist_files, load_mnist
-from .model import load
+from .data import has_split, load_split
+from .model import DivergedError, load
 from .spec import ModelCompileError
 
 
@@ -60,22 +62,15 @@ def plot_history(history: dict, path: Path) -> None:
         plt.close(fig)
 
 
-def _has_split(directory: Path, split: str) -> bool:
-    try:
-        find_mnist_files(directory, split)
-        return True
-    except FileNotFoundError:
-        return False
-
-
 def cmd_train(args) -> int:
-    images, labels = load_mnist(args.data, "train", args.train_limit)
+    images, labels = load_split(args.data, "train", args.train_limit)
     test = None
-    if _has_split(args.data, "test"):
-        test = load_mnist(args.data, "test", args.test_limit)
+    if has_split(args.data, "test") and args.test_limit != 0:  # --test-limit 0: no testing
+        test = load_split(args.data, "test", args.test_limit)
     m = load(args.model, weights=args.weights, precision=args.precision, init=args.init,
              seed=args.seed, dump=args.dump)
-    m.require_data("train", classify=True)  # before anything is written
+    m.require_data("train", classify=True)  # everything checked before anything is written
+    m.check_training(images, labels, args.epochs, args.batch_size, args.lr, args.threads, test)
     out = Path(args.out) if args.out is not None else Path("out") / m.name
     out.mkdir(parents=True, exist_ok=True)
     weights_path = out / "weights.npz"
@@ -112,7 +107,14 @@ def cmd_train(args) -> int:
             progress=args.progress,
             test=test,
             callback=report,
+            shuffle=args.shuffle,
+            seed=args.seed,
         )
+    except DivergedError as e:
+        done = len(m.history["epoch"]) if m.history else 0
+        kept = f"; {weights_path} holds epoch {done}" if done else "; no weights written"
+        print(f"\nerror: {e}{kept}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         m.save(weights_path)
         if m.history and m.history["epoch"]:
@@ -140,11 +142,28 @@ def _write_outputs(history: dict, out: Path) -> None:
 
 
 def cmd_predict(args) -> int:
-    images, labels = load_mnist(args.data, args.split, args.limit)
+    images, labels = load_split(args.data, args.split, args.limit)
     m = load(args.model, weights=args.weights, precision=args.precision, dump=args.dump)
     acc = m.evaluate(images, labels, threads=args.threads)
     print(f"accuracy {acc:.4f} ({int(round(acc * len(labels)))}/{len(labels)} {args.split} images)")
     return 0
+
+
+def _natural(text: str) -> int:
+    n = int(text)  # argparse turns a ValueError into "invalid _natural value"
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, not {n}")
+    return n
+
+
+def _positive(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, not {n}")
+    return n
+
+
+_natural.__name__ = _positive.__name__ = "whole number"  # argparse: "invalid whole number value"
 
 
 class _DefaultsFormatter(argparse.HelpFormatter):
@@ -161,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m runtime", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
     model_help = "a built-in model's name (cnn), a dump (.json) or a model file (.model)"
+    data_help = ("a directory of MNIST IDX files, or an .npz with x_train, y_train (and x_test, "
+                 "y_test)")
 
     fmt = _DefaultsFormatter
     t = sub.add_parser("train", help="train a model with SGD", formatter_class=fmt)
@@ -170,21 +191,25 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--lr", type=float, default=0.05,
                    help="SGD rate: each step subtracts lr times the batch-mean gradient")
     t.add_argument("--threads", type=int, default=None, help="default: all cores")
-    t.add_argument("--data", type=Path, default=DEFAULT_DATA, help="MNIST IDX directory")
+    t.add_argument("--data", type=Path, default=DEFAULT_DATA, help=data_help)
     t.add_argument("--out", type=Path, default=None,
                    help="where weights.npz, history.json and curves.png go (default: "
                         "out/<model name>)")
     t.add_argument("--init", choices=("sac", "random"), default="sac",
                    help="initial weights: the SaC reference constants (1/fan_in; 1/length "
                         "for rank-1 parameters), or uniform +-1/sqrt(fan_in)")
-    t.add_argument("--seed", type=int, default=0, help="seed of --init random")
+    t.add_argument("--seed", type=int, default=0, help="seed of --init random and --shuffle")
+    t.add_argument("--shuffle", action="store_true",
+                   help="visit the training images in a new random order each epoch")
     t.add_argument("--weights", type=Path, default=None,
                    help="start from these weights (a .npz written by train or by python -m "
                         "extract import) instead of --init")
     t.add_argument("--precision", choices=("f32", "f64"), default=None,
                    help="float or double kernels (default: that of --weights, else f32)")
-    t.add_argument("--train-limit", type=int, default=None, help="use the first N training images")
-    t.add_argument("--test-limit", type=int, default=None, help="use the first N test images")
+    t.add_argument("--train-limit", type=_positive, default=None,
+                   help="use the first N training images")
+    t.add_argument("--test-limit", type=_natural, default=None,
+                   help="use the first N test images (0: do not test)")
     t.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     t.add_argument("--dump", type=Path, default=None, help="generate the kernels from this dump")
     t.set_defaults(func=cmd_train)
@@ -192,9 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("predict", help="accuracy of saved weights", formatter_class=fmt)
     p.add_argument("model", help=model_help)
     p.add_argument("--weights", type=Path, required=True, help="a weights.npz written by train")
-    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help="MNIST IDX directory")
+    p.add_argument("--data", type=Path, default=DEFAULT_DATA, help=data_help)
     p.add_argument("--split", choices=("test", "train"), default="test")
-    p.add_argument("--limit", type=int, default=None, help="use the first N images")
+    p.add_argument("--limit", type=_positive, default=None, help="use the first N images")
     p.add_argument("--threads", type=int, default=None, help="default: all cores")
     p.add_argument("--precision", choices=("f32", "f64"), default=None,
                    help="default: that of the weights file")

@@ -42,7 +42,12 @@ from ._kernels import Kernels
 from .spec import ModelSpec, model_spec
 from .weights import check_precision, init_params, load_weights, save_weights
 
-__all__ = ["Model", "Params", "load", "default_threads"]
+__all__ = ["DivergedError", "Model", "Params", "load", "default_threads"]
+
+
+class DivergedError(FloatingPointError):
+    """Training met a NaN or infinite loss or weight (a learning rate too large, usually).
+    The weights are back to those after the last complete epoch."""
 
 
 def default_threads() -> int:
@@ -61,7 +66,8 @@ def _show_shape(shape: tuple[int, ...]) -> str:
 
 
 def check_images(images, shape: tuple[int, ...]) -> np.ndarray:
-    """``images``: float32/float64 of shape (N, *shape), finite, in [0, 1]."""
+    """``images``: float32/float64 of shape (N, *shape), finite. Their range is the model's
+    business: MNIST pixels lie in [0, 1], standardised features do not."""
     if not isinstance(images, np.ndarray):
         raise ValueError(f"images must be a NumPy array, got {type(images).__name__}")
     if images.dtype not in (np.float32, np.float64):
@@ -74,9 +80,6 @@ def check_images(images, shape: tuple[int, ...]) -> np.ndarray:
     if not np.isfinite(images).all():
         bad = int(np.flatnonzero(~np.isfinite(images).reshape(len(images), -1).all(1))[0])
         raise ValueError(f"images contain NaN or inf (first in image {bad})")
-    lo, hi = images.min(), images.max()
-    if lo < 0 or hi > 1:
-        raise ValueError(f"image values must lie in [0, 1], found range [{lo}, {hi}]")
     return images
 
 
@@ -276,16 +279,18 @@ class Model:
         (``classify``)."""
         spec = self.spec
         if not spec.has_data:
+            how = ("exactly one `input` and one `target` line" if spec.source else
+                   'a "data" entry naming both')
             raise ValueError(
-                f"{what}: {spec.describe()} declares no features/target (its dump has no "
-                f'"data" entry naming both), so it cannot take images and labels; '
-                f"batch_gradients takes its inputs by name")
+                f"{what}: {spec.describe()} declares no features/target (it needs {how}), so "
+                f"it cannot take images and labels; batch_gradients takes its inputs by name")
         other = set(spec.input_shapes) - {spec.features, spec.target}
         if other:
             raise ValueError(f"{what}: {spec.describe()} has inputs {sorted(other)} besides its "
                              f"features and target; batch_gradients takes them by name")
         if (predict or classify) and spec.prediction is None:
-            raise ValueError(f"{what}: {spec.describe()} declares no prediction output")
+            how = " (mark one binding `output`)" if spec.source else ""
+            raise ValueError(f"{what}: {spec.describe()} declares no prediction output{how}")
         if classify and math.prod(spec.output_shape) != spec.n_classes:
             raise ValueError(f"{what}: the prediction {spec.prediction!r} of {spec.describe()} "
                              f"has shape {spec.output_shape}, not one score per class "
@@ -467,6 +472,31 @@ class Model:
 
     # -- training ------------------------------------------------------------------------------
 
+    def check_training(self, images, labels, epochs=10, batch_size=100, lr=0.05, threads=None,
+                       test=None, callback=None, eval_train=True):
+        """What ``train`` checks before it runs anything: raises ``ValueError`` naming the
+        first bad argument, else returns ``(images, labels, test, batch_size, threads)``
+        checked. The command line calls it before it writes anything."""
+        self.require_data("train", classify=bool(eval_train) or test is not None)
+        images = self.check_images(images)
+        labels = self.check_labels(labels, len(images))
+        if test is not None:
+            if not (isinstance(test, (tuple, list)) and len(test) == 2):
+                raise ValueError("test must be a pair (images, labels)")
+            t_images = self.check_images(test[0])
+            test = (t_images, self.check_labels(test[1], len(t_images)))
+        if isinstance(epochs, bool) or not isinstance(epochs, (int, np.integer)) or epochs < 0:
+            raise ValueError(f"epochs must be a non-negative integer, got {epochs!r}")
+        batch_size = _check_positive_int("batch_size", batch_size)
+        if isinstance(lr, bool) or not isinstance(lr, (int, float, np.floating)):
+            raise ValueError(f"lr must be a number, got {lr!r}")
+        if not math.isfinite(lr) or lr <= 0:
+            raise ValueError(f"lr must be finite and positive, got {lr!r}")
+        threads = _check_threads(threads)
+        if callback is not None and not callable(callback):
+            raise ValueError("callback must be callable")
+        return images, labels, test, batch_size, threads
+
     def train(
         self,
         images,
@@ -491,26 +521,15 @@ class Model:
         ``test_accuracy`` (if ``test=(images, labels)``), ``seconds`` and ``images_per_s``
         (of the SGD loop alone). ``callback(model, record)`` runs after each epoch with that
         epoch's record. On KeyboardInterrupt the weights keep every completed update,
-        ``model.history`` holds the finished epochs, and the interrupt propagates.
+        ``model.history`` holds the finished epochs, and the interrupt propagates. A batch
+        whose loss is NaN or infinite, or an epoch that leaves a weight so, raises
+        ``DivergedError``: the weights are then those after the last complete epoch (the
+        initial ones in the first), which ``model.history`` lists.
         """
-        self.require_data("train", classify=bool(eval_train) or test is not None)
-        images = self.check_images(images)
-        labels = self.check_labels(labels, len(images))
+        images, labels, test, batch_size, threads = self.check_training(
+            images, labels, epochs, batch_size, lr, threads, test, callback, eval_train)
         if test is not None:
-            if not (isinstance(test, (tuple, list)) and len(test) == 2):
-                raise ValueError("test must be a pair (images, labels)")
-            t_images = self.check_images(test[0])
-            t_labels = self.check_labels(test[1], len(t_images))
-        if isinstance(epochs, bool) or not isinstance(epochs, (int, np.integer)) or epochs < 0:
-            raise ValueError(f"epochs must be a non-negative integer, got {epochs!r}")
-        batch_size = _check_positive_int("batch_size", batch_size)
-        if isinstance(lr, bool) or not isinstance(lr, (int, float, np.floating)):
-            raise ValueError(f"lr must be a number, got {lr!r}")
-        if not math.isfinite(lr) or lr <= 0:
-            raise ValueError(f"lr must be finite and positive, got {lr!r}")
-        threads = _check_threads(threads)
-        if callback is not None and not callable(callback):
-            raise ValueError("callback must be callable")
+            t_images, t_labels = test
 
         # set-up: every buffer the loop touches is allocated here, once
         k = self._k
@@ -522,6 +541,8 @@ class Model:
         lr_c = k.dtype.type(lr)
         grad_fn, sgd_fn = k.fn("batch_grad"), k.fn("sgd_update")
         w, g, loss_c = self._w, self._g, self._loss
+        flat = k.view(w, k.params_size)[0]
+        start = np.empty_like(flat)  # the weights at the start of the epoch, for a divergence
         if shuffle:
             rng = np.random.default_rng(seed)
             perm = np.empty(n_all, dtype=np.int64)
@@ -551,16 +572,24 @@ class Model:
                     perm[:] = rng.permutation(n_all)
                     np.take(images, perm, axis=0, out=src_img)
                     np.take(onehot, perm, axis=0, out=src_hot)
+                np.copyto(start, flat)
                 total = 0.0
                 t0 = time.perf_counter()
-                for s in starts:
+                for b, s in enumerate(starts, 1):
                     n = batch.pack(src_img[s : s + bs], src_hot[s : s + bs])
                     grad_fn(w, batch.c, n, threads, ws, g, loss_c)
+                    loss = float(loss_c[0])
+                    if not math.isfinite(loss):
+                        self._diverged(start, f"the loss of batch {b} of epoch {epoch} is "
+                                              f"{loss}", lr)
                     sgd_fn(w, g, lr_c)
-                    total += float(loss_c[0]) * n
+                    total += loss * n
                     if bar is not None:
                         bar.update(1)
                 seconds = time.perf_counter() - t0
+                if not np.isfinite(flat).all():
+                    bad = next(n for n, a in self.params.items() if not np.isfinite(a).all())
+                    self._diverged(start, f"epoch {epoch} left NaN or inf in {bad}", lr)
                 train_acc = self.evaluate(images, labels, threads) if eval_train else None
                 record = {
                     "epoch": epoch,
@@ -585,6 +614,14 @@ class Model:
             if bar is not None:
                 bar.close()
         return history
+
+
+    def _diverged(self, start: np.ndarray, what: str, lr: float):
+        np.copyto(self._k.view(self._w, self._k.params_size)[0], start)
+        done = len(self.history["epoch"]) if self.history else 0
+        raise DivergedError(
+            f"training diverged: {what} (is lr {lr:g} too large?); the weights are back to "
+            + (f"those after epoch {done}" if done else "the initial ones"))
 
 
 def load(

@@ -27,6 +27,7 @@ dump's ``fan_in`` when present; otherwise ``size / first dimension`` for a param
 from __future__ import annotations
 
 import hashlib
+import dataclasses
 import json
 import math
 import os
@@ -68,6 +69,7 @@ class ModelSpec:
     features: str | None = None
     target: str | None = None
     raw: dict = field(default=None, repr=False, compare=False)
+    source: str | None = field(default=None, compare=False)  # the model file compiled, if one
 
     @property
     def has_data(self) -> bool:
@@ -99,7 +101,8 @@ class ModelSpec:
         return self.value_shapes[p] if p else None
 
     def describe(self) -> str:
-        return "model " + repr(self.name) + (f" ({self.dump})" if self.dump else "")
+        where = self.source or self.dump
+        return "model " + repr(self.name) + (f" ({where})" if where else "")
 
 
 def _fan_ins(context: list[dict], shapes: dict[str, tuple[int, ...]]) -> dict[str, int]:
@@ -203,14 +206,7 @@ def _extract_build():
 
 
 def _builtin(name: str) -> ModelSpec:
-    build = _extract_build()
-    path = build.dump_path(name, make=False)
-    if not path.exists():
-        known = build.builtin_models()
-        if known:  # dumps are there, just not this one: do not run `make dump` for a typo
-            raise ValueError(f"unknown model {name!r}: not a built-in model ({', '.join(known)}),"
-                             f" a dump (.json) or a model file (.model)")
-        path = build.dump_path(name, make=True)  # nothing built yet: make the dumps
+    path = _extract_build().dump_path(name)  # an unknown name is a ValueError
     return spec_from_dump(_read_json(path), path, None)
 
 
@@ -251,7 +247,7 @@ def _compiled(source, shown: str | None) -> ModelSpec:
         tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
         tmp.write_text(text)
         os.replace(tmp, out)
-    return spec_from_dump(data, out, out)
+    return dataclasses.replace(spec_from_dump(data, out, out), source=str(path))
 
 
 def model_spec(model, dump=None) -> ModelSpec:

@@ -19,8 +19,8 @@ Weights files are NumPy ``.npz`` archives (no pickles) holding one array per par
 ``save_weights`` writes atomically (``runtime._files.atomic_write``: a temporary file in the
 target directory, flushed and fsync'ed, given the permissions of the umask, then
 ``os.replace``d over the target), so a reader (or a crash) never sees half a file.
-``load_weights`` turns any unreadable, truncated or corrupt file into a ``ValueError`` that
-names it.
+``load_weights`` turns any unreadable, truncated or corrupt file, or one holding NaN or inf,
+into a ``ValueError`` that names it; ``save_weights`` refuses to write NaN or inf.
 """
 
 from __future__ import annotations
@@ -115,6 +115,8 @@ def save_weights(path: str | os.PathLike, params: Mapping[str, np.ndarray], mode
     for n, s in expected.items():
         if tuple(np.shape(params[n])) != s:
             raise ValueError(f"parameter {n} must have shape {s}, got {np.shape(params[n])}")
+        if not np.isfinite(params[n]).all():  # a file that load_weights would refuse
+            raise ValueError(f"parameter {n} holds NaN or inf: {path} not written")
     meta = {
         "format": FORMAT,
         "version": VERSION,
@@ -164,7 +166,9 @@ def _load_weights(path: Path, model, shapes) -> tuple[dict, dict]:
         raise _Bad("not a weights file (not an .npz archive)")
     with archive:
         if "__meta__" not in archive.files:
-            raise _Bad("not a weights file (no __meta__ entry)")
+            raise _Bad("not a weights file (no __meta__ entry: Model.save and save_weights "
+                       "write one; a plain .npz of arrays loads with "
+                       "runtime.load(model, weights=dict(numpy.load(file))))")
         try:
             meta = json.loads(str(archive["__meta__"]))
         except json.JSONDecodeError as e:
@@ -199,5 +203,7 @@ def _load_weights(path: Path, model, shapes) -> tuple[dict, dict]:
                 raise _Bad(f"parameter {n!r} has shape {a.shape}, expected {s}")
             if a.dtype.kind != "f":
                 raise _Bad(f"parameter {n!r} has dtype {a.dtype}, expected float")
+            if not np.isfinite(a).all():
+                raise _Bad(f"parameter {n!r} holds NaN or inf")
             params[n] = a
     return params, meta

@@ -142,3 +142,15 @@ def test_written_files_follow_the_umask(tmp_path, monkeypatch, capsys, umask, ma
     assert names == ["curves.png", "history.json", "weights.npz"]  # no temporary file left
     for name in names:
         assert _mode(out / name) == want, name
+
+
+def test_a_plain_npz_of_the_params_says_how_to_load_it(tmp_path, monkeypatch):
+    use_backend("double", monkeypatch)
+    m = runtime.load("cnn", init="random")
+    np.savez(tmp_path / "plain.npz", **m.params)
+    with pytest.raises(ValueError, match=r"plain\.npz: not a weights file \(no __meta__ entry: "
+                                         r"Model\.save .* weights=dict\(numpy\.load\(file\)\)"):
+        runtime.load("cnn", weights=tmp_path / "plain.npz")
+    m2 = runtime.load("cnn", weights=dict(np.load(tmp_path / "plain.npz")))   # as it says
+    for n in m.params:
+        assert m2.params[n].tobytes() == m.params[n].tobytes()

@@ -1,0 +1,90 @@
+"""Training and test data from a directory of MNIST IDX files or from one ``.npz`` file.
+
+A model of your own rarely reads 28×28 images, so the command line also takes a NumPy archive
+with the arrays ``x_train``, ``y_train`` and optionally ``x_test``, ``y_test`` (the names Keras
+uses). Features are kept as they are if they are float32 or float64, uint8 pixels are scaled to
+[0, 1] as the IDX reader does; labels are integers.
+
+>>> import numpy as np, tempfile, os
+>>> p = os.path.join(tempfile.mkdtemp(), "d.npz")
+>>> np.savez(p, x_train=np.zeros((3, 20), np.float32), y_train=np.array([0, 1, 1]))
+>>> x, y = load_split(p, "train")
+>>> x.shape, y.tolist(), has_split(p, "test")
+((3, 20), [0, 1, 1], False)
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from .idx import find_mnist_files, load_mnist
+
+__all__ = ["DataError", "load_split", "has_split"]
+
+
+class DataError(ValueError):
+    """A data file is missing an array, or holds one of the wrong kind."""
+
+
+def _is_npz(path: Path) -> bool:
+    return path.suffix == ".npz" or path.is_file()
+
+
+def _open_npz(path: Path):
+    if not path.is_file():
+        raise FileNotFoundError(f"data file {path} does not exist")
+    try:
+        return np.load(path, allow_pickle=False)
+    except (OSError, ValueError, zipfile.BadZipFile) as e:
+        raise DataError(f"{path}: not a NumPy .npz archive ({e})") from None
+
+
+def has_split(path: str | os.PathLike, split: str) -> bool:
+    """Whether ``path`` (an MNIST directory or an ``.npz``) holds the split ``split``."""
+    path = Path(path)
+    if _is_npz(path):
+        with _open_npz(path) as z:
+            return f"x_{split}" in z.files
+    try:
+        find_mnist_files(path, split)
+        return True
+    except FileNotFoundError:
+        return False
+
+
+def load_split(
+    path: str | os.PathLike, split: str = "train", limit: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Features and integer labels of ``split`` ("train" or "test"); the first ``limit`` if given.
+
+    ``path`` is an MNIST IDX directory (``runtime.load_mnist``) or an ``.npz`` file.
+    """
+    path = Path(path)
+    if not _is_npz(path):
+        return load_mnist(path, split, limit)
+    if split not in ("train", "test"):
+        raise ValueError(f"split must be 'train' or 'test', not {split!r}")
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be >= 0, not {limit}")
+    with _open_npz(path) as z:
+        for key in (f"x_{split}", f"y_{split}"):
+            if key not in z.files:
+                raise DataError(f"{path}: no array {key} (it has {', '.join(sorted(z.files))})")
+        x, y = z[f"x_{split}"], z[f"y_{split}"]
+    if x.dtype == np.uint8:
+        x = x.astype(np.float32) / np.float32(255.0)
+    elif x.dtype not in (np.float32, np.float64):
+        raise DataError(f"{path}: x_{split} must be float32, float64 or uint8 pixels, "
+                        f"not {x.dtype}")
+    if y.dtype.kind not in "ui":
+        raise DataError(f"{path}: y_{split} must hold integer labels, not {y.dtype}")
+    if x.ndim < 1 or y.ndim != 1 or len(x) != len(y):
+        raise DataError(f"{path}: x_{split} has shape {x.shape} and y_{split} {y.shape}; "
+                        "expected (N, ...) and (N,)")
+    if limit is not None:
+        x, y = x[:limit], y[:limit]
+    return x, y.astype(np.int64)
