@@ -23,22 +23,23 @@ Agda elaborator (``Main model``) is the checker. Shapes are inferred here only t
 name the parameters and to raise ``ValueError`` early, naming the layer, for obvious mistakes.
 The rules are the elaborator's: ``dense(W, x)`` with W of shape (u, *s) and x of shape s has
 shape (u,); ``conv(x, K)`` with x of shape r and K of shape (u, *s), len(s) == len(r), has
-shape (u, *(r_i - s_i + 1)); ``avgpool(a, n)`` divides the last two dimensions by n;
-``sqerr(r, t)`` has shape (1,).
+shape (u, *(r_i - s_i + 1)); ``conv2d``, ``avgpool`` and ``maxpool`` follow
+docs/model-format.md §4 (padding, stride, floor mode); ``maxall`` and ``sqerr`` have shape (1,).
 
-The n-th layer with parameters (dense or conv) declares ``w<n>``/``b<n>`` (dense) or
-``k<n>``/``b<n>`` (conv), unless told ``weight="fc"``, ``bias="b"``, ``bias=False`` (none), or
+The n-th layer with parameters (dense, conv or conv2d) declares ``w<n>``/``b<n>`` (dense) or
+``k<n>``/``b<n>`` (conv, conv2d), unless told ``weight="fc"``, ``bias="b"``, ``bias=False`` (none), or
 given a declared parameter (``dense(x, w)``, ``conv(x, k)``, ``bias=b``).
 
-Every layer that is a sum (dense, conv, avgpool) is its own binding: the extractor refuses a
+Every layer that is a sum or reads a window (dense, conv, conv2d, avgpool, maxpool, maxall)
+is its own binding: the extractor refuses a
 sum written inside another expression, which would be recomputed for every element of the
 result (and the gradient of ``logistic`` needs the value of its argument). Unless bound by
 name first (``bind("c11", conv(...))``, ``output(dense(...))``), such a layer is bound when it
 is first used: the pre-activation of the n-th dense/conv as ``z<n>`` (the next free ``z<k>``
-if that name is taken), an avgpool as ``p1``, ``p2``, .... A layer reads its input many times,
+if that name is taken), a pooling as ``p1``, ``p2``, ..., a maxall as ``m1``, .... A layer reads its input many times,
 so an input that is not a name is bound first (``h1``, ``h2``, ...). Elementwise operations
-(``logistic``, ``relu``, ``exp``, ``log``, ``recip``, ``+``, ``-``, ``*``, unary ``-``, ``/ N``)
-stay inline, on names.
+(``logistic``, ``relu``, ``exp``, ``log``, ``recip``, ``max``, ``+``, ``-``, ``*``, unary ``-``,
+``/ N``) stay inline, on names.
 ``bind(name, e)`` names a binding; ``expr(text)`` is the escape hatch for anything else
 (``for``, ``sum``, ``tile``, ``slide``, ...; written as given, never bound automatically).
 Names must be C identifiers not starting with ``d_``; which words are reserved is the
@@ -291,15 +292,74 @@ class ModelBuilder:
         return Expr(self, f"conv({x}, {k}{self._bias(bias, n, ks[0])})",
                     (ks[0], *(ri - si + 1 for ri, si in zip(r, ks[1:]))), auto=("z", n))
 
-    def avgpool(self, a, n: int) -> Expr:
-        """``avgpool(a, n)``: the mean of each n×n block of the last two dimensions."""
-        a = self._shaped("avgpool", a)
-        s = a.shape
-        if len(s) < 2 or n < 1 or s[-1] % n or s[-2] % n:
-            raise ValueError(f"avgpool: {n} does not divide the last two dimensions of "
-                             f"{a} (shape {show_shape(s)})")
-        return Expr(self, f"avgpool({self._named(a)}, {n})", (*s[:-2], s[-2] // n, s[-1] // n),
+    def conv2d(self, x, channels, kernel=None, *, padding: int = 0, stride: int = 1,
+               weight: str | None = None, bias=True) -> Expr:
+        """``conv2d(x, K, b, P, s)``, today's convolution: x of shape C×H×W (or H×W),
+        ``channels`` outputs and a ``kernel`` (an int k for k×k, or (kh, kw)), or the kernel K
+        itself (an Expr of shape U×C×kh×kw, or U×kh×kw) as ``channels``; ``padding`` zeros on
+        each side, ``stride``. Output U×H′×W′, H′ = (H + 2P − kh) // s + 1."""
+        x = self._shaped("conv2d", x)
+        r = x.shape
+        for what, v, low in (("padding", padding, 0), ("stride", stride, 1)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise ValueError(f"conv2d: {what} must be an integer >= {low}, not {v!r}")
+        if len(r) not in (2, 3):
+            raise ValueError(f"conv2d: the input {x} has shape {show_shape(r)}; it must be "
+                             f"C×H×W or H×W")
+        if isinstance(channels, Expr):
+            ks = channels.shape or ()
+        elif kernel is None:
+            raise ValueError("conv2d: give the kernel's size (kernel=5, say)")
+        else:
+            t = _shape((kernel, kernel) if isinstance(kernel, int) else kernel)
+            ks = (*_shape(channels), *r[:-2], *t)
+        if len(ks) != len(r) + 1 or ks[1:-2] != r[:-2] or \
+                any(k > n + 2 * padding for k, n in zip(ks[-2:], r[-2:])):
+            raise ValueError(f"conv2d: a kernel of shape {show_shape(ks)} does not fit the "
+                             f"input {x} of shape {show_shape(r)} padded by {padding}")
+        if isinstance(bias, Expr):
+            _same("conv2d: the bias", bias.shape, ks[:1])
+        n, x = self._layer(), self._named(x)
+        k = channels._ref() if isinstance(channels, Expr) else \
+            self.param(weight or f"k{n}", ks)
+        b = self._bias(bias, n, ks[0])
+        extra = f", {padding}, {stride}" if stride != 1 else f", {padding}" if padding else ""
+        out = tuple((m + 2 * padding - kk) // stride + 1 for m, kk in zip(r[-2:], ks[-2:]))
+        return Expr(self, f"conv2d({x}, {k}{b}{extra})", (ks[0], *out), auto=("z", n))
+
+    def _pool(self, layer: str, a, n: int, stride) -> Expr:
+        a = self._shaped(layer, a)
+        s, stride = a.shape, n if stride is None else stride
+        for what, v in (("window", n), ("stride", stride)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{layer}: the {what} must be a positive integer, not {v!r}")
+        if len(s) < 2 or s[-1] < n or s[-2] < n:
+            raise ValueError(f"{layer}: a {n}×{n} window does not fit the last two "
+                             f"dimensions of {a} (shape {show_shape(s)})")
+        arg = f", {stride}" if stride != n else ""
+        out = tuple((m - n) // stride + 1 for m in s[-2:])  # floor mode: what does not fit
+        return Expr(self, f"{layer}({self._named(a)}, {n}{arg})", (*s[:-2], *out),
                     auto=("p", 1))
+
+    def avgpool(self, a, n: int, stride: int | None = None) -> Expr:
+        """``avgpool(a, n, s)``: the mean of each n×n window at stride s (default n) of the
+        last two dimensions; windows that do not fit are dropped (floor mode)."""
+        return self._pool("avgpool", a, n, stride)
+
+    def maxpool(self, a, n: int, stride: int | None = None) -> Expr:
+        """``maxpool(a, n, s)``: as ``avgpool``, the maximum of each window."""
+        return self._pool("maxpool", a, n, stride)
+
+    def maxall(self, a) -> Expr:
+        """``maxall(a)``: the largest element, shape 1 (a stable softmax shifts by it)."""
+        a = self._as_expr(a)
+        return Expr(self, f"maxall({self._named(a)})", (1,), auto=("m", 1))
+
+    def max(self, a, b) -> Expr:
+        """``max(a, b)``, elementwise (``b`` may be 0)."""
+        a, b = self._as_expr(a), self._as_expr(b)
+        shape = _same("max", a.shape, b.shape)
+        return Expr(self, f"max({a._ref()}, {b._ref()})", shape)
 
     def _elementwise(self, fn: str, e) -> Expr:
         e = self._as_expr(e)

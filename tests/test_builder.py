@@ -220,6 +220,27 @@ def test_layer_shape_rules():
     assert b.sqerr(d, d).shape == (1,)
 
 
+def test_conv2d_pooling_and_max_follow_the_language():
+    """docs/model-format.md §4: padding, stride, floor mode; the text the user would write."""
+    b = ModelBuilder("m")
+    x = b.input("x", (3, 32, 32))
+    c = b.conv2d(x, 8, 5, padding=2)
+    assert c.shape == (8, 32, 32) and str(c) == "conv2d(x, k1, b1, 2)"
+    assert b._params == [["k1", (8, 3, 5, 5)], ["b1", (8,)]]
+    s = b.conv2d(b.relu(c), 4, (3, 2), stride=2, bias=False)      # binds z1, then h1
+    assert s.shape == (4, 15, 16) and str(s) == "conv2d(h1, k2, 0, 2)"
+    assert b.maxpool(s, 3, 2).shape == (4, 7, 7)                  # (15 - 3) // 2 + 1
+    assert b.avgpool(s, 2).shape == (4, 7, 8)                     # floor: a row dropped
+    assert str(b.maxpool(s, 2)) == "maxpool(z2, 2)" and str(b.avgpool(s, 3, 1)) == \
+        "avgpool(z2, 3, 1)"
+    k = b.param("k", (2, 5, 5))
+    assert b.conv2d(b.input("g", (28, 28)), k, bias=False).shape == (2, 24, 24)
+    m = b.maxall(s)
+    assert m.shape == (1,) and str(m) == "maxall(z2)"
+    assert str(b.max(b.relu(s), 0)) == "max(relu(z2), 0)"
+    assert b.max(s, s).shape == s.shape
+
+
 def test_bindings_outputs_and_raw_expressions():
     b = ModelBuilder("m")
     x = b.input("x", 10)
@@ -253,9 +274,22 @@ def test_operators_parenthesise():
 
 
 @pytest.mark.parametrize("build, message", [
-    (lambda b, x: b.avgpool(b.input("p", (6, 25, 24)), 2),
-     "avgpool: 2 does not divide the last two dimensions of p (shape 6x25x24)"),
-    (lambda b, x: b.avgpool(x, 2), "avgpool: 2 does not divide the last two dimensions"),
+    (lambda b, x: b.avgpool(b.input("p", (6, 25, 1)), 2),
+     "avgpool: a 2×2 window does not fit the last two dimensions of p (shape 6x25x1)"),
+    (lambda b, x: b.maxpool(x, 2), "maxpool: a 2×2 window does not fit the last two dimensions"),
+    (lambda b, x: b.maxpool(b.input("p", (4, 4)), 2, 0), "maxpool: the stride must be a "
+                                                          "positive integer, not 0"),
+    (lambda b, x: b.conv2d(x, 2, 3), "conv2d: the input x has shape 28; it must be C×H×W or "
+                                     "H×W"),
+    (lambda b, x: b.conv2d(b.input("i", (3, 8, 8)), 4, 9), "conv2d: a kernel of shape 4x3x9x9 "
+                                                           "does not fit the input i of shape "
+                                                           "3x8x8 padded by 0"),
+    (lambda b, x: b.conv2d(b.input("i", (3, 8, 8)), b.param("k", (4, 2, 3, 3))),
+     "conv2d: a kernel of shape 4x2x3x3 does not fit the input i"),
+    (lambda b, x: b.conv2d(b.input("i", (8, 8)), 4, 3, stride=0), "conv2d: stride must be an "
+                                                                   "integer >= 1, not 0"),
+    (lambda b, x: b.conv2d(b.input("i", (8, 8)), 4), "conv2d: give the kernel's size"),
+    (lambda b, x: b.max(x, b.input("z", 3)), "max: the shapes 28 and 3 differ"),
     (lambda b, x: b.conv(x, 2, 30), "conv: a kernel of shape 2x30 does not fit the input x "
                                     "of shape 28"),
     (lambda b, x: b.conv(x, b.param("k", (2, 3, 3)), 0),
@@ -406,3 +440,27 @@ def test_elementwise_functions_elaborate_and_extract():
     ops = set(re.findall(r'"op": ?"(\w+)"', b.compile()))
     assert {"relu", "exp", "log", "recip"} <= ops
     sources.generate(m, "f32")
+
+
+def lenet_like():
+    b = ModelBuilder("lenet_like")
+    x, y = b.input("x", (28, 28)), b.target("y", 10)
+    a1 = b.maxpool(b.relu(b.conv2d(x, 6, 5, padding=2)), 2)
+    a2 = b.avgpool(b.relu(b.conv2d(a1, 16, 5)), 3, 2)
+    z = b.bind("z", b.dense(b.max(b.dense(a2, 32), 0), 10))
+    b.output(z)
+    m = b.bind("m", b.maxall(z))
+    b.loss(b.expr("log(sum j : 10 . exp(z[j] - m)) + m - (sum j : 10 . y[j] * z[j])", 1))
+    return b, {"p1": a1.shape, "p2": a2.shape, "z": z.shape, "m": m.shape}
+
+
+@pytest.mark.agda
+@pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
+def test_agda_and_the_extractor_accept_conv2d_pooling_and_max():
+    from extract import dump, sources
+    b, shapes = lenet_like()
+    d = json.loads(b.compile())
+    chain = {a["name"]: flat(a["shape"]) for a in d["chain"]}
+    assert {n: chain[n] for n in shapes} == shapes          # the builder's shapes are Agda's
+    assert shapes["p1"] == (6, 14, 14) and shapes["p2"] == (16, 4, 4)
+    sources.generate(dump.parse(d), "f32")
