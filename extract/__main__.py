@@ -10,14 +10,14 @@ MODEL is a built-in model's name (its dump is ``build/dump/MODEL.json`` by defau
 ``make dump`` when missing, or ``--dump``), a dump file ``*.json``, or a model file ``*.model``
 (compiled into a dump by the Agda executable, ``extract/frontend.py``). Writes ``M.h``, ``M.c``,
 ``M.cu`` (M the model's name) and the dump they come from, ``M.dump.json`` (what ``python -m
-extract.validate DIR`` checks them against), into ``--out`` (default ``build/gen/PRECISION``),
-and builds the C through cffi unless ``--no-build``; ``--dump-out`` also writes the dump
+extract.validate DIR`` checks them against), into ``--out`` (default ``build/gen/PRECISION``
+under the current directory; ``--show`` alone prints the C and writes nothing), and builds the C through cffi unless ``--no-build``; ``--dump-out`` also writes the dump
 elsewhere. Any problem with the model, the dump or the extraction is printed as one line and
 the exit status is 1; nothing is written then (no file, no directory, no cache entry).
 
 ``--html`` and ``--latex`` write the model as mathematics instead (``extract/render.py``): one
 self-contained HTML page, or a LaTeX fragment, to FILE (``-``: standard output; default
-``build/gen/MODEL.html`` or ``.tex``); no C is generated then.
+``build/gen/MODEL.html`` or ``.tex`` under the current directory); no C is generated then.
 """
 from __future__ import annotations
 
@@ -67,8 +67,9 @@ def main(argv=None) -> int:
     ap.add_argument("--dump", type=Path, help="the dump of a built-in model (default "
                                               "build/dump/MODEL.json)")
     ap.add_argument("--dump-out", type=Path, help="also write the dump to this file")
-    ap.add_argument("--out", type=Path, help="output directory (default build/gen/PRECISION)")
-    ap.add_argument("--show", action="store_true", help="print the generated C")
+    ap.add_argument("--out", type=Path, help="output directory (default build/gen/PRECISION under the current "
+                         "directory)")
+    ap.add_argument("--show", action="store_true", help="print the generated C (and write it only with --out)")
     ap.add_argument("--precision", choices=("f32", "f64"), default="f32")
     ap.add_argument("--no-build", action="store_true", help="only write the sources")
     ap.add_argument("--strategy", choices=("auto", "dest", "element"), default="auto")
@@ -118,23 +119,24 @@ def main(argv=None) -> int:
             args.dump_out.parent.mkdir(parents=True, exist_ok=True)
             build.write_if_changed(args.dump_out, compiled if compiled is not None else
                                    path.read_text())
-    except (dump.DumpError, ExtractError, OSError) as exc:
+    except (ValueError, ExtractError, OSError) as exc:  # DumpError is a ValueError
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    # default: build/gen/PRECISION in the source checkout, or in the current directory when
-    # the package is installed (never inside site-packages)
-    home = build.ROOT if (build.ROOT / "Makefile").exists() else Path.cwd()
-    out = args.out if args.out is not None else home / "build" / "gen" / args.precision
-    out.mkdir(parents=True, exist_ok=True)
-    for name, text in gen.files.items():
-        build.write_if_changed(out / name, text)
-    # the dump next to the sources: `python -m extract.validate OUT` checks them against it
-    build.write_if_changed(out / f"{model.name}.dump.json",
-                           compiled if compiled is not None else path.read_text())
+    # default: build/gen/PRECISION under the current directory (never the checkout's or
+    # site-packages' from elsewhere); --show alone writes nothing
+    if args.out is not None or not args.show:
+        out = args.out if args.out is not None else Path("build") / "gen" / args.precision
+        out.mkdir(parents=True, exist_ok=True)
+        for name, text in gen.files.items():
+            build.write_if_changed(out / name, text)
+        # the dump next to the sources: `python -m extract.validate OUT` checks them against it
+        dump_file = f"{model.name}.dump.json"
+        build.write_if_changed(out / dump_file,
+                               compiled if compiled is not None else path.read_text())
+        if not args.show:
+            print(f"wrote {', '.join(str(out / n) for n in [*gen.files, dump_file])}")
     if args.show:
         _show(gen.files[f"{model.name}.c"])
-    else:
-        print(f"wrote {', '.join(str(out / n) for n in gen.files)}")
     if not args.no_build:
         build.build(model.name, args.precision, gen.files, gen.cdef)
         if not args.show:

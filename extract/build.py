@@ -174,7 +174,11 @@ def build(model_name: str, precision: str, files: dict, cdef: str,
                 ffi.set_source(name, f'#include "{h_file}"', sources=[str(tmp / c_file)],
                                include_dirs=[str(tmp)], extra_compile_args=flags,
                                extra_link_args=LDFLAGS)
-                ffi.compile(tmpdir=str(tmp), verbose=False)
+                try:
+                    ffi.compile(tmpdir=str(tmp), verbose=False)
+                except BaseException:
+                    shutil.rmtree(tmp, ignore_errors=True)  # no half-built module left behind
+                    raise
                 (tmp / "ok").write_text(key)
                 shutil.rmtree(final, ignore_errors=True)
                 os.rename(tmp, final)
@@ -245,10 +249,15 @@ def agda_main() -> Path:
 
 def dump_path(model: str, make: bool = True) -> Path:
     """The built-in dump ``<model>.json`` (``locate("dumps", ...)``). When it is nowhere and
-    ``make``, run ``make dump`` in the source checkout (if this is one) to create it."""
+    ``make``: ``ValueError`` if other built-in dumps exist (a name that is not one), else run
+    ``make dump`` in the source checkout (if this is one) to create them."""
     path = locate("dumps", f"{model}.json")
     if path.exists() or not make:
         return path
+    known = builtin_models()
+    if known:  # dumps are there, just not this one: do not run `make dump` for a typo
+        raise ValueError(f"unknown model {model!r}: not a built-in model ({', '.join(known)}), "
+                         f"a dump (.json) or a model file (.model)")
     if (ROOT / "Makefile").is_file() and (ROOT / "Spec").is_dir():
         res = subprocess.run(["make", "dump"], cwd=ROOT, capture_output=True, text=True)
         path = locate("dumps", f"{model}.json")

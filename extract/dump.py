@@ -44,7 +44,20 @@ void volatile while _Bool _Complex _Imaginary _Alignas _Alignof _Atomic _Generic
 _Static_assert _Thread_local bool true false class new delete template this namespace operator
 private public protected virtual friend typename using real size_t NULL main exp expf log logf
 logistic recip relu step fmax_ idx sample imin imax
-""".split())
+memcpy memset omp_get_num_threads omp_get_thread_num share barrier part nparts blocks forward_n
+backward_n LANE_LOOP BLOCK STRIDE_INPUTS STRIDE_VALUES STRIDE_GRADS dim3 uint3 gridDim blockDim
+blockIdx threadIdx Launch pk_launch pk_cuda_host pk_cuda_host_order std
+""".split()) | frozenset(
+    # the lane kernels' vector helpers (templates/c/model.c.j2), full (v) and half (h) width
+    p + h for p in "vh" for h in """real mask bits ints load store store_v splat sel fmax_ fmax_a
+    fmax_b relu relu_x step step_x exp exp_at exp_x logistic logistic_at logistic_x""".split()
+) | {"VEXP_MINMAX", "VEXP_AVX512", "HEXP_MINMAX", "HEXP_AVX512"}
+# Every identifier the generated C and CUDA use where a model's names are in scope (a name of a
+# model becomes a kernel's parameter or local) is here, or begins with an underscore or holds a
+# double one (reserved by C and C++): tests/test_extract_dump.py compiles a model named after
+# each identifier the templates define that is not here.
+
+INT_MAX = 2 ** 31 - 1
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -329,9 +342,22 @@ def _name(x: Any, path: str, used: dict[str, str]) -> str:
          f"not a C identifier: {json.dumps(x)[:60]}")
     _req(x not in C_KEYWORDS, path, f"name {x!r} is a C/CUDA keyword or reserved by the "
                                     f"generated code")
+    _req(not x.startswith("_") and "__" not in x, path,
+         f"name {x!r} begins with an underscore or holds a double one (reserved by C and C++)")
     _req(x not in used, path, f"name {x!r} is already used at {used.get(x)}")
     used[x] = path
     return x
+
+
+def _fits_int(what: str, group: list) -> None:
+    """The generated C indexes with int, its structs (all parameters, all inputs, all
+    bindings) included."""
+    total = sum(ir.size(a.shape) for a in group)
+    if total > INT_MAX:
+        big = max(group, key=lambda a: ir.size(a.shape))
+        raise DumpError("$", f"the {what} hold {total:,} elements, more than the generated C's "
+                             f"int indices reach ({INT_MAX:,}); the largest is {big.name!r} "
+                             f"({ir.size(big.shape):,})")
 
 
 def _list(d: dict, key: str) -> list:
@@ -394,6 +420,8 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
         context.append(ir.Array(name, shape, "context", c["role"]))
         scope.append(_Entry(name, "ar", shape, "context"))
 
+    _fits_int("parameters", [c for c in context if c.role == "param"])
+    _fits_int("inputs", [c for c in context if c.role == "input"])
     chain_json = _list(data, "chain")
     grads_json = _list(data, "gradients")
     # placeholder names: the gradient entry for binding b (its name, normally "d_" + b)
@@ -425,6 +453,7 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
         scope.append(_Entry(d_name, "ar", shape, "grad"))
         scope.append(_Entry(name, "ar", shape, "chain"))
 
+    _fits_int("bindings", chain)
     pending = {e.name: "a gradient placeholder used before its gradient entry"
                for e in scope if e.kind == "grad"}
     seed = _obj(data["seed"], "$.seed", ("of", "expr"))

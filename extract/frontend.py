@@ -60,6 +60,37 @@ def agda_main() -> Path:
     return Path(env) if env else build.ROOT / "build" / "agda" / "Main"
 
 
+BOM = "\ufeff"
+
+
+def _check_names(dump_text: str, source: str, shown: str) -> None:
+    """What the extractor refuses of a dump the elaborator accepted (a name the generated C
+    cannot take, arrays past its int indices) is the model's mistake: a ``ModelError`` at the
+    line that declares the name, before anything is generated. Anything else is left to
+    whoever reads the dump."""
+    import json
+
+    from . import dump
+    try:
+        data = json.loads(dump_text)
+    except ValueError:
+        return
+    dump.deep_enough()
+    try:
+        dump.parse(data)
+    except dump.DumpError as exc:
+        if exc.path == "$":
+            raise ModelError(f"{shown}: {exc.message}") from None
+        where = re.fullmatch(r"\$\.(context|chain)\[(\d+)\]\.name", exc.path)
+        if where is None:
+            return
+        name = data[where[1]][int(where[2])]["name"]
+        decl = re.compile(r"\s*(?:(?:input|target|param|output|loss)\s+)?" + re.escape(name) +
+                          r"\s*[:=]")
+        line = next((k for k, text in enumerate(source.splitlines(), 1) if decl.match(text)), 0)
+        raise ModelError(f"{shown}:{line}: {exc.message}") from None
+
+
 def compile_model(path_or_text, *, name_hint: str | None = None,
                   timeout: float = TIMEOUT) -> str:
     """The dump (JSON text) of a model given as a file (a ``Path``, or a ``str`` of one line)
@@ -69,7 +100,7 @@ def compile_model(path_or_text, *, name_hint: str | None = None,
     ``<string>`` for text). Raises ``ModelError``, ``FileNotFoundError`` or ``RuntimeError``."""
     is_text = isinstance(path_or_text, str) and "\n" in path_or_text
     if is_text:
-        arg, stdin, shown = "-", path_or_text, name_hint or "<string>"
+        arg, stdin, shown = "-", path_or_text.removeprefix(BOM), name_hint or "<string>"
     else:
         given = os.fspath(path_or_text)
         if not Path(given).is_file():
@@ -77,6 +108,9 @@ def compile_model(path_or_text, *, name_hint: str | None = None,
         # a path starting with '-' would read as an option (or as stdin)
         arg, stdin, shown = ("./" + given if given.startswith("-") else given), None, \
             name_hint or given
+        with open(given, "rb") as f:
+            if f.read(3) == BOM.encode():  # an editor's byte-order mark: not the model's
+                arg, stdin = "-", Path(given).read_text(encoding="utf-8").removeprefix(BOM)
     exe = agda_main()
     if not os.access(exe, os.X_OK):
         raise RuntimeError(f"the Agda executable {exe} is missing; build it with `make dump` "
@@ -90,6 +124,8 @@ def compile_model(path_or_text, *, name_hint: str | None = None,
         raise RuntimeError(f"cannot run {exe}: {exc}") from None
     err = res.stderr.strip()
     if res.returncode == 0 and res.stdout.strip():
+        _check_names(res.stdout, stdin if stdin is not None else Path(given).read_text(
+            encoding="utf-8", errors="replace"), shown)
         return res.stdout
     one_line = _LINE.fullmatch(err)            # `.` stops at a line break
     if res.returncode == 1 and not res.stdout.strip() and one_line:

@@ -493,7 +493,10 @@ def _describe(v: Violation, array: ir.Array, strategy: str, limit: int) -> str:
     return (f"binding {array.name!r}: the subterm `{sub}` would need a temporary array: "
             f"({strategy} strategy) it is recomputed for every value of loop "
             f"{v.loop.name!r} (extent {v.loop.extent}), on which it does not depend; "
-            f"recomputation factor {v.factor} > limit {limit} (see --recompute-limit)")
+            f"recomputation factor {v.factor} > limit {limit}. Where the model writes a sum "
+            f"inside an expression, give it a binding of its own (a line like "
+            f"`h = dense(w, x)`, then use h): it is then computed once. Or raise "
+            f"--recompute-limit")
 
 
 def lower_array(model: ir.Model, array: ir.Array, options: Options = Options()) -> Kernel:

@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from . import dump
+
 __all__ = ["OnnxImportError", "Imported", "import_onnx", "SUPPORTED"]
 
 
@@ -68,7 +70,7 @@ dense conv conv2d avgpool maxpool maxall sqerr fmax_ fmax fmin expf logf exp_ lo
 auto break case char const continue default do double else enum extern float goto if inline
 int long register restrict return short signed sizeof static struct switch typedef union
 unsigned void volatile while real bool true false main i j k n
-""".split())
+""".split()) | dump.C_KEYWORDS
 
 
 @dataclass
@@ -155,7 +157,8 @@ class _Importer:
     # -- names ----------------------------------------------------------------------------------
 
     def _ident(self, raw: str, used) -> str:
-        s = re.sub(r"[^A-Za-z0-9_]", "_", raw) or "t"
+        # "/conv1/Conv_output_0" -> conv1_Conv_output_0: no leading or double underscore (C's)
+        s = re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9_]", "_", raw)).strip("_") or "t"
         if s[0].isdigit():
             s = "t" + s
         if s.startswith("d_"):

@@ -41,7 +41,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import build, ir
+from . import ir
 from .render_math import (ZERO, IAdd, IConst, IFloor, IMod, IScale, ISub, IVar, MAdd, MApp,
                           MArr, MConst, MElem, MIverson, MMax, MMul, MNeg, MPow, MScale, MSum,
                           bounds, has_sum, iadd, ifloor, imod, iscale, isub, madd, mmul,
@@ -542,9 +542,8 @@ def latex(model: ir.Model) -> str:
 
 
 def default_path(model: ir.Model, ext: str) -> Path:
-    """``build/gen/MODEL.EXT`` in the source checkout, else under the current directory."""
-    home = build.ROOT if (build.ROOT / "Makefile").exists() else Path.cwd()
-    return home / "build" / "gen" / f"{model.name}.{ext}"
+    """``build/gen/MODEL.EXT`` under the current directory."""
+    return Path("build") / "gen" / f"{model.name}.{ext}"
 
 
 def write(model: ir.Model, html_file: str | None = None, latex_file: str | None = None) -> list:

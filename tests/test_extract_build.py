@@ -67,6 +67,16 @@ def test_cache_hit_does_not_rebuild(tmp_path, monkeypatch):
                               build.CFLAGS)
 
 
+def test_a_failed_build_leaves_nothing_in_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROVED_KERNELS_CACHE", str(tmp_path))
+    m = dump.load(DATA / "chain_hand.json")
+    g = generate(m, "f64")
+    broken = {**g.files, "chain.c": g.files["chain.c"] + "\nthis is not C;\n"}
+    with pytest.raises(Exception):
+        build.build(m.name, "f64", broken, g.cdef)
+    assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")] == []
+
+
 def test_flags_exclude_value_changing_fast_math():
     flags = " ".join(build.CFLAGS)
     for bad in ("-ffast-math", "-fassociative-math", "-ffinite-math-only", "-Ofast"):
@@ -121,6 +131,23 @@ def test_cli_writes_sources_and_show_prints_c(tmp_path):
     assert (out / "ops_map.c").stat().st_mtime_ns == stamp         # unchanged: not rewritten
 
 
+def test_cli_writes_under_the_current_directory(tmp_path):
+    """Run from anywhere, the default output is ./build/gen/PRECISION there, never the
+    checkout's; --show alone prints and writes nothing."""
+    cmd = [sys.executable, "-m", "extract", "ops_map", "--dump", str(DATA / "ops_map.json"),
+           "--no-build"]
+    res = subprocess.run(cmd + ["--show"], cwd=tmp_path, capture_output=True, text=True)
+    assert res.returncode == 0 and "ops_map_forward" in res.stdout
+    assert list(tmp_path.iterdir()) == []
+    res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    out = Path("build") / "gen" / "f32"
+    assert res.stdout == f"wrote {out / 'ops_map.h'}, {out / 'ops_map.c'}, {out / 'ops_map.cu'}, " \
+                         f"{out / 'ops_map.dump.json'}\n"
+    assert sorted(p.name for p in (tmp_path / out).iterdir()) == \
+        ["ops_map.c", "ops_map.cu", "ops_map.dump.json", "ops_map.h"]
+
+
 def test_cli_builds_by_default(tmp_path):
     env = {**os.environ, "PROVED_KERNELS_CACHE": str(tmp_path / "cache")}
     res = subprocess.run([sys.executable, "-m", "extract", "chain", "--dump",
@@ -136,10 +163,23 @@ def test_default_dump_path_and_make_fallback(tmp_path, monkeypatch):
     there = tmp_path / "build" / "dump" / "dot.json"
     there.write_text((DATA / "dot_hand.json").read_text())
     assert build.dump_path("dot") == there
-    # missing, and `make dump` cannot make it (no Makefile here): one clear error
-    with pytest.raises(FileNotFoundError, match="make dump"):
+    # other dumps are there, so a name that is none of them is a typo: no `make dump` for it
+    monkeypatch.setattr(build.subprocess, "run", lambda *a, **k: pytest.fail("ran make"))
+    with pytest.raises(ValueError, match=r"unknown model 'cnn': not a built-in model \(dot\)"):
         build.dump_path("cnn")
     assert build.dump_path("cnn", make=False) == tmp_path / "build" / "dump" / "cnn.json"
+    # none built: `make dump` would make them, but cannot here (no Makefile): one clear error
+    there.unlink()
+    with pytest.raises(FileNotFoundError, match="make dump"):
+        build.dump_path("cnn")
+
+
+def test_cli_unknown_name_is_one_line_and_runs_no_make(tmp_path):
+    res = subprocess.run([sys.executable, "-m", "extract", "mlp2", "--no-build", "--out",
+                          str(tmp_path / "o")], cwd=tmp_path, capture_output=True, text=True)
+    assert res.returncode == 1
+    assert res.stderr.startswith("error: unknown model 'mlp2': not a built-in model (")
+    assert res.stderr.count("\n") == 1 and not (tmp_path / "o").exists()
 
 
 @pytest.mark.skipif(not build.nvcc_available(), reason="nvcc not installed")
@@ -231,3 +271,58 @@ def test_generated_c_is_warning_free_under_gcc_and_clang(tmp_path, cc, march, la
                    str(d / f"{m.name}.o")]
             res = subprocess.run(cmd, capture_output=True, text=True)
             assert res.returncode == 0 and not res.stderr, f"{' '.join(cmd)}:\n{res.stderr}"
+
+
+# Names the kernels use as their own locals, or that the templates define, that a model may
+# still take: a model named after them compiles warning-free (C at both lane widths, and the
+# CUDA on the host). A template that starts to use one of them where a model's names are in
+# scope fails here, and the name belongs in extract.dump.C_KEYWORDS.
+FREE_NAMES = [
+    ("lanes", "tail", "each", "first", "whole", "rest", "groups", "gs", "ws", "n", "nt",
+     "nthreads", "me"),
+    ("team", "scratch", "size", "stride", "tot", "lo", "hi", "acc", "acc0", "grad", "lr",
+     "out", "g"),
+    ("s", "t", "q", "v", "xs", "vs", "sh", "shared", "px", "tid", "grid", "offset",
+     "order"),
+]
+
+
+@pytest.mark.agda
+@pytest.mark.parametrize("names", FREE_NAMES, ids=lambda n: n[0])
+def test_a_model_may_take_the_kernels_other_names(tmp_path, names):
+    import shutil
+    from extract import cuda_host
+    from extract.frontend import compile_model
+    from test_frontend_cli import MISSING
+
+    if MISSING is not None:
+        pytest.skip(str(MISSING))
+    x, y, k, b, w, c, z, p, h, e, o, m, loss = names
+    text = f"""model names
+input  {x} : 2x6x6
+target {y} : 3
+param  {k} : 2x2x3x3
+param  {b} : 2
+param  {w} : 3x2x4x4
+param  {c} : 3
+{z} = conv2d({x}, {k}, {b})
+{p} = logistic({z})
+{h} = exp({p})
+{e} = dense({w}, {h}, {c})
+output {o} = relu({e})
+{m} = maxall({o})
+loss {loss} = sqerr({o}, {y}) + {m}
+"""
+    m_ = dump.parse(json.loads(compile_model(text)))
+    for lanes in (8, 16):
+        g = generate(m_, "f32", Options(lanes=lanes, block=lanes))
+        d = tmp_path / f"l{lanes}"
+        d.mkdir()
+        for fname, src in g.files.items():
+            (d / fname).write_text(src)
+        cmd = ["gcc", *build.CFLAGS, *build.WARNINGS, "-fsyntax-only", str(d / "names.c")]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        assert res.returncode == 0 and not res.stderr, f"{' '.join(cmd)}:\n{res.stderr}"
+    if shutil.which("g++") is None:
+        pytest.skip("g++ not installed")
+    cuda_host.compile_host(tmp_path / "cuda", g.files)

@@ -154,11 +154,42 @@ def test_unknown_function_is_one_clear_error_naming_it_and_where(op):
     assert f"unknown node {op!r}" in info.value.message
 
 
-@pytest.mark.parametrize("name", ["exp", "log", "logf", "recip", "relu", "step"])
-def test_names_of_the_functions_are_reserved(name):
+@pytest.mark.parametrize("name", ["exp", "log", "logf", "recip", "relu", "step",
+                                  # what the lane kernels, the shared group and CUDA use
+                                  "memcpy", "vreal", "hreal", "vload", "hsplat", "vstore_v",
+                                  "part", "nparts", "BLOCK", "STRIDE_GRADS", "blockIdx"])
+@pytest.mark.parametrize("where", ["chain", "context"])
+def test_names_of_the_functions_are_reserved(name, where):
     d = json.loads((DATA / "unary.json").read_text())
-    d["chain"][0]["name"] = name
+    d[where][0]["name"] = name
     with pytest.raises(dump.DumpError, match="reserved by the generated code"):
+        dump.parse(d)
+
+
+@pytest.mark.parametrize("shape", [[50000, 50000], [46341, 46341]])  # 46341² = 2^31 + 4,633
+def test_arrays_past_int_indices_are_refused(shape):
+    d = dot()
+    d["context"][1]["shape"] = shape
+    with pytest.raises(dump.DumpError, match=r"the parameters hold .* more than the generated "
+                                             r"C's int indices reach \(2,147,483,647\); the "
+                                             r"largest is 'a'"):
+        dump.parse(d)
+
+
+def test_arrays_just_within_int_indices_parse():
+    """The check runs before the expressions are read: a shape error follows, not the size's."""
+    d = dot()
+    d["context"][1]["shape"] = [46340, 46340]      # 2,147,395,600 < 2^31
+    with pytest.raises(dump.DumpError) as info:
+        dump.parse(d)
+    assert "int indices" not in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["_x", "_X", "a__b", "x__"])
+def test_names_c_reserves_are_refused(name):
+    d = json.loads((DATA / "unary.json").read_text())
+    d["context"][0]["name"] = name
+    with pytest.raises(dump.DumpError, match="underscore.*reserved by C"):
         dump.parse(d)
 
 

@@ -281,3 +281,51 @@ def test_agda_cli_model_error(tmp_path):
     assert res.stderr.startswith(f"error: mlp.model:{line}: binding z2: "), res.stderr
     assert "w2" in res.stderr
     assert files_under(tmp_path) == ["mlp.model"]
+
+
+@pytest.mark.agda
+@needs_model_command
+def test_a_byte_order_mark_is_not_part_of_the_model(tmp_path):
+    """Some editors start a UTF-8 file with U+FEFF: the model is the text after it, and an
+    error still names the file and its line."""
+    from extract.frontend import compile_model
+
+    (tmp_path / "plain.model").write_text(MLP)
+    (tmp_path / "bom.model").write_text("\ufeff" + MLP, encoding="utf-8")
+    assert compile_model(tmp_path / "bom.model") == compile_model(tmp_path / "plain.model")
+    assert compile_model("\ufeff" + MLP) == compile_model(MLP)
+    bad = MLP.replace("b1 : 128", "b1 : 64")
+    (tmp_path / "bad.model").write_text("\ufeff" + bad, encoding="utf-8")
+    line = bad.splitlines().index("z1 = dense(w1, x, b1)") + 1
+    res = run_cli(["bad.model", "--out", "gen", "--no-build"], cwd=tmp_path)
+    assert res.returncode == 1 and res.stderr.startswith(f"error: bad.model:{line}: binding z1"), \
+        res.stderr
+
+
+@pytest.mark.agda
+@needs_model_command
+def test_names_the_c_cannot_take_are_the_models_line(tmp_path):
+    """The elaborator accepts them; the extractor would not: reported at the declaring line,
+    through the CLI and runtime.load alike, before anything is generated."""
+    import runtime
+    from extract.frontend import ModelError
+
+    text = MLP.replace("b2", "memcpy")
+    line = next(k for k, t in enumerate(text.splitlines(), 1) if t.startswith("param  memcpy"))
+    (tmp_path / "m.model").write_text(text)
+    res = run_cli(["m.model", "--out", "gen"], cwd=tmp_path)
+    assert res.returncode == 1
+    assert res.stderr == f"error: m.model:{line}: name 'memcpy' is a C/CUDA keyword or " \
+                         f"reserved by the generated code\n"
+    with pytest.raises(ModelError) as info:
+        runtime.load(tmp_path / "m.model")
+    assert info.value.line == line and "memcpy" in info.value.message
+    big = MLP.replace("w1 : 128x28x28", "w1 : 3000000x28x28").replace("b1 : 128",
+                                                                      "b1 : 3000000")
+    big = big.replace("w2 : 10x128", "w2 : 10x3000000")
+    (tmp_path / "big.model").write_text(big)
+    res = run_cli(["big.model", "--out", "gen"], cwd=tmp_path)
+    assert res.returncode == 1 and res.stderr.startswith(
+        "error: big.model: the parameters hold 2,385,000,010 elements, more than the "
+        "generated C's int indices reach"), res.stderr
+    assert files_under(tmp_path) == ["big.model", "m.model"]
