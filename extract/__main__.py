@@ -58,6 +58,7 @@ def _parse_text(text: str, origin: str):
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    frontend.one_line_warnings()
     if argv[:1] == ["import"]:
         from .onnx_import import main as import_main
         return import_main(argv[1:])

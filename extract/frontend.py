@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import warnings
 from pathlib import Path
 
 from . import build
@@ -75,9 +76,14 @@ def _check_names(dump_text: str, source: str, shown: str) -> None:
         data = json.loads(dump_text)
     except ValueError:
         return
+    def line_of(name: str) -> int:
+        decl = re.compile(r"\s*(?:(?:input|target|param|output|loss)\s+)?" + re.escape(name) +
+                          r"\s*[:=]")
+        return next((k for k, text in enumerate(source.splitlines(), 1) if decl.match(text)), 0)
+
     dump.deep_enough()
     try:
-        dump.parse(data)
+        model = dump.parse(data)
     except dump.DumpError as exc:
         if exc.path == "$":
             raise ModelError(f"{shown}: {exc.message}") from None
@@ -85,10 +91,38 @@ def _check_names(dump_text: str, source: str, shown: str) -> None:
         if where is None:
             return
         name = data[where[1]][int(where[2])]["name"]
-        decl = re.compile(r"\s*(?:(?:input|target|param|output|loss)\s+)?" + re.escape(name) +
-                          r"\s*[:=]")
-        line = next((k for k, text in enumerate(source.splitlines(), 1) if decl.match(text)), 0)
-        raise ModelError(f"{shown}:{line}: {exc.message}") from None
+        raise ModelError(f"{shown}:{line_of(name)}: {exc.message}") from None
+    for what, name in _unused(model):
+        warnings.warn(f"{shown}:{line_of(name)}: {what} {name} is never read" +
+                      (": its gradient is zero and training leaves it as it is"
+                       if what == "param" else ""), UnusedWarning, stacklevel=3)
+
+
+def one_line_warnings() -> None:
+    """Command lines print a warning as ``warning: MESSAGE``, like their errors."""
+    warnings.formatwarning = lambda message, *_, **__: f"warning: {message}\n"
+
+
+class UnusedWarning(UserWarning):
+    """A declaration or binding of a model file that nothing reads (legal, but most likely a
+    mistake: a parameter that never learns, a binding computed for nothing)."""
+
+
+def _unused(model) -> list[tuple[str, str]]:
+    """(kind, name) of the inputs, parameters and bindings no binding reads, but the loss and
+    the outputs."""
+    from . import ir
+    read: set[str] = set()
+    todo = [b.expr for b in model.chain]
+    while todo:
+        e = todo.pop()
+        if isinstance(e, ir.Var) and e.kind in ("context", "chain"):
+            read.add(e.name)
+        todo.extend(e.children())
+    kept = {model.chain[-1].name, *(name for _, name in model.outputs)}
+    return [("param" if a.role == "param" else "input", a.name) for a in model.context
+            if a.name not in read] + \
+        [("binding", b.name) for b in model.chain if b.name not in read | kept]
 
 
 def compile_model(path_or_text, *, name_hint: str | None = None,

@@ -228,6 +228,12 @@ def main(argv: list[str] | None = None) -> int:
 
     args = ap.parse_args(argv)
     try:
+        from extract.frontend import one_line_warnings
+
+        one_line_warnings()
+    except ImportError:
+        pass
+    try:
         return args.func(args)
     except (ValueError, FileNotFoundError, ModelCompileError, *_model_errors()) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -108,7 +108,9 @@ BAD = [
      ["binding loss", "scalar", "found shape 10"]),
     ("syntax", ("dense(w1, x, b1)", "dense(w1, x, b1"),
      ["expected", "','", "')'"]),
-    ("duplicate name", ("param  b2 : 10", "param  b1 : 10"), ["b1 is already defined"]),
+    ("duplicate name", ("param  b2 : 10", "param  b1 : 10"), ["b1 is already defined (line 9)"]),
+    ("decimal number", ("sqerr(out, y)", "sqerr(out, y) * 0.5"),
+     ["mlp.model:", "found '.': numbers are whole", "no decimals"]),
 ]
 
 

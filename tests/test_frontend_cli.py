@@ -329,3 +329,37 @@ def test_names_the_c_cannot_take_are_the_models_line(tmp_path):
         "error: big.model: the parameters hold 2,385,000,010 elements, more than the "
         "generated C's int indices reach"), res.stderr
     assert files_under(tmp_path) == ["big.model", "m.model"]
+
+
+UNUSED = """model u
+input  x : 4
+target y : 2
+param  w : 2x4
+param  spare : 3
+h = dense(w, x)
+junk = h + h
+output o = logistic(h)
+loss l = sqerr(o, y)
+"""
+
+
+@pytest.mark.agda
+@needs_model_command
+def test_what_nothing_reads_is_a_warning(tmp_path):
+    import warnings
+
+    from extract.frontend import UnusedWarning, compile_model
+
+    (tmp_path / "u.model").write_text(UNUSED)
+    res = run_cli(["u.model", "--out", "gen", "--no-build"], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stderr.splitlines() == [
+        "warning: u.model:5: param spare is never read: its gradient is zero and training "
+        "leaves it as it is",
+        "warning: u.model:7: binding junk is never read"]
+    with pytest.warns(UnusedWarning, match="param spare"):
+        compile_model(tmp_path / "u.model")
+    with warnings.catch_warnings():               # the zoo reads everything it declares
+        warnings.simplefilter("error")
+        for model in sorted((Path(__file__).resolve().parent.parent / "models").glob("*.model")):
+            compile_model(model)

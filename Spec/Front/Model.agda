@@ -109,9 +109,6 @@ private
 -- Statements
 
 private
-  member : String → List String → Bool
-  member x = List.any (x String.==_)
-
   lineOf : ∀ {A : Set} → List (ℕ × A) → ℕ
   lineOf []            = 1
   lineOf ((l , _) ∷ _) = l
@@ -134,14 +131,20 @@ private
       fail (showℕ l′ ++ ": declarations (input, target, param) come before the bindings; "
             ++ y ++ " is declared after the binding " ++ x ++ " (line " ++ showℕ l ++ ")")
 
+  -- The line of the first statement that defines x, if one does.
+  defined-at : String → List (ℕ × String) → Maybe ℕ
+  defined-at x [] = nothing
+  defined-at x ((l , y) ∷ ys) = if x String.== y then just l else defined-at x ys
+
   -- Every name once, not reserved for derivatives.
-  names-ok : List String → List (ℕ × String) → Result (List String)
+  names-ok : List (ℕ × String) → List (ℕ × String) → Result (List (ℕ × String))
   names-ok seen [] = ok seen
-  names-ok seen ((l , x) ∷ xs) =
-    if member x seen then fail (showℕ l ++ ": " ++ x ++ " is already defined")
-    else if String.fromList (List.take 2 (String.toList x)) String.== "d_"
+  names-ok seen ((l , x) ∷ xs) with defined-at x seen
+  ... | just l′ = fail (showℕ l ++ ": " ++ x ++ " is already defined (line " ++ showℕ l′ ++ ")")
+  ... | nothing =
+    if String.fromList (List.take 2 (String.toList x)) String.== "d_"
     then fail (showℕ l ++ ": " ++ x ++ ": names starting with d_ are reserved for gradients")
-    else names-ok (x ∷ seen) xs
+    else names-ok ((l , x) ∷ seen) xs
 
   base : List (ℕ × Role × String × S) → ChainCtx
   base = List.foldl (λ c (_ , _ , x , s) → c ▸ (x , s)) ε

@@ -42,8 +42,13 @@ private
   showTok (sym c)      = "'" ++ String.fromChar c ++ "'"
   showTok (bad c)      = "the character '" ++ String.fromChar c ++ "'"
 
+  -- A '.' with digits right after it (0.5) is a decimal point: say so.
   found : Ts → String
   found []                    = "the end of the statement"
+  found (token _ c (sym '.') ∷ token _ c′ (nat _) ∷ _) =
+    if c′ ℕ.≡ᵇ suc c
+    then "'.': numbers are whole (0, 1, and / N divides by N); there are no decimals"
+    else "'.'"
   found (token _ _ t ∷ _)     = showTok t
 
   keyword : String → Bool
