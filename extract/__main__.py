@@ -7,7 +7,7 @@
 (``extract/onnx_import.py``).
 
 MODEL is a built-in model's name (its dump is ``build/dump/MODEL.json`` by default, made by
-``make dump`` when missing, or ``--dump``), a dump file ``*.json``, or a model file ``*.model``
+``make dump`` when no dump is built yet, or ``--dump``), a dump file ``*.json``, or a model file ``*.model``
 (compiled into a dump by the Agda executable, ``extract/frontend.py``). Writes ``M.h``, ``M.c``,
 ``M.cu`` (M the model's name) and the dump they come from, ``M.dump.json`` (what ``python -m
 extract.validate DIR`` checks them against), into ``--out`` (default ``build/gen/PRECISION``

@@ -257,7 +257,8 @@ def dump_path(model: str, make: bool = True) -> Path:
     known = builtin_models()
     if known:  # dumps are there, just not this one: do not run `make dump` for a typo
         raise ValueError(f"unknown model {model!r}: not a built-in model ({', '.join(known)}), "
-                         f"a dump (.json) or a model file (.model)")
+                         f"a dump (.json) or a model file (.model); if it is a built-in model "
+                         f"newer than these dumps, run `make dump`")
     if (ROOT / "Makefile").is_file() and (ROOT / "Spec").is_dir():
         res = subprocess.run(["make", "dump"], cwd=ROOT, capture_output=True, text=True)
         path = locate("dumps", f"{model}.json")

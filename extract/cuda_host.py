@@ -99,7 +99,11 @@ def build_host(model_name: str, precision: str, files: dict, cdef: str) -> tuple
             if not (final / "ok").exists():
                 tmp = final.with_name(final.name + f".tmp{os.getpid()}")
                 shutil.rmtree(tmp, ignore_errors=True)
-                compile_host(tmp, files)
+                try:
+                    compile_host(tmp, files)
+                except BaseException:
+                    shutil.rmtree(tmp, ignore_errors=True)  # no half-built library left behind
+                    raise
                 (tmp / "ok").write_text("")
                 shutil.rmtree(final, ignore_errors=True)
                 os.rename(tmp, final)

@@ -46,18 +46,26 @@ private public protected virtual friend typename using real size_t NULL main exp
 logistic recip relu step fmax_ idx sample imin imax
 memcpy memset omp_get_num_threads omp_get_thread_num share barrier part nparts blocks forward_n
 backward_n LANE_LOOP BLOCK STRIDE_INPUTS STRIDE_VALUES STRIDE_GRADS dim3 uint3 gridDim blockDim
-blockIdx threadIdx Launch pk_launch pk_cuda_host pk_cuda_host_order std
+blockIdx threadIdx Launch pk_launch pk_cuda_host pk_cuda_host_order std PK_CUDA_HOST_H
+nullptr try catch throw and or not xor bitand bitor compl not_eq or_eq xor_eq and_eq explicit
+mutable export constexpr consteval constinit decltype noexcept static_assert static_cast
+const_cast dynamic_cast reinterpret_cast typeid wchar_t char8_t char16_t char32_t thread_local
+asm alignas alignof concept requires co_await co_return co_yield final override
 """.split()) | frozenset(
     # the lane kernels' vector helpers (templates/c/model.c.j2), full (v) and half (h) width
     p + h for p in "vh" for h in """real mask bits ints load store store_v splat sel fmax_ fmax_a
     fmax_b relu relu_x step step_x exp exp_at exp_x logistic logistic_at logistic_x""".split()
 ) | {"VEXP_MINMAX", "VEXP_AVX512", "HEXP_MINMAX", "HEXP_AVX512"}
-# Every identifier the generated C and CUDA use where a model's names are in scope (a name of a
-# model becomes a kernel's parameter or local) is here, or begins with an underscore or holds a
-# double one (reserved by C and C++): tests/test_extract_dump.py compiles a model named after
-# each identifier the templates define that is not here.
+# C's and C++'s keywords (the CUDA compiles as C++), and every identifier the generated C and
+# CUDA use where a model's names are in scope (a name of a model becomes a kernel's parameter
+# or local). Also refused: names that begin with an underscore or hold a double one (reserved
+# by C and C++), and names with the word `lanes` or `hlanes` (a kernel is M_forward_NAME_lanes).
+# tests/test_extract_build.py compiles models named after identifiers the kernels use that are
+# not here, as inputs, parameters and bindings.
 
 INT_MAX = 2 ** 31 - 1
+MAX_LANES = 16                        # the most lanes a kernel has (extract/sources.py)
+MAX_ELEMENTS = INT_MAX // MAX_LANES   # per group of arrays: see _fits_int
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -344,6 +352,9 @@ def _name(x: Any, path: str, used: dict[str, str]) -> str:
                                     f"generated code")
     _req(not x.startswith("_") and "__" not in x, path,
          f"name {x!r} begins with an underscore or holds a double one (reserved by C and C++)")
+    _req(not {"lanes", "hlanes"} & set(x.split("_")), path,
+         f"name {x!r} has the word lanes or hlanes, which the generated kernels' names use "
+         f"(M_forward_NAME_lanes)")
     _req(x not in used, path, f"name {x!r} is already used at {used.get(x)}")
     used[x] = path
     return x
@@ -351,12 +362,13 @@ def _name(x: Any, path: str, used: dict[str, str]) -> str:
 
 def _fits_int(what: str, group: list) -> None:
     """The generated C indexes with int, its structs (all parameters, all inputs, all
-    bindings) included."""
+    bindings) included, and the lane kernels index up to MAX_LANES samples' worth of each."""
     total = sum(ir.size(a.shape) for a in group)
-    if total > INT_MAX:
+    if total > MAX_ELEMENTS:
         big = max(group, key=lambda a: ir.size(a.shape))
         raise DumpError("$", f"the {what} hold {total:,} elements, more than the generated C's "
-                             f"int indices reach ({INT_MAX:,}); the largest is {big.name!r} "
+                             f"int indices reach ({MAX_ELEMENTS:,}: {INT_MAX:,} over "
+                             f"{MAX_LANES} lanes); the largest is {big.name!r} "
                              f"({ir.size(big.shape):,})")
 
 

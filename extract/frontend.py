@@ -83,7 +83,7 @@ def _check_names(dump_text: str, source: str, shown: str) -> None:
 
     dump.deep_enough()
     try:
-        model = dump.parse(data)
+        model = dump.parse(data, schema=False)  # the elaborator's output: names and sizes
     except dump.DumpError as exc:
         if exc.path == "$":
             raise ModelError(f"{shown}: {exc.message}") from None

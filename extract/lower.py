@@ -512,7 +512,7 @@ def lower_array(model: ir.Model, array: ir.Array, options: Options = Options()) 
         body = tighten_bounds(k.run(), options.threads)
         if not options.threads:
             # splitting can turn a guard into an equality with a new loop: tighten again
-            body = interchange_loops(tighten_bounds(split_div_loops(body), options.threads))
+            body = interchange_loops(tighten_bounds(split_div_loops(body, taken), options.threads))
         bad = [v for v in k.violations if v.factor > options.recompute_limit]
         if not bad:
             reads = stmt_loads(body)

@@ -69,7 +69,13 @@ def _atoms(stmts) -> set:
     return out
 
 
-def _split(loop: For) -> For:
+def _fresh(base: str, taken) -> str:
+    while base in taken:
+        base += "_"
+    return base
+
+
+def _split(loop: For, taken) -> For:
     v = loop.var
     if loop.lo or loop.hi:
         return loop
@@ -77,8 +83,8 @@ def _split(loop: For) -> For:
     for d in divisors:
         if d < 2 or v.extent % d or v.extent == d:
             continue
-        q = IVar(f"{v.name}_q", v.extent // d, v.rank)
-        r = IVar(f"{v.name}_r", d, v.rank)
+        q = IVar(_fresh(f"{v.name}_q", taken), v.extent // d, v.rank)
+        r = IVar(_fresh(f"{v.name}_r", taken), d, v.rank)
         body = c.subst_stmts(loop.body, {v: Affine.of(q).scale(d) + Affine.of(r)})
         if any(q in a.a.ivars() or r in a.a.ivars() for a in _atoms(body)):
             continue
@@ -86,13 +92,16 @@ def _split(loop: For) -> For:
     return loop
 
 
-def split_div_loops(stmts) -> tuple:
+def split_div_loops(stmts, taken=frozenset()) -> tuple:
+    """``taken``: names the new loop variables must not take (the model's arrays: a C local
+    of that name would hide the array)."""
     out = []
     for s in stmts:
         if isinstance(s, For):
-            out.append(_split(For(s.var, split_div_loops(s.body), s.parallel, s.lo, s.hi)))
+            out.append(_split(For(s.var, split_div_loops(s.body, taken), s.parallel, s.lo, s.hi),
+                              taken))
         elif isinstance(s, If):
-            out.append(If(s.cond, split_div_loops(s.body)))
+            out.append(If(s.cond, split_div_loops(s.body, taken)))
         else:
             out.append(s)
     return tuple(out)

@@ -16,6 +16,7 @@ Command line: ``python -m runtime train MODEL`` and ``python -m runtime predict 
 
 from pathlib import Path
 
+from . import data
 from .idx import load_mnist, read_idx, write_idx
 from .model import DivergedError, Model, load
 from .spec import ModelSpec, model_spec
@@ -37,6 +38,7 @@ __all__ = [
     "DivergedError",
     "Model",
     "ModelSpec",
+    "data",
     "init_params",
     "load",
     "load_mnist",

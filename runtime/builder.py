@@ -43,8 +43,9 @@ so an input that is not a name is bound first (``h1``, ``h2``, ...). Elementwise
 ``bind(name, e)`` names a binding; ``expr(text)`` is the escape hatch for anything else
 (``for``, ``sum``, ``tile``, ``slide``, ...; written as given, never bound automatically).
 Names must be C identifiers not starting with ``d_``; which words are reserved is the
-elaborator's to say. ``text()`` is the model file, ``save(path)`` writes it, ``compile()``
-returns its dump, ``load(**kw)`` is ``runtime.load(self, **kw)``.
+elaborator's and the extractor's to say (``extract.dump.C_KEYWORDS``, docs/model-format.md
+§2). ``text()`` is the model file, ``save(path)`` writes it, ``compile()`` returns its dump,
+``load(**kw)`` is ``runtime.load(self, **kw)``.
 """
 from __future__ import annotations
 

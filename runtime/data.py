@@ -38,9 +38,20 @@ def _open_npz(path: Path):
     if not path.is_file():
         raise FileNotFoundError(f"data file {path} does not exist")
     try:
-        return np.load(path, allow_pickle=False)
+        z = np.load(path, allow_pickle=False)
     except (OSError, ValueError, zipfile.BadZipFile) as e:
         raise DataError(f"{path}: not a NumPy .npz archive ({e})") from None
+    if not isinstance(z, np.lib.npyio.NpzFile):  # a .npy: one array, no names
+        raise DataError(f"{path}: a single array (.npy), not an .npz archive of x_train, "
+                        f"y_train, ... (numpy.savez writes one)")
+    return z
+
+
+def _array(z, path: Path, key: str) -> np.ndarray:
+    try:
+        return z[key]
+    except ValueError as e:  # object arrays need pickles, which are never loaded
+        raise DataError(f"{path}: {key}: {e}") from None
 
 
 def has_split(path: str | os.PathLike, split: str) -> bool:
@@ -74,7 +85,7 @@ def load_split(
         for key in (f"x_{split}", f"y_{split}"):
             if key not in z.files:
                 raise DataError(f"{path}: no array {key} (it has {', '.join(sorted(z.files))})")
-        x, y = z[f"x_{split}"], z[f"y_{split}"]
+        x, y = _array(z, path, f"x_{split}"), _array(z, path, f"y_{split}")
     if x.dtype == np.uint8:
         x = x.astype(np.float32) / np.float32(255.0)
     elif x.dtype not in (np.float32, np.float64):

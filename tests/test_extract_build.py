@@ -75,6 +75,14 @@ def test_a_failed_build_leaves_nothing_in_the_cache(tmp_path, monkeypatch):
     with pytest.raises(Exception):
         build.build(m.name, "f64", broken, g.cdef)
     assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")] == []
+    import shutil
+    if shutil.which("g++") is not None:                     # the CUDA on the host, likewise
+        from extract import cuda_host
+        cu = next(f for f in g.files if f.endswith(".cu"))
+        with pytest.raises(RuntimeError, match="g\\+\\+ failed"):
+            cuda_host.build_host(m.name, "f64", {**g.files, cu: g.files[cu] + "\nnot C++;\n"},
+                                 g.cdef)
+        assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")] == []
 
 
 def test_flags_exclude_value_changing_fast_math():
@@ -278,7 +286,7 @@ def test_generated_c_is_warning_free_under_gcc_and_clang(tmp_path, cc, march, la
 # CUDA on the host). A template that starts to use one of them where a model's names are in
 # scope fails here, and the name belongs in extract.dump.C_KEYWORDS.
 FREE_NAMES = [
-    ("lanes", "tail", "each", "first", "whole", "rest", "groups", "gs", "ws", "n", "nt",
+    ("lane", "tail", "each", "first", "whole", "rest", "groups", "gs", "ws", "n", "nt",
      "nthreads", "me"),
     ("team", "scratch", "size", "stride", "tot", "lo", "hi", "acc", "acc0", "grad", "lr",
      "out", "g"),
@@ -288,7 +296,8 @@ FREE_NAMES = [
 
 
 @pytest.mark.agda
-@pytest.mark.parametrize("names", FREE_NAMES, ids=lambda n: n[0])
+@pytest.mark.parametrize("names", [*FREE_NAMES, *(n[6:] + n[:6] for n in FREE_NAMES)],
+                         ids=lambda n: n[0])      # each name as a declaration and a binding
 def test_a_model_may_take_the_kernels_other_names(tmp_path, names):
     import shutil
     from extract import cuda_host

@@ -157,7 +157,9 @@ def test_unknown_function_is_one_clear_error_naming_it_and_where(op):
 @pytest.mark.parametrize("name", ["exp", "log", "logf", "recip", "relu", "step",
                                   # what the lane kernels, the shared group and CUDA use
                                   "memcpy", "vreal", "hreal", "vload", "hsplat", "vstore_v",
-                                  "part", "nparts", "BLOCK", "STRIDE_GRADS", "blockIdx"])
+                                  "part", "nparts", "BLOCK", "STRIDE_GRADS", "blockIdx",
+                                  # C++'s (the CUDA compiles as C++)
+                                  "nullptr", "and", "constexpr", "PK_CUDA_HOST_H"])
 @pytest.mark.parametrize("where", ["chain", "context"])
 def test_names_of_the_functions_are_reserved(name, where):
     d = json.loads((DATA / "unary.json").read_text())
@@ -166,21 +168,22 @@ def test_names_of_the_functions_are_reserved(name, where):
         dump.parse(d)
 
 
-@pytest.mark.parametrize("shape", [[50000, 50000], [46341, 46341]])  # 46341² = 2^31 + 4,633
+@pytest.mark.parametrize("shape", [[50000, 50000], [11586, 11586]])  # 11586² = 2^27 + 16,964
 def test_arrays_past_int_indices_are_refused(shape):
+    """The lane kernels index 16 samples' worth of an array with int: 2^31 / 16 elements."""
     d = dot()
     d["context"][1]["shape"] = shape
     with pytest.raises(dump.DumpError, match=r"the parameters hold .* more than the generated "
-                                             r"C's int indices reach \(2,147,483,647\); the "
-                                             r"largest is 'a'"):
+                                             r"C's int indices reach \(134,217,727: "
+                                             r"2,147,483,647 over 16 lanes\); the largest is "
+                                             r"'a'"):
         dump.parse(d)
 
 
-def test_arrays_just_within_int_indices_parse():
-    """The check runs before the expressions are read: a shape error follows, not the size's."""
+def test_arrays_within_int_indices_pass_the_size_check():
     d = dot()
-    d["context"][1]["shape"] = [46340, 46340]      # 2,147,395,600 < 2^31
-    with pytest.raises(dump.DumpError) as info:
+    d["context"][1]["shape"] = [11585, 11585]                 # 134,212,225 < 2^27
+    with pytest.raises(dump.DumpError) as info:               # the expressions' shapes differ
         dump.parse(d)
     assert "int indices" not in str(info.value)
 
@@ -190,6 +193,16 @@ def test_names_c_reserves_are_refused(name):
     d = json.loads((DATA / "unary.json").read_text())
     d["context"][0]["name"] = name
     with pytest.raises(dump.DumpError, match="underscore.*reserved by C"):
+        dump.parse(d)
+
+
+@pytest.mark.parametrize("name", ["lanes", "hlanes", "c_lanes", "b_hlanes_acc", "lanes_x"])
+@pytest.mark.parametrize("where", ["chain", "context"])
+def test_names_with_the_word_lanes_are_refused(name, where):
+    """M_forward_c_lanes is binding c's lane kernel: a binding c_lanes would clash."""
+    d = json.loads((DATA / "unary.json").read_text())
+    d[where][0]["name"] = name
+    with pytest.raises(dump.DumpError, match="the word lanes or hlanes"):
         dump.parse(d)
 
 

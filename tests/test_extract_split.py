@@ -68,6 +68,18 @@ def test_div_indices_become_affine_in_the_same_order():
     assert trace(after) == trace(before)
 
 
+def test_new_loop_variables_avoid_the_models_names():
+    """A model's array named j1_q would be hidden by a C local j1_q."""
+    before = pool_backward()
+    after = split_div_loops(before, taken={"j1_q", "j1_q_", "j2_r", "c"})
+    names, s = [], after[0]
+    while isinstance(s, For):
+        names.append(s.var.name)
+        s = s.body[0]
+    assert names == ["j1_q__", "j1_r", "j2_q", "j2_r_"]
+    assert trace(after) == trace(before)
+
+
 def test_mod_guard_is_split_and_keeps_the_same_terms():
     # acc[i] += x[t] for t < 6 with t % 2 == i: the guard reads t only through mod 2
     i, t = IVar("i", 2, 0), IVar("t", 6, 1)

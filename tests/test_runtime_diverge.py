@@ -28,6 +28,13 @@ def exploding(m):
 
 def test_nan_loss_stops_training_before_its_update(monkeypatch):
     use_backend("double", monkeypatch)
+    fn, updates = Kernels.fn, []
+
+    def counting(self, name):
+        f = fn(self, name)
+        return (lambda *a: (updates.append(1), f(*a))[1]) if name == "sgd_update" else f
+
+    monkeypatch.setattr(Kernels, "fn", counting)
     m = runtime.load("cnn", precision="f64", init="random")
     m.set_params(exploding(m))
     before = m.get_params()
@@ -38,7 +45,7 @@ def test_nan_loss_stops_training_before_its_update(monkeypatch):
         m.train(x, y, epochs=2, batch_size=20, lr=0.5, threads=1, progress=False)
     for n, a in before.items():
         assert m.params[n].tobytes() == a.tobytes(), n
-    assert m.history["epoch"] == []
+    assert m.history["epoch"] == [] and updates == []      # the NaN batch was never applied
 
 
 def poison_in_epoch(monkeypatch, m, epoch, batches_per_epoch):
@@ -174,8 +181,18 @@ def test_npz_errors(tmp_path, monkeypatch, capsys, arrays, message):
 def test_not_an_npz(tmp_path, capsys):
     path = tmp_path / "d.npz"
     path.write_bytes(b"not a zip")
-    assert main(["train", "cnn", "--data", str(path), "--no-progress"]) == 2
-    assert "not a NumPy .npz archive" in capsys.readouterr().err
+    npy = tmp_path / "x.npy"
+    np.save(npy, np.zeros((3, 28, 28), np.float32))
+    objects = tmp_path / "o.npz"
+    np.savez(objects, x_train=np.array([None, 1], dtype=object), y_train=np.zeros(2, int))
+    for data, message in ((path, "d.npz: not a NumPy .npz archive"),
+                          (npy, "x.npy: a single array (.npy), not an .npz archive"),
+                          (objects, "o.npz: x_train: Object arrays cannot be loaded")):
+        assert main(["train", "cnn", "--data", str(data), "--no-progress", "--out",
+                     str(tmp_path / "o")]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+    assert not (tmp_path / "o").exists()
 
 
 def test_cli_shuffle_and_limits(tmp_path, monkeypatch, capsys):
