@@ -285,13 +285,19 @@ class ModelBuilder:
         if len(ks) != len(r) + 1 or any(si > ri for si, ri in zip(ks[1:], r)):
             raise ValueError(f"conv: a kernel of shape {show_shape(ks)} does not fit the input "
                              f"{x} of shape {show_shape(r)}")
+        n, x, k, b = self._kernel("conv", x, channels, ks, weight, bias)
+        return Expr(self, f"conv({x}, {k}{b})",
+                    (ks[0], *(ri - si + 1 for ri, si in zip(r, ks[1:]))), auto=("z", n))
+
+    def _kernel(self, layer: str, x: Expr, channels, ks: tuple, weight, bias) -> tuple:
+        """A convolution's layer number, its input (named), its kernel (declared ``k<n>``
+        unless given) and the text of its bias argument (``", b<n>"``, or empty)."""
         if isinstance(bias, Expr):
-            _same("conv: the bias", bias.shape, ks[:1])
+            _same(f"{layer}: the bias", bias.shape, ks[:1])
         n, x = self._layer(), self._named(x)
         k = channels._ref() if isinstance(channels, Expr) else \
             self.param(weight or f"k{n}", ks)
-        return Expr(self, f"conv({x}, {k}{self._bias(bias, n, ks[0])})",
-                    (ks[0], *(ri - si + 1 for ri, si in zip(r, ks[1:]))), auto=("z", n))
+        return n, x, k, self._bias(bias, n, ks[0])
 
     def conv2d(self, x, channels, kernel=None, *, padding: int = 0, stride: int = 1,
                weight: str | None = None, bias=True) -> Expr:
@@ -318,12 +324,7 @@ class ModelBuilder:
                 any(k > n + 2 * padding for k, n in zip(ks[-2:], r[-2:])):
             raise ValueError(f"conv2d: a kernel of shape {show_shape(ks)} does not fit the "
                              f"input {x} of shape {show_shape(r)} padded by {padding}")
-        if isinstance(bias, Expr):
-            _same("conv2d: the bias", bias.shape, ks[:1])
-        n, x = self._layer(), self._named(x)
-        k = channels._ref() if isinstance(channels, Expr) else \
-            self.param(weight or f"k{n}", ks)
-        b = self._bias(bias, n, ks[0])
+        n, x, k, b = self._kernel("conv2d", x, channels, ks, weight, bias)
         extra = f", {padding}, {stride}" if stride != 1 else f", {padding}" if padding else ""
         out = tuple((m + 2 * padding - kk) // stride + 1 for m, kk in zip(r[-2:], ks[-2:]))
         return Expr(self, f"conv2d({x}, {k}{b}{extra})", (ks[0], *out), auto=("z", n))
