@@ -7,12 +7,13 @@
 (``extract/onnx_import.py``).
 
 MODEL is a built-in model's name (its dump is ``build/dump/MODEL.json`` by default, made by
-``make dump`` when no dump is built yet, or ``--dump``), a dump file ``*.json``, or a model file ``*.model``
-(compiled into a dump by the Agda executable, ``extract/frontend.py``). Writes ``M.h``, ``M.c``,
-``M.cu`` (M the model's name) and the dump they come from, ``M.dump.json`` (what ``python -m
-extract.validate DIR`` checks them against), into ``--out`` (default ``build/gen/PRECISION``
-under the current directory; ``--show`` alone prints the C and writes nothing), and builds the C through cffi unless ``--no-build``; ``--dump-out`` also writes the dump
-elsewhere. Any problem with the model, the dump or the extraction is printed as one line and
+``make dump`` when no dump is built yet, or ``--dump``), a dump file ``*.json``, or a model
+file ``*.model`` (compiled into a dump by the Agda executable, ``extract/frontend.py``). Writes
+``M.h``, ``M.c``, ``M.cu`` (M the model's name) and the dump they come from, ``M.dump.json``
+(what ``python -m extract.validate DIR`` checks them against), into ``--out`` (default
+``build/gen/PRECISION`` under the current directory; ``--show`` alone prints the C and writes
+nothing), and builds the C through cffi unless ``--no-build``; ``--dump-out`` also writes the
+dump elsewhere. Any problem with the model, the dump or the extraction is printed as one line and
 the exit status is 1; nothing is written then (no file, no directory, no cache entry).
 
 ``--html`` and ``--latex`` write the model as mathematics instead (``extract/render.py``): one
@@ -68,9 +69,11 @@ def main(argv=None) -> int:
     ap.add_argument("--dump", type=Path, help="the dump of a built-in model (default "
                                               "build/dump/MODEL.json)")
     ap.add_argument("--dump-out", type=Path, help="also write the dump to this file")
-    ap.add_argument("--out", type=Path, help="output directory (default build/gen/PRECISION under the current "
+    ap.add_argument("--out", type=Path,
+                    help="output directory (default build/gen/PRECISION under the current "
                          "directory)")
-    ap.add_argument("--show", action="store_true", help="print the generated C (and write it only with --out)")
+    ap.add_argument("--show", action="store_true",
+                    help="print the generated C (and write it only with --out)")
     ap.add_argument("--precision", choices=("f32", "f64"), default="f32")
     ap.add_argument("--no-build", action="store_true", help="only write the sources")
     ap.add_argument("--strategy", choices=("auto", "dest", "element"), default="auto")

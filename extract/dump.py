@@ -63,6 +63,8 @@ asm alignas alignof concept requires co_await co_return co_yield final override
 # tests/test_extract_build.py compiles models named after identifiers the kernels use that are
 # not here, as inputs, parameters and bindings.
 
+LANE_WORDS = frozenset({"lanes", "hlanes"})
+
 INT_MAX = 2 ** 31 - 1
 MAX_LANES = 16                        # the most lanes a kernel has (extract/sources.py)
 MAX_ELEMENTS = INT_MAX // MAX_LANES   # per group of arrays: see _fits_int
@@ -150,10 +152,7 @@ class _ExprParser:
     def fresh(self, role: str, depth: int) -> str:
         # named by role and binder depth: nested binders get distinct names, and equal
         # subterms at equal depths get equal names (so later passes can share their work)
-        name = f"{role}{depth}"
-        while name in self.reserved:
-            name += "_"
-        return name
+        return ir.fresh_name(f"{role}{depth}", self.reserved)
 
     def node(self, x: Any, scope: list[_Entry], path: str) -> ir.Node:
         _req(isinstance(x, dict), path, "an expression must be an object")
@@ -345,16 +344,25 @@ class _ExprParser:
         return ir.IxMinusR(body.shape, s, p, i, j, var, body)
 
 
+def name_problem(x: str) -> str | None:
+    """Why the generated C cannot take the identifier ``x`` as a model's name (None if it
+    can): the one rule for dumps and for the names the ONNX importer makes."""
+    if x in C_KEYWORDS:
+        return f"name {x!r} is a C/CUDA keyword or reserved by the generated code"
+    if x.startswith("_") or "__" in x:
+        return (f"name {x!r} begins with an underscore or holds a double one (reserved by C "
+                f"and C++)")
+    if LANE_WORDS & set(x.split("_")):
+        return (f"name {x!r} has the word lanes or hlanes, which the generated kernels' names "
+                f"use (M_forward_NAME_lanes)")
+    return None
+
+
 def _name(x: Any, path: str, used: dict[str, str]) -> str:
     _req(isinstance(x, str) and _IDENT.fullmatch(x) is not None, path,
          f"not a C identifier: {json.dumps(x)[:60]}")
-    _req(x not in C_KEYWORDS, path, f"name {x!r} is a C/CUDA keyword or reserved by the "
-                                    f"generated code")
-    _req(not x.startswith("_") and "__" not in x, path,
-         f"name {x!r} begins with an underscore or holds a double one (reserved by C and C++)")
-    _req(not {"lanes", "hlanes"} & set(x.split("_")), path,
-         f"name {x!r} has the word lanes or hlanes, which the generated kernels' names use "
-         f"(M_forward_NAME_lanes)")
+    problem = name_problem(x)
+    _req(problem is None, path, problem or "")
     _req(x not in used, path, f"name {x!r} is already used at {used.get(x)}")
     used[x] = path
     return x

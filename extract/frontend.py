@@ -134,17 +134,17 @@ def compile_model(path_or_text, *, name_hint: str | None = None,
     ``<string>`` for text). Raises ``ModelError``, ``FileNotFoundError`` or ``RuntimeError``."""
     is_text = isinstance(path_or_text, str) and "\n" in path_or_text
     if is_text:
-        arg, stdin, shown = "-", path_or_text.removeprefix(BOM), name_hint or "<string>"
+        source, shown = path_or_text, name_hint or "<string>"
     else:
         given = os.fspath(path_or_text)
         if not Path(given).is_file():
             raise FileNotFoundError(f"no model file {given}")
         # a path starting with '-' would read as an option (or as stdin)
-        arg, stdin, shown = ("./" + given if given.startswith("-") else given), None, \
-            name_hint or given
-        with open(given, "rb") as f:
-            if f.read(3) == BOM.encode():  # an editor's byte-order mark: not the model's
-                arg, stdin = "-", Path(given).read_text(encoding="utf-8").removeprefix(BOM)
+        arg, shown = ("./" + given if given.startswith("-") else given), name_hint or given
+        source = Path(given).read_text(encoding="utf-8", errors="replace")
+    stdin = None
+    if is_text or source.startswith(BOM):  # the text on stdin; an editor's byte-order mark
+        arg, stdin = "-", source.removeprefix(BOM)  # is not the model's
     exe = agda_main()
     if not os.access(exe, os.X_OK):
         raise RuntimeError(f"the Agda executable {exe} is missing; build it with `make dump` "
@@ -158,8 +158,7 @@ def compile_model(path_or_text, *, name_hint: str | None = None,
         raise RuntimeError(f"cannot run {exe}: {exc}") from None
     err = res.stderr.strip()
     if res.returncode == 0 and res.stdout.strip():
-        _check_names(res.stdout, stdin if stdin is not None else Path(given).read_text(
-            encoding="utf-8", errors="replace"), shown)
+        _check_names(res.stdout, source, shown)
         return res.stdout
     one_line = _LINE.fullmatch(err)            # `.` stops at a line break
     if res.returncode == 1 and not res.stdout.strip() and one_line:

@@ -290,6 +290,14 @@ class IxMinusR(Node):
 BINDERS = (IMapS, IMap, IMapB, Sum, IxMinus, IxMinusR)
 
 
+def fresh_name(base: str, taken) -> str:
+    """``base``, or ``base_``, ``base__``, ... : the first that is not in ``taken`` (the names
+    a new C local must not hide or repeat)."""
+    while base in taken:
+        base += "_"
+    return base
+
+
 def rewrite(e: Node, f) -> Node:
     """``e`` with each outermost subterm ``t`` for which ``f(t)`` is a node replaced by that node
     (``f`` returns None to look inside ``t``); unchanged subtrees are shared, not copied."""

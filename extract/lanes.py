@@ -31,16 +31,13 @@ from __future__ import annotations
 
 from . import code as c
 from .code import Affine, Buffer, For, If, IVar, Load, Store, names_in
+from .ir import fresh_name
 
 
 def lane_name(stmts, taken: set) -> str:
     """``l``, or ``l_``, ``l__``... if a loop variable, local or array of the kernel is so
     called."""
-    used = set(taken) | names_in(stmts)
-    name = "l"
-    while name in used:
-        name += "_"
-    return name
+    return fresh_name("l", set(taken) | names_in(stmts))
 
 
 class _Widen:

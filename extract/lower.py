@@ -173,9 +173,7 @@ class _Kernel:
 
     # names and loops ----------------------------------------------------------------------
     def cname(self, base: str) -> str:
-        while base in self.taken:
-            base += "_"
-        return base
+        return ir.fresh_name(base, self.taken)
 
     def local(self, base: str) -> str:
         name = self.cname(f"{base}{self.nlocals}")

@@ -61,16 +61,13 @@ SUPPORTED = {
 
 _FLOAT_TYPES = {1: "float32", 11: "float64"}
 
-# names a binding or parameter may not take: the language's words and builtins, and those of
-# the generated C (functions, keywords)
+# names a binding or parameter may not take: the language's words and builtins (the generated
+# C's are dump.name_problem's)
 _RESERVED = set("""
 for sum tile
 logistic exp log recip relu step max slide backslide block zerobut div mod
-dense conv conv2d avgpool maxpool maxall sqerr fmax_ fmax fmin expf logf exp_ log_
-auto break case char const continue default do double else enum extern float goto if inline
-int long register restrict return short signed sizeof static struct switch typedef union
-unsigned void volatile while real bool true false main i j k n
-""".split()) | dump.C_KEYWORDS
+dense conv conv2d avgpool maxpool maxall sqerr fmax_ fmax fmin expf logf exp_ log_ i j k n
+""".split())
 
 
 @dataclass
@@ -163,8 +160,10 @@ class _Importer:
             s = "t" + s
         if s.startswith("d_"):
             s = "v" + s
+        # the word lanes names generated kernels: "x_lanes" -> x_lanes0
+        s = "_".join(w + "0" if w in dump.LANE_WORDS else w for w in s.split("_"))
         base, n = s, 1
-        while s in _RESERVED or s in used:
+        while s in _RESERVED or dump.name_problem(s) or s in used:
             n += 1
             s = f"{base}_{n}"
         return s

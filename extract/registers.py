@@ -82,6 +82,7 @@ can span that loop; only with room for rows (limit 16).
 from __future__ import annotations
 
 from .bounds import tighten_bounds
+from .ir import fresh_name
 from .code import (Affine, Buffer, For, If, IVar, Lit, Load, Store, cmp_ge, names_in,
                    stmt_loads, subst_stmts)
 
@@ -139,9 +140,7 @@ class _Names:
         self.used = set(taken) | names_in(stmts)
 
     def fresh(self, base: str) -> str:
-        name = base
-        while name in self.used:
-            name += "_"
+        name = fresh_name(base, self.used)
         self.used.add(name)
         return name
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from . import code as c
 from .code import Affine, For, If, IVar
+from .ir import fresh_name
 
 
 def _affine_atoms(a: Affine, out: set) -> None:
@@ -69,12 +70,6 @@ def _atoms(stmts) -> set:
     return out
 
 
-def _fresh(base: str, taken) -> str:
-    while base in taken:
-        base += "_"
-    return base
-
-
 def _split(loop: For, taken) -> For:
     v = loop.var
     if loop.lo or loop.hi:
@@ -83,8 +78,8 @@ def _split(loop: For, taken) -> For:
     for d in divisors:
         if d < 2 or v.extent % d or v.extent == d:
             continue
-        q = IVar(_fresh(f"{v.name}_q", taken), v.extent // d, v.rank)
-        r = IVar(_fresh(f"{v.name}_r", taken), d, v.rank)
+        q = IVar(fresh_name(f"{v.name}_q", taken), v.extent // d, v.rank)
+        r = IVar(fresh_name(f"{v.name}_r", taken), d, v.rank)
         body = c.subst_stmts(loop.body, {v: Affine.of(q).scale(d) + Affine.of(r)})
         if any(q in a.a.ivars() or r in a.a.ivars() for a in _atoms(body)):
             continue

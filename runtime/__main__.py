@@ -5,7 +5,8 @@ weights.
                                   [--data DIR|FILE.npz] [--out DIR] [--init sac|random] [--seed 0]
                                   [--precision f32|f64] [--train-limit N] [--test-limit N]
                                   [--shuffle] [--dump FILE] [--no-progress]
-    python -m runtime predict MODEL --weights W [--data DIR|FILE.npz] [--split test|train] [--limit N]
+    python -m runtime predict MODEL --weights W [--data DIR|FILE.npz] [--split test|train]
+                                    [--limit N]
 
 MODEL is a built-in model's name (``cnn``), a dump (``.json``) or a model file (``.model``);
 its dump must declare ``data`` (features and target). ``train`` writes into ``--out`` (default

@@ -27,19 +27,19 @@ shape (u, *(r_i - s_i + 1)); ``conv2d``, ``avgpool`` and ``maxpool`` follow
 docs/model-format.md §4 (padding, stride, floor mode); ``maxall`` and ``sqerr`` have shape (1,).
 
 The n-th layer with parameters (dense, conv or conv2d) declares ``w<n>``/``b<n>`` (dense) or
-``k<n>``/``b<n>`` (conv, conv2d), unless told ``weight="fc"``, ``bias="b"``, ``bias=False`` (none), or
-given a declared parameter (``dense(x, w)``, ``conv(x, k)``, ``bias=b``).
+``k<n>``/``b<n>`` (conv, conv2d), unless told ``weight="fc"``, ``bias="b"``, ``bias=False``
+(none), or given a declared parameter (``dense(x, w)``, ``conv(x, k)``, ``bias=b``).
 
 Every layer that is a sum or reads a window (dense, conv, conv2d, avgpool, maxpool, maxall)
-is its own binding: the extractor refuses a
-sum written inside another expression, which would be recomputed for every element of the
-result (and the gradient of ``logistic`` needs the value of its argument). Unless bound by
-name first (``bind("c11", conv(...))``, ``output(dense(...))``), such a layer is bound when it
-is first used: the pre-activation of the n-th dense/conv as ``z<n>`` (the next free ``z<k>``
-if that name is taken), a pooling as ``p1``, ``p2``, ..., a maxall as ``m1``, .... A layer reads its input many times,
-so an input that is not a name is bound first (``h1``, ``h2``, ...). Elementwise operations
-(``logistic``, ``relu``, ``exp``, ``log``, ``recip``, ``max``, ``+``, ``-``, ``*``, unary ``-``,
-``/ N``) stay inline, on names.
+is its own binding: the extractor refuses a sum written inside another expression, which
+would be recomputed for every element of the result (and the gradient of ``logistic`` needs
+the value of its argument). Unless bound by name first (``bind("c11", conv(...))``,
+``output(dense(...))``), such a layer is bound when it is first used: the pre-activation of
+the n-th dense/conv as ``z<n>`` (the next free ``z<k>`` if that name is taken), a pooling as
+``p1``, ``p2``, ..., a maxall as ``m1``, .... A layer reads its input many times, so an input
+that is not a name is bound first (``h1``, ``h2``, ...). Elementwise operations (``logistic``,
+``relu``, ``exp``, ``log``, ``recip``, ``max``, ``+``, ``-``, ``*``, unary ``-``, ``/ N``) stay
+inline, on names.
 ``bind(name, e)`` names a binding; ``expr(text)`` is the escape hatch for anything else
 (``for``, ``sum``, ``tile``, ``slide``, ...; written as given, never bound automatically).
 Names must be C identifiers not starting with ``d_``; which words are reserved is the

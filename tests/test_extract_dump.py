@@ -284,3 +284,15 @@ def test_a_list_where_a_name_belongs_is_a_dump_error(where):
     with pytest.raises(dump.DumpError) as e:
         dump.parse(d)
     assert path in str(e.value)
+
+
+@pytest.mark.parametrize("raw,name", [
+    ("/conv1/Conv_output_0", "conv1_Conv_output_0"),    # no leading or double underscore
+    ("onnx::MatMul_12", "onnx_MatMul_12"),
+    ("x_lanes", "x_lanes0"), ("hlanes", "hlanes0"),      # kernel names end in _lanes
+    ("memcpy", "memcpy_2"), ("float", "float_2"), ("7up", "t7up"), ("d_x", "vd_x"),
+])
+def test_onnx_names_are_names_the_c_can_take(raw, name):
+    from extract.onnx_import import _Importer
+    got = _Importer._ident(None, raw, set())
+    assert got == name and dump.name_problem(got) is None

@@ -152,7 +152,8 @@ def test_cli_trains_on_an_npz(tmp_path, monkeypatch, capsys):
     # uint8 pixels are scaled like the IDX reader's
     np.savez(path, x_train=np.round(x * 255).astype(np.uint8), y_train=y)
     images, labels = runtime.data.load_split(path, "train", 5)
-    np.testing.assert_array_equal(images, x[:5]) and np.testing.assert_array_equal(labels, y[:5])
+    np.testing.assert_array_equal(images, x[:5])
+    np.testing.assert_array_equal(labels, y[:5])
 
 
 @pytest.mark.parametrize("arrays,message", [
