@@ -10,6 +10,7 @@ copies them into the build tree, so the installed packages hold them:
     docs/dump-format.schema.json   -> extract/_schema/dump-format.schema.json
     data/mnist/*, data/README.md   -> runtime/_data/mnist/*, runtime/_data/README.md
     build/dump/*.json              -> extract/_dumps/*.json      (only if make dump has run)
+    build/dump/zoo/*.json          -> extract/_dumps/zoo/*.json  (the zoo's, likewise)
     build/agda/Main                -> extract/_agda/Main         (only if make dump has run)
 
 Nothing is copied into the source tree (an editable install, ``pip install -e .``, reads the
@@ -35,6 +36,7 @@ RESOURCES = [
     ("data/mnist", "runtime/_data/mnist", "*", True),
     ("data/README.md", "runtime/_data/README.md", None, False),
     ("build/dump", "extract/_dumps", "*.json", False),
+    ("build/dump/zoo", "extract/_dumps/zoo", "*.json", False),
     ("build/agda/Main", "extract/_agda/Main", None, False),
 ]
 

@@ -6,8 +6,9 @@
 [--batch auto|yes|no] [--check]``: translate an ONNX model into a model file and its weights
 (``extract/onnx_import.py``).
 
-MODEL is a built-in model's name (its dump is ``build/dump/MODEL.json`` by default, made by
-``make dump`` when no dump is built yet, or ``--dump``), a dump file ``*.json``, or a model
+MODEL is a built-in model's name (its dump is ``build/dump/MODEL.json`` by default, else the
+zoo's ``build/dump/zoo/MODEL.json`` of ``models/MODEL.model``, made by ``make dump`` when no
+dump is built yet, or ``--dump``), a dump file ``*.json``, or a model
 file ``*.model`` (compiled into a dump by the Agda executable, ``extract/frontend.py``). Writes
 ``M.h``, ``M.c``, ``M.cu`` (M the model's name) and the dump they come from, ``M.dump.json``
 (what ``python -m extract.validate DIR`` checks them against), into ``--out`` (default
@@ -64,8 +65,8 @@ def main(argv=None) -> int:
         from .onnx_import import main as import_main
         return import_main(argv[1:])
     ap = argparse.ArgumentParser(prog="python -m extract", description=__doc__.split("\n\n")[1])
-    ap.add_argument("model", help="a built-in model's name, a dump (.json) or a model file "
-                                  "(.model)")
+    ap.add_argument("model", help="a built-in model's name (cnn, or a zoo model's: mlp, "
+                                  "lenet5), a dump (.json) or a model file (.model)")
     ap.add_argument("--dump", type=Path, help="the dump of a built-in model (default "
                                               "build/dump/MODEL.json)")
     ap.add_argument("--dump-out", type=Path, help="also write the dump to this file")

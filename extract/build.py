@@ -189,6 +189,7 @@ ROOT = Path(__file__).resolve().parent.parent   # the source checkout (when runn
 PACKAGE = Path(__file__).resolve().parent       # the installed (or checked-out) ``extract``
 ENV_AGDA = "PROVED_KERNELS_AGDA"                # path of the Agda executable ``Main``
 ENV_DUMPS = "PROVED_KERNELS_DUMPS"              # a directory of built-in dumps ``<model>.json``
+ZOO = "zoo"                                     # the dumps' subdirectory of the zoo's dumps
 
 # Where each resource may be, in lookup order: an environment variable (None: no variable), a
 # path inside the installed package (copied there by setup.py when it builds a wheel; relative
@@ -234,11 +235,13 @@ def locate(kind: str, name: str | None = None) -> Path:
 
 
 def builtin_models() -> list[str]:
-    """Names of the built-in dumps found in any of the dump directories."""
+    """Names of the built-in dumps found in any of the dump directories, the zoo's included
+    (``zoo/<name>.json``: ``make dump`` elaborates every ``models/<name>.model`` there)."""
     names = set()
     for d in locations("dumps"):
-        if d.is_dir():
-            names.update(p.stem for p in d.glob("*.json") if p.stem != "check-forward")
+        for sub in (d, d / ZOO):
+            if sub.is_dir():
+                names.update(p.stem for p in sub.glob("*.json") if p.stem != "check-forward")
     return sorted(names)
 
 
@@ -248,10 +251,15 @@ def agda_main() -> Path:
 
 
 def dump_path(model: str, make: bool = True) -> Path:
-    """The built-in dump ``<model>.json`` (``locate("dumps", ...)``). When it is nowhere and
-    ``make``: ``ValueError`` if other built-in dumps exist (a name that is not one), else run
-    ``make dump`` in the source checkout (if this is one) to create them."""
+    """The built-in dump ``<model>.json`` (``locate("dumps", ...)``), else the zoo's
+    ``zoo/<model>.json`` (so ``lenet5`` names ``models/lenet5.model``'s dump, and ``cnn`` the
+    spec's own CNN, which ``models/cnn.model`` elaborates to). When it is nowhere and ``make``:
+    ``ValueError`` if other built-in dumps exist (a name that is not one), else run ``make
+    dump`` in the source checkout (if this is one) to create them."""
     path = locate("dumps", f"{model}.json")
+    if not path.exists() and "/" not in model:
+        zoo = locate("dumps", f"{ZOO}/{model}.json")
+        path = zoo if zoo.exists() else path
     if path.exists() or not make:
         return path
     known = builtin_models()

@@ -2,7 +2,7 @@
 built-in ``"cnn"``); everything model-specific is read from the model's expression dump.
 
     import runtime
-    m = runtime.load("cnn")                                  # SaC initial weights, float32
+    m = runtime.load("cnn")                                  # random initial weights, float32
     x, y = runtime.load_mnist(runtime.DEFAULT_DATA, "train")  # bundled 10,000-image subset
     m.train(x, y, epochs=10, batch_size=100, lr=0.05)
     m.evaluate(*runtime.load_mnist(runtime.DEFAULT_DATA, "test"))

@@ -2,13 +2,14 @@
 weights.
 
     python -m runtime train MODEL [--epochs 10] [--batch-size 100] [--lr 0.05] [--threads N]
-                                  [--data DIR|FILE.npz] [--out DIR] [--init sac|random] [--seed 0]
+                                  [--data DIR|FILE.npz] [--out DIR] [--init random|sac] [--seed 0]
                                   [--precision f32|f64] [--train-limit N] [--test-limit N]
                                   [--shuffle] [--dump FILE] [--no-progress]
     python -m runtime predict MODEL --weights W [--data DIR|FILE.npz] [--split test|train]
                                     [--limit N]
 
-MODEL is a built-in model's name (``cnn``), a dump (``.json``) or a model file (``.model``);
+MODEL is a built-in model's name (``cnn``, or a zoo model's: ``mlp``, ``lenet5``), a dump
+(``.json``) or a model file (``.model``);
 its dump must declare ``data`` (features and target). ``train`` writes into ``--out`` (default
 ``out/<model name>``): ``weights.npz`` (saved atomically after every epoch, and on Ctrl-C with
 everything learned so far), ``history.json`` and ``curves.png`` (loss and accuracy per epoch).
@@ -180,7 +181,8 @@ class _DefaultsFormatter(argparse.HelpFormatter):
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m runtime", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
-    model_help = "a built-in model's name (cnn), a dump (.json) or a model file (.model)"
+    model_help = ("a built-in model's name (cnn, or a zoo model's: mlp, lenet5), a dump (.json) "
+                  "or a model file (.model)")
     data_help = ("a directory of MNIST IDX files, or an .npz with x_train, y_train (and x_test, "
                  "y_test)")
 
@@ -196,9 +198,10 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--out", type=Path, default=None,
                    help="where weights.npz, history.json and curves.png go (default: "
                         "out/<model name>)")
-    t.add_argument("--init", choices=("sac", "random"), default="sac",
-                   help="initial weights: the SaC reference constants (1/fan_in; 1/length "
-                        "for rank-1 parameters), or uniform +-1/sqrt(fan_in)")
+    t.add_argument("--init", choices=("random", "sac"), default="random",
+                   help="initial weights: uniform +-1/sqrt(fan_in), or the SaC reference "
+                        "constants of the paper's experiment (1/fan_in; 1/length for rank-1 "
+                        "parameters: every unit of a layer the same, and it stays so)")
     t.add_argument("--seed", type=int, default=0, help="seed of --init random and --shuffle")
     t.add_argument("--shuffle", action="store_true",
                    help="visit the training images in a new random order each epoch")

@@ -1,7 +1,7 @@
 """A trainable model backed by the generated C kernels; everything model-specific comes from
 its expression dump (``runtime.spec``).
 
-    m = runtime.load("cnn")                       # SaC reference initial weights, float32
+    m = runtime.load("cnn")                       # random initial weights (seed 0), float32
     history = m.train(images, labels, epochs=10, batch_size=100, lr=0.05)
     m.evaluate(test_images, test_labels)          # accuracy in [0, 1]
     m.save("cnn.npz"); m2 = runtime.load("cnn", weights="cnn.npz")
@@ -628,7 +628,7 @@ def load(
     model,
     weights=None,
     precision: str | None = None,
-    init: str = "sac",
+    init: str = "random",
     seed: int = 0,
     dump=None,
 ) -> Model:
@@ -640,8 +640,9 @@ def load(
     cache, under ``dumps/``), a ``runtime.builder.ModelBuilder`` (its ``text()``, compiled the
     same way), or a ``runtime.spec.ModelSpec``. ``weights``: a path to a file
     written by ``Model.save`` (of the same model, with the dump's shapes), or a dict of arrays,
-    or None for fresh weights by ``init`` ("sac": the SaC reference constants generalised,
-    1/fan_in or 1/length; "random": uniform in +-1/sqrt(fan_in), seeded by ``seed``; see
+    or None for fresh weights by ``init`` ("random", the default: uniform in +-1/sqrt(fan_in),
+    seeded by ``seed``; "sac": the SaC reference constants generalised, 1/fan_in or 1/length,
+    which make the units of a layer identical for good, as in the paper's experiment; see
     ``runtime.weights``). ``precision``: "f32" or "f64"; by default that of the weights file,
     else "f32". ``dump``: generate a built-in model's kernels from this dump file instead.
     """

@@ -72,7 +72,7 @@ def sac_constants(model) -> dict[str, float]:
             for n, s in spec.param_shapes.items()}
 
 
-def init_params(model, init: str = "sac", seed: int = 0,
+def init_params(model, init: str = "random", seed: int = 0,
                 precision: str = "f32") -> dict[str, np.ndarray]:
     """Fresh initial parameters of ``model`` (a ``ModelSpec``, ``Model``, name or path): see
     the module docstring for ``init`` ("sac" or "random")."""

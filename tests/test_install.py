@@ -80,6 +80,14 @@ def test_lookup_prefers_environment_then_package_then_checkout(layout, tmp_path,
     assert build.dump_path("cnn") == in_pkg  # not in $PROVED_KERNELS_DUMPS: the next place
     _touch(root / "build" / "dump" / "dot.json")
     assert build.builtin_models() == ["cnn", "dot", "mine"]
+    # the zoo's dumps (make dump: models/NAME.model -> build/dump/zoo/NAME.json) by name,
+    # after the built-in ones: cnn stays the spec's own
+    zoo = _touch(root / "build" / "dump" / "zoo" / "lenet5.json")
+    _touch(pkg / "_dumps" / "zoo" / "cnn.json")
+    assert build.dump_path("lenet5") == zoo and build.dump_path("cnn") == in_pkg
+    assert build.builtin_models() == ["cnn", "dot", "lenet5", "mine"]
+    with pytest.raises(ValueError, match="unknown model 'lenet6'.*lenet5"):
+        build.dump_path("lenet6")
     agda_env = _touch(tmp_path / "agda" / "Main", "")
     monkeypatch.setenv(build.ENV_AGDA, str(agda_env))
     assert build.agda_main() == agda_env
@@ -130,6 +138,7 @@ print(json.dumps({
     "runtime": runtime.__file__, "extract": extract.build.__file__,
     "data": str(runtime.DEFAULT_DATA), "templates": str(extract.sources.TEMPLATES),
     "dump": str(m.dump), "agda": str(extract.build.agda_main()),
+    "zoo": str(extract.build.dump_path("mlp", make=False)),
     "labels": y.tolist(), "prediction": m.predict(x).tolist(),
 }))
 """
@@ -178,6 +187,9 @@ def test_pip_install_works_from_any_directory(tmp_path, kernel_cache, editable):
             assert os.access(site / "extract" / "_agda" / "Main", os.X_OK)
     if not built:
         where["dump"] = dumps / "cnn.json"
+    if (ROOT / "build" / "dump" / "zoo" / "mlp.json").exists():  # the zoo, by name
+        where["zoo"] = (src / "build" / "dump" / "zoo" if editable
+                        else site / "extract" / "_dumps" / "zoo") / "mlp.json"
     for key, path in where.items():
         if key == "agda" and not (ROOT / "build" / "agda" / "Main").exists():
             continue
@@ -200,3 +212,7 @@ def test_pip_install_works_from_any_directory(tmp_path, kernel_cache, editable):
     res = _run([py, "-m", "runtime", "predict", "cnn", "--weights",
                 elsewhere / "out" / "cnn" / "weights.npz", "--limit", "5"], elsewhere, env)
     assert res.stdout.startswith("accuracy ")
+    if "zoo" in where:
+        _run([py, "-m", "runtime", "train", "mlp", "--epochs", "0", "--train-limit", "10",
+              "--test-limit", "5", "--no-progress"], elsewhere, env)
+        assert (elsewhere / "out" / "mlp" / "weights.npz").is_file()

@@ -38,7 +38,7 @@ def mnist():
 
 
 def test_sac_init_and_shapes(backend):
-    m = runtime.load("cnn")
+    m = runtime.load("cnn", init="sac")
     expected = {"k1": ((6, 5, 5), 25), "b1": ((6,), 6), "k2": ((12, 6, 5, 5), 150),
                 "b2": ((12,), 12), "fc": ((10, 12, 1, 4, 4), 192), "b": ((10,), 10)}
     assert list(m.params) == PARAMS
@@ -49,6 +49,10 @@ def test_sac_init_and_shapes(backend):
 
 
 def test_random_init_is_seeded_and_bounded(backend):
+    default, zero = runtime.load("cnn").get_params(), runtime.load("cnn", init="random").get_params()
+    for n in PARAMS:  # the default is random, seed 0: a layer's units differ from the start
+        np.testing.assert_array_equal(default[n], zero[n])
+        assert np.unique(default[n]).size == default[n].size
     a = runtime.load("cnn", init="random", seed=1).get_params()
     b = runtime.load("cnn", init="random", seed=1).get_params()
     c = runtime.load("cnn", init="random", seed=2).get_params()
