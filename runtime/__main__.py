@@ -6,7 +6,7 @@ weights.
                                   [--precision f32|f64] [--train-limit N] [--test-limit N]
                                   [--shuffle] [--dump FILE] [--no-progress]
     python -m runtime predict MODEL --weights W [--data DIR|FILE.npz] [--split test|train]
-                                    [--limit N]
+                                    [--limit N] [--out PREDICTIONS.npz|.csv]
 
 MODEL is a built-in model's name (``cnn``, or a zoo model's: ``mlp``, ``lenet5``), a dump
 (``.json``) or a model file (``.model``);
@@ -16,6 +16,8 @@ everything learned so far), ``history.json`` and ``curves.png`` (loss and accura
 ``--data`` is a directory of MNIST IDX files (by default the bundled subset,
 ``runtime.DEFAULT_DATA``) or an ``.npz`` with ``x_train``, ``y_train`` and optionally ``x_test``,
 ``y_test`` (``runtime.data``): features of the model's input shape, integer labels.
+``predict`` prints the accuracy and, with ``--out FILE.npz`` or ``FILE.csv``, writes the outputs
+and predicted classes (then the labels may be absent: data to predict).
 """
 
 from __future__ import annotations
@@ -143,11 +145,63 @@ def _write_outputs(history: dict, out: Path) -> None:
     plot_history(history, out / "curves.png")
 
 
+PREDICTION_FORMATS = (".npz", ".csv")
+
+
+def write_predictions(path: Path, outputs, classes) -> None:
+    """``outputs`` (N × the output's elements) and the predicted ``classes`` (N, or None if the
+    model does not classify) to ``path``, atomically: an ``.npz`` of ``outputs`` (and
+    ``labels``), or a ``.csv`` with a header and a row per sample (label first)."""
+    import numpy as np
+
+    def npz(f):
+        np.savez(f, outputs=outputs, **({} if classes is None else {"labels": classes}))
+
+    def csv(f):
+        cols = [f"out{j}" for j in range(outputs.shape[1])]
+        f.write(",".join((["label"] if classes is not None else []) + cols) + "\n")
+        for i, row in enumerate(outputs):
+            cells = [f"{v:.9g}" for v in row.tolist()]
+            f.write(",".join(([str(classes[i])] if classes is not None else []) + cells) + "\n")
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".npz":
+        atomic_write(path, npz)
+    else:
+        atomic_write(path, csv, binary=False)
+
+
 def cmd_predict(args) -> int:
-    images, labels = load_split(args.data, args.split, args.limit)
+    out = args.out
+    if out is not None and out.is_dir():
+        raise ValueError(f"--out {out} is a directory; give a file name ending in .npz or .csv")
+    if out is not None and out.suffix not in PREDICTION_FORMATS:
+        raise ValueError(f"--out {out}: the predictions are written as .npz or .csv, not "
+                         f"{out.suffix or 'a file without a suffix'}")
+    images, labels = load_split(args.data, args.split, args.limit, labels=False)
+    if labels is None and out is None:  # without --out the accuracy is all there is to print
+        raise ValueError(f"{args.data}: no array y_{args.split}, so no accuracy to measure; "
+                         f"--out FILE.npz or FILE.csv writes the predictions")
     m = load(args.model, weights=args.weights, precision=args.precision, dump=args.dump)
-    acc = m.evaluate(images, labels, threads=args.threads)
-    print(f"accuracy {acc:.4f} ({int(round(acc * len(labels)))}/{len(labels)} {args.split} images)")
+    if out is None:
+        acc = m.evaluate(images, labels, threads=args.threads)
+    else:
+        outputs = m.predict(images, threads=args.threads)
+        classes = outputs.argmax(axis=1) if m.spec.n_classes == outputs.shape[1] else None
+        if classes is None:
+            labels = None  # not one score per class: no accuracy, the outputs are the result
+        elif labels is not None:
+            acc = float((classes == m.check_labels(labels, len(images))).mean())
+        try:
+            write_predictions(out, outputs, classes)
+        except OSError as e:
+            raise ValueError(f"--out {out}: cannot write the predictions ({e.strerror or e})")
+    if labels is not None:
+        print(f"accuracy {acc:.4f} ({int(round(acc * len(labels)))}/{len(labels)} {args.split} "
+              f"images)")
+    if out is not None:
+        what = "outputs and predicted labels" if classes is not None else "outputs"
+        print(f"predictions: {out} ({what} of {len(images)} {args.split} images)")
     return 0
 
 
@@ -218,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--dump", type=Path, default=None, help="generate the kernels from this dump")
     t.set_defaults(func=cmd_train)
 
-    p = sub.add_parser("predict", help="accuracy of saved weights", formatter_class=fmt)
+    p = sub.add_parser("predict", help="accuracy and predictions of saved weights",
+                       formatter_class=fmt)
     p.add_argument("model", help=model_help)
     p.add_argument("--weights", type=Path, required=True, help="a weights.npz written by train")
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help=data_help)
@@ -228,6 +283,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--precision", choices=("f32", "f64"), default=None,
                    help="default: that of the weights file")
     p.add_argument("--dump", type=Path, default=None, help="generate the kernels from this dump")
+    p.add_argument("--out", type=Path, default=None,
+                   help="also write the predictions here: FILE.npz (arrays outputs and labels, "
+                        "the predicted classes) or FILE.csv (label, out0, out1, ...); with "
+                        "--out the data's labels (y_test) may be left out")
     p.set_defaults(func=cmd_predict)
 
     args = ap.parse_args(argv)

@@ -68,11 +68,14 @@ def has_split(path: str | os.PathLike, split: str) -> bool:
 
 
 def load_split(
-    path: str | os.PathLike, split: str = "train", limit: int | None = None
-) -> tuple[np.ndarray, np.ndarray]:
+    path: str | os.PathLike, split: str = "train", limit: int | None = None,
+    labels: bool = True,
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Features and integer labels of ``split`` ("train" or "test"); the first ``limit`` if given.
 
-    ``path`` is an MNIST IDX directory (``runtime.load_mnist``) or an ``.npz`` file.
+    ``path`` is an MNIST IDX directory (``runtime.load_mnist``) or an ``.npz`` file. With
+    ``labels=False`` an ``.npz`` may leave out ``y_<split>`` (data to predict): the labels are
+    then None.
     """
     path = Path(path)
     if not _is_npz(path):
@@ -82,15 +85,21 @@ def load_split(
     if limit is not None and limit < 0:
         raise ValueError(f"limit must be >= 0, not {limit}")
     with _open_npz(path) as z:
-        for key in (f"x_{split}", f"y_{split}"):
+        keys = [f"x_{split}"] + ([f"y_{split}"] if labels or f"y_{split}" in z.files else [])
+        for key in keys:
             if key not in z.files:
                 raise DataError(f"{path}: no array {key} (it has {', '.join(sorted(z.files))})")
-        x, y = _array(z, path, f"x_{split}"), _array(z, path, f"y_{split}")
+        x = _array(z, path, f"x_{split}")
+        y = _array(z, path, f"y_{split}") if len(keys) == 2 else None
     if x.dtype == np.uint8:
         x = x.astype(np.float32) / np.float32(255.0)
     elif x.dtype not in (np.float32, np.float64):
         raise DataError(f"{path}: x_{split} must be float32, float64 or uint8 pixels, "
                         f"not {x.dtype}")
+    if y is None:
+        if x.ndim < 1:
+            raise DataError(f"{path}: x_{split} has shape {x.shape}; expected (N, ...)")
+        return (x if limit is None else x[:limit]), None
     if y.dtype.kind not in "ui":
         raise DataError(f"{path}: y_{split} must hold integer labels, not {y.dtype}")
     if x.ndim < 1 or y.ndim != 1 or len(x) != len(y):

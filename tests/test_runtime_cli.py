@@ -1,6 +1,7 @@
 """The command line, ``python -m runtime train|predict``, on a small subset."""
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -278,3 +279,42 @@ def test_real_model_file_end_to_end(tmp_path, monkeypatch):
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "out" / "cnn" / "weights.npz").is_file()
+
+
+def test_predict_writes_the_predictions(tmp_path, monkeypatch, capsys):
+    """``predict --out`` writes the outputs and classes of each image (.npz, .csv), also for
+    data without labels; what it cannot do is an error before anything is written."""
+    use_backend("double", monkeypatch)
+    m = runtime.load("cnn", seed=3)
+    m.save(tmp_path / "w.npz")
+    x, y = runtime.load_mnist(runtime.DEFAULT_DATA, "test", 30)
+    expect = m.predict(x)
+    w = ["--weights", str(tmp_path / "w.npz")]
+
+    rc = main(["predict", "cnn", *w, "--limit", "30", "--out", str(tmp_path / "a" / "p.npz")])
+    text = capsys.readouterr().out
+    acc = float((expect.argmax(1) == y).mean())
+    assert rc == 0 and f"accuracy {acc:.4f}" in text and "predictions:" in text
+    with np.load(tmp_path / "a" / "p.npz") as z:
+        assert sorted(z.files) == ["labels", "outputs"]
+        np.testing.assert_array_equal(z["outputs"], expect)
+        np.testing.assert_array_equal(z["labels"], expect.argmax(1))
+
+    data = tmp_path / "unlabelled.npz"
+    np.savez(data, x_test=x[:7])
+    assert main(["predict", "cnn", *w, "--data", str(data), "--out", str(tmp_path / "p.csv")]) == 0
+    assert "accuracy" not in capsys.readouterr().out
+    lines = (tmp_path / "p.csv").read_text().splitlines()
+    assert lines[0] == "label," + ",".join(f"out{j}" for j in range(10)) and len(lines) == 8
+    rows = np.array([[float(c) for c in r.split(",")] for r in lines[1:]])
+    np.testing.assert_array_equal(rows[:, 0], expect[:7].argmax(1))
+    np.testing.assert_allclose(rows[:, 1:], expect[:7], rtol=1e-8)
+
+    for args, message in [
+        (["--data", str(data)], "no array y_test, so no accuracy.*--out"),
+        (["--out", str(tmp_path / "p.txt")], "written as .npz or .csv, not .txt"),
+        (["--out", str(tmp_path)], "is a directory"),
+    ]:
+        assert main(["predict", "cnn", *w, *args]) == 2
+        assert re.search(message, capsys.readouterr().err)
+    assert not (tmp_path / "p.txt").exists()
