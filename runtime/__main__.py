@@ -3,8 +3,8 @@ weights.
 
     python -m runtime train MODEL [--epochs 10] [--batch-size 100] [--lr 0.05] [--threads N]
                                   [--data DIR|FILE.npz] [--out DIR] [--init random|sac] [--seed 0]
-                                  [--precision f32|f64] [--train-limit N] [--test-limit N]
-                                  [--shuffle] [--dump FILE] [--no-progress]
+                                  [--momentum MU] [--precision f32|f64] [--train-limit N]
+                                  [--test-limit N] [--shuffle] [--dump FILE] [--no-progress]
     python -m runtime predict MODEL --weights W [--data DIR|FILE.npz] [--split test|train]
                                     [--limit N] [--out PREDICTIONS.npz|.csv]
 
@@ -74,11 +74,14 @@ def cmd_train(args) -> int:
     m = load(args.model, weights=args.weights, precision=args.precision, init=args.init,
              seed=args.seed, dump=args.dump)
     m.require_data("train", classify=True)  # everything checked before anything is written
-    m.check_training(images, labels, args.epochs, args.batch_size, args.lr, args.threads, test)
+    m.check_training(images, labels, args.epochs, args.batch_size, args.lr, args.threads, test,
+                     momentum=args.momentum)
     out = Path(args.out) if args.out is not None else Path("out") / m.name
     out.mkdir(parents=True, exist_ok=True)
     weights_path = out / "weights.npz"
     start = f"weights {args.weights}" if args.weights else f"init {args.init}"
+    if args.momentum:
+        start += f", momentum {args.momentum:g}"
     if test is not None and args.weights:
         print(f"test accuracy of {args.weights}: {m.evaluate(*test, threads=args.threads):.4f}",
               flush=True)
@@ -113,6 +116,7 @@ def cmd_train(args) -> int:
             callback=report,
             shuffle=args.shuffle,
             seed=args.seed,
+            momentum=args.momentum,
         )
     except DivergedError as e:
         done = len(m.history["epoch"]) if m.history else 0
@@ -247,6 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--batch-size", type=int, default=100, help="images per SGD step")
     t.add_argument("--lr", type=float, default=0.05,
                    help="SGD rate: each step subtracts lr times the batch-mean gradient")
+    t.add_argument("--momentum", type=float, default=0.0,
+                   help="SGD with momentum mu in [0, 1) (PyTorch's: v = mu v + gradient, the "
+                        "step lr v; v starts at zero, also from --weights)")
     t.add_argument("--threads", type=int, default=None, help="default: all cores")
     t.add_argument("--data", type=Path, default=DEFAULT_DATA, help=data_help)
     t.add_argument("--out", type=Path, default=None,

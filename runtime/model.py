@@ -473,7 +473,7 @@ class Model:
     # -- training ------------------------------------------------------------------------------
 
     def check_training(self, images, labels, epochs=10, batch_size=100, lr=0.05, threads=None,
-                       test=None, callback=None, eval_train=True):
+                       test=None, callback=None, eval_train=True, momentum=0.0):
         """What ``train`` checks before it runs anything: raises ``ValueError`` naming the
         first bad argument, else returns ``(images, labels, test, batch_size, threads)``
         checked. The command line calls it before it writes anything."""
@@ -492,6 +492,10 @@ class Model:
             raise ValueError(f"lr must be a number, got {lr!r}")
         if not math.isfinite(lr) or lr <= 0:
             raise ValueError(f"lr must be finite and positive, got {lr!r}")
+        if isinstance(momentum, bool) or not isinstance(momentum, (int, float, np.floating)):
+            raise ValueError(f"momentum must be a number, got {momentum!r}")
+        if not 0 <= momentum < 1:
+            raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
         threads = _check_threads(threads)
         if callback is not None and not callable(callback):
             raise ValueError("callback must be callable")
@@ -511,10 +515,13 @@ class Model:
         shuffle: bool = False,
         seed: int = 0,
         eval_train: bool = True,
+        momentum: float = 0.0,
     ) -> dict[str, list]:
         """Mini-batch SGD, ``w -= lr * batch-mean gradient``, batches in order (or shuffled
         each epoch with ``shuffle=True``, seeded by ``seed``). The last batch of an epoch may
-        be smaller.
+        be smaller. With ``momentum`` ``mu`` in (0, 1): PyTorch's SGD with momentum (no
+        dampening), ``v = mu * v + gradient; w -= lr * v``, ``v`` zero at the start of each
+        call (``M_sgd_momentum_update``).
 
         Returns the history, a dict of per-epoch lists: ``epoch``, ``loss`` (mean training loss
         over the epoch's batches), ``train_accuracy`` (after the epoch, if ``eval_train``),
@@ -527,7 +534,8 @@ class Model:
         initial ones in the first), which ``model.history`` lists.
         """
         images, labels, test, batch_size, threads = self.check_training(
-            images, labels, epochs, batch_size, lr, threads, test, callback, eval_train)
+            images, labels, epochs, batch_size, lr, threads, test, callback, eval_train,
+            momentum)
         if test is not None:
             t_images, t_labels = test
 
@@ -541,6 +549,9 @@ class Model:
         lr_c = k.dtype.type(lr)
         grad_fn, sgd_fn = k.fn("batch_grad"), k.fn("sgd_update")
         w, g, loss_c = self._w, self._g, self._loss
+        if momentum:
+            vel, mu_c = k.new("params"), k.dtype.type(momentum)  # zeroed by cffi
+            sgd_momentum_fn = k.fn("sgd_momentum_update")
         flat = k.view(w, k.params_size)[0]
         start = np.empty_like(flat)  # the weights at the start of the epoch, for a divergence
         if shuffle:
@@ -582,7 +593,10 @@ class Model:
                     if not math.isfinite(loss):
                         self._diverged(start, f"the loss of batch {b} of epoch {epoch} is "
                                               f"{loss}", lr)
-                    sgd_fn(w, g, lr_c)
+                    if momentum:
+                        sgd_momentum_fn(w, g, vel, lr_c, mu_c)
+                    else:
+                        sgd_fn(w, g, lr_c)
                     total += loss * n
                     if bar is not None:
                         bar.update(1)

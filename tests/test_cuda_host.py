@@ -62,6 +62,14 @@ def _run(ffi, lib, m, w, xs, n, dtype):
     array_view(ffi, p, dtype)[:] = np.nan
     getattr(lib, f"{M}_cuda_batch_predict")(w, xs, n, 2, ws, p)
     out["pred"] = p
+    # the updates, on a copy of w: plain, then with momentum (vel from zero, twice)
+    w2, grad, vel = (ffi.new(f"{M}_params *") for _ in range(3))
+    ffi.memmove(w2, w, ffi.sizeof(f"{M}_params"))
+    array_view(ffi, grad, dtype)[:] = np.linspace(-1, 1, array_view(ffi, grad, dtype).size)
+    getattr(lib, f"{M}_cuda_sgd_update")(w2, grad, 0.25)
+    for _ in range(2):
+        getattr(lib, f"{M}_cuda_sgd_momentum_update")(w2, grad, vel, 0.25, 0.5)
+    out["updated"], out["vel"] = w2, vel
     return out
 
 
@@ -118,6 +126,12 @@ def test_cuda_on_the_host_matches_oracle(kernel_cache, name, precision):
     preds = array_view(ffi, got["pred"], dtype).reshape(n, -1)
     for s in range(n):
         assert rel_err(preds[s], want[s][pred]) <= tol, f"batch_predict: sample {s}"
+    # sgd (w - 0.25 g), then momentum 0.5 twice: v = g, then 1.5 g; w - 0.25 (g + 1.5 g)
+    g_np = np.linspace(-1, 1, array_view(ffi, w, dtype).size)
+    np.testing.assert_allclose(array_view(ffi, got["vel"], dtype), 1.5 * g_np, rtol=1e-6)
+    np.testing.assert_allclose(array_view(ffi, got["updated"], dtype),
+                               array_view(ffi, w, dtype) - 0.25 * g_np * 3.5,
+                               rtol=1e-5, atol=1e-6)
 
 
 def test_launch_rewrite():

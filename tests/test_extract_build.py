@@ -116,7 +116,7 @@ def test_nvcc_compiles_the_cuda(tmp_path, name):
     assert obj.stat().st_size > 0
     nm = subprocess.run(["nm", str(obj)], capture_output=True, text=True).stdout
     for entry in ("forward", "backward", "workspace_size", "batch_grad", "sgd_update",
-                  "batch_predict"):
+                  "sgd_momentum_update", "batch_predict"):
         assert f"T {m.name}_cuda_{entry}" in nm, entry
 
 

@@ -310,6 +310,15 @@ def test_batch_predict_and_sgd_update(kernel_cache, name, n):
     before = array_view(ffi, w, dtype).copy()
     getattr(lib, f"{M}_sgd_update")(w, grad, 0.25)
     np.testing.assert_array_equal(array_view(ffi, w, dtype), before - 0.25 * gv)
+    # with momentum: vel <- 0.5 vel + grad, w <- w - 0.25 vel (twice: vel starts at zero)
+    vel = ffi.new(f"{M}_params *")
+    w_np, v_np = array_view(ffi, w, dtype).copy(), np.zeros(gv.size)
+    for _ in range(2):
+        getattr(lib, f"{M}_sgd_momentum_update")(w, grad, vel, 0.25, 0.5)
+        v_np = 0.5 * v_np + gv
+        w_np = w_np - 0.25 * v_np
+    np.testing.assert_allclose(array_view(ffi, vel, dtype), v_np, rtol=1e-15)
+    np.testing.assert_allclose(array_view(ffi, w, dtype), w_np, rtol=1e-15)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -28,6 +28,8 @@ size_t cnn_workspace_size(int nthreads);
 void cnn_batch_grad(const cnn_params *w, const cnn_inputs *xs, int n, int nthreads, void *ws,
                     cnn_params *grad, real *loss);
 void cnn_sgd_update(cnn_params *w, const cnn_params *grad, real lr);
+void cnn_sgd_momentum_update(cnn_params *w, const cnn_params *grad, cnn_params *vel, real lr,
+                             real mu);
 void cnn_batch_predict(const cnn_params *w, const cnn_inputs *xs, int n, int nthreads,
                        void *ws, real *out);
 """
@@ -142,6 +144,12 @@ void cnn_batch_grad(const cnn_params *w, const cnn_inputs *xs, int n, int nthrea
 void cnn_sgd_update(cnn_params *w, const cnn_params *grad, real lr) {
   real *p = (real *)w; const real *g = (const real *)grad;
   for (int k = 0; k < NP; k++) p[k] -= lr * g[k];
+}
+
+void cnn_sgd_momentum_update(cnn_params *w, const cnn_params *grad, cnn_params *vel, real lr,
+                             real mu) {
+  real *p = (real *)w, *v = (real *)vel; const real *g = (const real *)grad;
+  for (int k = 0; k < NP; k++) { v[k] = mu * v[k] + g[k]; p[k] -= lr * v[k]; }
 }
 
 void cnn_batch_predict(const cnn_params *w, const cnn_inputs *xs, int n, int nthreads,

@@ -318,3 +318,22 @@ def test_predict_writes_the_predictions(tmp_path, monkeypatch, capsys):
         assert main(["predict", "cnn", *w, *args]) == 2
         assert re.search(message, capsys.readouterr().err)
     assert not (tmp_path / "p.txt").exists()
+
+
+def test_train_with_momentum(tmp_path, monkeypatch, capsys):
+    """``--momentum`` reaches the trainer (the weights are those of ``train(momentum=...)``),
+    and a momentum outside [0, 1) is an error before anything is written."""
+    use_backend("double", monkeypatch)
+    common = ["--epochs", "1", "--batch-size", "20", "--lr", "0.1", "--threads", "1",
+              "--train-limit", "100", "--test-limit", "0", "--no-progress"]
+    assert main(["train", "cnn", *common, "--momentum", "1", "--out", str(tmp_path / "no")]) == 2
+    assert "momentum must be in [0, 1)" in capsys.readouterr().err
+    assert not (tmp_path / "no").exists()
+    assert main(["train", "cnn", *common, "--momentum", "0.8", "--out", str(tmp_path)]) == 0
+    assert "momentum 0.8" in capsys.readouterr().out
+    m = runtime.load("cnn")
+    x, y = runtime.load_mnist(runtime.DEFAULT_DATA, "train", 100)
+    m.train(x, y, epochs=1, batch_size=20, lr=0.1, threads=1, progress=False, momentum=0.8)
+    saved = runtime.load("cnn", weights=tmp_path / "weights.npz")
+    for n in m.params:
+        assert saved.params[n].tobytes() == m.params[n].tobytes()

@@ -196,6 +196,35 @@ def test_training_matches_pytorch_sgd_f64(backend, mnist):
 
 
 @pytest.mark.torch
+def test_momentum_matches_pytorch_sgd_f64(backend, mnist):
+    """``train(momentum=mu)`` is ``torch.optim.SGD(lr, momentum=mu)``, its velocity kept across
+    the epochs of one call."""
+    torch = pytest.importorskip("torch")
+    from runtime import torch_reference as tr
+
+    x, y = mnist[0][:150], mnist[1][:150]
+    m = runtime.load("cnn", seed=8, precision="f64")
+    plain = runtime.load("cnn", seed=8, precision="f64")
+    p = tr.to_tensors(m.get_params(), "f64", requires_grad=True)
+    tx, ty = tr._batch(x, y, "f64")
+    opt = torch.optim.SGD(list(p.values()), lr=0.3, momentum=0.9)
+    for _ in range(2):
+        for i in range(0, 150, 40):
+            opt.zero_grad()
+            tr.batch_loss(p, tx[i : i + 40], ty[i : i + 40]).backward()
+            opt.step()
+    kw = dict(epochs=2, batch_size=40, lr=0.3, progress=False, eval_train=False)
+    m.train(x, y, momentum=0.9, **kw)
+    plain.train(x, y, **kw)
+    for n in PARAMS:
+        np.testing.assert_allclose(m.params[n], p[n].detach().numpy(), rtol=1e-9, atol=1e-12)
+    assert max(np.abs(m.params[n] - plain.params[n]).max() for n in PARAMS) > 1e-3
+    for bad in (1.0, -0.1, float("nan"), "0.9"):
+        with pytest.raises(ValueError, match="momentum must be"):
+            m.train(x, y, momentum=bad, **kw)
+
+
+@pytest.mark.torch
 def test_predict_and_evaluate_match_pytorch(backend, mnist):
     pytest.importorskip("torch")
     from runtime import torch_reference as tr

@@ -726,6 +726,19 @@ void chain_sgd_update(chain_params *restrict w, const chain_params *restrict gra
         w->b[e] -= lr * grad->b[e];
 }
 
+void chain_sgd_momentum_update(chain_params *restrict w, const chain_params *restrict grad,
+                               chain_params *restrict vel, real lr, real mu)
+{
+    for (int e = 0; e < chain_SIZE_a; e++) {
+        vel->a[e] = mu * vel->a[e] + grad->a[e];
+        w->a[e] -= lr * vel->a[e];
+    }
+    for (int e = 0; e < chain_SIZE_b; e++) {
+        vel->b[e] = mu * vel->b[e] + grad->b[e];
+        w->b[e] -= lr * vel->b[e];
+    }
+}
+
 void chain_batch_predict(const chain_params *restrict w, const chain_inputs *restrict xs, int n,
                          int nthreads, void *restrict ws, real *restrict out)
 {

@@ -63,6 +63,8 @@ void chain_batch_grad(const chain_params *CHAIN_RESTRICT w, const chain_inputs *
                       int nthreads, void *CHAIN_RESTRICT ws, chain_params *CHAIN_RESTRICT grad,
                       real *CHAIN_RESTRICT loss);
 void chain_sgd_update(chain_params *CHAIN_RESTRICT w, const chain_params *CHAIN_RESTRICT grad, real lr);
+void chain_sgd_momentum_update(chain_params *CHAIN_RESTRICT w, const chain_params *CHAIN_RESTRICT grad,
+                               chain_params *CHAIN_RESTRICT vel, real lr, real mu);
 void chain_batch_predict(const chain_params *CHAIN_RESTRICT w, const chain_inputs *CHAIN_RESTRICT xs, int n,
                          int nthreads, void *CHAIN_RESTRICT ws, real *CHAIN_RESTRICT out);
 

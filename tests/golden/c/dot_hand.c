@@ -665,6 +665,19 @@ void dot_sgd_update(dot_params *restrict w, const dot_params *restrict grad, rea
         w->b[e] -= lr * grad->b[e];
 }
 
+void dot_sgd_momentum_update(dot_params *restrict w, const dot_params *restrict grad,
+                             dot_params *restrict vel, real lr, real mu)
+{
+    for (int e = 0; e < dot_SIZE_a; e++) {
+        vel->a[e] = mu * vel->a[e] + grad->a[e];
+        w->a[e] -= lr * vel->a[e];
+    }
+    for (int e = 0; e < dot_SIZE_b; e++) {
+        vel->b[e] = mu * vel->b[e] + grad->b[e];
+        w->b[e] -= lr * vel->b[e];
+    }
+}
+
 void dot_batch_predict(const dot_params *restrict w, const dot_inputs *restrict xs, int n,
                        int nthreads, void *restrict ws, real *restrict out)
 {

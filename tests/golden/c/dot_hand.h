@@ -60,6 +60,8 @@ void dot_batch_grad(const dot_params *DOT_RESTRICT w, const dot_inputs *DOT_REST
                     int nthreads, void *DOT_RESTRICT ws, dot_params *DOT_RESTRICT grad,
                     real *DOT_RESTRICT loss);
 void dot_sgd_update(dot_params *DOT_RESTRICT w, const dot_params *DOT_RESTRICT grad, real lr);
+void dot_sgd_momentum_update(dot_params *DOT_RESTRICT w, const dot_params *DOT_RESTRICT grad,
+                             dot_params *DOT_RESTRICT vel, real lr, real mu);
 void dot_batch_predict(const dot_params *DOT_RESTRICT w, const dot_inputs *DOT_RESTRICT xs, int n,
                        int nthreads, void *DOT_RESTRICT ws, real *DOT_RESTRICT out);
 

@@ -958,6 +958,19 @@ void ops_block_sgd_update(ops_block_params *restrict w, const ops_block_params *
         w->g[e] -= lr * grad->g[e];
 }
 
+void ops_block_sgd_momentum_update(ops_block_params *restrict w, const ops_block_params *restrict grad,
+                                   ops_block_params *restrict vel, real lr, real mu)
+{
+    for (int e = 0; e < ops_block_SIZE_x; e++) {
+        vel->x[e] = mu * vel->x[e] + grad->x[e];
+        w->x[e] -= lr * vel->x[e];
+    }
+    for (int e = 0; e < ops_block_SIZE_g; e++) {
+        vel->g[e] = mu * vel->g[e] + grad->g[e];
+        w->g[e] -= lr * vel->g[e];
+    }
+}
+
 void ops_block_batch_predict(const ops_block_params *restrict w, const ops_block_inputs *restrict xs, int n,
                              int nthreads, void *restrict ws, real *restrict out)
 {

@@ -67,6 +67,8 @@ void ops_block_batch_grad(const ops_block_params *OPS_BLOCK_RESTRICT w, const op
                           int nthreads, void *OPS_BLOCK_RESTRICT ws, ops_block_params *OPS_BLOCK_RESTRICT grad,
                           real *OPS_BLOCK_RESTRICT loss);
 void ops_block_sgd_update(ops_block_params *OPS_BLOCK_RESTRICT w, const ops_block_params *OPS_BLOCK_RESTRICT grad, real lr);
+void ops_block_sgd_momentum_update(ops_block_params *OPS_BLOCK_RESTRICT w, const ops_block_params *OPS_BLOCK_RESTRICT grad,
+                                   ops_block_params *OPS_BLOCK_RESTRICT vel, real lr, real mu);
 void ops_block_batch_predict(const ops_block_params *OPS_BLOCK_RESTRICT w, const ops_block_inputs *OPS_BLOCK_RESTRICT xs, int n,
                              int nthreads, void *OPS_BLOCK_RESTRICT ws, real *OPS_BLOCK_RESTRICT out);
 

@@ -788,6 +788,19 @@ void ops_map_sgd_update(ops_map_params *restrict w, const ops_map_params *restri
         w->w[e] -= lr * grad->w[e];
 }
 
+void ops_map_sgd_momentum_update(ops_map_params *restrict w, const ops_map_params *restrict grad,
+                                 ops_map_params *restrict vel, real lr, real mu)
+{
+    for (int e = 0; e < ops_map_SIZE_x; e++) {
+        vel->x[e] = mu * vel->x[e] + grad->x[e];
+        w->x[e] -= lr * vel->x[e];
+    }
+    for (int e = 0; e < ops_map_SIZE_w; e++) {
+        vel->w[e] = mu * vel->w[e] + grad->w[e];
+        w->w[e] -= lr * vel->w[e];
+    }
+}
+
 void ops_map_batch_predict(const ops_map_params *restrict w, const ops_map_inputs *restrict xs, int n,
                            int nthreads, void *restrict ws, real *restrict out)
 {

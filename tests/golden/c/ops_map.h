@@ -63,6 +63,8 @@ void ops_map_batch_grad(const ops_map_params *OPS_MAP_RESTRICT w, const ops_map_
                         int nthreads, void *OPS_MAP_RESTRICT ws, ops_map_params *OPS_MAP_RESTRICT grad,
                         real *OPS_MAP_RESTRICT loss);
 void ops_map_sgd_update(ops_map_params *OPS_MAP_RESTRICT w, const ops_map_params *OPS_MAP_RESTRICT grad, real lr);
+void ops_map_sgd_momentum_update(ops_map_params *OPS_MAP_RESTRICT w, const ops_map_params *OPS_MAP_RESTRICT grad,
+                                 ops_map_params *OPS_MAP_RESTRICT vel, real lr, real mu);
 void ops_map_batch_predict(const ops_map_params *OPS_MAP_RESTRICT w, const ops_map_inputs *OPS_MAP_RESTRICT xs, int n,
                            int nthreads, void *OPS_MAP_RESTRICT ws, real *OPS_MAP_RESTRICT out);
 

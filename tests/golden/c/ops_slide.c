@@ -1088,6 +1088,19 @@ void ops_slide_sgd_update(ops_slide_params *restrict w, const ops_slide_params *
         w->k[e] -= lr * grad->k[e];
 }
 
+void ops_slide_sgd_momentum_update(ops_slide_params *restrict w, const ops_slide_params *restrict grad,
+                                   ops_slide_params *restrict vel, real lr, real mu)
+{
+    for (int e = 0; e < ops_slide_SIZE_x; e++) {
+        vel->x[e] = mu * vel->x[e] + grad->x[e];
+        w->x[e] -= lr * vel->x[e];
+    }
+    for (int e = 0; e < ops_slide_SIZE_k; e++) {
+        vel->k[e] = mu * vel->k[e] + grad->k[e];
+        w->k[e] -= lr * vel->k[e];
+    }
+}
+
 void ops_slide_batch_predict(const ops_slide_params *restrict w, const ops_slide_inputs *restrict xs, int n,
                              int nthreads, void *restrict ws, real *restrict out)
 {

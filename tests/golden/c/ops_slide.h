@@ -67,6 +67,8 @@ void ops_slide_batch_grad(const ops_slide_params *OPS_SLIDE_RESTRICT w, const op
                           int nthreads, void *OPS_SLIDE_RESTRICT ws, ops_slide_params *OPS_SLIDE_RESTRICT grad,
                           real *OPS_SLIDE_RESTRICT loss);
 void ops_slide_sgd_update(ops_slide_params *OPS_SLIDE_RESTRICT w, const ops_slide_params *OPS_SLIDE_RESTRICT grad, real lr);
+void ops_slide_sgd_momentum_update(ops_slide_params *OPS_SLIDE_RESTRICT w, const ops_slide_params *OPS_SLIDE_RESTRICT grad,
+                                   ops_slide_params *OPS_SLIDE_RESTRICT vel, real lr, real mu);
 void ops_slide_batch_predict(const ops_slide_params *OPS_SLIDE_RESTRICT w, const ops_slide_inputs *OPS_SLIDE_RESTRICT xs, int n,
                              int nthreads, void *OPS_SLIDE_RESTRICT ws, real *OPS_SLIDE_RESTRICT out);
 

@@ -15,6 +15,8 @@ size_t chain_cuda_workspace_size(int nthreads);
 void chain_cuda_batch_grad(const chain_params *w, const chain_inputs *xs, int n, int nthreads,
                            void *ws, chain_params *grad, real *loss);
 void chain_cuda_sgd_update(chain_params *w, const chain_params *grad, real lr);
+void chain_cuda_sgd_momentum_update(chain_params *w, const chain_params *grad, chain_params *vel,
+                                    real lr, real mu);
 void chain_cuda_batch_predict(const chain_params *w, const chain_inputs *xs, int n, int nthreads,
                               void *ws, real *out);
 }
@@ -182,6 +184,16 @@ __global__ void chain_cuda_sgd(real *__restrict__ w, const real *__restrict__ gr
     w[idx] -= lr * grad[idx];
 }
 
+__global__ void chain_cuda_sgd_momentum(real *__restrict__ w, const real *__restrict__ grad,
+                                   real *__restrict__ vel, real lr, real mu, int size)
+{
+    const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= size)
+        return;
+    vel[idx] = mu * vel[idx] + grad[idx];
+    w[idx] -= lr * vel[idx];
+}
+
 static int blocks(int n)
 {
     return (n + BLOCK - 1) / BLOCK;
@@ -256,6 +268,13 @@ void chain_cuda_sgd_update(chain_params *w, const chain_params *grad, real lr)
 {
     const int size = (int)(sizeof(chain_params) / sizeof(real));
     chain_cuda_sgd<<<blocks(size), BLOCK>>>((real *)w, (const real *)grad, lr, size);
+}
+
+void chain_cuda_sgd_momentum_update(chain_params *w, const chain_params *grad, chain_params *vel,
+                                    real lr, real mu)
+{
+    const int size = (int)(sizeof(chain_params) / sizeof(real));
+    chain_cuda_sgd_momentum<<<blocks(size), BLOCK>>>((real *)w, (const real *)grad, (real *)vel, lr, mu, size);
 }
 
 void chain_cuda_batch_predict(const chain_params *w, const chain_inputs *xs, int n, int nthreads,

@@ -15,6 +15,8 @@ size_t dot_cuda_workspace_size(int nthreads);
 void dot_cuda_batch_grad(const dot_params *w, const dot_inputs *xs, int n, int nthreads,
                          void *ws, dot_params *grad, real *loss);
 void dot_cuda_sgd_update(dot_params *w, const dot_params *grad, real lr);
+void dot_cuda_sgd_momentum_update(dot_params *w, const dot_params *grad, dot_params *vel,
+                                  real lr, real mu);
 void dot_cuda_batch_predict(const dot_params *w, const dot_inputs *xs, int n, int nthreads,
                             void *ws, real *out);
 }
@@ -154,6 +156,16 @@ __global__ void dot_cuda_sgd(real *__restrict__ w, const real *__restrict__ grad
     w[idx] -= lr * grad[idx];
 }
 
+__global__ void dot_cuda_sgd_momentum(real *__restrict__ w, const real *__restrict__ grad,
+                                 real *__restrict__ vel, real lr, real mu, int size)
+{
+    const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= size)
+        return;
+    vel[idx] = mu * vel[idx] + grad[idx];
+    w[idx] -= lr * vel[idx];
+}
+
 static int blocks(int n)
 {
     return (n + BLOCK - 1) / BLOCK;
@@ -226,6 +238,13 @@ void dot_cuda_sgd_update(dot_params *w, const dot_params *grad, real lr)
 {
     const int size = (int)(sizeof(dot_params) / sizeof(real));
     dot_cuda_sgd<<<blocks(size), BLOCK>>>((real *)w, (const real *)grad, lr, size);
+}
+
+void dot_cuda_sgd_momentum_update(dot_params *w, const dot_params *grad, dot_params *vel,
+                                  real lr, real mu)
+{
+    const int size = (int)(sizeof(dot_params) / sizeof(real));
+    dot_cuda_sgd_momentum<<<blocks(size), BLOCK>>>((real *)w, (const real *)grad, (real *)vel, lr, mu, size);
 }
 
 void dot_cuda_batch_predict(const dot_params *w, const dot_inputs *xs, int n, int nthreads,

@@ -15,6 +15,8 @@ size_t ops_block_cuda_workspace_size(int nthreads);
 void ops_block_cuda_batch_grad(const ops_block_params *w, const ops_block_inputs *xs, int n, int nthreads,
                                void *ws, ops_block_params *grad, real *loss);
 void ops_block_cuda_sgd_update(ops_block_params *w, const ops_block_params *grad, real lr);
+void ops_block_cuda_sgd_momentum_update(ops_block_params *w, const ops_block_params *grad, ops_block_params *vel,
+                                        real lr, real mu);
 void ops_block_cuda_batch_predict(const ops_block_params *w, const ops_block_inputs *xs, int n, int nthreads,
                                   void *ws, real *out);
 }
@@ -253,6 +255,16 @@ __global__ void ops_block_cuda_sgd(real *__restrict__ w, const real *__restrict_
     w[idx] -= lr * grad[idx];
 }
 
+__global__ void ops_block_cuda_sgd_momentum(real *__restrict__ w, const real *__restrict__ grad,
+                                       real *__restrict__ vel, real lr, real mu, int size)
+{
+    const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= size)
+        return;
+    vel[idx] = mu * vel[idx] + grad[idx];
+    w[idx] -= lr * vel[idx];
+}
+
 static int blocks(int n)
 {
     return (n + BLOCK - 1) / BLOCK;
@@ -331,6 +343,13 @@ void ops_block_cuda_sgd_update(ops_block_params *w, const ops_block_params *grad
 {
     const int size = (int)(sizeof(ops_block_params) / sizeof(real));
     ops_block_cuda_sgd<<<blocks(size), BLOCK>>>((real *)w, (const real *)grad, lr, size);
+}
+
+void ops_block_cuda_sgd_momentum_update(ops_block_params *w, const ops_block_params *grad, ops_block_params *vel,
+                                        real lr, real mu)
+{
+    const int size = (int)(sizeof(ops_block_params) / sizeof(real));
+    ops_block_cuda_sgd_momentum<<<blocks(size), BLOCK>>>((real *)w, (const real *)grad, (real *)vel, lr, mu, size);
 }
 
 void ops_block_cuda_batch_predict(const ops_block_params *w, const ops_block_inputs *xs, int n, int nthreads,

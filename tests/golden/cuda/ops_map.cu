@@ -15,6 +15,8 @@ size_t ops_map_cuda_workspace_size(int nthreads);
 void ops_map_cuda_batch_grad(const ops_map_params *w, const ops_map_inputs *xs, int n, int nthreads,
                              void *ws, ops_map_params *grad, real *loss);
 void ops_map_cuda_sgd_update(ops_map_params *w, const ops_map_params *grad, real lr);
+void ops_map_cuda_sgd_momentum_update(ops_map_params *w, const ops_map_params *grad, ops_map_params *vel,
+                                      real lr, real mu);
 void ops_map_cuda_batch_predict(const ops_map_params *w, const ops_map_inputs *xs, int n, int nthreads,
                                 void *ws, real *out);
 }
@@ -195,6 +197,16 @@ __global__ void ops_map_cuda_sgd(real *__restrict__ w, const real *__restrict__ 
     w[idx] -= lr * grad[idx];
 }
 
+__global__ void ops_map_cuda_sgd_momentum(real *__restrict__ w, const real *__restrict__ grad,
+                                     real *__restrict__ vel, real lr, real mu, int size)
+{
+    const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= size)
+        return;
+    vel[idx] = mu * vel[idx] + grad[idx];
+    w[idx] -= lr * vel[idx];
+}
+
 static int blocks(int n)
 {
     return (n + BLOCK - 1) / BLOCK;
@@ -271,6 +283,13 @@ void ops_map_cuda_sgd_update(ops_map_params *w, const ops_map_params *grad, real
 {
     const int size = (int)(sizeof(ops_map_params) / sizeof(real));
     ops_map_cuda_sgd<<<blocks(size), BLOCK>>>((real *)w, (const real *)grad, lr, size);
+}
+
+void ops_map_cuda_sgd_momentum_update(ops_map_params *w, const ops_map_params *grad, ops_map_params *vel,
+                                      real lr, real mu)
+{
+    const int size = (int)(sizeof(ops_map_params) / sizeof(real));
+    ops_map_cuda_sgd_momentum<<<blocks(size), BLOCK>>>((real *)w, (const real *)grad, (real *)vel, lr, mu, size);
 }
 
 void ops_map_cuda_batch_predict(const ops_map_params *w, const ops_map_inputs *xs, int n, int nthreads,
