@@ -12,13 +12,16 @@ Every node becomes one binding (so the extractor never recomputes a sum), every 
 that an operation reads becomes a ``param`` (a trainable parameter, its value in the weights),
 and shapes are only *proposed* here: the Agda elaborator checks them like those of a model
 written by hand, and the proved ∇ and optimiser run on the result. Initializers that only
-feed shape arithmetic (``Reshape``'s shape, a transposed weight) are folded with NumPy.
+feed shape arithmetic (``Reshape``'s shape, a transposed weight) are folded with NumPy. A
+``Constant`` node's value becomes a ``param`` too (the model language writes no decimals), with
+an ``OnnxConstantWarning``: training changes it.
 
 The batch axis: with ``batch=True`` the leading dimension of the graph's input (1 or
 symbolic) is the runtime's batch and is dropped from every shape; with ``batch=False`` the
 whole tensor is one sample (ONNX's node tests). A loss is appended (the model language needs
-one to train): softmax cross-entropy on a vector output (``loss="ce"``) or squared error
-(``"sqerr"``) against a ``target`` input of the output's shape.
+one to train): softmax cross-entropy on a vector output (``loss="ce"``; of the logits when the
+output is a ``Softmax`` of them, which stays the output) or squared error (``"sqerr"``) against
+a ``target`` input of the output's shape.
 
 Anything the model language cannot express exactly (strides, dilations, groups, asymmetric or
 ``-inf`` padding, ceil mode, dynamic shapes, integer tensors, …) raises ``OnnxImportError``
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +40,11 @@ import numpy as np
 from . import dump
 
 __all__ = ["OnnxImportError", "Imported", "import_onnx", "SUPPORTED"]
+
+
+class OnnxConstantWarning(UserWarning):
+    """The value of a ``Constant`` node became a parameter: the model language writes no
+    decimals, so it is declared ``param`` and training changes it like a weight."""
 
 
 class OnnxImportError(ValueError):
@@ -142,6 +151,10 @@ class _Importer:
         self.name = self._ident(name or self.graph.name or "imported", {})
         self.loss = loss
         self.batch_request = batch
+        # a vector Softmax's binding -> (its logits, their max, the sum of exp(logit - max)):
+        # a cross-entropy of a softmax output is taken of the logits, with these bindings
+        self.softmax_of: dict[str, tuple[str, str, str]] = {}
+        self.constant_nodes: set[int] = set()  # ids of the values of Constant nodes
         self.used: dict[str, str] = {}     # model names taken -> what
         self.decls: list[str] = []
         self.lines: list[str] = []
@@ -218,7 +231,14 @@ class _Importer:
             self.alive.append(t.value)
             shape = _lang(t.value.shape) or (1,)
             self.params[p] = np.ascontiguousarray(t.value.reshape(shape), dtype=np.float32)
-            self.decls.append(f"param  {p} : {_shape_text(shape)}")
+            if key not in self.constant_nodes:
+                self.decls.append(f"param  {p} : {_shape_text(shape)}")
+            else:
+                self.decls.append(f"param  {p} : {_shape_text(shape)}   -- a Constant node's "
+                                  f"value, trained like a weight")
+                warnings.warn(OnnxConstantWarning(
+                    f"{p}: the value of a Constant node becomes a trainable parameter (the "
+                    f"model language has no decimals); training changes it"))
         return self.param_of[key]
 
     def bind(self, node, k: int, shape, expr: str) -> _T:
@@ -315,8 +335,15 @@ class _Importer:
             if len(t.shape) != 1:
                 raise OnnxImportError(f"loss 'ce' needs a vector output; {n} has shape "
                                       f"{t.shape}")
-            m, se, ls = (self._fresh(x, "binding") for x in ("m", "se", "loss"))
             k = t.shape[0]
+            if n in self.softmax_of:  # the output is already a softmax: its logits' entropy
+                z, m, se = self.softmax_of[n]
+                ls = self._fresh("loss", "binding")
+                self.loss_lines = [
+                    f"-- {n} is the softmax of {z}: the cross-entropy of the logits {z}",
+                    f"loss {ls} = log({se}) + {m} - (sum j : {k} . {y}[j] * {z}[j])"]
+                return y
+            m, se, ls = (self._fresh(x, "binding") for x in ("m", "se", "loss"))
             self.loss_lines = [
                 f"{m} = maxall({n})",
                 f"{se} = sum j : {k} . exp({n}[j] - {m})",
@@ -364,6 +391,8 @@ class _Importer:
                 self.alive.append(v)
                 self.squeezed[id(v)] = _T(tuple(v.shape[i] for i in keep), t.text,
                                           v.reshape([v.shape[i] for i in keep]))
+                if id(v) in self.constant_nodes:
+                    self.constant_nodes.add(id(self.squeezed[id(v)].value))
             base = self.ref(self.squeezed[id(v)], node)
             return base + "".join(f"[{mine[i]}]" for i in keep)
         text = t.text
@@ -505,7 +534,10 @@ class _Importer:
         if "value" not in a:
             self.fail(node, "only a tensor `value` is supported")
         v = self.nh.to_array(a["value"])
-        self.out_const(node, v.astype(np.float64) if v.dtype.kind == "f" else v)
+        v = v.astype(np.float64) if v.dtype.kind == "f" else v
+        self.alive.append(v)  # its id stays its own
+        self.constant_nodes.add(id(v))
+        self.out_const(node, v)
 
     # -- convolution and pooling ----------------------------------------------------------------
 
@@ -863,7 +895,9 @@ class _Importer:
             body = f"{x.text}{at}[j] - {m}{at} - log({s}{at})"
         else:
             body = f"{e}{at}[j] * recip({s}{at})"
-        self.bind(node, 0, x.shape, _fors(oi + ["j"], outer + (n,), body))
+        t = self.bind(node, 0, x.shape, _fors(oi + ["j"], outer + (n,), body))
+        if not log and not outer:
+            self.softmax_of[t.text] = (x.text, m, s)
 
     def op_Softmax(self, node, a):
         self._softmax(node, a, log=False)

@@ -294,3 +294,50 @@ def test_the_cli_reports_an_error_in_one_line_and_writes_nothing(tmp_path):
                         "--out", str(tmp_path / "out")], capture_output=True, text=True)
     assert r.returncode == 1 and "(Tanh): operator not supported" in r.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_softmax_output_takes_the_cross_entropy_of_its_logits(tmp_path, kernel_cache):
+    """A network that ends in Softmax (PyTorch's ``torch.softmax`` before export) keeps the
+    probabilities as its output; ``--loss auto`` (cross-entropy) is taken of the logits before
+    it, not of the probabilities (a second softmax, whose loss cannot fall below ~1.46)."""
+    import runtime
+
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=(4, 3))
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["z"]),
+         helper.make_node("Softmax", ["z"], ["p"], axis=-1)], "soft",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("p", TensorProto.FLOAT, ["N", 3])],
+        [numpy_helper.from_array(w.astype(np.float32), "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    imp = import_onnx(model)
+    assert "maxall(p)" not in imp.text, imp.text
+    (tmp_path / "soft.model").write_text(imp.text)
+    m = runtime.load(tmp_path / "soft.model", weights=imp.params, precision="f64")
+    x, y = rng.normal(size=(5, 4)), np.array([0, 2, 1, 1, 0])
+    z = x @ w
+    p = np.exp(z - z.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    np.testing.assert_allclose(m.predict(x), p, rtol=1e-6)  # the weights went through float32
+    loss, _ = m.loss_and_gradients(x, y)
+    np.testing.assert_allclose(loss, -np.log(p[np.arange(5), y]).mean(), rtol=1e-6)
+
+
+def test_a_constant_node_that_becomes_a_parameter_is_a_warning():
+    """The model language has no decimals: a ``Constant`` node's 0.1 is declared a parameter,
+    which training would change; the importer says so (the initializer ``w`` is a weight)."""
+    graph = helper.make_graph(
+        [helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(
+            np.array(0.1, np.float32))),
+         helper.make_node("MatMul", ["x", "w"], ["z"]),
+         helper.make_node("Mul", ["z", "c"], ["out"])], "scaled",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", 3])],
+        [numpy_helper.from_array(np.ones((4, 3), np.float32), "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    from extract.onnx_import import OnnxConstantWarning
+    with pytest.warns(OnnxConstantWarning) as got:
+        imp = import_onnx(model)
+    assert len(got) == 1 and str(got[0].message).startswith("c:")
+    assert "trained like a weight" in next(l for l in imp.text.splitlines() if "param  c" in l)
