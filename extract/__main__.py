@@ -131,13 +131,19 @@ def main(argv=None) -> int:
     # site-packages' from elsewhere); --show alone writes nothing
     if args.out is not None or not args.show:
         out = args.out if args.out is not None else Path("build") / "gen" / args.precision
-        out.mkdir(parents=True, exist_ok=True)
-        for name, text in gen.files.items():
-            build.write_if_changed(out / name, text)
-        # the dump next to the sources: `python -m extract.validate OUT` checks them against it
-        dump_file = f"{model.name}.dump.json"
-        build.write_if_changed(out / dump_file,
-                               compiled if compiled is not None else path.read_text())
+        try:
+            if out.exists() and not out.is_dir():
+                raise NotADirectoryError(f"--out {out} is a file, not a directory")
+            out.mkdir(parents=True, exist_ok=True)
+            for name, text in gen.files.items():
+                build.write_if_changed(out / name, text)
+            # the dump next to the sources: `python -m extract.validate OUT` checks them
+            dump_file = f"{model.name}.dump.json"
+            build.write_if_changed(out / dump_file,
+                                   compiled if compiled is not None else path.read_text())
+        except OSError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
         if not args.show:
             print(f"wrote {', '.join(str(out / n) for n in [*gen.files, dump_file])}")
     if args.show:

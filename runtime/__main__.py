@@ -77,8 +77,16 @@ def cmd_train(args) -> int:
     m.check_training(images, labels, args.epochs, args.batch_size, args.lr, args.threads, test,
                      momentum=args.momentum)
     out = Path(args.out) if args.out is not None else Path("out") / m.name
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file; it names the directory of weights.npz, "
+                         f"history.json and curves.png")
     out.mkdir(parents=True, exist_ok=True)
     weights_path = out / "weights.npz"
+    if weights_path.exists():
+        same = args.weights is not None and Path(args.weights).resolve() == weights_path.resolve()
+        print(f"note: {weights_path} " + ("is the starting point; each epoch replaces it" if same
+              else "exists (an earlier run): this run replaces it, history.json and "
+                   "curves.png"), flush=True)
     start = f"weights {args.weights}" if args.weights else f"init {args.init}"
     if args.momentum:
         start += f", momentum {args.momentum:g}"
@@ -305,9 +313,12 @@ def main(argv: list[str] | None = None) -> int:
         pass
     try:
         return args.func(args)
-    except (ValueError, FileNotFoundError, ModelCompileError, *_model_errors()) as e:
+    except (ValueError, OSError, ModelCompileError, *_model_errors()) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # while the kernels are made or the data read (training has its own)
+        print("\ninterrupted", file=sys.stderr)
+        return 130
 
 
 def _model_errors() -> tuple:

@@ -137,6 +137,11 @@ def test_cli_writes_sources_and_show_prints_c(tmp_path):
     assert res.stdout == (out / "ops_map.c").read_text()          # plain text: not a tty
     assert "\x1b[" not in res.stdout
     assert (out / "ops_map.c").stat().st_mtime_ns == stamp         # unchanged: not rewritten
+    # --out naming a file: one line, no traceback
+    res = subprocess.run(cmd[:-5] + ["--out", str(out / "ops_map.h"), "--no-build"], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert res.returncode == 1 and res.stderr.startswith("error: --out ") \
+        and "is a file, not a directory" in res.stderr, res.stderr
 
 
 def test_cli_writes_under_the_current_directory(tmp_path):

@@ -337,3 +337,25 @@ def test_train_with_momentum(tmp_path, monkeypatch, capsys):
     saved = runtime.load("cnn", weights=tmp_path / "weights.npz")
     for n in m.params:
         assert saved.params[n].tobytes() == m.params[n].tobytes()
+
+
+def test_out_errors_notes_and_an_early_ctrl_c(tmp_path, monkeypatch, capsys):
+    """``--out`` naming a file is a one-line error; an existing run's weights are replaced with
+    a note; Ctrl-C before training (kernels being built) exits 130 without a traceback."""
+    use_backend("double", monkeypatch)
+    common = ["--epochs", "0", "--train-limit", "10", "--test-limit", "0", "--no-progress"]
+    (tmp_path / "afile").write_text("")
+    for out, message in [("afile", "--out .*afile is a file"), ("afile/sub", "Not a directory")]:
+        assert main(["train", "cnn", *common, "--out", str(tmp_path / out)]) == 2
+        assert re.search(message, capsys.readouterr().err)
+    assert main(["train", "cnn", *common, "--out", str(tmp_path / "run")]) == 0
+    assert "note:" not in capsys.readouterr().out
+    assert main(["train", "cnn", *common, "--out", str(tmp_path / "run")]) == 0
+    assert "exists (an earlier run): this run replaces it" in capsys.readouterr().out
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("runtime.__main__.load", interrupted)
+    assert main(["train", "cnn", *common, "--out", str(tmp_path / "late")]) == 130
+    assert "interrupted" in capsys.readouterr().err and not (tmp_path / "late").exists()
