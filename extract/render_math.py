@@ -206,13 +206,25 @@ class MIverson:
     conds: tuple         # ("eq", a, b) | ("range", t, lower: bool, upper: int | None)
 
 
+def _negated(x):
+    """``y`` when ``x`` is ``−y`` or a product whose first factor is negated, else None."""
+    if isinstance(x, MNeg):
+        return x.a
+    if isinstance(x, MMul) and isinstance(x.factors[0], MNeg):
+        first = x.factors[0].a
+        rest = x.factors[1:]
+        return MMul((first, *rest), x.op)
+    return None
+
+
 def madd(a, b):
+    """``a + b`` as one sum of signed terms: ``a + (−c)·d`` is ``a − c·d``."""
     terms = []
     for x in (a, b):
         if isinstance(x, MAdd):
             terms.extend(x.terms)
-        elif isinstance(x, MNeg) and terms:
-            terms.append(("−", x.a))
+        elif terms and _negated(x) is not None:
+            terms.append(("−", _negated(x)))
         else:
             terms.append(("+", x))
     return MAdd(tuple(terms))

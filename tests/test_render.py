@@ -54,6 +54,8 @@ def corpus() -> dict[str, dict]:
             out[f"random/{kind}/{seed}"] = dumpgen.random_dump(seed, gradients=kind)
     for seed in range(12):     # with every elementwise function (exp, log, recip, relu, step)
         out[f"random/fns/{seed}"] = dumpgen.random_dump(seed, gradients="ad", fns=dumpgen.UNARY)
+    for p in sorted((ROOT / "build" / "dump" / "zoo").glob("*.json")):  # after make dump
+        out[f"zoo/{p.stem}"] = json.loads(p.read_text())
     return out
 
 
@@ -348,6 +350,9 @@ def test_pages_are_self_contained(dumps):
         for word in ("<script", "src=", "href=", "url(", "@import", "http:", "https:"):
             assert word not in low, (k, word)
         assert len(list(root.iter("math"))) >= 5, k
+        # a negated term is subtracted, never added: no "+ −" (lenet5's softmax gradient)
+        assert "<mo>+</mo><mo>−</mo>" not in page, k
+        assert not re.search(r"\+\s*-", render.latex(dump.parse(d))), k
         for el in root.iter():
             assert el.tag in MATHML | HTML_TAGS, (k, el.tag)
 
