@@ -71,6 +71,9 @@ def cmd_train(args) -> int:
     test = None
     if has_split(args.data, "test") and args.test_limit != 0:  # --test-limit 0: no testing
         test = load_split(args.data, "test", args.test_limit)
+    elif args.test_limit != 0:
+        print(f"note: {args.data} has no test split (MNIST's t10k files, or x_test and y_test "
+              f"in an .npz): no test accuracy", flush=True)
     m = load(args.model, weights=args.weights, precision=args.precision, init=args.init,
              seed=args.seed, dump=args.dump)
     m.require_data("train", classify=True)  # everything checked before anything is written

@@ -129,6 +129,16 @@ def test_shape_errors_are_one_line_naming_binding_and_shapes(main, tmp_path, wha
         assert p in lines[0], (p, lines[0])
 
 
+def test_a_model_without_bindings_names_its_last_line(main, tmp_path):
+    path = tmp_path / "decls.model"
+    path.write_text("model decls\ninput  x : 3\n\ntarget y : 2   -- and nothing else\n\n")
+    r = subprocess.run([str(main), "model", str(path)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.strip() == (f"{path}:4: the model has no bindings; the last statement "
+                                f"must be the objective: loss NAME = …")
+
+
 def test_kernel_larger_than_input_is_rejected(main):
     text = (MODELS / "cnn.model").read_text().replace("k1 : 6x5x5", "k1 : 6x29x5")
     r = elaborate(main, text)

@@ -154,6 +154,11 @@ def test_cli_trains_on_an_npz(tmp_path, monkeypatch, capsys):
     images, labels = runtime.data.load_split(path, "train", 5)
     np.testing.assert_array_equal(images, x[:5])
     np.testing.assert_array_equal(labels, y[:5])
+    # no test split: said, not silent (and not said with --test-limit 0)
+    for extra, said in (([], True), (["--test-limit", "0"], False)):
+        assert main(["train", "cnn", "--data", str(path), "--epochs", "0", "--out", str(out),
+                     "--no-progress", *extra]) == 0
+        assert ("has no test split" in capsys.readouterr().out) == said
 
 
 @pytest.mark.parametrize("arrays,message", [

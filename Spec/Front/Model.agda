@@ -198,12 +198,18 @@ private
   one-output ((_ , x) ∷ [])         = ok (just x)
   one-output (_ ∷ (l , x) ∷ _)      = fail (showℕ l ++ ": binding " ++ x ++ ": a second `output`")
 
-  final : List (ℕ × Kind × String × Raw) → Result (ℕ × String × Raw)
-  final fs with List.reverse fs
+  -- `end`: the file's last line, where a model without bindings is missing its objective
+  final : ℕ → List (ℕ × Kind × String × Raw) → Result (ℕ × String × Raw)
+  final end fs with List.reverse fs
   ... | (l , loss , x , e) ∷ _ = ok (l , x , e)
   ... | (l , _ , x , _) ∷ _ =
     fail (showℕ l ++ ": the last statement must be the objective: loss NAME = …")
-  ... | [] = fail "the model has no bindings; the last statement must be the objective: loss NAME = …"
+  ... | [] = fail (showℕ end ++ ": the model has no bindings; the last statement must be the "
+                   ++ "objective: loss NAME = …")
+
+  last-line : ℕ → List Line → ℕ
+  last-line l []              = l
+  last-line _ ((l , _) ∷ ls)  = last-line l ls
 
   decl-names : List (ℕ × Role × String × S) → List (ℕ × String)
   decl-names = List.map (λ (l , _ , x , _) → l , x)
@@ -211,12 +217,12 @@ private
   def-names : List (ℕ × Kind × String × Raw) → List (ℕ × String)
   def-names = List.map (λ (l , _ , x , _) → l , x)
 
-  body : String → List Line → Result Elaborated
-  body title rest = do
+  body : ℕ → String → List Line → Result Elaborated
+  body start title rest = do
     parts ds fs ← split rest
     _ ← names-ok [] (decl-names ds ++ₗ def-names fs)
     pred ← one-output (outputs fs)
-    (ll , lx , le) ← final fs
+    (ll , lx , le) ← final (last-line start rest) fs
     bs ← plain-defs (List.take (List.length fs ∸ 1) fs)
     let (Γ , ns) = ce-split (base ds)
         scope = List.reverse (List.map proj₂ (decl-names ds))
@@ -229,5 +235,5 @@ private
 elaborate : String → Result Elaborated
 elaborate text = parse text >>= λ where
   [] → fail "1: the file is empty; a model file starts with `model NAME`"
-  ((l , model title) ∷ rest) → body title rest
+  ((l , model title) ∷ rest) → body l title rest
   ((l , _) ∷ _) → fail (showℕ l ++ ": a model file starts with `model NAME`")
