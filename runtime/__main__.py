@@ -30,7 +30,7 @@ from pathlib import Path
 from . import DEFAULT_DATA
 from ._files import atomic_write, atomic_write_via
 from .data import has_split, load_split
-from .model import DivergedError, load
+from .model import DivergedError, is_regression, load
 from .spec import ModelCompileError
 
 
@@ -48,14 +48,24 @@ def plot_history(history: dict, path: Path) -> None:
 
     epochs = history["epoch"]
     fig, (ax_l, ax_a) = plt.subplots(1, 2, figsize=(10, 4))
-    ax_l.plot(epochs, history["loss"], "o-")
-    ax_l.set(xlabel="epoch", ylabel="mean training loss", title="loss")
+    ax_l.plot(epochs, history["loss"], "o-", label="train")
+    test_loss = [(e, v) for e, v in zip(epochs, history.get("test_loss", [])) if v is not None]
+    if test_loss:  # a regression: the test set's loss beside the training loss
+        ax_l.plot(*zip(*test_loss), "o-", label="test")
+        ax_l.legend(loc="upper right")
+    ax_l.set(xlabel="epoch", ylabel="mean loss", title="loss")
+    plotted = False
     for key, label in (("train_accuracy", "train"), ("test_accuracy", "test")):
         points = [(e, a) for e, a in zip(epochs, history[key]) if a is not None]
         if points:
             ax_a.plot(*zip(*points), "o-", label=label)
+            plotted = True
     ax_a.set(xlabel="epoch", ylabel="accuracy", title="accuracy", ylim=(0, 1))
-    ax_a.legend(loc="lower right")
+    if plotted:
+        ax_a.legend(loc="lower right")
+    else:  # float targets, or no evaluation: say why the panel is empty
+        ax_a.text(0.5, 0.5, "no accuracy" + (" (float targets)" if test_loss else ""),
+                  ha="center", va="center", transform=ax_a.transAxes)
     for ax in (ax_l, ax_a):
         ax.grid(alpha=0.3)
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -76,7 +86,9 @@ def cmd_train(args) -> int:
               f"in an .npz): no test accuracy", flush=True)
     m = load(args.model, weights=args.weights, precision=args.precision, init=args.init,
              seed=args.seed, dump=args.dump)
-    m.require_data("train", classify=True)  # everything checked before anything is written
+    # everything checked before anything is written
+    m.require_data("train")
+    m.require_data("train", classify=not is_regression(m.check_labels(labels, len(labels))))
     m.check_training(images, labels, args.epochs, args.batch_size, args.lr, args.threads, test,
                      momentum=args.momentum)
     out = Path(args.out) if args.out is not None else Path("out") / m.name
@@ -104,12 +116,13 @@ def cmd_train(args) -> int:
 
     def report(model, record):
         model.save(weights_path)
-        line = (
-            f"epoch {record['epoch']}/{args.epochs}  loss {record['loss']:.5f}  "
-            f"train acc {record['train_accuracy']:.4f}"
-        )
+        line = f"epoch {record['epoch']}/{args.epochs}  loss {record['loss']:.5f}"
+        if record["train_accuracy"] is not None:
+            line += f"  train acc {record['train_accuracy']:.4f}"
         if record["test_accuracy"] is not None:
             line += f"  test acc {record['test_accuracy']:.4f}"
+        if record["test_loss"] is not None:
+            line += f"  test loss {record['test_loss']:.5f}"
         line += f"  {record['images_per_s']:.0f} images/s"
         _print(line, args.progress)
         _write_outputs(model.history, out)
@@ -198,11 +211,20 @@ def cmd_predict(args) -> int:
         raise ValueError(f"{args.data}: no array y_{args.split}, so no accuracy to measure; "
                          f"--out FILE.npz or FILE.csv writes the predictions")
     m = load(args.model, weights=args.weights, precision=args.precision, dump=args.dump)
+    if labels is not None and is_regression(m.check_labels(labels, len(images))):
+        # float targets (a regression): the loss is the measure, not an accuracy
+        print(f"loss {m.loss(images, labels, threads=args.threads):.6g} (mean over "
+              f"{len(images)} {args.split} images)")
+        labels = None
+        if out is None:
+            return 0
     if out is None:
         acc = m.evaluate(images, labels, threads=args.threads)
     else:
         outputs = m.predict(images, threads=args.threads)
-        classes = outputs.argmax(axis=1) if m.spec.n_classes == outputs.shape[1] else None
+        # one score per class (and more than one class): the predicted class is the largest
+        classes = (outputs.argmax(axis=1) if m.spec.n_classes == outputs.shape[1] > 1
+                   else None)
         if classes is None:
             labels = None  # not one score per class: no accuracy, the outputs are the result
         elif labels is not None:

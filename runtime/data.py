@@ -3,7 +3,8 @@
 A model of your own rarely reads 28×28 images, so the command line also takes a NumPy archive
 with the arrays ``x_train``, ``y_train`` and optionally ``x_test``, ``y_test`` (the names Keras
 uses). Features are kept as they are if they are float32 or float64, uint8 pixels are scaled to
-[0, 1] as the IDX reader does; labels are integers.
+[0, 1] as the IDX reader does; labels are integers (classes), or floats of shape (N, ...): the
+targets themselves, for a regression.
 
 >>> import numpy as np, tempfile, os
 >>> p = os.path.join(tempfile.mkdtemp(), "d.npz")
@@ -71,7 +72,8 @@ def load_split(
     path: str | os.PathLike, split: str = "train", limit: int | None = None,
     labels: bool = True,
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Features and integer labels of ``split`` ("train" or "test"); the first ``limit`` if given.
+    """Features and labels of ``split`` ("train" or "test"): integer classes, or float targets
+from an ``.npz``; the first ``limit`` if given.
 
     ``path`` is an MNIST IDX directory (``runtime.load_mnist``) or an ``.npz`` file. With
     ``labels=False`` an ``.npz`` may leave out ``y_<split>`` (data to predict): the labels are
@@ -100,11 +102,16 @@ def load_split(
         if x.ndim < 1:
             raise DataError(f"{path}: x_{split} has shape {x.shape}; expected (N, ...)")
         return (x if limit is None else x[:limit]), None
-    if y.dtype.kind not in "ui":
-        raise DataError(f"{path}: y_{split} must hold integer labels, not {y.dtype}")
-    if x.ndim < 1 or y.ndim != 1 or len(x) != len(y):
+    if y.dtype.kind not in "uif" or y.dtype == np.float16:
+        raise DataError(f"{path}: y_{split} must hold integer labels or float32/float64 "
+                        f"targets, not {y.dtype}")
+    if y.dtype.kind == "f":  # the targets themselves (a regression), one row per sample
+        if x.ndim < 1 or y.ndim < 1 or len(x) != len(y):
+            raise DataError(f"{path}: x_{split} has shape {x.shape} and y_{split} {y.shape}; "
+                            "expected (N, ...) and (N, ...)")
+    elif x.ndim < 1 or y.ndim != 1 or len(x) != len(y):
         raise DataError(f"{path}: x_{split} has shape {x.shape} and y_{split} {y.shape}; "
                         "expected (N, ...) and (N,)")
     if limit is not None:
         x, y = x[:limit], y[:limit]
-    return x, y.astype(np.int64)
+    return x, (y if y.dtype.kind == "f" else y.astype(np.int64))

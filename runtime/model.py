@@ -83,18 +83,41 @@ def check_images(images, shape: tuple[int, ...]) -> np.ndarray:
     return images
 
 
-def check_labels(labels, n: int, n_classes: int) -> np.ndarray:
-    """``labels``: integers of shape (n,) in 0..n_classes-1."""
+def check_labels(labels, n: int, n_classes: int, target_shape=None) -> np.ndarray:
+    """``labels``: integers of shape (n,) in 0..n_classes-1 (classes: the target is their
+    one-hot encoding), or, where ``target_shape`` is given, the targets themselves: floats of
+    shape (n, *target_shape), or (n,) for a one-element target (regression), finite."""
     if not isinstance(labels, np.ndarray):
         raise ValueError(f"labels must be a NumPy array, got {type(labels).__name__}")
+    if labels.dtype.kind == "f" and target_shape is not None:
+        shape, short = tuple(target_shape), _squeezed(target_shape)
+        if (labels.shape not in ((n, *shape), (n, *short))
+                and not (labels.shape == (n,) and math.prod(shape) == 1)):
+            raise ValueError(f"float targets must have shape ({n}, "
+                             f"{', '.join(map(str, short or (1,)))}) to match the images and "
+                             f"the model's target, got {labels.shape}")
+        if labels.dtype not in (np.float32, np.float64):
+            raise ValueError(f"float targets must be float32 or float64, got {labels.dtype}")
+        if not np.isfinite(labels).all():
+            bad = int(np.flatnonzero(~np.isfinite(labels).reshape(n, -1).all(1))[0])
+            raise ValueError(f"targets contain NaN or inf (first in sample {bad})")
+        return labels
     if labels.dtype.kind not in "ui":
-        raise ValueError(f"labels must have an integer dtype, got {labels.dtype}")
+        also = " or float targets" if target_shape is not None else ""
+        raise ValueError(f"labels must have an integer dtype{also}, got {labels.dtype}")
     if labels.shape != (n,):
         raise ValueError(f"labels must have shape ({n},) to match the images, got {labels.shape}")
     if labels.min() < 0 or labels.max() >= n_classes:
         bad = labels[(labels < 0) | (labels >= n_classes)][0]
-        raise ValueError(f"labels must lie in 0..{n_classes - 1}, found {bad}")
+        hint = (" (the model's target has one element: for regression give float targets)"
+                if n_classes == 1 else "")
+        raise ValueError(f"labels must lie in 0..{n_classes - 1}, found {bad}{hint}")
     return labels
+
+
+def is_regression(labels: np.ndarray) -> bool:
+    """Whether checked ``labels`` are float targets rather than integer classes."""
+    return labels.dtype.kind == "f"
 
 
 def _check_positive_int(name: str, value) -> int:
@@ -305,7 +328,10 @@ class Model:
         return check_images(images, shape)
 
     def check_labels(self, labels, n: int) -> np.ndarray:
-        return check_labels(labels, n, self.spec.n_classes)
+        """Integer classes, or float targets of the target's shape (``check_labels``)."""
+        spec = self.spec
+        shape = spec.input_shapes[spec.target] if spec.target else None
+        return check_labels(labels, n, spec.n_classes, shape)
 
     # -- parameters ---------------------------------------------------------------------------
 
@@ -335,7 +361,10 @@ class Model:
         return self._ws[threads]
 
     def _onehot(self, labels: np.ndarray) -> np.ndarray:
-        """One row per label: the target of that class, flat (``n_classes`` elements)."""
+        """One row per label: the target of that class, flat (``n_classes`` elements); float
+        targets as they are, flat."""
+        if is_regression(labels):
+            return np.ascontiguousarray(labels.reshape(len(labels), -1), dtype=self.dtype)
         return np.eye(self.spec.n_classes, dtype=self.dtype)[labels]
 
     def loss_and_gradients(self, images, labels, threads=None) -> tuple[float, dict]:
@@ -353,6 +382,19 @@ class Model:
     def gradients(self, images, labels, threads=None) -> dict[str, np.ndarray]:
         """Batch-mean gradients of the loss at the current weights; the weights do not change."""
         return self.loss_and_gradients(images, labels, threads)[1]
+
+    def loss(self, images, labels, threads=None, chunk: int = 1000) -> float:
+        """The mean loss over ``images`` (labels or float targets) at the current weights: the
+        measure of a regression, where ``evaluate``'s accuracy has no meaning."""
+        self.require_data("loss")
+        images = self.check_images(images)
+        labels = self.check_labels(labels, len(images))
+        _check_positive_int("chunk", chunk)
+        total = 0.0
+        for s in range(0, len(images), chunk):
+            part = self.loss_and_gradients(images[s : s + chunk], labels[s : s + chunk], threads)
+            total += part[0] * len(images[s : s + chunk])
+        return total / len(images)
 
     def batch_gradients(self, inputs: dict | None = None, n: int | None = None,
                         threads=None) -> tuple[float | None, dict]:
@@ -468,6 +510,9 @@ class Model:
         self.require_data("evaluate", classify=True)
         images = self.check_images(images)
         labels = self.check_labels(labels, len(images))
+        if is_regression(labels):
+            raise ValueError("evaluate measures the accuracy of integer labels; for float "
+                             "targets the measure is loss(images, targets)")
         return float((self.predict(images, threads).argmax(axis=1) == labels).mean())
 
     # -- training ------------------------------------------------------------------------------
@@ -477,14 +522,19 @@ class Model:
         """What ``train`` checks before it runs anything: raises ``ValueError`` naming the
         first bad argument, else returns ``(images, labels, test, batch_size, threads)``
         checked. The command line calls it before it writes anything."""
-        self.require_data("train", classify=bool(eval_train) or test is not None)
+        self.require_data("train")
         images = self.check_images(images)
         labels = self.check_labels(labels, len(images))
+        if not is_regression(labels):  # accuracies: one score per class
+            self.require_data("train", classify=bool(eval_train) or test is not None)
         if test is not None:
             if not (isinstance(test, (tuple, list)) and len(test) == 2):
                 raise ValueError("test must be a pair (images, labels)")
             t_images = self.check_images(test[0])
             test = (t_images, self.check_labels(test[1], len(t_images)))
+            if is_regression(test[1]) != is_regression(labels):
+                raise ValueError("the test set's labels and the training labels must be of one "
+                                 "kind: integer classes, or float targets")
         if isinstance(epochs, bool) or not isinstance(epochs, (int, np.integer)) or epochs < 0:
             raise ValueError(f"epochs must be a non-negative integer, got {epochs!r}")
         batch_size = _check_positive_int("batch_size", batch_size)
@@ -526,7 +576,9 @@ class Model:
         Returns the history, a dict of per-epoch lists: ``epoch``, ``loss`` (mean training loss
         over the epoch's batches), ``train_accuracy`` (after the epoch, if ``eval_train``),
         ``test_accuracy`` (if ``test=(images, labels)``), ``seconds`` and ``images_per_s``
-        (of the SGD loop alone). ``callback(model, record)`` runs after each epoch with that
+        (of the SGD loop alone). With float targets for ``labels`` (a regression: the targets
+        themselves, not classes) there are no accuracies: ``test_loss`` is the mean loss over
+        the test set instead (None with classes). ``callback(model, record)`` runs after each epoch with that
         epoch's record. On KeyboardInterrupt the weights keep every completed update,
         ``model.history`` holds the finished epochs, and the interrupt propagates. A batch
         whose loss is NaN or infinite, or an epoch that leaves a weight so, raises
@@ -568,6 +620,7 @@ class Model:
             "loss": [],
             "train_accuracy": [],
             "test_accuracy": [],
+            "test_loss": [],
             "seconds": [],
             "images_per_s": [],
         }
@@ -604,14 +657,17 @@ class Model:
                 if not np.isfinite(flat).all():
                     bad = next(n for n, a in self.params.items() if not np.isfinite(a).all())
                     self._diverged(start, f"epoch {epoch} left NaN or inf in {bad}", lr)
-                train_acc = self.evaluate(images, labels, threads) if eval_train else None
+                classes = not is_regression(labels)
+                train_acc = (self.evaluate(images, labels, threads) if eval_train and classes
+                             else None)
                 record = {
                     "epoch": epoch,
                     "loss": total / n_all,
                     "train_accuracy": train_acc,
-                    "test_accuracy": (
-                        self.evaluate(t_images, t_labels, threads) if test is not None else None
-                    ),
+                    "test_accuracy": (self.evaluate(t_images, t_labels, threads)
+                                      if test is not None and classes else None),
+                    "test_loss": (self.loss(t_images, t_labels, threads)
+                                  if test is not None and not classes else None),
                     "seconds": seconds,
                     "images_per_s": n_all / seconds if seconds > 0 else float("inf"),
                 }
@@ -621,6 +677,8 @@ class Model:
                     shown = {"loss": f"{record['loss']:.4f}"}
                     if record["test_accuracy"] is not None:
                         shown["test"] = f"{record['test_accuracy']:.3f}"
+                    if record["test_loss"] is not None:
+                        shown["test loss"] = f"{record['test_loss']:.4f}"
                     bar.set_postfix(shown)
                 if callback is not None:
                     callback(self, record)

@@ -1,0 +1,93 @@
+"""Float targets (a regression): a model file with a one-element target, trained on the targets
+themselves rather than on classes, from Python and from the command line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import runtime
+from runtime.__main__ import main
+
+pytestmark = pytest.mark.agda  # a model file: elaborated by the Agda executable
+
+MODEL = """model lin
+input  x : 5
+target y : 1
+param  w : 1x5
+param  b : 1
+output out = dense(w, x, b)
+loss loss = sqerr(out, y)
+"""
+TRUE_W, TRUE_B = np.array([0.5, -1.0, 2.0, 0.0, 1.5]), 0.25
+
+
+def data(n, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 5))
+    return x, (x @ TRUE_W + TRUE_B)
+
+
+@pytest.fixture
+def model_file(tmp_path):
+    from extract import build
+    if not build.agda_main().exists():
+        pytest.skip("no Agda executable (make dump)")
+    path = tmp_path / "lin.model"
+    path.write_text(MODEL)
+    return path
+
+
+def test_gradients_of_float_targets_are_those_of_the_squared_error(model_file):
+    m = runtime.load(model_file, precision="f64", seed=1)
+    x, y = data(7, 0)
+    w, b = m.params["w"].copy(), m.params["b"].copy()
+    loss, grads = m.loss_and_gradients(x, y)
+    r = x @ w[0] + b[0] - y                       # residuals; the loss is ½ r² per sample
+    assert loss == pytest.approx(0.5 * np.mean(r ** 2), rel=1e-12)
+    np.testing.assert_allclose(grads["w"][0], (r[:, None] * x).mean(0), rtol=1e-12)
+    np.testing.assert_allclose(grads["b"], [r.mean()], rtol=1e-12)
+    # (n, 1) targets mean the same as (n,); classes are refused with a hint
+    assert m.loss_and_gradients(x, y[:, None])[0] == loss
+    with pytest.raises(ValueError, match="one element: for regression give float targets"):
+        m.loss_and_gradients(x, np.arange(7))
+    with pytest.raises(ValueError, match="accuracy of integer labels"):
+        m.evaluate(x, y)
+    with pytest.raises(ValueError, match=r"targets contain NaN .* sample 2"):
+        m.loss(x, np.where(np.arange(7) == 2, np.nan, y))
+
+
+def test_training_fits_the_line_and_reports_the_test_loss(model_file):
+    m = runtime.load(model_file, precision="f64", seed=1)
+    x, y = data(400, 1)
+    xt, yt = data(100, 2)
+    h = m.train(x, y, epochs=20, batch_size=20, lr=0.1, progress=False, test=(xt, yt),
+                momentum=0.5)
+    assert h["train_accuracy"] == [None] * 20 and h["test_accuracy"] == [None] * 20
+    assert h["test_loss"][-1] < 1e-6 < h["test_loss"][0]
+    assert h["test_loss"][-1] == pytest.approx(m.loss(xt, yt), rel=1e-12)
+    np.testing.assert_allclose(m.params["w"][0], TRUE_W, atol=1e-3)
+    np.testing.assert_allclose(m.params["b"], [TRUE_B], atol=1e-3)
+
+
+def test_the_command_line_trains_and_predicts_float_targets(model_file, tmp_path, capsys):
+    x, y = data(300, 3)
+    path = tmp_path / "lin.npz"
+    np.savez(path, x_train=x[:200].astype(np.float32), y_train=y[:200, None],
+             x_test=x[200:].astype(np.float32), y_test=y[200:])
+    out = tmp_path / "run"
+    assert main(["train", str(model_file), "--data", str(path), "--epochs", "5", "--lr", "0.1",
+                 "--batch-size", "10", "--out", str(out), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "test loss" in text and "acc" not in text, text
+    history = json.loads((out / "history.json").read_text())
+    assert len(history["test_loss"]) == 5 and history["test_loss"][-1] < history["test_loss"][0]
+    assert (out / "curves.png").stat().st_size > 0
+    assert main(["predict", str(model_file), "--weights", str(out / "weights.npz"),
+                 "--data", str(path), "--out", str(tmp_path / "p.csv")]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("loss ") and "accuracy" not in text, text
+    rows = (tmp_path / "p.csv").read_text().splitlines()
+    assert rows[0] == "out0" and len(rows) == 101
