@@ -57,7 +57,7 @@ SUPPORTED = {
     "Div": "broadcasting (a · recip(b); by a whole-number constant: a / n)",
     "Max": "two or more inputs, broadcasting", "Sum": "broadcasting",
     "Relu": "", "Sigmoid": "", "Exp": "", "Log": "", "Neg": "", "Reciprocal": "",
-    "Identity": "",
+    "Identity": "", "Pow": "a constant whole exponent from 1 to 8 (repeated products)",
     "Conv": "2-D, the same stride on both axes, dilation 1, group 1, the same padding on every side",
     "MaxPool": "2-D, square window and stride, no padding, floor mode",
     "AveragePool": "2-D, square window and stride, no padding, floor mode",
@@ -476,6 +476,21 @@ class _Importer:
                 return
         self.broadcast(node, [x, y],
                        lambda p, q, numpy=False: p / q if numpy else f"({p}) * recip({q})")
+
+    def op_Pow(self, node, a):
+        """``x ** k`` for a constant whole ``k`` in 1..8: ``x * x * …`` (each factor the same
+        binding); another exponent has no form in the model language."""
+        self.only(node, a, {})
+        x, y = self.operand(node, 0), self.operand(node, 1)
+        if not (y.const and y.value.size == 1):
+            self.fail(node, "the exponent must be a constant (a scalar initializer or Constant)")
+        k = float(y.value.reshape(()))
+        if not (k == int(k) and 1 <= k <= 8):
+            self.fail(node, f"the exponent {k:g} is not a whole number from 1 to 8")
+        if x.const:
+            self.out_const(node, x.value ** int(k))
+        else:
+            self.bind(node, 0, x.shape, " * ".join([x.text] * int(k)))
 
     def op_Max(self, node, a):
         self.only(node, a, {})

@@ -133,7 +133,7 @@ def test_mnist_conv_fine_tunes_with_the_trainer(tmp_path, kernel_cache):
 OPERATORS = ("Add", "Sub", "Mul", "Div", "Max", "Sum", "Relu", "Sigmoid", "Exp", "Log", "Neg",
              "Reciprocal", "Identity", "Conv", "MaxPool", "AveragePool", "MatMul", "Gemm",
              "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Softmax",
-             "LogSoftmax", "ReduceSum", "ReduceMean")
+             "LogSoftmax", "ReduceSum", "ReduceMean", "Pow")
 # element types other than float32/float64 are out of scope: not collected at all
 _OTHER_TYPES = re.compile(r"_(u?int\d+|float16|bfloat16|bool|string)(_|$)|_expanded")
 
@@ -341,3 +341,29 @@ def test_a_constant_node_that_becomes_a_parameter_is_a_warning():
         imp = import_onnx(model)
     assert len(got) == 1 and str(got[0].message).startswith("c:")
     assert "trained like a weight" in next(l for l in imp.text.splitlines() if "param  c" in l)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_pow_by_a_constant_whole_exponent(tmp_path, kernel_cache, k):
+    """``x ** k`` (PyTorch's ``x ** 2`` exports as Pow with a constant exponent) becomes a
+    product; ONNX's own Pow tests all feed the exponent as an input, which stays an error."""
+    import runtime
+
+    w = np.random.default_rng(1).normal(size=(4, 3))
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["z"]),
+         helper.make_node("Pow", ["z", "k"], ["out"])], "powk",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", 3])],
+        [numpy_helper.from_array(w.astype(np.float32), "w"),
+         numpy_helper.from_array(np.array(float(k), np.float32), "k")])
+    imp = import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+                      loss="sqerr")
+    (tmp_path / "powk.model").write_text(imp.text)
+    m = runtime.load(tmp_path / "powk.model", weights=imp.params, precision="f64")
+    x = np.random.default_rng(2).normal(size=(5, 4))
+    np.testing.assert_allclose(m.predict(x), (x @ w) ** k, rtol=1e-6)
+    for bad, message in [(2.5, "not a whole number"), (9.0, "not a whole number from 1 to 8")]:
+        graph.initializer[1].CopyFrom(numpy_helper.from_array(np.array(bad, np.float32), "k"))
+        with pytest.raises(OnnxImportError, match=message):
+            import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
