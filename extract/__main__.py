@@ -68,7 +68,8 @@ def main(argv=None) -> int:
     ap.add_argument("model", help="a built-in model's name (cnn, or a zoo model's: mlp, "
                                   "lenet5), a dump (.json) or a model file (.model)")
     ap.add_argument("--dump", type=Path, help="the dump of a built-in model (default "
-                                              "build/dump/MODEL.json)")
+                                              "build/dump/MODEL.json, or the zoo's "
+                                              "build/dump/zoo/MODEL.json)")
     ap.add_argument("--dump-out", type=Path, help="also write the dump to this file")
     ap.add_argument("--out", type=Path,
                     help="output directory (default build/gen/PRECISION under the current "

@@ -250,16 +250,31 @@ def agda_main() -> Path:
     return locate("agda")
 
 
+def _find_dump(model: str) -> Path:
+    """The built-in ``<model>.json``, else the zoo's ``zoo/<model>.json`` (a warning if the
+    checkout's ``models/<model>.model`` is newer: ``make dump`` has not run since it changed);
+    the built-in path (which does not exist) if neither is found."""
+    path = locate("dumps", f"{model}.json")
+    if path.exists() or "/" in model:
+        return path
+    zoo = locate("dumps", f"{ZOO}/{model}.json")
+    if not zoo.exists():
+        return path
+    source = ROOT / "models" / f"{model}.model"
+    if source.is_file() and source.stat().st_mtime > zoo.stat().st_mtime:
+        import warnings
+        warnings.warn(f"{source} is newer than its dump {zoo}; run `make dump` to use the edit "
+                      f"(the dump is used as it is)", stacklevel=3)
+    return zoo
+
+
 def dump_path(model: str, make: bool = True) -> Path:
     """The built-in dump ``<model>.json`` (``locate("dumps", ...)``), else the zoo's
     ``zoo/<model>.json`` (so ``lenet5`` names ``models/lenet5.model``'s dump, and ``cnn`` the
     spec's own CNN, which ``models/cnn.model`` elaborates to). When it is nowhere and ``make``:
     ``ValueError`` if other built-in dumps exist (a name that is not one), else run ``make
     dump`` in the source checkout (if this is one) to create them."""
-    path = locate("dumps", f"{model}.json")
-    if not path.exists() and "/" not in model:
-        zoo = locate("dumps", f"{ZOO}/{model}.json")
-        path = zoo if zoo.exists() else path
+    path = _find_dump(model)
     if path.exists() or not make:
         return path
     known = builtin_models()
@@ -269,13 +284,14 @@ def dump_path(model: str, make: bool = True) -> Path:
                          f"newer than these dumps, run `make dump`")
     if (ROOT / "Makefile").is_file() and (ROOT / "Spec").is_dir():
         res = subprocess.run(["make", "dump"], cwd=ROOT, capture_output=True, text=True)
-        path = locate("dumps", f"{model}.json")
+        path = _find_dump(model)
         if res.returncode == 0 and path.exists():
             return path
         detail = f":\n{res.stdout[-2000:]}{res.stderr[-2000:]}"
     else:
         detail = " (not a source checkout: no Makefile)"
-    looked = ", ".join(str(p) for p in locations("dumps", f"{model}.json"))
+    looked = ", ".join(str(p) for p in [*locations("dumps", f"{model}.json"),
+                                        *locations("dumps", f"{ZOO}/{model}.json")])
     raise FileNotFoundError(
         f"no dump of model {model!r} (looked at {looked}), and `make dump` did not create "
         f"one{detail}")

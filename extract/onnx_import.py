@@ -43,8 +43,9 @@ __all__ = ["OnnxImportError", "Imported", "import_onnx", "SUPPORTED"]
 
 
 class OnnxConstantWarning(UserWarning):
-    """The value of a ``Constant`` node became a parameter: the model language writes no
-    decimals, so it is declared ``param`` and training changes it like a weight."""
+    """A constant of the graph that is not a weight (a ``Constant`` node's value, a ``Gemm``
+    scale; or computed from one) became a parameter: the model language writes no decimals, so
+    it is declared ``param`` and training changes it like a weight."""
 
 
 class OnnxImportError(ValueError):
@@ -129,6 +130,7 @@ class _T:
     shape: tuple[int, ...]
     text: str | None = None
     value: np.ndarray | None = None
+    fixed: bool = False   # a constant that is not a weight: a Constant node's, an attribute's
 
     @property
     def const(self) -> bool:
@@ -154,7 +156,6 @@ class _Importer:
         # a vector Softmax's binding -> (its logits, their max, the sum of exp(logit - max)):
         # a cross-entropy of a softmax output is taken of the logits, with these bindings
         self.softmax_of: dict[str, tuple[str, str, str]] = {}
-        self.constant_nodes: set[int] = set()  # ids of the values of Constant nodes
         self.used: dict[str, str] = {}     # model names taken -> what
         self.decls: list[str] = []
         self.lines: list[str] = []
@@ -231,14 +232,15 @@ class _Importer:
             self.alive.append(t.value)
             shape = _lang(t.value.shape) or (1,)
             self.params[p] = np.ascontiguousarray(t.value.reshape(shape), dtype=np.float32)
-            if key not in self.constant_nodes:
+            if not t.fixed:
                 self.decls.append(f"param  {p} : {_shape_text(shape)}")
             else:
-                self.decls.append(f"param  {p} : {_shape_text(shape)}   -- a Constant node's "
-                                  f"value, trained like a weight")
+                self.decls.append(f"param  {p} : {_shape_text(shape)}   -- a constant of the "
+                                  f"graph, not a weight: trained like one")
                 warnings.warn(OnnxConstantWarning(
-                    f"{p}: the value of a Constant node becomes a trainable parameter (the "
-                    f"model language has no decimals); training changes it"))
+                    f"{p}: a constant of the graph (a Constant node's value or an attribute, "
+                    f"not an initializer) becomes a trainable parameter (the model language "
+                    f"has no decimals); training changes it"))
         return self.param_of[key]
 
     def bind(self, node, k: int, shape, expr: str) -> _T:
@@ -376,8 +378,13 @@ class _Importer:
             if k not in allowed:
                 self.fail(node, f"attribute {k!r} is not supported")
 
-    def out_const(self, node, v: np.ndarray):
-        self.env[node.output[0]] = _T(tuple(v.shape), node.output[0], v)
+    def out_const(self, node, v: np.ndarray, fixed: bool | None = None):
+        """A constant output; by default ``fixed`` (not a weight) if every constant input is
+        (a weight scaled by a Constant is still a weight)."""
+        if fixed is None:
+            consts = [self.env[i] for i in node.input if i in self.env and self.env[i].const]
+            fixed = bool(consts) and all(c.fixed for c in consts)
+        self.env[node.output[0]] = _T(tuple(v.shape), node.output[0], v, fixed)
 
     def elem(self, t: _T, idx: list[str], out_rank: int, node) -> str:
         """The element of ``t`` at the output position named by ``idx`` (broadcasting, trailing
@@ -390,9 +397,7 @@ class _Importer:
             if id(v) not in self.squeezed:
                 self.alive.append(v)
                 self.squeezed[id(v)] = _T(tuple(v.shape[i] for i in keep), t.text,
-                                          v.reshape([v.shape[i] for i in keep]))
-                if id(v) in self.constant_nodes:
-                    self.constant_nodes.add(id(self.squeezed[id(v)].value))
+                                          v.reshape([v.shape[i] for i in keep]), t.fixed)
             base = self.ref(self.squeezed[id(v)], node)
             return base + "".join(f"[{mine[i]}]" for i in keep)
         text = t.text
@@ -420,7 +425,8 @@ class _Importer:
         key = ("unbatch", id(t.value), rank)
         if key not in self.squeezed:
             self.alive.append(t.value)
-            self.squeezed[key] = _T(t.shape[extra:], t.text, t.value.reshape(t.shape[extra:]))
+            self.squeezed[key] = _T(t.shape[extra:], t.text, t.value.reshape(t.shape[extra:]),
+                                    t.fixed)
         return self.squeezed[key]
 
     def broadcast(self, node, ts: list[_T], combine) -> None:
@@ -549,10 +555,7 @@ class _Importer:
         if "value" not in a:
             self.fail(node, "only a tensor `value` is supported")
         v = self.nh.to_array(a["value"])
-        v = v.astype(np.float64) if v.dtype.kind == "f" else v
-        self.alive.append(v)  # its id stays its own
-        self.constant_nodes.add(id(v))
-        self.out_const(node, v)
+        self.out_const(node, v.astype(np.float64) if v.dtype.kind == "f" else v, fixed=True)
 
     # -- convolution and pooling ----------------------------------------------------------------
 
@@ -664,7 +667,7 @@ class _Importer:
             return
         if w.const and not x.const:
             wt = _T((ws[1], K) if len(ws) == 2 else (K,), (node.input[1] or "w") + "_t",
-                    w.value.T.copy() if len(ws) == 2 else w.value)
+                    w.value.T.copy() if len(ws) == 2 else w.value, w.fixed)
             if len(ws) == 1:   # a dot product
                 body = lambda v: f"sum k : {K} . {v}[k] * {self.ref(wt, node)}[k]"  # noqa: E731
                 shape = ()
@@ -708,7 +711,7 @@ class _Importer:
             w = self._transpose(node, w, (1, 0))
         if alpha != 1.0:
             if w.const:
-                w = _T(w.shape, w.text, w.value * alpha)
+                w = _T(w.shape, w.text, w.value * alpha, w.fixed)
             else:
                 x = self._scaled(node, x, alpha)
         c = self.operand(node, 2) if len(node.input) > 2 and node.input[2] else None
@@ -723,12 +726,13 @@ class _Importer:
         node2.output.append(tmp)
         self._matmul(node2, x, w)
         if beta != 1.0:
-            c = _T(c.shape, c.text, c.value * beta) if c.const else self._scaled(node, c, beta)
+            c = (_T(c.shape, c.text, c.value * beta, c.fixed) if c.const
+                 else self._scaled(node, c, beta))
         self.broadcast(node, [self.env[tmp], c],
                        lambda p, q, numpy=False: p + q if numpy else f"{p} + {q}")
 
     def _scaled(self, node, t: _T, factor: float) -> _T:
-        cst = _T((), f"{node.output[0]}_scale", np.array(factor))
+        cst = _T((), f"{node.output[0]}_scale", np.array(factor), True)
         name = f"{node.output[0]}_scaled"
         node2 = type(node)()
         node2.CopyFrom(node)
@@ -744,7 +748,7 @@ class _Importer:
         perm = list(perm)
         if t.const:
             return _T(tuple(t.value.transpose(perm).shape), (t.text or "w") + "_t",
-                      np.ascontiguousarray(t.value.transpose(perm)))
+                      np.ascontiguousarray(t.value.transpose(perm)), t.fixed)
         shape = tuple(t.shape[p] for p in perm)
         idx = [f"i{k}" for k in range(len(perm))]
         src = [None] * len(perm)

@@ -1,5 +1,5 @@
-"""Command line: train a model on MNIST or on data of your own, or measure the accuracy of saved
-weights.
+"""Command line: train a model on MNIST or on data of your own, or measure saved weights (accuracy,
+or the loss of a regression) and write their predictions.
 
     python -m runtime train MODEL [--epochs 10] [--batch-size 100] [--lr 0.05] [--threads N]
                                   [--data DIR|FILE.npz] [--out DIR] [--init random|sac] [--seed 0]
@@ -12,12 +12,15 @@ MODEL is a built-in model's name (``cnn``, or a zoo model's: ``mlp``, ``lenet5``
 (``.json``) or a model file (``.model``);
 its dump must declare ``data`` (features and target). ``train`` writes into ``--out`` (default
 ``out/<model name>``): ``weights.npz`` (saved atomically after every epoch, and on Ctrl-C with
-everything learned so far), ``history.json`` and ``curves.png`` (loss and accuracy per epoch).
+everything learned so far), ``history.json`` and ``curves.png`` (loss and accuracy per epoch;
+an earlier run's are replaced).
 ``--data`` is a directory of MNIST IDX files (by default the bundled subset,
 ``runtime.DEFAULT_DATA``) or an ``.npz`` with ``x_train``, ``y_train`` and optionally ``x_test``,
-``y_test`` (``runtime.data``): features of the model's input shape, integer labels.
-``predict`` prints the accuracy and, with ``--out FILE.npz`` or ``FILE.csv``, writes the outputs
-and predicted classes (then the labels may be absent: data to predict).
+``y_test`` (``runtime.data``): features of the model's input shape, integer labels (classes), or
+float targets of the model's target shape (a regression: the test loss replaces the accuracy).
+``--momentum MU`` trains with PyTorch's SGD momentum. ``predict`` prints the accuracy (the loss,
+for float targets) and, with ``--out FILE.npz`` or ``FILE.csv``, writes the outputs and predicted
+classes (then the labels may be absent: data to predict).
 """
 
 from __future__ import annotations
@@ -83,31 +86,39 @@ def cmd_train(args) -> int:
         test = load_split(args.data, "test", args.test_limit)
     elif args.test_limit != 0:
         print(f"note: {args.data} has no test split (MNIST's t10k files, or x_test and y_test "
-              f"in an .npz): no test accuracy", flush=True)
+              f"in an .npz): no testing", flush=True)
     m = load(args.model, weights=args.weights, precision=args.precision, init=args.init,
              seed=args.seed, dump=args.dump)
     # everything checked before anything is written
     m.require_data("train")
-    m.require_data("train", classify=not is_regression(m.check_labels(labels, len(labels))))
+    regression = is_regression(m.check_labels(labels, len(labels)))
+    m.require_data("train", classify=not regression)
     m.check_training(images, labels, args.epochs, args.batch_size, args.lr, args.threads, test,
                      momentum=args.momentum)
     out = Path(args.out) if args.out is not None else Path("out") / m.name
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file; it names the directory of weights.npz, "
                          f"history.json and curves.png")
+    if test is not None and args.weights:  # where training starts from, measured as it goes on
+        if regression:
+            print(f"test loss of {args.weights}: {m.loss(*test, threads=args.threads):.5f}",
+                  flush=True)
+        else:
+            print(f"test accuracy of {args.weights}: "
+                  f"{m.evaluate(*test, threads=args.threads):.4f}", flush=True)
     out.mkdir(parents=True, exist_ok=True)
     weights_path = out / "weights.npz"
-    if weights_path.exists():
+    earlier = weights_path.exists()
+    if earlier:
         same = args.weights is not None and Path(args.weights).resolve() == weights_path.resolve()
         print(f"note: {weights_path} " + ("is the starting point; each epoch replaces it" if same
               else "exists (an earlier run): this run replaces it, history.json and "
                    "curves.png"), flush=True)
+    for stale in (out / "history.json", out / "curves.png"):  # of an earlier run: replaced
+        stale.unlink(missing_ok=True)
     start = f"weights {args.weights}" if args.weights else f"init {args.init}"
     if args.momentum:
         start += f", momentum {args.momentum:g}"
-    if test is not None and args.weights:
-        print(f"test accuracy of {args.weights}: {m.evaluate(*test, threads=args.threads):.4f}",
-              flush=True)
     print(
         f"training {m.name} ({m.precision}, {start}) on {len(images)} images "
         f"from {args.data}" + (f", testing on {len(test[0])}" if test else "") + f"; out {out}",
@@ -144,7 +155,9 @@ def cmd_train(args) -> int:
         )
     except DivergedError as e:
         done = len(m.history["epoch"]) if m.history else 0
-        kept = f"; {weights_path} holds epoch {done}" if done else "; no weights written"
+        kept = (f"; {weights_path} holds epoch {done}" if done else
+                f"; {weights_path} is as it was before this run" if earlier else
+                "; no weights written")
         print(f"\nerror: {e}{kept}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -188,8 +201,9 @@ def write_predictions(path: Path, outputs, classes) -> None:
     def csv(f):
         cols = [f"out{j}" for j in range(outputs.shape[1])]
         f.write(",".join((["label"] if classes is not None else []) + cols) + "\n")
+        digits = 17 if outputs.dtype == np.float64 else 9  # enough to read the value back
         for i, row in enumerate(outputs):
-            cells = [f"{v:.9g}" for v in row.tolist()]
+            cells = [f"{v:.{digits}g}" for v in row.tolist()]
             f.write(",".join(([str(classes[i])] if classes is not None else []) + cells) + "\n")
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -211,7 +225,8 @@ def cmd_predict(args) -> int:
         raise ValueError(f"{args.data}: no array y_{args.split}, so no accuracy to measure; "
                          f"--out FILE.npz or FILE.csv writes the predictions")
     m = load(args.model, weights=args.weights, precision=args.precision, dump=args.dump)
-    if labels is not None and is_regression(m.check_labels(labels, len(images))):
+    regression = labels is not None and is_regression(m.check_labels(labels, len(images)))
+    if regression:
         # float targets (a regression): the loss is the measure, not an accuracy
         print(f"loss {m.loss(images, labels, threads=args.threads):.6g} (mean over "
               f"{len(images)} {args.split} images)")
@@ -222,9 +237,10 @@ def cmd_predict(args) -> int:
         acc = m.evaluate(images, labels, threads=args.threads)
     else:
         outputs = m.predict(images, threads=args.threads)
-        # one score per class (and more than one class): the predicted class is the largest
+        # one score per class (and more than one class): the predicted class is the largest;
+        # not when the data's labels are float targets (a regression)
         classes = (outputs.argmax(axis=1) if m.spec.n_classes == outputs.shape[1] > 1
-                   else None)
+                   and not regression else None)
         if classes is None:
             labels = None  # not one score per class: no accuracy, the outputs are the result
         elif labels is not None:
@@ -312,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--dump", type=Path, default=None, help="generate the kernels from this dump")
     t.set_defaults(func=cmd_train)
 
-    p = sub.add_parser("predict", help="accuracy and predictions of saved weights",
+    p = sub.add_parser("predict", help="accuracy (or loss) and predictions of saved weights",
                        formatter_class=fmt)
     p.add_argument("model", help=model_help)
     p.add_argument("--weights", type=Path, required=True, help="a weights.npz written by train")

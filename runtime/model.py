@@ -21,7 +21,7 @@ Every entry point checks its arguments (shapes, dtypes, finiteness, ranges) and 
 ``ValueError`` before any C code runs. Training allocates its buffers (packed inputs of one
 batch, gradient, workspace) once per call and reuses them for every batch; a batch is packed
 with ``numpy.copyto`` into the preallocated ``M_inputs`` array, then ``M_batch_grad`` and
-``M_sgd_update`` run on it. For a given thread count the result is bitwise reproducible (the
+``M_sgd_update`` (``M_sgd_momentum_update`` with ``momentum``) run on it. For a given thread count the result is bitwise reproducible (the
 kernels fix their reduction order, whatever the number of threads OpenMP grants).
 
 The C calls release the GIL and a model reuses one workspace: use one ``Model`` from one Python
@@ -90,12 +90,14 @@ def check_labels(labels, n: int, n_classes: int, target_shape=None) -> np.ndarra
     if not isinstance(labels, np.ndarray):
         raise ValueError(f"labels must be a NumPy array, got {type(labels).__name__}")
     if labels.dtype.kind == "f" and target_shape is not None:
-        shape, short = tuple(target_shape), _squeezed(target_shape)
-        if (labels.shape not in ((n, *shape), (n, *short))
-                and not (labels.shape == (n,) and math.prod(shape) == 1)):
+        short = _squeezed(target_shape)  # (N, 10), (N, 10, 1) and (N, 1, 10) mean the same
+        if labels.ndim < 1 or len(labels) != n or _squeezed(labels.shape[1:]) != short:
+            whole = labels.ndim == 1 and bool(np.all(labels == np.round(labels)))
+            hint = (" (class labels stored as floats? cast them: labels.astype(int))"
+                    if whole and short else "")
             raise ValueError(f"float targets must have shape ({n}, "
                              f"{', '.join(map(str, short or (1,)))}) to match the images and "
-                             f"the model's target, got {labels.shape}")
+                             f"the model's target, got {labels.shape}{hint}")
         if labels.dtype not in (np.float32, np.float64):
             raise ValueError(f"float targets must be float32 or float64, got {labels.dtype}")
         if not np.isfinite(labels).all():

@@ -93,6 +93,21 @@ def test_lookup_prefers_environment_then_package_then_checkout(layout, tmp_path,
     assert build.agda_main() == agda_env
 
 
+def test_make_dump_that_makes_a_zoo_dump_finds_it(layout):
+    """A zoo name on a checkout without dumps: ``make dump`` runs and its zoo dump is found
+    the first time; once models/NAME.model is newer than its dump, a warning says so."""
+    pkg, root = layout
+    (root / "Spec").mkdir()
+    (root / "Makefile").write_text("dump:\n\tmkdir -p build/dump/zoo && "
+                                   "echo '{}' > build/dump/zoo/newz.json\n")
+    zoo = root / "build" / "dump" / "zoo" / "newz.json"
+    assert build.dump_path("newz") == zoo
+    _touch(root / "models" / "newz.model", "model newz")
+    os.utime(zoo, (1, 1))
+    with pytest.warns(UserWarning, match="newz.model is newer than its dump"):
+        assert build.dump_path("newz") == zoo
+
+
 def test_missing_dump_outside_a_checkout_says_make_dump(layout):
     pkg, root = layout  # no Makefile in the fake checkout: no `make` is run
     with pytest.raises(FileNotFoundError, match="no dump of model 'cnn'.*make dump.*not a "

@@ -340,7 +340,8 @@ def test_a_constant_node_that_becomes_a_parameter_is_a_warning():
     with pytest.warns(OnnxConstantWarning) as got:
         imp = import_onnx(model)
     assert len(got) == 1 and str(got[0].message).startswith("c:")
-    assert "trained like a weight" in next(l for l in imp.text.splitlines() if "param  c" in l)
+    assert "not a weight: trained like one" in next(l for l in imp.text.splitlines()
+                                                     if "param  c" in l)
 
 
 @pytest.mark.parametrize("k", [1, 2, 3])
@@ -367,3 +368,29 @@ def test_pow_by_a_constant_whole_exponent(tmp_path, kernel_cache, k):
         graph.initializer[1].CopyFrom(numpy_helper.from_array(np.array(bad, np.float32), "k"))
         with pytest.raises(OnnxImportError, match=message):
             import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+
+
+def test_a_folded_constant_warns_too_and_a_folded_weight_does_not():
+    """``Constant → MatMul`` folds the constant (transposed): still a constant, still a
+    warning; an initializer times a Constant, folded, is a weight: no warning."""
+    c = numpy_helper.from_array(np.ones((4, 3), np.float32))
+    graph = helper.make_graph(
+        [helper.make_node("Constant", [], ["c"], value=c),
+         helper.make_node("MatMul", ["x", "c"], ["out"])], "cmat",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", 3])])
+    from extract.onnx_import import OnnxConstantWarning
+    with pytest.warns(OnnxConstantWarning, match="c_t: a constant of the graph"):
+        import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    graph = helper.make_graph(
+        [helper.make_node("Constant", [], ["two"], value=numpy_helper.from_array(
+            np.array(2.0, np.float32))),
+         helper.make_node("Mul", ["w", "two"], ["w2"]),
+         helper.make_node("MatMul", ["x", "w2"], ["out"])], "wmat",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", 3])],
+        [numpy_helper.from_array(np.ones((4, 3), np.float32), "w")])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", OnnxConstantWarning)
+        imp = import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    assert "trained like one" not in imp.text

@@ -91,3 +91,32 @@ def test_the_command_line_trains_and_predicts_float_targets(model_file, tmp_path
     assert text.startswith("loss ") and "accuracy" not in text, text
     rows = (tmp_path / "p.csv").read_text().splitlines()
     assert rows[0] == "out0" and len(rows) == 101
+    # on from the saved weights: the test loss it starts from, and a fresh history
+    assert main(["train", str(model_file), "--data", str(path), "--epochs", "1", "--lr", "0.1",
+                 "--batch-size", "10", "--out", str(out), "--no-progress",
+                 "--weights", str(out / "weights.npz")]) == 0
+    text = capsys.readouterr().out
+    assert f"test loss of {out / 'weights.npz'}: {history['test_loss'][-1]:.5f}" in text, text
+    assert len(json.loads((out / "history.json").read_text())["test_loss"]) == 1
+
+
+def test_a_vector_regression_predicts_outputs_not_classes(tmp_path, capsys):
+    """Two float targets per sample: ``predict --out`` writes the outputs, no class column."""
+    from extract import build
+    if not build.agda_main().exists():
+        pytest.skip("no Agda executable (make dump)")
+    model = tmp_path / "two.model"
+    model.write_text(MODEL.replace("model lin", "model two").replace("y : 1", "y : 2")
+                     .replace("w : 1x5", "w : 2x5").replace("b : 1", "b : 2"))
+    x, y = data(40, 4)
+    path = tmp_path / "two.npz"
+    np.savez(path, x_train=x, y_train=np.stack([y, -y], 1), x_test=x[:9],
+             y_test=np.stack([y, -y], 1)[:9])
+    out = tmp_path / "run"
+    assert main(["train", str(model), "--data", str(path), "--epochs", "1", "--out", str(out),
+                 "--no-progress"]) == 0
+    assert main(["predict", str(model), "--weights", str(out / "weights.npz"), "--data",
+                 str(path), "--out", str(tmp_path / "p.npz")]) == 0
+    assert "predicted labels" not in capsys.readouterr().out
+    with np.load(tmp_path / "p.npz") as z:
+        assert z.files == ["outputs"] and z["outputs"].shape == (9, 2)
