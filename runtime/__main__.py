@@ -101,7 +101,7 @@ def cmd_train(args) -> int:
                          f"history.json and curves.png")
     if test is not None and args.weights:  # where training starts from, measured as it goes on
         if regression:
-            print(f"test loss of {args.weights}: {m.loss(*test, threads=args.threads):.5f}",
+            print(f"test loss of {args.weights}: {m.mean_loss(*test, threads=args.threads):.5f}",
                   flush=True)
         else:
             print(f"test accuracy of {args.weights}: "
@@ -228,7 +228,7 @@ def cmd_predict(args) -> int:
     regression = labels is not None and is_regression(m.check_labels(labels, len(images)))
     if regression:
         # float targets (a regression): the loss is the measure, not an accuracy
-        print(f"loss {m.loss(images, labels, threads=args.threads):.6g} (mean over "
+        print(f"loss {m.mean_loss(images, labels, threads=args.threads):.6g} (mean over "
               f"{len(images)} {args.split} images)")
         labels = None
         if out is None:

@@ -385,7 +385,7 @@ class Model:
         """Batch-mean gradients of the loss at the current weights; the weights do not change."""
         return self.loss_and_gradients(images, labels, threads)[1]
 
-    def loss(self, images, labels, threads=None, chunk: int = 1000) -> float:
+    def mean_loss(self, images, labels, threads=None, chunk: int = 1000) -> float:
         """The mean loss over ``images`` (labels or float targets) at the current weights: the
         measure of a regression, where ``evaluate``'s accuracy has no meaning."""
         self.require_data("loss")
@@ -514,7 +514,7 @@ class Model:
         labels = self.check_labels(labels, len(images))
         if is_regression(labels):
             raise ValueError("evaluate measures the accuracy of integer labels; for float "
-                             "targets the measure is loss(images, targets)")
+                             "targets the measure is mean_loss(images, targets)")
         return float((self.predict(images, threads).argmax(axis=1) == labels).mean())
 
     # -- training ------------------------------------------------------------------------------
@@ -668,7 +668,7 @@ class Model:
                     "train_accuracy": train_acc,
                     "test_accuracy": (self.evaluate(t_images, t_labels, threads)
                                       if test is not None and classes else None),
-                    "test_loss": (self.loss(t_images, t_labels, threads)
+                    "test_loss": (self.mean_loss(t_images, t_labels, threads)
                                   if test is not None and not classes else None),
                     "seconds": seconds,
                     "images_per_s": n_all / seconds if seconds > 0 else float("inf"),

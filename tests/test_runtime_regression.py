@@ -56,7 +56,7 @@ def test_gradients_of_float_targets_are_those_of_the_squared_error(model_file):
     with pytest.raises(ValueError, match="accuracy of integer labels"):
         m.evaluate(x, y)
     with pytest.raises(ValueError, match=r"targets contain NaN .* sample 2"):
-        m.loss(x, np.where(np.arange(7) == 2, np.nan, y))
+        m.mean_loss(x, np.where(np.arange(7) == 2, np.nan, y))
 
 
 def test_training_fits_the_line_and_reports_the_test_loss(model_file):
@@ -67,7 +67,7 @@ def test_training_fits_the_line_and_reports_the_test_loss(model_file):
                 momentum=0.5)
     assert h["train_accuracy"] == [None] * 20 and h["test_accuracy"] == [None] * 20
     assert h["test_loss"][-1] < 1e-6 < h["test_loss"][0]
-    assert h["test_loss"][-1] == pytest.approx(m.loss(xt, yt), rel=1e-12)
+    assert h["test_loss"][-1] == pytest.approx(m.mean_loss(xt, yt), rel=1e-12)
     np.testing.assert_allclose(m.params["w"][0], TRUE_W, atol=1e-3)
     np.testing.assert_allclose(m.params["b"], [TRUE_B], atol=1e-3)
 

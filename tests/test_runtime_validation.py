@@ -50,7 +50,7 @@ BAD_IMAGES = [
 BAD_LABELS = [
     (np.array([0, 1, 2, 10]), r"0\.\.9.*10"),
     (np.array([0, -1, 2, 3]), r"0\.\.9.*-1"),
-    (np.array([0.0, 1.0, 2.0, 3.0]), "integer dtype"),
+    (np.array([0.0, 1.0, 2.0, 3.0]), r"float targets must have shape \(4, 10\).*astype\(int\)"),
     (np.array([0, 1, 2]), r"shape \(4,\)"),
     (np.zeros((4, 1), dtype=np.int64), r"shape \(4,\)"),
 ]
