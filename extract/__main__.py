@@ -8,8 +8,8 @@
 
 MODEL is a built-in model's name (its dump is ``build/dump/MODEL.json`` by default, else the
 zoo's ``build/dump/zoo/MODEL.json`` of ``models/MODEL.model``, made by ``make dump`` when no
-dump is built yet, or ``--dump``), a dump file ``*.json``, or a model
-file ``*.model`` (compiled into a dump by the Agda executable, ``extract/frontend.py``). Writes
+dump is built yet, or ``--dump``), a dump file ``*.json``, or a model file ``*.model``
+(compiled into a dump by the Agda executable, ``extract/frontend.py``). Writes
 ``M.h``, ``M.c``, ``M.cu`` (M the model's name) and the dump they come from, ``M.dump.json``
 (what ``python -m extract.validate DIR`` checks them against), into ``--out`` (default
 ``build/gen/PRECISION`` under the current directory; ``--show`` alone prints the C and writes

@@ -13,8 +13,9 @@ that an operation reads becomes a ``param`` (a trainable parameter, its value in
 and shapes are only *proposed* here: the Agda elaborator checks them like those of a model
 written by hand, and the proved ∇ and optimiser run on the result. Initializers that only
 feed shape arithmetic (``Reshape``'s shape, a transposed weight) are folded with NumPy. A
-``Constant`` node's value becomes a ``param`` too (the model language writes no decimals), with
-an ``OnnxConstantWarning``: training changes it.
+constant that is not a weight (a ``Constant`` node's value, a ``Gemm`` scale, or one folded
+from them) becomes a ``param`` too, since the model language writes no decimals, with an
+``OnnxConstantWarning``: training changes it.
 
 The batch axis: with ``batch=True`` the leading dimension of the graph's input (1 or
 symbolic) is the runtime's batch and is dropped from every shape; with ``batch=False`` the

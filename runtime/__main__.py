@@ -90,11 +90,9 @@ def cmd_train(args) -> int:
     m = load(args.model, weights=args.weights, precision=args.precision, init=args.init,
              seed=args.seed, dump=args.dump)
     # everything checked before anything is written
-    m.require_data("train")
-    regression = is_regression(m.check_labels(labels, len(labels)))
-    m.require_data("train", classify=not regression)
-    m.check_training(images, labels, args.epochs, args.batch_size, args.lr, args.threads, test,
-                     momentum=args.momentum)
+    labels = m.check_training(images, labels, args.epochs, args.batch_size, args.lr,
+                              args.threads, test, momentum=args.momentum)[1]
+    regression = is_regression(labels)
     out = Path(args.out) if args.out is not None else Path("out") / m.name
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file; it names the directory of weights.npz, "
@@ -213,6 +211,11 @@ def write_predictions(path: Path, outputs, classes) -> None:
         atomic_write(path, csv, binary=False)
 
 
+def _print_accuracy(acc: float, labels, split: str) -> None:
+    n = len(labels)
+    print(f"accuracy {acc:.4f} ({int(round(acc * n))}/{n} {split} images)")
+
+
 def cmd_predict(args) -> int:
     out = args.out
     if out is not None and out.is_dir():
@@ -225,36 +228,29 @@ def cmd_predict(args) -> int:
         raise ValueError(f"{args.data}: no array y_{args.split}, so no accuracy to measure; "
                          f"--out FILE.npz or FILE.csv writes the predictions")
     m = load(args.model, weights=args.weights, precision=args.precision, dump=args.dump)
-    regression = labels is not None and is_regression(m.check_labels(labels, len(images)))
-    if regression:
-        # float targets (a regression): the loss is the measure, not an accuracy
+    m.require_data("predict", predict=True)
+    if labels is not None:
+        labels = m.check_labels(labels, len(images))
+    regression = labels is not None and is_regression(labels)
+    if regression:  # float targets: the loss is the measure, not an accuracy
         print(f"loss {m.mean_loss(images, labels, threads=args.threads):.6g} (mean over "
               f"{len(images)} {args.split} images)")
-        labels = None
-        if out is None:
-            return 0
+    elif out is None:  # classes, and nothing to write: the accuracy (evaluate's checks)
+        _print_accuracy(m.evaluate(images, labels, threads=args.threads), labels, args.split)
     if out is None:
-        acc = m.evaluate(images, labels, threads=args.threads)
-    else:
-        outputs = m.predict(images, threads=args.threads)
-        # one score per class (and more than one class): the predicted class is the largest;
-        # not when the data's labels are float targets (a regression)
-        classes = (outputs.argmax(axis=1) if m.spec.n_classes == outputs.shape[1] > 1
-                   and not regression else None)
-        if classes is None:
-            labels = None  # not one score per class: no accuracy, the outputs are the result
-        elif labels is not None:
-            acc = float((classes == m.check_labels(labels, len(images))).mean())
-        try:
-            write_predictions(out, outputs, classes)
-        except OSError as e:
-            raise ValueError(f"--out {out}: cannot write the predictions ({e.strerror or e})")
-    if labels is not None:
-        print(f"accuracy {acc:.4f} ({int(round(acc * len(labels)))}/{len(labels)} {args.split} "
-              f"images)")
-    if out is not None:
-        what = "outputs and predicted labels" if classes is not None else "outputs"
-        print(f"predictions: {out} ({what} of {len(images)} {args.split} images)")
+        return 0
+    outputs = m.predict(images, threads=args.threads)
+    # one score per class (and more than one class): the predicted class is the largest
+    classes = (outputs.argmax(axis=1) if m.spec.n_classes == outputs.shape[1] > 1
+               and not regression else None)
+    if classes is not None and labels is not None:
+        _print_accuracy(float((classes == labels).mean()), labels, args.split)
+    try:
+        write_predictions(out, outputs, classes)
+    except OSError as e:
+        raise ValueError(f"--out {out}: cannot write the predictions ({e.strerror or e})")
+    what = "outputs and predicted labels" if classes is not None else "outputs"
+    print(f"predictions: {out} ({what} of {len(images)} {args.split} images)")
     return 0
 
 

@@ -102,7 +102,7 @@ from an ``.npz``; the first ``limit`` if given.
         if x.ndim < 1:
             raise DataError(f"{path}: x_{split} has shape {x.shape}; expected (N, ...)")
         return (x if limit is None else x[:limit]), None
-    if y.dtype.kind not in "uif" or y.dtype == np.float16:
+    if y.dtype.kind not in "uif":
         raise DataError(f"{path}: y_{split} must hold integer labels or float32/float64 "
                         f"targets, not {y.dtype}")
     if y.dtype.kind == "f":  # the targets themselves (a regression), one row per sample

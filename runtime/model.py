@@ -21,8 +21,9 @@ Every entry point checks its arguments (shapes, dtypes, finiteness, ranges) and 
 ``ValueError`` before any C code runs. Training allocates its buffers (packed inputs of one
 batch, gradient, workspace) once per call and reuses them for every batch; a batch is packed
 with ``numpy.copyto`` into the preallocated ``M_inputs`` array, then ``M_batch_grad`` and
-``M_sgd_update`` (``M_sgd_momentum_update`` with ``momentum``) run on it. For a given thread count the result is bitwise reproducible (the
-kernels fix their reduction order, whatever the number of threads OpenMP grants).
+``M_sgd_update`` (``M_sgd_momentum_update`` with ``momentum``) run on it. For a given thread
+count the result is bitwise reproducible (the kernels fix their reduction order, whatever the
+number of threads OpenMP grants).
 
 The C calls release the GIL and a model reuses one workspace: use one ``Model`` from one Python
 thread at a time (load two models for two threads).
@@ -387,15 +388,22 @@ class Model:
 
     def mean_loss(self, images, labels, threads=None, chunk: int = 1000) -> float:
         """The mean loss over ``images`` (labels or float targets) at the current weights: the
-        measure of a regression, where ``evaluate``'s accuracy has no meaning."""
+        measure of a regression, where ``evaluate``'s accuracy has no meaning. ``chunk``
+        images at a time through ``M_batch_grad`` (the gradients it also computes are
+        dropped)."""
         self.require_data("loss")
         images = self.check_images(images)
         labels = self.check_labels(labels, len(images))
+        threads = _check_threads(threads)
         _check_positive_int("chunk", chunk)
+        k = self._k
+        batch = _Batch(k, self.spec, min(chunk, len(images)))
+        ws, grad_fn = self._workspace(threads), k.fn("batch_grad")
         total = 0.0
         for s in range(0, len(images), chunk):
-            part = self.loss_and_gradients(images[s : s + chunk], labels[s : s + chunk], threads)
-            total += part[0] * len(images[s : s + chunk])
+            n = batch.pack(images[s : s + chunk], self._onehot(labels[s : s + chunk]))
+            grad_fn(self._w, batch.c, n, threads, ws, self._g, self._loss)
+            total += float(self._loss[0]) * n
         return total / len(images)
 
     def batch_gradients(self, inputs: dict | None = None, n: int | None = None,
@@ -580,8 +588,8 @@ class Model:
         ``test_accuracy`` (if ``test=(images, labels)``), ``seconds`` and ``images_per_s``
         (of the SGD loop alone). With float targets for ``labels`` (a regression: the targets
         themselves, not classes) there are no accuracies: ``test_loss`` is the mean loss over
-        the test set instead (None with classes). ``callback(model, record)`` runs after each epoch with that
-        epoch's record. On KeyboardInterrupt the weights keep every completed update,
+        the test set instead (None with classes). ``callback(model, record)`` runs after each
+        epoch with that epoch's record. On KeyboardInterrupt the weights keep every completed update,
         ``model.history`` holds the finished epochs, and the interrupt propagates. A batch
         whose loss is NaN or infinite, or an epoch that leaves a weight so, raises
         ``DivergedError``: the weights are then those after the last complete epoch (the
@@ -616,6 +624,7 @@ class Model:
         else:
             src_img, src_hot = images, onehot
         starts = range(0, n_all, bs)
+        classes = not is_regression(labels)  # accuracies; else the test loss
 
         history: dict[str, list] = {
             "epoch": [],
@@ -659,7 +668,6 @@ class Model:
                 if not np.isfinite(flat).all():
                     bad = next(n for n, a in self.params.items() if not np.isfinite(a).all())
                     self._diverged(start, f"epoch {epoch} left NaN or inf in {bad}", lr)
-                classes = not is_regression(labels)
                 train_acc = (self.evaluate(images, labels, threads) if eval_train and classes
                              else None)
                 record = {

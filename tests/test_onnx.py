@@ -91,9 +91,13 @@ def test_mnist_conv_gradients_match_central_differences(kernel_cache):
     # keep the logits moderate, so that the loss is not saturated
     for k in m.params:
         m.params[k] = np.asarray(m.params[k]) * (0.05 if k.startswith("Parameter193") else 1.0)
-    inputs = {"Input3": x, "y": y}
+    _check_central_differences(m, {"Input3": x, "y": y}, rng)
+
+
+def _check_central_differences(m, inputs, rng, h=1e-6):
+    """float64 kernels: the dump's gradients against central differences of its loss, at 3
+    random coordinates of every parameter."""
     _, grads = m.batch_gradients(inputs)
-    h = 1e-6
     for name, g in grads.items():
         w = m.params[name]
         for _ in range(3):
@@ -296,47 +300,55 @@ def test_the_cli_reports_an_error_in_one_line_and_writes_nothing(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_a_softmax_output_takes_the_cross_entropy_of_its_logits(tmp_path, kernel_cache):
+def _net(nodes, inits=None, out="out"):
+    """An ONNX model of ``nodes`` from ``x`` (N × 4) to ``out`` (N × 3); ``inits``: the
+    initializers, name -> array (stored as float32)."""
+    graph = helper.make_graph(
+        nodes, "net", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info(out, TensorProto.FLOAT, ["N", 3])],
+        [numpy_helper.from_array(np.asarray(v, np.float32), k) for k, v in (inits or {}).items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def _constant(name, value):
+    return helper.make_node("Constant", [], [name],
+                            value=numpy_helper.from_array(np.asarray(value, np.float32)))
+
+
+def _load_f64(imp):
+    import runtime
+    from runtime.spec import _compiled
+    return runtime.load(_compiled(imp.text, "<net.model>"), weights=dict(imp.params),
+                        precision="f64")
+
+
+def test_a_softmax_output_takes_the_cross_entropy_of_its_logits(kernel_cache):
     """A network that ends in Softmax (PyTorch's ``torch.softmax`` before export) keeps the
     probabilities as its output; ``--loss auto`` (cross-entropy) is taken of the logits before
     it, not of the probabilities (a second softmax, whose loss cannot fall below ~1.46)."""
-    import runtime
-
     rng = np.random.default_rng(0)
     w = rng.normal(size=(4, 3))
-    graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["z"]),
-         helper.make_node("Softmax", ["z"], ["p"], axis=-1)], "soft",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
-        [helper.make_tensor_value_info("p", TensorProto.FLOAT, ["N", 3])],
-        [numpy_helper.from_array(w.astype(np.float32), "w")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    imp = import_onnx(model)
+    imp = import_onnx(_net([helper.make_node("MatMul", ["x", "w"], ["z"]),
+                            helper.make_node("Softmax", ["z"], ["p"], axis=-1)],
+                           {"w": w}, out="p"))
     assert "maxall(p)" not in imp.text, imp.text
-    (tmp_path / "soft.model").write_text(imp.text)
-    m = runtime.load(tmp_path / "soft.model", weights=imp.params, precision="f64")
+    m = _load_f64(imp)
     x, y = rng.normal(size=(5, 4)), np.array([0, 2, 1, 1, 0])
-    z = x @ w
+    z = x @ w.astype(np.float32)            # the weights file holds float32
     p = np.exp(z - z.max(1, keepdims=True))
     p /= p.sum(1, keepdims=True)
-    np.testing.assert_allclose(m.predict(x), p, rtol=1e-6)  # the weights went through float32
+    np.testing.assert_allclose(m.predict(x), p, rtol=1e-12)
     loss, _ = m.loss_and_gradients(x, y)
-    np.testing.assert_allclose(loss, -np.log(p[np.arange(5), y]).mean(), rtol=1e-6)
+    np.testing.assert_allclose(loss, -np.log(p[np.arange(5), y]).mean(), rtol=1e-12)
+    _check_central_differences(m, {"x": x, "y": np.eye(3)[y]}, rng)
 
 
 def test_a_constant_node_that_becomes_a_parameter_is_a_warning():
     """The model language has no decimals: a ``Constant`` node's 0.1 is declared a parameter,
     which training would change; the importer says so (the initializer ``w`` is a weight)."""
-    graph = helper.make_graph(
-        [helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(
-            np.array(0.1, np.float32))),
-         helper.make_node("MatMul", ["x", "w"], ["z"]),
-         helper.make_node("Mul", ["z", "c"], ["out"])], "scaled",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
-        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", 3])],
-        [numpy_helper.from_array(np.ones((4, 3), np.float32), "w")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     from extract.onnx_import import OnnxConstantWarning
+    model = _net([_constant("c", 0.1), helper.make_node("MatMul", ["x", "w"], ["z"]),
+                  helper.make_node("Mul", ["z", "c"], ["out"])], {"w": np.ones((4, 3))})
     with pytest.warns(OnnxConstantWarning) as got:
         imp = import_onnx(model)
     assert len(got) == 1 and str(got[0].message).startswith("c:")
@@ -345,52 +357,33 @@ def test_a_constant_node_that_becomes_a_parameter_is_a_warning():
 
 
 @pytest.mark.parametrize("k", [1, 2, 3])
-def test_pow_by_a_constant_whole_exponent(tmp_path, kernel_cache, k):
+def test_pow_by_a_constant_whole_exponent(kernel_cache, k):
     """``x ** k`` (PyTorch's ``x ** 2`` exports as Pow with a constant exponent) becomes a
-    product; ONNX's own Pow tests all feed the exponent as an input, which stays an error."""
-    import runtime
-
-    w = np.random.default_rng(1).normal(size=(4, 3))
-    graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["z"]),
-         helper.make_node("Pow", ["z", "k"], ["out"])], "powk",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
-        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", 3])],
-        [numpy_helper.from_array(w.astype(np.float32), "w"),
-         numpy_helper.from_array(np.array(float(k), np.float32), "k")])
-    imp = import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
-                      loss="sqerr")
-    (tmp_path / "powk.model").write_text(imp.text)
-    m = runtime.load(tmp_path / "powk.model", weights=imp.params, precision="f64")
-    x = np.random.default_rng(2).normal(size=(5, 4))
-    np.testing.assert_allclose(m.predict(x), (x @ w) ** k, rtol=1e-6)
+    product, with the gradients of one; ONNX's own Pow tests all feed the exponent as an
+    input, which stays an error."""
+    rng = np.random.default_rng(1)
+    w = rng.normal(size=(4, 3))
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["z"]),
+             helper.make_node("Pow", ["z", "k"], ["out"])]
+    m = _load_f64(import_onnx(_net(nodes, {"w": w, "k": float(k)}), loss="sqerr"))
+    x = rng.normal(size=(5, 4))
+    np.testing.assert_allclose(m.predict(x), (x @ w.astype(np.float32)) ** k, rtol=1e-12)
+    _check_central_differences(m, {"x": x, "y": rng.normal(size=(5, 3))}, rng)
     for bad, message in [(2.5, "not a whole number"), (9.0, "not a whole number from 1 to 8")]:
-        graph.initializer[1].CopyFrom(numpy_helper.from_array(np.array(bad, np.float32), "k"))
         with pytest.raises(OnnxImportError, match=message):
-            import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+            import_onnx(_net(nodes, {"w": w, "k": bad}))
 
 
 def test_a_folded_constant_warns_too_and_a_folded_weight_does_not():
     """``Constant → MatMul`` folds the constant (transposed): still a constant, still a
     warning; an initializer times a Constant, folded, is a weight: no warning."""
-    c = numpy_helper.from_array(np.ones((4, 3), np.float32))
-    graph = helper.make_graph(
-        [helper.make_node("Constant", [], ["c"], value=c),
-         helper.make_node("MatMul", ["x", "c"], ["out"])], "cmat",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
-        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", 3])])
     from extract.onnx_import import OnnxConstantWarning
     with pytest.warns(OnnxConstantWarning, match="c_t: a constant of the graph"):
-        import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
-    graph = helper.make_graph(
-        [helper.make_node("Constant", [], ["two"], value=numpy_helper.from_array(
-            np.array(2.0, np.float32))),
-         helper.make_node("Mul", ["w", "two"], ["w2"]),
-         helper.make_node("MatMul", ["x", "w2"], ["out"])], "wmat",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
-        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", 3])],
-        [numpy_helper.from_array(np.ones((4, 3), np.float32), "w")])
+        import_onnx(_net([_constant("c", np.ones((4, 3))),
+                          helper.make_node("MatMul", ["x", "c"], ["out"])]))
     with warnings.catch_warnings():
         warnings.simplefilter("error", OnnxConstantWarning)
-        imp = import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+        imp = import_onnx(_net([_constant("two", 2.0), helper.make_node("Mul", ["w", "two"], ["w2"]),
+                                helper.make_node("MatMul", ["x", "w2"], ["out"])],
+                               {"w": np.ones((4, 3))}))
     assert "trained like one" not in imp.text
