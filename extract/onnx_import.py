@@ -12,7 +12,9 @@ Every node becomes one binding (so the extractor never recomputes a sum), every 
 that an operation reads becomes a ``param`` (a trainable parameter, its value in the weights),
 and shapes are only *proposed* here: the Agda elaborator checks them like those of a model
 written by hand, and the proved ∇ and optimiser run on the result. Initializers that only
-feed shape arithmetic (``Reshape``'s shape, a transposed weight) are folded with NumPy. A
+feed shape arithmetic (``Reshape``'s shape, a transposed weight) are folded with NumPy, and
+so is a ``Shape`` with what follows it (``Gather``, ``Concat``, ``Slice``, ``Cast``: PyTorch's
+``x.view(x.size(0), -1)``), the batch axis reading 1 since every shape is fixed. A
 constant that is not a weight (a ``Constant`` node's value, a ``Gemm`` scale, or one folded
 from them) becomes a ``param`` too, since the model language writes no decimals, with an
 ``OnnxConstantWarning``: training changes it.
@@ -58,7 +60,7 @@ SUPPORTED = {
     "Add": "broadcasting", "Sub": "broadcasting", "Mul": "broadcasting",
     "Div": "broadcasting (a · recip(b); by a whole-number constant: a / n)",
     "Max": "two or more inputs, broadcasting", "Sum": "broadcasting",
-    "Relu": "", "Sigmoid": "", "Exp": "", "Log": "", "Neg": "", "Reciprocal": "",
+    "Relu": "", "Sigmoid": "", "Tanh": "", "Exp": "", "Log": "", "Neg": "", "Reciprocal": "",
     "Identity": "", "Pow": "a constant whole exponent from 1 to 8 (repeated products)",
     "Conv": "2-D, the same stride on both axes, dilation 1, group 1, the same padding on every side",
     "MaxPool": "2-D, square window and stride, no padding, floor mode",
@@ -68,6 +70,10 @@ SUPPORTED = {
     "Softmax": "the last axis", "LogSoftmax": "the last axis",
     "ReduceSum": "constant axes", "ReduceMean": "constant axes",
     "Constant": "a tensor value",
+    "Shape": "a constant (the batch axis reads 1: each sample is a batch of one)",
+    "Gather": "of constants (shape arithmetic)", "Concat": "of constants (shape arithmetic)",
+    "Slice": "of constants (shape arithmetic)",
+    "Cast": "of a constant; of a tensor, to a float type",
 }
 
 _FLOAT_TYPES = {1: "float32", 11: "float64"}
@@ -77,7 +83,7 @@ _FLOAT_TYPES = {1: "float32", 11: "float64"}
 _RESERVED = set("""
 for sum tile
 logistic exp log recip relu step max slide backslide block zerobut div mod
-dense conv conv2d avgpool maxpool maxall sqerr fmax_ fmax fmin expf logf exp_ log_ i j k n
+dense conv conv2d avgpool maxpool maxall sqerr tanh fmax_ fmax fmin expf logf exp_ log_ i j k n
 """.split())
 
 
@@ -536,6 +542,10 @@ class _Importer:
     def op_Sigmoid(self, node, a):
         self._unary(node, a, lambda x: f"logistic({x})", lambda v: 1 / (1 + np.exp(-v)))
 
+    def op_Tanh(self, node, a):
+        # the model language's tanh layer: 2σ(2x) − 1
+        self._unary(node, a, lambda x: f"tanh({x})", np.tanh)
+
     def op_Exp(self, node, a):
         self._unary(node, a, lambda x: f"exp({x})", np.exp)
 
@@ -778,6 +788,71 @@ class _Importer:
         t = self._transpose(node, x, perm)
         self.env[node.output[0]] = t
 
+    # -- shape arithmetic: constants only ------------------------------------------------------
+    # PyTorch's x.view(x.size(0), -1) exports as Shape → Gather → Unsqueeze → Concat → Reshape:
+    # every shape is fixed here, so all of it folds to a constant target shape.
+
+    def _constants(self, node, what: str) -> list[_T]:
+        ts = [self.operand(node, k) for k in range(len(node.input)) if node.input[k]]
+        if not all(t.const for t in ts):
+            self.fail(node, f"only of constants ({what}); of a computed tensor it is not "
+                            f"supported")
+        return ts
+
+    def op_Shape(self, node, a):
+        self.only(node, a, {"start": lambda v: True, "end": lambda v: True})
+        x = self.operand(node, 0)
+        full = ((1,) if self.batch and not x.const else ()) + tuple(x.shape)
+        r = len(full)
+        lo, hi = (min(max(v + r if v < 0 else v, 0), r) for v in (a.get("start", 0),
+                                                                   a.get("end", r)))
+        self.out_const(node, np.array(full[lo:hi], dtype=np.int64), fixed=True)
+
+    def op_Gather(self, node, a):
+        self.only(node, a, {"axis": lambda v: True})
+        x, i = self._constants(node, "shape arithmetic such as x.size(0)")
+        ax = a.get("axis", 0)
+        n = x.value.shape[ax]
+        idx = i.value.astype(np.int64)
+        if ((idx < -n) | (idx >= n)).any():
+            self.fail(node, f"index {idx.tolist()} out of range for axis {ax} of size {n}")
+        self.out_const(node, np.take(x.value, idx, axis=ax))
+
+    def op_Concat(self, node, a):
+        self.only(node, a, {"axis": lambda v: True})
+        ts = self._constants(node, "shape arithmetic")
+        self.out_const(node, np.concatenate([t.value for t in ts], axis=a["axis"]))
+
+    def op_Slice(self, node, a):
+        self.only(node, a, {})
+        ts = self._constants(node, "shape arithmetic such as x.shape[1:]")
+        x, starts, ends = ts[0].value, ts[1].value, ts[2].value
+        axes = (self.const_of(node, 3, "the axes") if len(node.input) > 3 and node.input[3]
+                else np.arange(len(starts)))
+        steps = (self.const_of(node, 4, "the steps") if len(node.input) > 4 and node.input[4]
+                 else np.ones(len(starts), np.int64))
+        cut = [slice(None)] * x.ndim
+        for s0, e0, ax, st in zip(starts, ends, axes, steps):
+            if int(st) == 0:
+                self.fail(node, "a step of 0")
+            big = np.iinfo(np.int64).max // 2
+            cut[int(ax)] = slice(int(np.clip(s0, -big, big)), int(np.clip(e0, -big, big)),
+                                 int(st))
+        self.out_const(node, x[tuple(cut)])
+
+    def op_Cast(self, node, a):
+        self.only(node, a, {"to": lambda v: True, "saturate": lambda v: True})
+        x = self.operand(node, 0)
+        to = self.onnx.TensorProto.DataType.Name(a["to"]).lower()
+        if x.const:
+            dtype = {"float": np.float64, "double": np.float64, "float16": np.float64,
+                     "bool": np.bool_}.get(to, np.int64)
+            self.out_const(node, x.value.astype(dtype))
+        elif a["to"] in _FLOAT_TYPES:
+            self.env[node.output[0]] = x
+        else:
+            self.fail(node, f"to {to}: a computed tensor stays a float tensor")
+
     def _reshape_to(self, node, x: _T, shape) -> None:
         shape = tuple(int(d) for d in shape)
         if math.prod(shape) != math.prod(x.shape):
@@ -870,6 +945,9 @@ class _Importer:
         self.only(node, a, {"axes": lambda v: True})
         x = self.operand(node, 0)
         axes = self._raw_axes(node, a)
+        if x.const:     # a constant has no batch axis
+            self.out_const(node, np.squeeze(x.value, axis=None if axes is None else tuple(axes)))
+            return
         if axes is None:
             axes = [i for i, d in enumerate(x.shape) if d == 1]
         else:
@@ -880,6 +958,9 @@ class _Importer:
         self.only(node, a, {"axes": lambda v: True})
         x = self.operand(node, 0)
         axes = self._raw_axes(node, a) or []
+        if x.const:
+            self.out_const(node, np.expand_dims(x.value, tuple(axes)))
+            return
         axes = self._norm_axes(node, axes, len(x.shape) + self.batch + len(axes))
         shape = list(x.shape)
         for ax in sorted(axes):

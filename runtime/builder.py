@@ -39,7 +39,7 @@ the n-th dense/conv as ``z<n>`` (the next free ``z<k>`` if that name is taken), 
 ``p1``, ``p2``, ..., a maxall as ``m1``, .... A layer reads its input many times, so an input
 that is not a name is bound first (``h1``, ``h2``, ...). Elementwise operations (``logistic``,
 ``relu``, ``exp``, ``log``, ``recip``, ``max``, ``+``, ``-``, ``*``, unary ``-``, ``/ N``) stay
-inline, on names.
+inline, on names; ``tanh``, a layer that reads its input four times, binds a non-name input.
 ``bind(name, e)`` names a binding; ``expr(text)`` is the escape hatch for anything else
 (``for``, ``sum``, ``tile``, ``slide``, ...; written as given, never bound automatically).
 Names must be C identifiers not starting with ``d_``; which words are reserved is the
@@ -382,6 +382,12 @@ class ModelBuilder:
     def recip(self, e) -> Expr:
         """1 / e, elementwise."""
         return self._elementwise("recip", e)
+
+    def tanh(self, e) -> Expr:
+        """``tanh(e)``, elementwise: a layer, ``2σ(2e) − 1``, that reads ``e`` four times (so
+        ``e`` is bound first unless it is a name)."""
+        e = self._as_expr(e)
+        return Expr(self, f"tanh({self._named(e)})", e.shape)
 
     def sqerr(self, r, t) -> Expr:
         """½ Σ (r − t)², shape 1."""

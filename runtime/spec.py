@@ -241,18 +241,14 @@ def _compiled(source, shown: str | None) -> ModelSpec:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise ModelCompileError(f"{path}: the compiled dump is not JSON ({e.msg})") from None
-    out = dump_cache_path(text)
-    if not out.exists() or out.read_text() != text:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, out)
+    out = _cached(text)
     return dataclasses.replace(spec_from_dump(data, out, out), source=str(path))
 
 
 def model_spec(model, dump=None) -> ModelSpec:
     """The ``ModelSpec`` of ``model``: a ``ModelSpec`` (returned as is), a built-in name, a dump
-    path (``.json``), a model file (``.model``) or a ``runtime.builder.ModelBuilder``. ``dump``:
+    path (``.json``), a model file (``.model``), a ``runtime.builder.ModelBuilder``, or the text
+    of a model file (a string of more than one line) or of a dump (``{...}``). ``dump``:
     generate a built-in model's kernels from this dump file instead (the dump must be of that
     model)."""
     if isinstance(model, ModelSpec) and dump is None:
@@ -276,6 +272,8 @@ def model_spec(model, dump=None) -> ModelSpec:
         raise ValueError(f"model must be a name, a path or a ModelBuilder, got "
                          f"{type(model).__name__}")
     text = os.fspath(model)
+    if isinstance(model, str) and ("\n" in text.strip() or text.lstrip().startswith("{")):
+        return _from_text(text)
     path = Path(text)
     if path.suffix == ".model":
         return _model_file(path)
@@ -285,6 +283,31 @@ def model_spec(model, dump=None) -> ModelSpec:
         raise ValueError(f"unknown model {text!r}: not a built-in model's name, a dump (.json) "
                          f"or a model file (.model)")
     return _builtin(text)
+
+
+def _from_text(text: str) -> ModelSpec:
+    """A model given as text: a dump's JSON (``{...}``) or a model file's text, each kept in the
+    dump cache as a compiled model file is."""
+    if not text.lstrip().startswith("{"):
+        return _compiled(text, "<model text>")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"<dump text>: not JSON ({e.msg}, line {e.lineno})") from None
+    spec_from_dump(data, Path("<dump text>"))      # a problem is named as in the text
+    out = _cached(text)
+    return spec_from_dump(data, out, out)
+
+
+def _cached(text: str) -> Path:
+    """The dump ``text`` in the cache (written atomically unless it is there)."""
+    out = dump_cache_path(text)
+    if not out.exists() or out.read_text() != text:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, out)
+    return out
 
 
 def _is_file_form(model) -> bool:

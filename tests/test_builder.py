@@ -442,6 +442,19 @@ def test_elementwise_functions_elaborate_and_extract():
     sources.generate(m, "f32")
 
 
+def test_tanh_binds_an_input_that_is_not_a_name():
+    """tanh reads its input four times (2σ(2a) − 1): a dense layer's sum is bound first, a name
+    is read as it is."""
+    b = ModelBuilder("tanh_net")
+    x, y = b.input("x", 4), b.target("y", 3)
+    h = b.tanh(b.dense(x, 5))
+    out = b.output(b.tanh(b.dense(h, 3)))
+    b.loss(b.sqerr(out, y))
+    lines = [ln for ln in b.text().splitlines() if "=" in ln]
+    assert lines[:2] == ["z1 = dense(w1, x, b1)", "h1 = tanh(z1)"], lines
+    assert "output out = tanh(z2)" in lines
+
+
 def lenet_like():
     b = ModelBuilder("lenet_like")
     x, y = b.input("x", (28, 28)), b.target("y", 10)

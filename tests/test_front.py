@@ -111,7 +111,22 @@ BAD = [
     ("duplicate name", ("param  b2 : 10", "param  b1 : 10"), ["b1 is already defined (line 9)"]),
     ("decimal number", ("sqerr(out, y)", "sqerr(out, y) * 0.5"),
      ["mlp.model:", "found '.': numbers are whole", "no decimals"]),
+    ("target of the wrong shape", ("target y : 10", "target y : 4"),
+     ["binding loss", "sqerr: the target y has shape 4, expected 10",
+      "is `target y : 4` right? The output out has shape 10"]),
 ]
+
+
+def test_a_loss_that_fails_on_a_mistaken_target_points_at_its_declaration(main):
+    """LeNet-5's cross-entropy reads the target by index: with ``target y : 4`` the message is
+    about a selection, so the elaborator names the declaration that differs from the output."""
+    text = (MODELS / "lenet5.model").read_text()
+    r = elaborate(main, text.replace("target y : 10", "target y : 4"))
+    assert r.returncode == 1
+    assert "selection" in r.stderr and "is `target y : 4` right? The output z5 has shape 10" \
+        in r.stderr, r.stderr
+    r = elaborate(main, text.replace("(sum j : 10 . y[j] * z5[j])", "(sum j : 10 . y[j] * z5)"))
+    assert r.returncode == 1 and "right?" not in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("what,edit,pieces", BAD, ids=[b[0] for b in BAD])
@@ -169,6 +184,38 @@ loss l = (sum i : 4 . ((p - t) * (p - t))[i]) / 2
     # d l / d w[i][j] = (p - t)_i p_i (1 - p_i) x[i][j]
     dw = ((p - vals["t"]) * p * (1 - p))[:, None] * vals["x"]
     assert np.allclose(out["d_w"], dw, rtol=1e-12)
+
+
+def test_tanh_is_twice_the_logistic_of_twice_less_one(main, kernel_cache):
+    """``tanh(a)`` expands to ``logistic(a + a) + logistic(a + a) - 1`` (E has no tanh): the
+    oracle and the generated C (f64) give tanh and its gradient ``1 - tanh²``; a non-array
+    argument is named."""
+    import runtime
+    text = """model t
+input x : 4x3
+target t : 4
+param w : 4x3
+h = for i : 4 . sum j : 3 . w[i][j] * x[i][j]
+output p = tanh(h)
+loss l = sqerr(p, t)
+"""
+    r = elaborate(main, text)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    rng = np.random.default_rng(3)
+    vals = {"x": rng.normal(size=(4, 3)), "t": rng.normal(size=4), "w": rng.normal(size=(4, 3))}
+    h = (vals["w"] * vals["x"]).sum(1)
+    p = np.tanh(h)
+    dw = ((p - vals["t"]) * (1 - p * p))[:, None] * vals["x"]
+    out = oracle.evaluate(d, vals)
+    np.testing.assert_allclose(out["p"], p, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(out["d_w"], dw, rtol=1e-12, atol=1e-14)
+    m = runtime.load(r.stdout, weights={"w": vals["w"]}, precision="f64")
+    np.testing.assert_allclose(m.predict(vals["x"][None])[0], p, rtol=1e-13, atol=1e-15)
+    _, g = m.loss_and_gradients(vals["x"][None], vals["t"][None])
+    np.testing.assert_allclose(g["w"], dw, rtol=1e-12, atol=1e-14)
+    bad = elaborate(main, text.replace("tanh(h)", "tanh(h, 2)"))
+    assert bad.returncode == 1 and "tanh: takes one array: tanh(a)" in bad.stderr
 
 
 # ------------------------------------------------------------------------------------------

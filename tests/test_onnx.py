@@ -134,7 +134,7 @@ def test_mnist_conv_fine_tunes_with_the_trainer(tmp_path, kernel_cache):
 # ---------------------------------------------------------------------------------------------
 # 2. ONNX's node tests
 
-OPERATORS = ("Add", "Sub", "Mul", "Div", "Max", "Sum", "Relu", "Sigmoid", "Exp", "Log", "Neg",
+OPERATORS = ("Add", "Sub", "Mul", "Div", "Max", "Sum", "Relu", "Sigmoid", "Tanh", "Exp", "Log", "Neg",
              "Reciprocal", "Identity", "Conv", "MaxPool", "AveragePool", "MatMul", "Gemm",
              "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Softmax",
              "LogSoftmax", "ReduceSum", "ReduceMean", "Pow")
@@ -211,7 +211,7 @@ def test_onnx_pytorch_converted(case, kernel_cache):
 RUNNER = ("Conv2d", "Conv2d_no_bias", "Conv2d_padding", "Conv2d_strided", "ReLU", "Sigmoid",
           "Softmax", "Softmin", "LogSoftmax", "Linear", "Linear_no_bias", "log_softmax_lastdim",
           "log_softmax_dim3", "softmax_lastdim", "softmax_functional_dim3", "AvgPool2d",
-          "AvgPool2d_stride")
+          "AvgPool2d_stride", "Tanh")
 _BT = onnx.backend.test.BackendTest(backend.Backend, __name__)
 for _name in RUNNER:
     _BT.include(rf"^test_{_name}_cpu$")
@@ -257,8 +257,8 @@ def test_an_unsupported_conv_attribute_names_the_node(attrs, what):
 
 
 def test_an_unsupported_operator_and_an_integer_input_are_named():
-    m = _one_node("Tanh", [("x", [3])], ("y", [3]))
-    with pytest.raises(OnnxImportError, match=r"node 'n1' \(Tanh\): operator not supported"):
+    m = _one_node("Erf", [("x", [3])], ("y", [3]))
+    with pytest.raises(OnnxImportError, match=r"node 'n1' \(Erf\): operator not supported"):
         import_onnx(m)
     m = _one_node("Relu", [("x", [3])], ("y", [3]))
     m.graph.input[0].type.tensor_type.elem_type = TensorProto.INT32
@@ -292,11 +292,11 @@ def test_the_cli_reports_an_error_in_one_line_and_writes_nothing(tmp_path):
                         str(tmp_path / "out")], capture_output=True, text=True)
     assert r.returncode == 1 and r.stderr.startswith("error: ") and r.stderr.count("\n") == 1
     assert not (tmp_path / "out").exists()
-    m = _one_node("Tanh", [("x", [1, 3])], ("y", [1, 3]))
-    onnx.save(m, str(tmp_path / "tanh.onnx"))
-    r = subprocess.run([sys.executable, "-m", "extract", "import", str(tmp_path / "tanh.onnx"),
+    m = _one_node("Erf", [("x", [1, 3])], ("y", [1, 3]))
+    onnx.save(m, str(tmp_path / "erf.onnx"))
+    r = subprocess.run([sys.executable, "-m", "extract", "import", str(tmp_path / "erf.onnx"),
                         "--out", str(tmp_path / "out")], capture_output=True, text=True)
-    assert r.returncode == 1 and "(Tanh): operator not supported" in r.stderr
+    assert r.returncode == 1 and "(Erf): operator not supported" in r.stderr
     assert not (tmp_path / "out").exists()
 
 
@@ -387,3 +387,83 @@ def test_a_folded_constant_warns_too_and_a_folded_weight_does_not():
                                 helper.make_node("MatMul", ["x", "w2"], ["out"])],
                                {"w": np.ones((4, 3))}))
     assert "trained like one" not in imp.text
+
+
+class _ViewNet:
+    """A PyTorch network flattening with ``x.view(...)`` of its own sizes, the tutorials' way,
+    exported with a dynamic batch axis: ``Shape`` arithmetic (Gather, Unsqueeze, Concat, Mul)
+    that folds to a constant target shape; ``torch.tanh`` exports as ``Tanh``."""
+
+    VIEWS = {
+        "size0": lambda h: h.view(h.size(0), -1),
+        "product": lambda h: h.view(-1, h.size(1) * h.size(2) * h.size(3)),
+        "squeeze": lambda h: h.view(h.shape[0], -1, 1).squeeze(-1),
+    }
+
+    @staticmethod
+    def export(view: str, path: Path):
+        torch = pytest.importorskip("torch")
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = torch.nn.Conv2d(1, 2, 3)
+                self.fc = torch.nn.Linear(2 * 4 * 4, 3)
+
+            def forward(self, x):
+                return self.fc(_ViewNet.VIEWS[view](torch.tanh(self.conv(x))))
+
+        torch.manual_seed(0)
+        net = Net().double()
+        torch.onnx.export(net, torch.zeros(1, 1, 6, 6, dtype=torch.float64), str(path),
+                          dynamo=False, input_names=["x"], output_names=["out"],
+                          dynamic_axes={"x": {0: "N"}, "out": {0: "N"}})
+        return net
+
+
+@pytest.mark.parametrize("view", sorted(_ViewNet.VIEWS))
+def test_a_pytorch_view_of_its_own_sizes_and_tanh_import(tmp_path, kernel_cache, view):
+    torch = pytest.importorskip("torch")
+    net = _ViewNet.export(view, tmp_path / "net.onnx")
+    graph_ops = {n.op_type for n in onnx.load(str(tmp_path / "net.onnx")).graph.node}
+    assert {"Shape", "Tanh"} <= graph_ops, graph_ops
+    imp = import_onnx(onnx.load(str(tmp_path / "net.onnx")), loss="sqerr")
+    assert "tanh(" in imp.text and imp.batch
+    m = _load_f64(imp)
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(5, 1, 6, 6))
+    with torch.no_grad():   # the imported weights are float32: give PyTorch the same
+        for p in net.parameters():
+            p.copy_(p.float().double())
+        want = net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(m.predict(x), want, rtol=1e-12, atol=1e-13)
+    _check_central_differences(m, {"x": x[:2], imp.target: rng.normal(size=(2, 3))}, rng)
+
+
+def test_sliced_and_cast_shapes_fold(kernel_cache):
+    """``Shape → Slice → Concat → Cast → Reshape`` (other exporters' way to keep the batch
+    axis): the batch axis reads 1, the rest is the constant."""
+    def i64(name, v):
+        return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(
+            np.asarray(v, np.int64)))
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), i64("lo", [0]), i64("hi", [1]),
+             helper.make_node("Slice", ["s", "lo", "hi"], ["n"]), i64("rest", [2, 2]),
+             helper.make_node("Concat", ["n", "rest"], ["to"], axis=0),
+             helper.make_node("Cast", ["to"], ["to64"], to=TensorProto.INT64),
+             helper.make_node("Reshape", ["x", "to64"], ["x3"]),
+             helper.make_node("ReduceSum", ["x3"], ["r"], axes=[2], keepdims=0),
+             helper.make_node("MatMul", ["r", "w"], ["out"])]
+    model = _net(nodes, {"w": np.arange(6).reshape(2, 3)})
+    model.opset_import[0].version = 11    # ReduceSum's axes as an attribute
+    imp = import_onnx(model, loss="sqerr")
+    x = np.random.default_rng(4).normal(size=(5, 4))
+    want = x.reshape(5, 2, 2).sum(2) @ np.arange(6).reshape(2, 3)
+    np.testing.assert_allclose(_load_f64(imp).predict(x), want, rtol=1e-12)
+
+
+def test_shape_arithmetic_of_a_computed_tensor_is_named():
+    """Gather of a computed tensor (an embedding lookup, say) is not shape arithmetic."""
+    model = _net([helper.make_node("MatMul", ["x", "w"], ["z"]), _constant("i", [0, 1, 2]),
+                  helper.make_node("Gather", ["z", "i"], ["out"], axis=1)], {"w": np.ones((4, 3))})
+    with pytest.raises(OnnxImportError, match=r"\(Gather\): only of constants"):
+        import_onnx(model)

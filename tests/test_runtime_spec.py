@@ -172,6 +172,22 @@ def test_load_forms_and_their_errors(tmp_path):
     assert model_spec(str(dot)).name == "dot"
 
 
+@pytest.mark.agda
+def test_a_model_or_a_dump_given_as_text():
+    """runtime.load(text): a model file's text is compiled, a dump's JSON is read, as the files
+    would be (before, either was taken for a built-in name: OSError, file name too long)."""
+    from extract.build import ROOT
+    text = (ROOT / "models" / "mlp.model").read_text()
+    spec = model_spec(text)
+    assert spec.name == "mlp" and spec.param_shapes == model_spec("mlp").param_shapes
+    dumped = spec.kernels_dump.read_text()
+    assert model_spec(dumped).param_shapes == spec.param_shapes
+    with pytest.raises(ValueError, match="<dump text>: not JSON"):
+        model_spec(dumped[:-10])
+    with pytest.raises(ValueError, match="<dump text>: not an expression dump"):
+        model_spec('{"format": "other"}')
+
+
 def test_checks_follow_the_dump_feature_shape(tmp_path, monkeypatch):
     """A CNN dump whose image input is declared flat (784) takes (N, 784) images and rejects
     (N, 28, 28) ones with a message that gives the dump's shape; same predictions."""

@@ -27,8 +27,12 @@
 --   (nested maxima put the first position outermost on the right, so a
 --   tie sends the gradient to the first maximal position)
 --   sqerr(r, t)     (sum j : s . ((r − t) * (r − t))[j]) / 2
--- These are exactly the building blocks of the paper's network
--- (Spec.Model.CNN), so its model file elaborates to the same chain.
+--   tanh(a)         logistic(a + a) + logistic(a + a) − 1, elementwise:
+--                   tanh a = 2σ(2a) − 1, with the core's operations (E
+--                   has no tanh and no constant 2)
+-- dense, conv, avgpool and sqerr are exactly the building blocks of the
+-- paper's network (Spec.Model.CNN), so its model file elaborates to the
+-- same chain.
 ------------------------------------------------------------------------
 module Spec.Front.Layers where
 
@@ -381,6 +385,13 @@ sqerr (R ∷ T ∷ []) = do
   ok (Scale 2 (Sum s (Sel (Mul d d) (V 0))))
 sqerr _ = arity "sqerr" "a prediction and a target: sqerr(r, t)"
 
+tanh : List Arg → Result Tm
+tanh (A ∷ []) = do
+  (a , _) ← array "tanh" "input" A
+  let s = Logistic (Add a a)
+  ok (Add (Add s s) (Neg One))
+tanh _ = arity "tanh" "one array: tanh(a)"
+
 -- The layer of a name, if it is one.
 layer : String → Maybe (List Arg → Result Tm)
 layer "dense"   = just dense
@@ -390,7 +401,8 @@ layer "avgpool" = just avgpool
 layer "maxpool" = just maxpool
 layer "maxall"  = just maxall
 layer "sqerr"   = just sqerr
+layer "tanh"    = just tanh
 layer _         = nothing
 
 layer-names : List String
-layer-names = "dense" ∷ "conv" ∷ "conv2d" ∷ "avgpool" ∷ "maxpool" ∷ "maxall" ∷ "sqerr" ∷ []
+layer-names = "dense" ∷ "conv" ∷ "conv2d" ∷ "avgpool" ∷ "maxpool" ∷ "maxall" ∷ "sqerr" ∷ "tanh" ∷ []

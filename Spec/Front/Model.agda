@@ -170,11 +170,36 @@ private
     fail (showℕ l ++ ": binding " ++ x ++ ": `loss` must be the last statement")
   plain-defs ((l , _ , x , e) ∷ fs) = plain-defs fs >>= λ bs → ok ((l , x , e) ∷ bs)
 
+  -- A failure with a note appended.
+  noted : ∀ {A : Set} → String → Result A → Result A
+  noted n (ok a)   = ok a
+  noted n (fail m) = fail (m ++ n)
+
+  shape-of : String → List Binding → Maybe S
+  shape-of x []                   = nothing
+  shape-of x (binding y p _ ∷ bs) = if x String.== y then just p else shape-of x bs
+
+  -- What a loss that does not elaborate is told when the one target and the output differ in
+  -- shape (`target y : 4` for a 3-way output: the loss's message is about a selection or a
+  -- sum, the cause is the declaration).
+  differ : String → S → String → Maybe S → String
+  differ y s o nothing  = ""
+  differ y s o (just p) with s ≟ₛ p
+  ... | yes _ = ""
+  ... | no _  = "; is `target " ++ y ++ " : " ++ show s ++ "` right? The output " ++ o
+                ++ " has shape " ++ show p
+
+  mismatch : List (ℕ × Role × String × S) → Maybe String → Partial → String
+  mismatch ds nothing  _ = ""
+  mismatch ds (just o) (partial c _ _ _) with List.boolFilter (λ (_ , r , _ , _) → sameRole target r) ds
+  ... | (_ , _ , y , s) ∷ [] = differ y s o (shape-of o (bindings c))
+  ... | _                    = ""
+
   -- The last binding, the loss: a scalar.
-  finish : String → List String → List String → Maybe String → Partial → ℕ → String → Raw
-         → Result Elaborated
-  finish title fs ts pred (partial {Δ} c sc core eq) l x r = do
-    (t , p , e , e≡) ← elab Δ sc l x r
+  finish : String → List String → List String → Maybe String → String → Partial → ℕ → String
+         → Raw → Result Elaborated
+  finish title fs ts pred note (partial {Δ} c sc core eq) l x r = do
+    (t , p , e , e≡) ← noted note (elab Δ sc l x r)
     scalar t p e e≡
     where
       placeholder-free : ∀ t (e : E Δ (ar unit)) → ⌊ e ⌋ ≡ t → Maybe (PF (c ▹ (x , e)))
@@ -227,7 +252,7 @@ private
     let (Γ , ns) = ce-split (base ds)
         scope = List.reverse (List.map proj₂ (decl-names ds))
     p ← steps (partial (ε {Γ} ns) scope [] refl) bs
-    finish title (withRole input ds) (withRole target ds) pred p ll lx le
+    finish title (withRole input ds) (withRole target ds) pred (mismatch ds pred p) p ll lx le
 
 ------------------------------------------------------------------------
 -- A model file
