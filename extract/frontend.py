@@ -96,11 +96,24 @@ def _check_names(dump_text: str, source: str, shown: str) -> None:
         warnings.warn(f"{shown}:{line_of(name)}: {what} {name} is never read" +
                       (": its gradient is zero and training leaves it as it is"
                        if what == "param" else ""), UnusedWarning, stacklevel=3)
+    from .lower import inline_sum
+    for b in model.chain:
+        fn = inline_sum(b.expr)
+        if fn is not None:
+            warnings.warn(f"{shown}:{line_of(b.name)}: binding {b.name} computes a sum inside "
+                          f"{fn}: the gradient computes the sum again (the zoo's MLP trained "
+                          f"5 times slower written so); bind the sum on a line of its own "
+                          f"(z = …; {b.name} = {fn}(z))", InlineSumWarning, stacklevel=3)
 
 
 def one_line_warnings() -> None:
     """Command lines print a warning as ``warning: MESSAGE``, like their errors."""
     warnings.formatwarning = lambda message, *_, **__: f"warning: {message}\n"
+
+
+class InlineSumWarning(UserWarning):
+    """A binding that writes a sum (a layer) inside an elementwise function: legal, but the
+    gradient of the function needs its argument, so the sum is computed again (and again)."""
 
 
 class UnusedWarning(UserWarning):

@@ -484,17 +484,41 @@ def _guard(k, bound_shape):
     return conj(*(in_range(a, n) for a, n in zip(_leaves(k), ir.leaves(bound_shape))))
 
 
-def _describe(v: Violation, array: ir.Array, strategy: str, limit: int) -> str:
+def _has_sum(e: ir.Node) -> bool:
+    return isinstance(e, ir.Sum) or any(_has_sum(c) for c in e.children())
+
+
+def inline_sum(e: ir.Node, under: str | None = None) -> str | None:
+    """The elementwise function (``logistic``, ``exp``, …) a sum of ``e`` sits under, if one
+    does: a sum written inside an expression rather than bound on its own, whose gradient
+    needs the function's argument, the sum, again."""
+    if isinstance(e, ir.Sum):
+        return under
+    if isinstance(e, ir.Un) and _has_sum(e.a):
+        return inline_sum(e.a, e.fn)
+    return next((w for c in e.children() if (w := inline_sum(c, under))), None)
+
+
+def _describe(v: Violation, array: ir.Array, strategy: str, limit: int, model: ir.Model) -> str:
     sub = ir.show(v.reduction.origin) if v.reduction.origin is not None else "a sum"
     if len(sub) > 160:
         sub = sub[:157] + "..."
-    return (f"binding {array.name!r}: the subterm `{sub}` would need a temporary array: "
+    text = (f"binding {array.name!r}: the subterm `{sub}` would need a temporary array: "
             f"({strategy} strategy) it is recomputed for every value of loop "
             f"{v.loop.name!r} (extent {v.loop.extent}), on which it does not depend; "
-            f"recomputation factor {v.factor} > limit {limit}. Where the model writes a sum "
-            f"inside an expression, give it a binding of its own (a line like "
-            f"`h = dense(w, x)`, then use h): it is then computed once. Or raise "
-            f"--recompute-limit")
+            f"recomputation factor {v.factor} > limit {limit}.")
+    # the model's own bindings that write a sum inside an expression (d_k1 is the gradient of
+    # k1; the sum it repeats is that of the binding the model wrote, say h = logistic(conv…))
+    inline = [(b.name, w) for b in model.chain if (w := inline_sum(b.expr))]
+    if inline:
+        names = ", ".join(f"{n} (a sum inside {w})" for n, w in inline)
+        return (text + f" The model writes a sum inside an expression in binding {names}: "
+                f"bind the sum on its own line (z = conv2d(…); h = logistic(z)), and it is "
+                f"computed once (python -m extract --recompute-limit N accepts the "
+                f"recomputation instead)")
+    return (text + " Where the model writes a sum inside an expression, give it a binding of "
+            "its own (a line like `h = dense(w, x)`, then use h): it is then computed once "
+            "(python -m extract --recompute-limit N accepts the recomputation instead)")
 
 
 def lower_array(model: ir.Model, array: ir.Array, options: Options = Options()) -> Kernel:
@@ -516,7 +540,7 @@ def lower_array(model: ir.Model, array: ir.Array, options: Options = Options()) 
             reads = stmt_loads(body)
             ordered = tuple(a for a in model.arrays if a in reads)
             return Kernel(array, ordered, body, strategy)
-        error = _describe(bad[0], array, strategy, options.recompute_limit)
+        error = _describe(bad[0], array, strategy, options.recompute_limit, model)
     raise ExtractError(error)
 
 

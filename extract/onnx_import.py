@@ -45,6 +45,11 @@ from . import dump
 __all__ = ["OnnxImportError", "Imported", "import_onnx", "SUPPORTED"]
 
 
+class OnnxBatchWarning(UserWarning):
+    """A graph input whose first dimension looks like a batch size fixed at export (4 of
+    4×1×28×28): without ``--batch yes`` it is taken as part of each sample."""
+
+
 class OnnxConstantWarning(UserWarning):
     """A constant of the graph that is not a weight (a ``Constant`` node's value, a ``Gemm``
     scale; or computed from one) became a parameter: the model language writes no decimals, so
@@ -138,6 +143,7 @@ class _T:
     text: str | None = None
     value: np.ndarray | None = None
     fixed: bool = False   # a constant that is not a weight: a Constant node's, an attribute's
+    batch: np.ndarray | None = None   # of a Shape: where the value is the batch size (read as 1)
 
     @property
     def const(self) -> bool:
@@ -276,7 +282,18 @@ class _Importer:
         if batch == "auto":
             batch = len(data) == 1 and all(len(d) >= 2 and (d[0] == 1 or isinstance(d[0], str))
                                            for d in dims.values())
+            fixed = [(vi.name, dims[vi.name]) for vi in data if len(dims[vi.name]) >= 3
+                     and isinstance(dims[vi.name][0], int) and dims[vi.name][0] > 1]
+            if not batch and fixed:
+                name, d = fixed[0]
+                warnings.warn(OnnxBatchWarning(
+                    f"graph input {name!r} of shape {list(d)}: no batch axis found, so each "
+                    f"sample is all of it; if {d[0]} is the batch size the model was exported "
+                    f"with, export again with a dynamic_axes entry or a batch of 1"))
         self.batch = bool(batch)
+        # the batch size fixed in the graph (an export at batch 4), for Reshape's message
+        self.fixed_batch = next((d[0] for d in dims.values() if d and isinstance(d[0], int)
+                                 and d[0] > 1), None) if self.batch else None
         inputs, names = {}, {}
         for vi in data:
             d = dims[vi.name]
@@ -305,7 +322,13 @@ class _Importer:
             if f is None:
                 self.fail(node, "operator not supported (supported: "
                           + ", ".join(sorted(SUPPORTED)) + ")")
-            f(node, self.attrs(node))
+            self._batch_size_check(node)
+            try:
+                f(node, self.attrs(node))
+            except OnnxImportError:
+                raise
+            except (ValueError, IndexError, KeyError, TypeError) as e:  # a malformed node
+                self.fail(node, f"cannot be read ({type(e).__name__}: {e})")
         if len(g.output) != 1:
             raise OnnxImportError(f"the graph has {len(g.output)} outputs; one is supported")
         out = g.output[0].name
@@ -487,14 +510,22 @@ class _Importer:
                 self.bind(node, 0, np.broadcast_shapes(x.shape, y.shape),
                           f"{x.text} / {int(v)}")
                 return
-        self.broadcast(node, [x, y],
-                       lambda p, q, numpy=False: p / q if numpy else f"({p}) * recip({q})")
+        def combine(p, q, numpy=False):
+            if not numpy:
+                return f"({p}) * recip({q})"
+            if p.dtype.kind in "iu" and q.dtype.kind in "iu":   # ONNX: toward zero
+                return np.sign(p) * np.sign(q) * (np.abs(p) // np.abs(q))
+            return p / q
+        self.broadcast(node, [x, y], combine)
 
     def op_Pow(self, node, a):
         """``x ** k`` for a constant whole ``k`` in 1..8: ``x * x * …`` (each factor the same
         binding); another exponent has no form in the model language."""
         self.only(node, a, {})
         x, y = self.operand(node, 0), self.operand(node, 1)
+        if x.const and y.const:
+            self.out_const(node, np.power(x.value.astype(np.float64), y.value))
+            return
         if not (y.const and y.value.size == 1):
             self.fail(node, "the exponent must be a constant (a scalar initializer or Constant)")
         k = float(y.value.reshape(()))
@@ -790,7 +821,27 @@ class _Importer:
 
     # -- shape arithmetic: constants only ------------------------------------------------------
     # PyTorch's x.view(x.size(0), -1) exports as Shape → Gather → Unsqueeze → Concat → Reshape:
-    # every shape is fixed here, so all of it folds to a constant target shape.
+    # every shape is fixed here, so all of it folds to a constant target shape. The batch
+    # axis reads 1 (each sample is a batch of one): the elements that hold it are tracked
+    # (_T.batch) through these operators, and may only end as the batch axis of a Reshape.
+
+    _SHAPE_OPS = {"Shape", "Gather", "Concat", "Slice", "Cast", "Squeeze", "Unsqueeze",
+                  "Identity", "Reshape"}
+
+    def _batch_size_check(self, node) -> None:
+        for k, name in enumerate(node.input):
+            t = self.env.get(name) if name else None
+            if t is None or t.batch is None or not t.batch.any():
+                continue
+            if node.op_type not in self._SHAPE_OPS or (node.op_type == "Reshape" and k == 0):
+                self.fail(node, "uses the batch size as a value (it is not known when the "
+                                "model is written; only a Reshape may keep it as its first "
+                                "dimension)")
+
+    def _out_shape_const(self, node, v: np.ndarray, batch: np.ndarray | None) -> None:
+        self.out_const(node, v)
+        if batch is not None and batch.any():
+            self.env[node.output[0]].batch = batch
 
     def _constants(self, node, what: str) -> list[_T]:
         ts = [self.operand(node, k) for k in range(len(node.input)) if node.input[k]]
@@ -807,21 +858,30 @@ class _Importer:
         lo, hi = (min(max(v + r if v < 0 else v, 0), r) for v in (a.get("start", 0),
                                                                    a.get("end", r)))
         self.out_const(node, np.array(full[lo:hi], dtype=np.int64), fixed=True)
+        if self.batch and not x.const and lo == 0 and hi > 0:
+            self.env[node.output[0]].batch = np.arange(hi - lo) == 0
 
     def op_Gather(self, node, a):
         self.only(node, a, {"axis": lambda v: True})
         x, i = self._constants(node, "shape arithmetic such as x.size(0)")
         ax = a.get("axis", 0)
+        if not -x.value.ndim <= ax < x.value.ndim:
+            self.fail(node, f"axis {ax} of a tensor of rank {x.value.ndim}")
         n = x.value.shape[ax]
         idx = i.value.astype(np.int64)
         if ((idx < -n) | (idx >= n)).any():
             self.fail(node, f"index {idx.tolist()} out of range for axis {ax} of size {n}")
-        self.out_const(node, np.take(x.value, idx, axis=ax))
+        self._out_shape_const(node, np.take(x.value, idx, axis=ax),
+                              None if x.batch is None else np.take(x.batch, idx, axis=ax))
 
     def op_Concat(self, node, a):
         self.only(node, a, {"axis": lambda v: True})
         ts = self._constants(node, "shape arithmetic")
-        self.out_const(node, np.concatenate([t.value for t in ts], axis=a["axis"]))
+        if "axis" not in a:
+            self.fail(node, "no axis attribute (Concat requires one)")
+        masks = [np.zeros(t.value.shape, bool) if t.batch is None else t.batch for t in ts]
+        self._out_shape_const(node, np.concatenate([t.value for t in ts], axis=a["axis"]),
+                              np.concatenate(masks, axis=a["axis"]))
 
     def op_Slice(self, node, a):
         self.only(node, a, {})
@@ -838,20 +898,32 @@ class _Importer:
             big = np.iinfo(np.int64).max // 2
             cut[int(ax)] = slice(int(np.clip(s0, -big, big)), int(np.clip(e0, -big, big)),
                                  int(st))
-        self.out_const(node, x[tuple(cut)])
+        self._out_shape_const(node, x[tuple(cut)],
+                              None if ts[0].batch is None else ts[0].batch[tuple(cut)])
+
+    # ONNX's types a constant may be cast to, as numpy's (float16 rounds, then is kept in float64)
+    _CASTS = {"FLOAT": np.float32, "DOUBLE": np.float64, "FLOAT16": np.float16,
+              "INT8": np.int8, "UINT8": np.uint8, "INT16": np.int16, "UINT16": np.uint16,
+              "INT32": np.int32, "UINT32": np.uint32, "INT64": np.int64, "UINT64": np.uint64,
+              "BOOL": np.bool_}
 
     def op_Cast(self, node, a):
         self.only(node, a, {"to": lambda v: True, "saturate": lambda v: True})
         x = self.operand(node, 0)
-        to = self.onnx.TensorProto.DataType.Name(a["to"]).lower()
-        if x.const:
-            dtype = {"float": np.float64, "double": np.float64, "float16": np.float64,
-                     "bool": np.bool_}.get(to, np.int64)
-            self.out_const(node, x.value.astype(dtype))
-        elif a["to"] in _FLOAT_TYPES:
+        to = self.onnx.TensorProto.DataType.Name(a["to"])
+        if not x.const:
+            if a["to"] not in _FLOAT_TYPES:
+                self.fail(node, f"to {to}: a computed tensor stays a float tensor")
             self.env[node.output[0]] = x
-        else:
-            self.fail(node, f"to {to}: a computed tensor stays a float tensor")
+            return
+        if to not in self._CASTS:
+            self.fail(node, f"to {to}: a constant may be cast to "
+                            + ", ".join(sorted(self._CASTS)))
+        v, dtype = x.value, self._CASTS[to]
+        if np.issubdtype(dtype, np.integer) and v.dtype.kind == "f":
+            v = np.trunc(v).astype(np.int64)      # toward zero, then wrapped as C casts do
+        v = v.astype(dtype)
+        self._out_shape_const(node, v.astype(np.float64) if v.dtype.kind == "f" else v, x.batch)
 
     def _reshape_to(self, node, x: _T, shape) -> None:
         shape = tuple(int(d) for d in shape)
@@ -901,6 +973,10 @@ class _Importer:
             known = math.prod(d for d in out if d != -1)
             out[out.index(-1)] = math.prod(full) // known if known else 0
         if self.batch and not x.const:
+            if out and out[0] == self.fixed_batch:
+                self.fail(node, f"shape {spec} holds the batch size {out[0]} the model was "
+                                f"exported with: export again with a dynamic_axes entry or a "
+                                f"batch of 1")
             if not out or out[0] != 1:
                 self.fail(node, f"shape {spec} does not keep the batch axis first")
             out = out[1:]
@@ -912,6 +988,10 @@ class _Importer:
         spec = self.const_of(node, 1, "the shape")
         if spec is None:
             spec = a.get("shape")
+        else:
+            mask = self.operand(node, 1).batch
+            if mask is not None and (mask.ravel()[1:].any() or x.const):
+                self.fail(node, "the batch size is not the first dimension of the shape")
         self._reshape_to(node, x, self._target(node, x, spec))
 
     def op_Flatten(self, node, a):
@@ -946,7 +1026,12 @@ class _Importer:
         x = self.operand(node, 0)
         axes = self._raw_axes(node, a)
         if x.const:     # a constant has no batch axis
-            self.out_const(node, np.squeeze(x.value, axis=None if axes is None else tuple(axes)))
+            ax = None if axes is None else tuple(axes)
+            if ax is not None and any(x.value.shape[k] != 1 for k in ax):
+                self.fail(node, f"axes {list(ax)} of a constant of shape {x.value.shape}: "
+                                f"only axes of size 1 can be squeezed")
+            self._out_shape_const(node, np.squeeze(x.value, axis=ax),
+                                  None if x.batch is None else np.squeeze(x.batch, axis=ax))
             return
         if axes is None:
             axes = [i for i, d in enumerate(x.shape) if d == 1]
@@ -959,7 +1044,9 @@ class _Importer:
         x = self.operand(node, 0)
         axes = self._raw_axes(node, a) or []
         if x.const:
-            self.out_const(node, np.expand_dims(x.value, tuple(axes)))
+            self._out_shape_const(node, np.expand_dims(x.value, tuple(axes)),
+                                  None if x.batch is None else
+                                  np.expand_dims(x.batch, tuple(axes)))
             return
         axes = self._norm_axes(node, axes, len(x.shape) + self.batch + len(axes))
         shape = list(x.shape)
@@ -1096,7 +1183,12 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true",
                     help="also elaborate the model file with the Agda front end (shapes)")
     args = ap.parse_args(argv)
-    from .frontend import ModelError
+    from .frontend import ModelError, one_line_warnings
+    one_line_warnings()
+    if args.out.exists() and not args.out.is_dir():
+        print(f"error: --out {args.out} is a file; give the directory to write "
+              f"NAME.model and NAME.npz in", file=sys.stderr)
+        return 1
     batch = {"auto": "auto", "yes": True, "no": False}[args.batch]
     try:
         imp = import_onnx(args.onnx, name=args.name, batch=batch, loss=args.loss)

@@ -24,7 +24,9 @@ name the parameters and to raise ``ValueError`` early, naming the layer, for obv
 The rules are the elaborator's: ``dense(W, x)`` with W of shape (u, *s) and x of shape s has
 shape (u,); ``conv(x, K)`` with x of shape r and K of shape (u, *s), len(s) == len(r), has
 shape (u, *(r_i - s_i + 1)); ``conv2d``, ``avgpool`` and ``maxpool`` follow
-docs/model-format.md §4 (padding, stride, floor mode); ``maxall`` and ``sqerr`` have shape (1,).
+docs/model-format.md §4 (padding, stride, floor mode); ``maxall`` and ``sqerr`` have shape (1,),
+and so has ``cross_entropy(z, y)``, the stable softmax cross-entropy of logits (binding the
+largest logit ``m<k>`` and the sum ``se``, as models/lenet5.model writes it).
 
 The n-th layer with parameters (dense, conv or conv2d) declares ``w<n>``/``b<n>`` (dense) or
 ``k<n>``/``b<n>`` (conv, conv2d), unless told ``weight="fc"``, ``bias="b"``, ``bias=False``
@@ -388,6 +390,27 @@ class ModelBuilder:
         ``e`` is bound first unless it is a name)."""
         e = self._as_expr(e)
         return Expr(self, f"tanh({self._named(e)})", e.shape)
+
+    def cross_entropy(self, z, y) -> Expr:
+        """Softmax cross-entropy of the logits ``z`` (a vector) against the one-hot target
+        ``y``, stably: ``log(se) + m - (sum j : n . y[j] * z[j])`` with ``m = maxall(z)`` and
+        ``se = sum j : n . exp(z[j] - m)`` bound on their own lines (models/lenet5.model's
+        loss); shape 1."""
+        z, y = self._shaped("cross_entropy", z), self._shaped("cross_entropy", y)
+        shape = _same("cross_entropy", z.shape, y.shape)
+        if len(shape) != 1:
+            raise ValueError(f"cross_entropy: the logits must be a vector, found shape "
+                             f"{show_shape(shape)}")
+        n, z = shape[0], self._named(z)
+        m = self.maxall(z)
+        m._ref()
+        k = 1
+        while f"se{k if k > 1 else ''}" in self._names:
+            k += 1
+        se = self.bind(f"se{k if k > 1 else ''}",
+                       Expr(self, f"sum j : {n} . exp({z}[j] - {m})", (1,)))
+        y = self._named(y)
+        return Expr(self, f"log({se}) + {m} - (sum j : {n} . {y}[j] * {z}[j])", (1,), ADD)
 
     def sqerr(self, r, t) -> Expr:
         """½ Σ (r − t)², shape 1."""

@@ -31,6 +31,7 @@ import dataclasses
 import json
 import math
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -247,8 +248,10 @@ def _compiled(source, shown: str | None) -> ModelSpec:
 
 def model_spec(model, dump=None) -> ModelSpec:
     """The ``ModelSpec`` of ``model``: a ``ModelSpec`` (returned as is), a built-in name, a dump
-    path (``.json``), a model file (``.model``), a ``runtime.builder.ModelBuilder``, or the text
-    of a model file (a string of more than one line) or of a dump (``{...}``). ``dump``:
+    path (``.json``) or a decoded dump (a ``dict``), a model file (``.model``), a
+    ``runtime.builder.ModelBuilder``, or the text
+    of a model file (a string of more than one line) or of a dump (``{...}``: a path that
+    starts with ``{`` and ends with ``}`` is taken for a dump's text). ``dump``:
     generate a built-in model's kernels from this dump file instead (the dump must be of that
     model)."""
     if isinstance(model, ModelSpec) and dump is None:
@@ -268,11 +271,14 @@ def model_spec(model, dump=None) -> ModelSpec:
         if given is not None and _is_file_form(given):
             raise ValueError(f"dump= is for a built-in model's name; {given} is already a file")
         return spec
+    if isinstance(model, dict):            # a dump, decoded
+        return _from_text(json.dumps(model))
     if not isinstance(model, (str, os.PathLike)):
-        raise ValueError(f"model must be a name, a path or a ModelBuilder, got "
-                         f"{type(model).__name__}")
+        raise ValueError(f"model must be a name, a path, a ModelBuilder, a model's text or a "
+                         f"dump, got {type(model).__name__}")
     text = os.fspath(model)
-    if isinstance(model, str) and ("\n" in text.strip() or text.lstrip().startswith("{")):
+    stripped = text.strip() if isinstance(model, str) else ""
+    if "\n" in stripped or (stripped.startswith("{") and stripped.endswith("}")):
         return _from_text(text)
     path = Path(text)
     if path.suffix == ".model":
@@ -282,7 +288,13 @@ def model_spec(model, dump=None) -> ModelSpec:
     if not text or os.sep in text or (os.altsep and os.altsep in text):
         raise ValueError(f"unknown model {text!r}: not a built-in model's name, a dump (.json) "
                          f"or a model file (.model)")
-    return _builtin(text)
+    try:
+        return _builtin(text)
+    except ValueError as e:
+        here = [f for f in (f"{text}.model", f"{text}.json") if Path(f).is_file()]
+        if here and str(e).startswith("unknown model"):
+            raise ValueError(f"{e}; did you mean the file {here[0]}?") from None
+        raise
 
 
 def _from_text(text: str) -> ModelSpec:
@@ -304,9 +316,15 @@ def _cached(text: str) -> Path:
     out = dump_cache_path(text)
     if not out.exists() or out.read_text() != text:
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, out)
+        # a file of its own per writer (threads of one process too), renamed into place
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            os.replace(tmp, out)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
     return out
 
 

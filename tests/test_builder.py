@@ -442,6 +442,32 @@ def test_elementwise_functions_elaborate_and_extract():
     sources.generate(m, "f32")
 
 
+@pytest.mark.agda
+@pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
+def test_cross_entropy_is_lenet5s_loss(kernel_cache):
+    """``b.cross_entropy(z, y)`` writes the stable softmax cross-entropy of the zoo's LeNet-5;
+    its gradient with respect to the logits is softmax(z) − y."""
+    b = ModelBuilder("ce")
+    x, y = b.input("x", 4), b.target("y", 3)
+    z = b.output(b.dense(x, 3, weight="w", bias=False), "z")
+    b.loss(b.cross_entropy(z, y))
+    lines = b.text().splitlines()
+    assert "m1 = maxall(z)" in lines and "se = sum j : 3 . exp(z[j] - m1)" in lines, lines
+    assert lines[-1] == "loss loss = log(se) + m1 - (sum j : 3 . y[j] * z[j])", lines
+    m = b.load(precision="f64")
+    rng = np.random.default_rng(0)
+    xs, labels = rng.normal(size=(5, 4)), np.array([0, 2, 1, 1, 0])
+    logits = xs @ m.params["w"].T
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    loss, g = m.loss_and_gradients(xs, labels)
+    np.testing.assert_allclose(loss, -np.log(p[np.arange(5), labels]).mean(), rtol=1e-12)
+    np.testing.assert_allclose(g["w"], (p - np.eye(3)[labels]).T @ xs / 5, rtol=1e-10)
+    with pytest.raises(ValueError, match="cross_entropy: the logits must be a vector"):
+        b2 = ModelBuilder("bad")
+        b2.cross_entropy(b2.input("a", (2, 3)), b2.target("t", (2, 3)))
+
+
 def test_tanh_binds_an_input_that_is_not_a_name():
     """tanh reads its input four times (2σ(2a) − 1): a dense layer's sum is bound first, a name
     is read as it is."""

@@ -362,7 +362,25 @@ def test_what_nothing_reads_is_a_warning(tmp_path):
     assert [str(w.message).split(": ", 1)[1] for w in caught] == [
         "param spare is never read: its gradient is zero and training leaves it as it is",
         "binding junk is never read"]
-    with warnings.catch_warnings():               # the zoo reads everything it declares
-        warnings.simplefilter("error")
+    with warnings.catch_warnings():               # the zoo reads everything it declares,
+        warnings.simplefilter("error")            # and binds every sum on its own
         for model in sorted((Path(__file__).resolve().parent.parent / "models").glob("*.model")):
             compile_model(model)
+
+
+@pytest.mark.agda
+@needs_model_command
+def test_a_sum_inside_an_elementwise_function_is_a_warning(tmp_path):
+    """``h = logistic(dense(w1, x, b1))`` elaborates and extracts, but trains ~5x slower than
+    with the sum bound on its own line: the line and the fix are named."""
+    from extract.frontend import InlineSumWarning, compile_model
+    text = (Path(__file__).resolve().parent.parent / "models" / "mlp.model").read_text()
+    assert "z1 = dense(w1, x, b1)\nh  = logistic(z1)" in text
+    (tmp_path / "m.model").write_text(text.replace("z1 = dense(w1, x, b1)\nh  = logistic(z1)",
+                                                   "h = logistic(dense(w1, x, b1))"))
+    with pytest.warns(InlineSumWarning) as caught:
+        compile_model(tmp_path / "m.model")
+    (w,) = caught
+    assert str(w.message).startswith(f"{tmp_path / 'm.model'}:12: binding h computes a sum "
+                                     "inside logistic"), str(w.message)
+    assert "(z = …; h = logistic(z))" in str(w.message)

@@ -298,6 +298,11 @@ def test_the_cli_reports_an_error_in_one_line_and_writes_nothing(tmp_path):
                         "--out", str(tmp_path / "out")], capture_output=True, text=True)
     assert r.returncode == 1 and "(Erf): operator not supported" in r.stderr
     assert not (tmp_path / "out").exists()
+    (tmp_path / "taken.model").write_text("x")
+    r = subprocess.run([sys.executable, "-m", "extract", "import", str(tmp_path / "erf.onnx"),
+                        "--out", str(tmp_path / "taken.model")], capture_output=True, text=True)
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "is a file" in r.stderr
+    assert (tmp_path / "taken.model").read_text() == "x"
 
 
 def _net(nodes, inits=None, out="out"):
@@ -461,9 +466,156 @@ def test_sliced_and_cast_shapes_fold(kernel_cache):
     np.testing.assert_allclose(_load_f64(imp).predict(x), want, rtol=1e-12)
 
 
+def _i64(name, v):
+    return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(
+        np.asarray(v, np.int64)))
+
+
+# shape arithmetic folded to the target of a Reshape of x (N × 4): each against ONNX's own
+# reference evaluator at N = 5
+_SHAPES = {
+    "shape start/end": [helper.make_node("Shape", ["x"], ["n"], start=0, end=-1),
+                        _i64("rest", [2, 2]),
+                        helper.make_node("Concat", ["n", "rest"], ["to"], axis=0)],
+    "gather -2": [helper.make_node("Shape", ["x"], ["s"]), _i64("i", -2),
+                  helper.make_node("Gather", ["s", "i"], ["n0"]), _i64("ax", [0]),
+                  helper.make_node("Unsqueeze", ["n0", "ax"], ["n"]), _i64("rest", [2, 2]),
+                  helper.make_node("Concat", ["rest", "n"], ["to0"], axis=-1), _i64("j", [2, 0, 1]),
+                  helper.make_node("Gather", ["to0", "j"], ["to"], axis=0)],
+    "slice backwards": [helper.make_node("Shape", ["x"], ["s"]), _i64("lo", [-1]),
+                        _i64("hi", [-100]), _i64("ax", [0]), _i64("st", [-1]),
+                        helper.make_node("Slice", ["s", "lo", "hi", "ax", "st"], ["r"]),
+                        _i64("j", [1, 0]), helper.make_node("Gather", ["r", "j"], ["to"])],
+    "squeezed constant": [helper.make_node("Shape", ["x"], ["s"]), _i64("lo", [0]),
+                          _i64("hi", [1]), helper.make_node("Slice", ["s", "lo", "hi"], ["n"]),
+                          _i64("c", [[2], [2]]), _i64("ax", [1]),
+                          helper.make_node("Squeeze", ["c", "ax"], ["rest"]),
+                          helper.make_node("Concat", ["n", "rest"], ["to"], axis=0)],
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SHAPES))
+def test_shape_arithmetic_folds_as_onnx_computes_it(kernel_cache, case):
+    """Shape's start/end, Gather's negative index and axis, Slice backwards and Squeeze of a
+    constant fold to the target shape
+    ONNX's reference evaluator computes (the network's output is the reshaped input); the batch
+    size may move through them, and ends first."""
+    from onnx.reference import ReferenceEvaluator
+    nodes = [*_SHAPES[case], helper.make_node("Reshape", ["x", "to"], ["out"])]
+    graph = helper.make_graph(
+        nodes, "net", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    x = np.random.default_rng(5).normal(size=(5, 4))
+    want = ReferenceEvaluator(model).run(None, {"x": x.astype(np.float32)})[0]
+    imp = import_onnx(model, loss="sqerr")
+    assert imp.output_shape[1:] == want.shape[1:], (imp.output_shape, want.shape)
+    np.testing.assert_allclose(_load_f64(imp).predict(x).reshape(want.shape), want, rtol=1e-6)
+
+
+def test_the_batch_size_as_a_value_is_an_error():
+    """``z / x.size(0)``: the batch size read as 1 would divide by 1; and a Reshape that puts
+    the batch size anywhere but first."""
+    mean = [helper.make_node("MatMul", ["x", "w"], ["z"]), helper.make_node("Shape", ["x"], ["s"]),
+            _i64("i", 0), helper.make_node("Gather", ["s", "i"], ["n"]),
+            helper.make_node("Cast", ["n"], ["nf"], to=TensorProto.FLOAT),
+            helper.make_node("Div", ["z", "nf"], ["out"])]
+    with pytest.raises(OnnxImportError, match=r"\(Div\): uses the batch size as a value"):
+        import_onnx(_net(mean, {"w": np.ones((4, 3))}))
+    swap = [helper.make_node("Shape", ["x"], ["s"]), _i64("j", [1, 0]),
+            helper.make_node("Gather", ["s", "j"], ["to"]),
+            helper.make_node("Reshape", ["x", "to"], ["x2"]),
+            helper.make_node("MatMul", ["x2", "w"], ["out"])]
+    with pytest.raises(OnnxImportError, match="the batch size is not the first dimension"):
+        import_onnx(_net(swap, {"w": np.ones((4, 3))}))
+
+
+@pytest.mark.parametrize("to,value,want", [
+    (TensorProto.UINT8, 300.7, 44), (TensorProto.INT8, -1.9, -1),
+    (TensorProto.FLOAT16, 1e-8, 0.0), (TensorProto.DOUBLE, 0.1, 0.1),
+    (TensorProto.BFLOAT16, 0.5, None)])
+def test_a_constant_is_cast_as_onnx_casts(to, value, want):
+    """The value a cast constant becomes (wrapped, toward zero, rounded to float16); bfloat16 is
+    an error, not a zero."""
+    from extract.onnx_import import OnnxConstantWarning
+    c = helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(
+        np.asarray(value, np.float64)))
+    nodes = [c, helper.make_node("Cast", ["c"], ["ci"], to=to),
+             helper.make_node("Cast", ["ci"], ["cf"], to=TensorProto.FLOAT),
+             helper.make_node("MatMul", ["x", "w"], ["z"]),
+             helper.make_node("Mul", ["z", "cf"], ["out"])]
+    if want is None:
+        with pytest.raises(OnnxImportError, match="to BFLOAT16: a constant may be cast to"):
+            import_onnx(_net(nodes, {"w": np.ones((4, 3))}))
+        return
+    with pytest.warns(OnnxConstantWarning):
+        imp = import_onnx(_net(nodes, {"w": np.ones((4, 3))}))
+    (name,) = [n for n in imp.params if not n.startswith("w")]
+    assert imp.params[name].ravel()[0] == np.float32(want), imp.params[name]
+
+
+def test_integer_division_of_constants_is_toward_zero():
+    """ONNX divides integers toward zero (7 / 2 = 3, -7 / 2 = -3): not 3.5, not floor's -4."""
+    from extract.onnx_import import OnnxConstantWarning
+    nodes = [_i64("a", [7, -7, 6]), _i64("b", [2, 2, -4]), helper.make_node("Div", ["a", "b"], ["q"]),
+             helper.make_node("Cast", ["q"], ["qf"], to=TensorProto.FLOAT),
+             helper.make_node("MatMul", ["x", "w"], ["z"]), helper.make_node("Mul", ["z", "qf"], ["out"])]
+    with pytest.warns(OnnxConstantWarning):
+        imp = import_onnx(_net(nodes, {"w": np.ones((4, 3))}))
+    (name,) = [n for n in imp.params if not n.startswith("w")]
+    assert imp.params[name].ravel().tolist() == [3, -3, -1]
+
+
+def test_malformed_shape_arithmetic_is_an_import_error():
+    """Errors of numpy inside an operator are the importer's, naming the node."""
+    for nodes, what in [
+            ([helper.make_node("Shape", ["x"], ["s"]), _i64("i", 0),
+              helper.make_node("Gather", ["s", "i"], ["g"], axis=1)], "axis 1 of a tensor of rank 1"),
+            ([helper.make_node("Shape", ["x"], ["s"]),
+              helper.make_node("Concat", ["s", "s"], ["g"])], "no axis attribute"),
+            ([_i64("c", [[2, 3]]), _i64("ax", [1]), helper.make_node("Squeeze", ["c", "ax"], ["g"])],
+             "only axes of size 1")]:
+        nodes = nodes + [helper.make_node("MatMul", ["x", "w"], ["out"])]
+        with pytest.raises(OnnxImportError, match=what):
+            import_onnx(_net(nodes, {"w": np.ones((4, 3))}))
+
+
+def test_pow_of_constants_folds():
+    """``x.size(1) ** -0.5`` (attention's scale): both constants, so a constant."""
+    from extract.onnx_import import OnnxConstantWarning
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), _i64("i", 1),
+             helper.make_node("Gather", ["s", "i"], ["d"]),
+             helper.make_node("Cast", ["d"], ["df"], to=TensorProto.FLOAT),
+             _constant("half", -0.5), helper.make_node("Pow", ["df", "half"], ["scale"]),
+             helper.make_node("MatMul", ["x", "w"], ["z"]),
+             helper.make_node("Mul", ["z", "scale"], ["out"])]
+    with pytest.warns(OnnxConstantWarning):
+        imp = import_onnx(_net(nodes, {"w": np.ones((4, 3))}))
+    (name,) = [n for n in imp.params if not n.startswith("w")]
+    assert imp.params[name].ravel()[0] == np.float32(0.5)
+
+
 def test_shape_arithmetic_of_a_computed_tensor_is_named():
     """Gather of a computed tensor (an embedding lookup, say) is not shape arithmetic."""
     model = _net([helper.make_node("MatMul", ["x", "w"], ["z"]), _constant("i", [0, 1, 2]),
                   helper.make_node("Gather", ["z", "i"], ["out"], axis=1)], {"w": np.ones((4, 3))})
     with pytest.raises(OnnxImportError, match=r"\(Gather\): only of constants"):
         import_onnx(model)
+
+
+def test_a_batch_size_fixed_at_export_is_named():
+    """Exported at batch 4 without dynamic_axes: 4 × 2 × 3 has no batch axis to find (a
+    warning says so); with ``batch=True``, a Reshape to (4, -1) names the fixed batch size."""
+    from extract.onnx_import import OnnxBatchWarning
+    graph = helper.make_graph(
+        [_i64("to", [4, -1]), helper.make_node("Reshape", ["x", "to"], ["f"]),
+         helper.make_node("MatMul", ["f", "w"], ["out"])], "net",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 2, 3])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [4, 3])],
+        [numpy_helper.from_array(np.ones((6, 3), np.float32), "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.warns(OnnxBatchWarning, match=r"'x' of shape \[4, 2, 3\]: no batch axis found"):
+        imp = import_onnx(model)
+    assert not imp.batch and imp.inputs == {"x": (4, 2, 3)}
+    with pytest.raises(OnnxImportError, match="holds the batch size 4 the model was exported with"):
+        import_onnx(model, batch=True)

@@ -183,14 +183,28 @@ def test_a_model_or_a_dump_given_as_text():
     dumped = spec.kernels_dump.read_text()
     assert model_spec(dumped).param_shapes == spec.param_shapes
     with pytest.raises(ValueError, match="<dump text>: not JSON"):
-        model_spec(dumped[:-10])
+        model_spec(dumped[:-10] + "}")
     with pytest.raises(ValueError, match="<dump text>: not an expression dump"):
         model_spec('{"format": "other"}')
+    assert model_spec(json.loads(dumped)).param_shapes == spec.param_shapes   # a decoded dump
+
+
+def test_a_path_with_braces_is_a_path(tmp_path, monkeypatch):
+    """Only a string of several lines, or one from ``{`` to ``}``, is a model's text."""
+    dot = generated_dump_of("dot")
+    (tmp_path / "{run1}").mkdir()
+    (tmp_path / "{run1}" / "dot.json").write_text(dot.read_text())
+    monkeypatch.chdir(tmp_path)
+    assert model_spec("{run1}/dot.json").name == "dot"
+    (tmp_path / "mine.model").write_text("model mine\n")
+    with pytest.raises(ValueError, match="unknown model 'mine'.*did you mean the file mine.model"):
+        model_spec("mine")
 
 
 def test_checks_follow_the_dump_feature_shape(tmp_path, monkeypatch):
-    """A CNN dump whose image input is declared flat (784) takes (N, 784) images and rejects
-    (N, 28, 28) ones with a message that gives the dump's shape; same predictions."""
+    """A CNN dump whose image input is declared flat (784) takes (N, 784) images, and (N, 28,
+    28) ones row by row (as torch.flatten lays them out); the 28 × 28 input rejects flat images
+    with a message that gives the dump's shape; same predictions."""
     use_double_for_any_dump(monkeypatch)
     path = cnn_dump_variant(tmp_path, True)
     data = json.loads(path.read_text())
@@ -201,8 +215,7 @@ def test_checks_follow_the_dump_feature_shape(tmp_path, monkeypatch):
     ref = runtime.load(path, init="random")
     assert m.input_shape == (784,) and ref.input_shape == (28, 28)
     x, y = runtime.load_mnist(runtime.DEFAULT_DATA, "test", 6)
-    with pytest.raises(ValueError, match=r"images must have shape \(N, 784\), got \(6, 28, 28\)"):
-        m.predict(x)
+    np.testing.assert_array_equal(m.predict(x), m.predict(x.reshape(6, 784)))
     with pytest.raises(ValueError, match=r"images must have shape \(N, 28, 28\), got \(6, 784\)"):
         ref.predict(x.reshape(6, 784))
     p = m.predict(x.reshape(6, 784))

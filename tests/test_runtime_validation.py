@@ -125,3 +125,26 @@ def test_bad_load_arguments(tmp_path, monkeypatch):
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="not a weights file"):
         runtime.load("cnn", weights=tmp_path / "junk.npz")
+
+
+@pytest.mark.agda
+def test_images_fill_a_flat_input_row_by_row(kernel_cache):
+    """A model of flat input 784 (an MLP imported from PyTorch) takes 28 × 28 images as
+    ``torch.flatten`` lays them out; an input of another layout of 784 still wants its own."""
+    flat = """model flat
+input  x : 784
+target y : 10
+param  w : 10x784
+output z = dense(w, x)
+loss l = sqerr(z, y)
+"""
+    rng = np.random.default_rng(0)
+    m = runtime.load(flat, weights={"w": rng.normal(size=(10, 784))}, precision="f64")
+    images = rng.uniform(size=(3, 28, 28))
+    np.testing.assert_array_equal(m.predict(images), m.predict(images.reshape(3, 784)))
+    np.testing.assert_allclose(m.predict(images), images.reshape(3, 784) @ m.params["w"].T,
+                               rtol=1e-12)
+    blocks = runtime.load(flat.replace("x : 784", "x : 4x196").replace("w : 10x784",
+                                                                         "w : 10x4x196"))
+    with pytest.raises(ValueError, match=r"images must have shape \(N, 4, 196\)"):
+        blocks.predict(images.astype(np.float32))

@@ -104,20 +104,33 @@ private
   ... | yes refl = ok (ar unit , sels ea ei , cong₂ Sel pa pi)
   ... | no _     = sel-outer t s ea ei pa pi
 
-  same : String → ∀ is js (e : E Γ js) → ⌊ e ⌋ ≡ t → Result (Chk Γ is t)
-  same op (ar s) (ar s′) e eq with s ≟ₛ s′
+  same : ∀ is js (e : E Γ js) → ⌊ e ⌋ ≡ t → Result (Chk Γ is t)
+  same (ar s) (ar s′) e eq with s ≟ₛ s′
   ... | yes refl = ok (e , eq)
-  ... | no _     = fail (op ++ ": expected " ++ describe (ar s) ++ ", found " ++ describe (ar s′))
-  same op (ix s) (ix s′) e eq with s ≟ₛ s′
+  ... | no _     = fail ("expected " ++ describe (ar s) ++ ", found " ++ describe (ar s′))
+  same (ix s) (ix s′) e eq with s ≟ₛ s′
   ... | yes refl = ok (e , eq)
-  ... | no _     = fail (op ++ ": expected " ++ describe (ix s) ++ ", found " ++ describe (ix s′))
-  same op is js _ _ = fail (op ++ ": expected " ++ describe is ++ ", found " ++ describe js)
+  ... | no _     = fail ("expected " ++ describe (ix s) ++ ", found " ++ describe (ix s′))
+  same is js _ _ = fail ("expected " ++ describe is ++ ", found " ++ describe js)
+
+  -- The operator a user wrote: a − b is a + (−b).
+  plus-name : Tm → String
+  plus-name (Neg _) = "-"
+  plus-name _       = "+"
+
+  operands : String → S → S → String
+  operands op s s′ = op ++ ": the left operand has shape " ++ show s ++ ", the right one "
+                     ++ show s′
 
 ------------------------------------------------------------------------
 -- Inference and checking
 
 infer : (Γ : Ctx) (t : Tm) → Result (Elab Γ t)
 check : (Γ : Ctx) (is : IS) (t : Tm) → Result (Chk Γ is t)
+-- An operand b of an elementwise operator checked against the shape s of the other; where it
+-- has a shape of its own that differs, the message `differ` of that shape, else the check's
+-- after `at`.
+operand : (Γ : Ctx) (s : S) (b : Tm) → (S → String) → String → Result (Chk Γ (ar s) b)
 
 infer Γ (V n) with lookup Γ n
 ... | just (is , x , eq) = ok (is , var x , cong V eq)
@@ -178,7 +191,7 @@ infer Γ (Scale n a) = do
   ok (ar s , scaledown n e , cong (Scale n) eq)
 infer Γ (Add a b) = (infer Γ a >>= λ
   { (ar s , ea , pa) → do
-      (eb , pb) ← check Γ (ar s) b at "+: "
+      (eb , pb) ← operand Γ s b (operands (plus-name b) s) (plus-name b ++ ": ")
       ok (ar s , bin plus ea eb , cong₂ Add pa pb)
   ; (ix s , ei , pi) → do
       (u , ej , pj) ← infer Γ b >>= index "+ of indices"
@@ -187,24 +200,24 @@ infer Γ (Add a b) = (infer Γ a >>= λ
                        ++ " differ in structure") (plus? s p)
       ok (ix r , ix-plus ei ej su sp , cong₂ Add pi pj)
   }) orElse (do
-      (s , eb , pb) ← infer Γ b >>= array "+"
-      (ea , pa) ← check Γ (ar s) a at "+: "
+      (s , eb , pb) ← infer Γ b >>= array (plus-name b)
+      (ea , pa) ← operand Γ s a (λ s′ → operands (plus-name b) s′ s) (plus-name b ++ ": ")
       ok (ar s , bin plus ea eb , cong₂ Add pa pb))
 infer Γ (Mul a b) = (do
       (s , ea , pa) ← infer Γ a >>= array "*"
-      (eb , pb) ← check Γ (ar s) b at "*: "
+      (eb , pb) ← operand Γ s b (operands "*" s) "*: "
       ok (ar s , bin mul ea eb , cong₂ Mul pa pb))
   orElse (do
       (s , eb , pb) ← infer Γ b >>= array "*"
-      (ea , pa) ← check Γ (ar s) a at "*: "
+      (ea , pa) ← operand Γ s a (λ s′ → operands "*" s′ s) "*: "
       ok (ar s , bin mul ea eb , cong₂ Mul pa pb))
 infer Γ (Max a b) = (do
       (s , ea , pa) ← infer Γ a >>= array "max"
-      (eb , pb) ← check Γ (ar s) b at "max: "
+      (eb , pb) ← operand Γ s b (operands "max" s) "max: "
       ok (ar s , bin max ea eb , cong₂ Max pa pb))
   orElse (do
       (s , eb , pb) ← infer Γ b >>= array "max"
-      (ea , pa) ← check Γ (ar s) a at "max: "
+      (ea , pa) ← operand Γ s a (λ s′ → operands "max" s′ s) "max: "
       ok (ar s , bin max ea eb , cong₂ Max pa pb))
 infer Γ (Const s i) = ok (ix s , ix-const i , refl)
 infer Γ (Div p i) = do
@@ -254,4 +267,10 @@ check Γ (ar s) (Max a b) = do
   (ea , pa) ← check Γ (ar s) a
   (eb , pb) ← check Γ (ar s) b
   ok (bin max ea eb , cong₂ Max pa pb)
-check Γ is t = infer Γ t >>= λ { (js , e , eq) → same "" is js e eq }
+check Γ is t = infer Γ t >>= λ { (js , e , eq) → same is js e eq }
+
+operand Γ s b differ at with check Γ (ar s) b
+... | ok r   = ok r
+... | fail m with infer Γ b
+...   | ok (ar s′ , _) = fail (differ s′)
+...   | _              = fail (at ++ m)

@@ -48,7 +48,7 @@ open import Spec.Array.Base using (S; P; ι; _⊗_; unit)
 open import Data.Fin using (inject+; fromℕ)
 open import Data.List as List using ()
 open import Data.List using (allFin) renaming ()
-open import Data.Bool using (Bool; true; false; if_then_else_; _∧_)
+open import Data.Bool using (Bool; true; false; if_then_else_; _∧_; _∨_)
 open import Data.Maybe using (fromMaybe)
 open import Data.Nat using (_∸_)
 open import Data.Nat.DivMod using (_/_)
@@ -385,11 +385,38 @@ sqerr (R ∷ T ∷ []) = do
   ok (Scale 2 (Sum s (Sel (Mul d d) (V 0))))
 sqerr _ = arity "sqerr" "a prediction and a target: sqerr(r, t)"
 
+-- Whether a term holds a sum (a dense, conv or pooling layer's, or one written out).
+has-sum : Tm → Bool
+has-sum (Sum _ _)           = true
+has-sum (For _ t)           = has-sum t
+has-sum (Tile _ t)          = has-sum t
+has-sum (Sel a i)           = has-sum a ∨ has-sum i
+has-sum (Block a i)         = has-sum a ∨ has-sum i
+has-sum (ZeroBut i j a)     = has-sum i ∨ has-sum j ∨ has-sum a
+has-sum (Slide i a)         = has-sum i ∨ has-sum a
+has-sum (Backslide i a)     = has-sum i ∨ has-sum a
+has-sum (Un _ a)            = has-sum a
+has-sum (Neg a)             = has-sum a
+has-sum (Add a b)           = has-sum a ∨ has-sum b
+has-sum (Mul a b)           = has-sum a ∨ has-sum b
+has-sum (Max a b)           = has-sum a ∨ has-sum b
+has-sum (Scale _ a)         = has-sum a
+has-sum (Div _ i)           = has-sum i
+has-sum (Mod _ i)           = has-sum i
+has-sum (IxMinus i j t)     = has-sum i ∨ has-sum j ∨ has-sum t
+has-sum (IxMinusʳ i j t)    = has-sum i ∨ has-sum j ∨ has-sum t
+has-sum _                   = false
+
+-- tanh reads its input four times: a sum in it would be computed four times per element
+-- (and more in the gradient), so it must be a binding of its own.
 tanh : List Arg → Result Tm
 tanh (A ∷ []) = do
   (a , _) ← array "tanh" "input" A
-  let s = Logistic (Add a a)
-  ok (Add (Add s s) (Neg One))
+  if has-sum a
+    then fail ("tanh: its input holds a sum (a dense, conv or pooling layer, or a sum "
+               ++ "written out), which tanh, 2σ(2a) − 1, would compute four times: bind it "
+               ++ "to a name first (z = …; h = tanh(z))")
+    else ok (Add (Add (Logistic (Add a a)) (Logistic (Add a a))) (Neg One))
 tanh _ = arity "tanh" "one array: tanh(a)"
 
 -- The layer of a name, if it is one.

@@ -14,11 +14,11 @@
 ------------------------------------------------------------------------
 module Spec.Front.Model where
 
-open import Data.Bool using (Bool; true; false; if_then_else_; not; _∨_)
+open import Data.Bool using (Bool; true; false; if_then_else_; not; _∨_; _∧_)
 open import Data.List as List using (List; []; _∷_; [_]) renaming (_++_ to _++ₗ_)
 open import Data.List.Properties using (map-++-commute)
 open import Data.Maybe using (Maybe; just; nothing)
-open import Data.Nat using (ℕ; _∸_)
+open import Data.Nat using (ℕ; zero; suc; _∸_)
 open import Data.Nat.Show using () renaming (show to showℕ)
 open import Data.Product using (Σ; _×_; _,_; proj₁; proj₂)
 open import Data.String as String using (String; _++_)
@@ -179,21 +179,24 @@ private
   shape-of x []                   = nothing
   shape-of x (binding y p _ ∷ bs) = if x String.== y then just p else shape-of x bs
 
-  -- What a loss that does not elaborate is told when the one target and the output differ in
-  -- shape (`target y : 4` for a 3-way output: the loss's message is about a selection or a
-  -- sum, the cause is the declaration).
-  differ : String → S → String → Maybe S → String
-  differ y s o nothing  = ""
+  -- The one target and the output, where their shapes differ: (target, its shape, output,
+  -- its shape).
+  differ : String → S → String → Maybe S → Maybe (String × S × String × S)
+  differ y s o nothing  = nothing
   differ y s o (just p) with s ≟ₛ p
-  ... | yes _ = ""
-  ... | no _  = "; is `target " ++ y ++ " : " ++ show s ++ "` right? The output " ++ o
-                ++ " has shape " ++ show p
+  ... | yes _ = nothing
+  ... | no _  = just (y , s , o , p)
 
-  mismatch : List (ℕ × Role × String × S) → Maybe String → Partial → String
-  mismatch ds nothing  _ = ""
+  mismatch : List (ℕ × Role × String × S) → Maybe String → Partial → Maybe (String × S × String × S)
+  mismatch ds nothing  _ = nothing
   mismatch ds (just o) (partial c _ _ _) with List.boolFilter (λ (_ , r , _ , _) → sameRole target r) ds
   ... | (_ , _ , y , s) ∷ [] = differ y s o (shape-of o (bindings c))
-  ... | _                    = ""
+  ... | _                    = nothing
+
+  -- The declarations with the target y of shape p.
+  retarget : String → S → List (ℕ × Role × String × S) → List (ℕ × Role × String × S)
+  retarget y p = List.map λ where
+    (l , r , x , s) → if sameRole target r ∧ (x String.== y) then (l , r , x , p) else (l , r , x , s)
 
   -- The last binding, the loss: a scalar.
   finish : String → List String → List String → Maybe String → String → Partial → ℕ → String
@@ -242,17 +245,36 @@ private
   def-names : List (ℕ × Kind × String × Raw) → List (ℕ × String)
   def-names = List.map (λ (l , _ , x , _) → l , x)
 
-  body : ℕ → String → List Line → Result Elaborated
-  body start title rest = do
-    parts ds fs ← split rest
+  -- The declarations ds and the definitions fs of a model, its last line `end`. A loss that
+  -- does not elaborate while the one target's shape differs from the output's says so when
+  -- the model would elaborate with the output's shape for the target (`target y : 4` for a
+  -- 10-way output: the loss's message is about a selection or a sum, the cause is the
+  -- declaration); `fuel` bounds the attempts (one).
+  elab-parts : ℕ → String → ℕ → List (ℕ × Role × String × S) → List (ℕ × Kind × String × Raw)
+             → Result Elaborated
+  elab-parts fuel title end ds fs = do
     _ ← names-ok [] (decl-names ds ++ₗ def-names fs)
     pred ← one-output (outputs fs)
-    (ll , lx , le) ← final (last-line start rest) fs
+    (ll , lx , le) ← final end fs
     bs ← plain-defs (List.take (List.length fs ∸ 1) fs)
     let (Γ , ns) = ce-split (base ds)
         scope = List.reverse (List.map proj₂ (decl-names ds))
     p ← steps (partial (ε {Γ} ns) scope [] refl) bs
-    finish title (withRole input ds) (withRole target ds) pred (mismatch ds pred p) p ll lx le
+    finish title (withRole input ds) (withRole target ds) pred (note fuel (mismatch ds pred p))
+           p ll lx le
+    where
+      note : ℕ → Maybe (String × S × String × S) → String
+      note zero    _       = ""
+      note (suc k) nothing = ""
+      note (suc k) (just (y , s , o , q)) with elab-parts k title end (retarget y q ds) fs
+      ... | ok _   = "; with `target " ++ y ++ " : " ++ show q ++ "`, the shape of the output "
+                     ++ o ++ ", the model elaborates"
+      ... | fail _ = ""
+
+  body : ℕ → String → List Line → Result Elaborated
+  body start title rest = do
+    parts ds fs ← split rest
+    elab-parts 1 title (last-line start rest) ds fs
 
 ------------------------------------------------------------------------
 -- A model file
