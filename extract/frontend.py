@@ -96,14 +96,16 @@ def _check_names(dump_text: str, source: str, shown: str) -> None:
         warnings.warn(f"{shown}:{line_of(name)}: {what} {name} is never read" +
                       (": its gradient is zero and training leaves it as it is"
                        if what == "param" else ""), UnusedWarning, stacklevel=3)
+    from . import ir
     from .lower import inline_sum
     for b in model.chain:
-        fn = inline_sum(b.expr)
+        # a layer (an array of sums) under a function; a scalar's one sum costs little again
+        fn = inline_sum(b.expr) if ir.size(b.shape) > 1 else None
         if fn is not None:
             warnings.warn(f"{shown}:{line_of(b.name)}: binding {b.name} computes a sum inside "
                           f"{fn}: the gradient computes the sum again (the zoo's MLP trained "
-                          f"5 times slower written so); bind the sum on a line of its own "
-                          f"(z = …; {b.name} = {fn}(z))", InlineSumWarning, stacklevel=3)
+                          f"5 times slower written so); give the sum a line of its own and "
+                          f"apply {fn} to its name", InlineSumWarning, stacklevel=3)
 
 
 def one_line_warnings() -> None:

@@ -485,18 +485,46 @@ def _guard(k, bound_shape):
 
 
 def _has_sum(e: ir.Node) -> bool:
-    return isinstance(e, ir.Sum) or any(_has_sum(c) for c in e.children())
+    return (isinstance(e, ir.Sum) and ir.size(e.s) > 1) or any(_has_sum(c) for c in e.children())
 
 
 def inline_sum(e: ir.Node, under: str | None = None) -> str | None:
     """The elementwise function (``logistic``, ``exp``, …) a sum of ``e`` sits under, if one
     does: a sum written inside an expression rather than bound on its own, whose gradient
-    needs the function's argument, the sum, again."""
-    if isinstance(e, ir.Sum):
+    needs the function's argument, the sum, again. Sums over one element (the ONNX
+    importer's broadcast of a size-1 axis) cost nothing and do not count."""
+    if isinstance(e, ir.Sum) and ir.size(e.s) > 1:
         return under
     if isinstance(e, ir.Un) and _has_sum(e.a):
         return inline_sum(e.a, e.fn)
     return next((w for c in e.children() if (w := inline_sum(c, under))), None)
+
+
+def _reads(e: ir.Node) -> frozenset:
+    """The arrays (inputs, parameters, bindings) an expression reads."""
+    out, todo = set(), [e]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, ir.Var) and x.kind in ("context", "chain"):
+            out.add(x.name)
+        todo.extend(x.children())
+    return frozenset(out)
+
+
+def _sums(e: ir.Node):
+    if isinstance(e, ir.Sum):
+        yield e
+    for c in e.children():
+        yield from _sums(c)
+
+
+def _source(model: ir.Model, origin: ir.Node | None) -> ir.Array | None:
+    """The model's binding that writes the sum a gradient repeats: the one with a sum reading
+    the same arrays (the optimiser rewrites a sum's form, not what it reads)."""
+    if origin is None:
+        return None
+    want = _reads(origin)
+    return next((b for b in model.chain for t in _sums(b.expr) if _reads(t) == want), None)
 
 
 def _describe(v: Violation, array: ir.Array, strategy: str, limit: int, model: ir.Model) -> str:
@@ -507,18 +535,17 @@ def _describe(v: Violation, array: ir.Array, strategy: str, limit: int, model: i
             f"({strategy} strategy) it is recomputed for every value of loop "
             f"{v.loop.name!r} (extent {v.loop.extent}), on which it does not depend; "
             f"recomputation factor {v.factor} > limit {limit}.")
-    # the model's own bindings that write a sum inside an expression (d_k1 is the gradient of
-    # k1; the sum it repeats is that of the binding the model wrote, say h = logistic(conv…))
-    inline = [(b.name, w) for b in model.chain if (w := inline_sum(b.expr))]
-    if inline:
-        names = ", ".join(f"{n} (a sum inside {w})" for n, w in inline)
-        return (text + f" The model writes a sum inside an expression in binding {names}: "
-                f"bind the sum on its own line (z = conv2d(…); h = logistic(z)), and it is "
-                f"computed once (python -m extract --recompute-limit N accepts the "
-                f"recomputation instead)")
+    accept = " (python -m extract --recompute-limit N accepts the recomputation instead)"
+    b = _source(model, v.reduction.origin) if array.kind == "grad" else None
+    if b is not None and b.name != array.name:
+        fn = inline_sum(b.expr)
+        where = f" (a sum inside {fn})" if fn else ""
+        return (text + f" The sum is written inside an expression in binding {b.name}{where}: "
+                f"give it a line of its own and use its name there, and it is computed "
+                f"once" + accept)
     return (text + " Where the model writes a sum inside an expression, give it a binding of "
-            "its own (a line like `h = dense(w, x)`, then use h): it is then computed once "
-            "(python -m extract --recompute-limit N accepts the recomputation instead)")
+            "its own (a line like `h = dense(w, x)`, then use h): it is then computed once"
+            + accept)
 
 
 def lower_array(model: ir.Model, array: ir.Array, options: Options = Options()) -> Kernel:

@@ -282,7 +282,7 @@ class _Importer:
         if batch == "auto":
             batch = len(data) == 1 and all(len(d) >= 2 and (d[0] == 1 or isinstance(d[0], str))
                                            for d in dims.values())
-            fixed = [(vi.name, dims[vi.name]) for vi in data if len(dims[vi.name]) >= 3
+            fixed = [(vi.name, dims[vi.name]) for vi in data if len(dims[vi.name]) >= 2
                      and isinstance(dims[vi.name][0], int) and dims[vi.name][0] > 1]
             if not batch and fixed:
                 name, d = fixed[0]
@@ -327,7 +327,8 @@ class _Importer:
                 f(node, self.attrs(node))
             except OnnxImportError:
                 raise
-            except (ValueError, IndexError, KeyError, TypeError) as e:  # a malformed node
+            except (ValueError, IndexError, KeyError, TypeError, ZeroDivisionError) as e:
+                # a malformed node (strides of 0, an axis out of range, ...)
                 self.fail(node, f"cannot be read ({type(e).__name__}: {e})")
         if len(g.output) != 1:
             raise OnnxImportError(f"the graph has {len(g.output)} outputs; one is supported")
@@ -829,11 +830,15 @@ class _Importer:
                   "Identity", "Reshape"}
 
     def _batch_size_check(self, node) -> None:
+        """The batch size may move through the shape operators as data (their first input;
+        any input of Concat; the shape of a Reshape), never be an index, a bound or a value."""
         for k, name in enumerate(node.input):
             t = self.env.get(name) if name else None
             if t is None or t.batch is None or not t.batch.any():
                 continue
-            if node.op_type not in self._SHAPE_OPS or (node.op_type == "Reshape" and k == 0):
+            carried = (node.op_type == "Concat" or (node.op_type == "Reshape" and k == 1)
+                       or (node.op_type in self._SHAPE_OPS - {"Reshape"} and k == 0))
+            if not carried:
                 self.fail(node, "uses the batch size as a value (it is not known when the "
                                 "model is written; only a Reshape may keep it as its first "
                                 "dimension)")

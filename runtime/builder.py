@@ -407,10 +407,13 @@ class ModelBuilder:
         k = 1
         while f"se{k if k > 1 else ''}" in self._names:
             k += 1
-        se = self.bind(f"se{k if k > 1 else ''}",
-                       Expr(self, f"sum j : {n} . exp({z}[j] - {m})", (1,)))
         y = self._named(y)
-        return Expr(self, f"log({se}) + {m} - (sum j : {n} . {y}[j] * {z}[j])", (1,), ADD)
+        # the index: a name no binding of the model has (it would hide the binding)
+        j = next(v for v in ("j", "k", "i", "c", *(f"j{q}" for q in range(1, 99)))
+                 if v not in self._names)
+        se = self.bind(f"se{k if k > 1 else ''}",
+                       Expr(self, f"sum {j} : {n} . exp({z}[{j}] - {m})", (1,)))
+        return Expr(self, f"log({se}) + {m} - (sum {j} : {n} . {y}[{j}] * {z}[{j}])", (1,), ADD)
 
     def sqerr(self, r, t) -> Expr:
         """½ Σ (r − t)², shape 1."""

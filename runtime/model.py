@@ -325,11 +325,11 @@ class Model:
     def check_images(self, images) -> np.ndarray:
         shape = self.spec.input_shape
         # (N, 28, 28) for an input 1×28×28 (an imported N×C×H×W network): the same layout;
-        # and for a flat input of 784 (an MLP's), the rows one after the other (row-major, as
-        # torch.flatten and numpy's reshape take them)
+        # and for a flat input of 784 (an MLP's), a one-channel image's rows one after the
+        # other (row-major, as torch.flatten takes them; not H×W×C pixels, whose order differs)
         if (isinstance(images, np.ndarray) and images.ndim >= 1 and images.shape[1:] != shape
                 and (_squeezed(images.shape[1:]) == _squeezed(shape)
-                     or len(_squeezed(shape)) == 1
+                     or len(_squeezed(shape)) == 1 and len(_squeezed(images.shape[1:])) == 2
                      and math.prod(images.shape[1:]) == math.prod(shape))):
             images = images.reshape((len(images), *shape))
         return check_images(images, shape)

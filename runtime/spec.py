@@ -31,7 +31,6 @@ import dataclasses
 import json
 import math
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -316,15 +315,10 @@ def _cached(text: str) -> Path:
     out = dump_cache_path(text)
     if not out.exists() or out.read_text() != text:
         out.parent.mkdir(parents=True, exist_ok=True)
-        # a file of its own per writer (threads of one process too), renamed into place
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
-            os.replace(tmp, out)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        # a file of its own per writer (threads of one process too), the user's umask, renamed
+        # into place
+        from ._files import atomic_write
+        atomic_write(out, lambda f: f.write(text), binary=False)
     return out
 
 

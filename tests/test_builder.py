@@ -463,6 +463,13 @@ def test_cross_entropy_is_lenet5s_loss(kernel_cache):
     loss, g = m.loss_and_gradients(xs, labels)
     np.testing.assert_allclose(loss, -np.log(p[np.arange(5), labels]).mean(), rtol=1e-12)
     np.testing.assert_allclose(g["w"], (p - np.eye(3)[labels]).T @ xs / 5, rtol=1e-10)
+    b3 = ModelBuilder("clash")                     # a binding named j: the index is k
+    x3, y3 = b3.input("x", 4), b3.target("y", 3)
+    j = b3.bind("j", b3.dense(x3, 3, weight="w", bias=False))
+    b3.output(j)
+    b3.loss(b3.cross_entropy(j, y3))
+    assert b3.text().splitlines()[-1] == "loss loss = log(se) + m1 - (sum k : 3 . y[k] * j[k])"
+    b3.compile()
     with pytest.raises(ValueError, match="cross_entropy: the logits must be a vector"):
         b2 = ModelBuilder("bad")
         b2.cross_entropy(b2.input("a", (2, 3)), b2.target("t", (2, 3)))

@@ -151,10 +151,27 @@ p = maxpool(h, 2)
 output z = dense(w2, p, b2)
 loss loss = sqerr(z, y)
 """
-    with pytest.raises(ExtractError, match=r"in binding h \(a sum inside logistic\): bind the sum"):
+    from extract.frontend import InlineSumWarning
+    with pytest.raises(ExtractError, match=r"in binding h \(a sum inside logistic\): give it a "), \
+            pytest.warns(InlineSumWarning):
         runtime.load(text)
     runtime.load(text.replace("h = logistic(conv2d(x, k1, b1))",
                               "c = conv2d(x, k1, b1)\nh = logistic(c)"))
+    # a product of two sums: the one binding that writes them is named, not h's logistic
+    two = """model two
+input  x : 16
+target y : 10
+param  w0 : 16x16
+param  w1 : 10x16
+param  w2 : 10x16
+h = logistic(dense(w0, x))
+z = for i : 10 . (sum k : 16 . w1[i][k] * h[k]) * (sum k : 16 . w2[i][k] * h[k])
+output o = z
+loss l = sqerr(o, y)
+"""
+    with pytest.raises(ExtractError, match=r"written inside an expression in binding z: give"), \
+            pytest.warns(InlineSumWarning, match="binding h computes a sum inside logistic"):
+        runtime.load(two)
 
 
 def test_a_loss_that_fails_on_a_mistaken_target_points_at_its_declaration(main):

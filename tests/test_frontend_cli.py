@@ -383,4 +383,4 @@ def test_a_sum_inside_an_elementwise_function_is_a_warning(tmp_path):
     (w,) = caught
     assert str(w.message).startswith(f"{tmp_path / 'm.model'}:12: binding h computes a sum "
                                      "inside logistic"), str(w.message)
-    assert "(z = …; h = logistic(z))" in str(w.message)
+    assert "give the sum a line of its own and apply logistic to its name" in str(w.message)

@@ -522,6 +522,15 @@ def test_the_batch_size_as_a_value_is_an_error():
             helper.make_node("Div", ["z", "nf"], ["out"])]
     with pytest.raises(OnnxImportError, match=r"\(Div\): uses the batch size as a value"):
         import_onnx(_net(mean, {"w": np.ones((4, 3))}))
+    # pe[:x.size(0)] (the Transformer tutorial's positional encoding): a bound, not data
+    pe = [helper.make_node("Shape", ["x"], ["s"]), _i64("i", 0),
+          helper.make_node("Gather", ["s", "i"], ["n0"]), _i64("ax", [0]),
+          helper.make_node("Unsqueeze", ["n0", "ax"], ["n"]), _i64("lo", [0]),
+          helper.make_node("Slice", ["pe", "lo", "n"], ["pes"]),
+          helper.make_node("Add", ["x", "pes"], ["xp"]),
+          helper.make_node("MatMul", ["xp", "w"], ["out"])]
+    with pytest.raises(OnnxImportError, match=r"\(Slice\): uses the batch size as a value"):
+        import_onnx(_net(pe, {"w": np.ones((4, 3)), "pe": np.arange(32.0).reshape(8, 4)}))
     swap = [helper.make_node("Shape", ["x"], ["s"]), _i64("j", [1, 0]),
             helper.make_node("Gather", ["s", "j"], ["to"]),
             helper.make_node("Reshape", ["x", "to"], ["x2"]),
@@ -567,7 +576,8 @@ def test_integer_division_of_constants_is_toward_zero():
 
 
 def test_malformed_shape_arithmetic_is_an_import_error():
-    """Errors of numpy inside an operator are the importer's, naming the node."""
+    """Errors of numpy inside an operator are the importer's, naming the node; so is a stride
+    of 0 (a division by zero)."""
     for nodes, what in [
             ([helper.make_node("Shape", ["x"], ["s"]), _i64("i", 0),
               helper.make_node("Gather", ["s", "i"], ["g"], axis=1)], "axis 1 of a tensor of rank 1"),
@@ -578,6 +588,12 @@ def test_malformed_shape_arithmetic_is_an_import_error():
         nodes = nodes + [helper.make_node("MatMul", ["x", "w"], ["out"])]
         with pytest.raises(OnnxImportError, match=what):
             import_onnx(_net(nodes, {"w": np.ones((4, 3))}))
+    graph = helper.make_graph(
+        [helper.make_node("MaxPool", ["x"], ["out"], kernel_shape=[2, 2], strides=[0, 0])],
+        "net", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1, 4, 4])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)])
+    with pytest.raises(OnnxImportError, match=r"\(MaxPool\)"):
+        import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
 
 
 def test_pow_of_constants_folds():
@@ -619,3 +635,10 @@ def test_a_batch_size_fixed_at_export_is_named():
     assert not imp.batch and imp.inputs == {"x": (4, 2, 3)}
     with pytest.raises(OnnxImportError, match="holds the batch size 4 the model was exported with"):
         import_onnx(model, batch=True)
+    flat = helper.make_graph(                     # an MLP exported at batch 4: 4 × 784
+        [helper.make_node("MatMul", ["x", "w"], ["out"])], "net",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 6])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [4, 3])],
+        [numpy_helper.from_array(np.ones((6, 3), np.float32), "w")])
+    with pytest.warns(OnnxBatchWarning, match=r"'x' of shape \[4, 6\]"):
+        import_onnx(helper.make_model(flat, opset_imports=[helper.make_opsetid("", 13)]))

@@ -144,6 +144,9 @@ loss l = sqerr(z, y)
     np.testing.assert_array_equal(m.predict(images), m.predict(images.reshape(3, 784)))
     np.testing.assert_allclose(m.predict(images), images.reshape(3, 784) @ m.params["w"].T,
                                rtol=1e-12)
+    np.testing.assert_array_equal(m.predict(images), m.predict(images.reshape(3, 1, 28, 28)))
+    with pytest.raises(ValueError, match=r"images must have shape \(N, 784\)"):
+        m.predict(rng.uniform(size=(3, 14, 14, 4)))      # pixels of several channels: refused
     blocks = runtime.load(flat.replace("x : 784", "x : 4x196").replace("w : 10x784",
                                                                          "w : 10x4x196"))
     with pytest.raises(ValueError, match=r"images must have shape \(N, 4, 196\)"):

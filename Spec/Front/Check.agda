@@ -17,6 +17,7 @@
 ------------------------------------------------------------------------
 module Spec.Front.Check where
 
+open import Data.Bool using (Bool; true; false; _∧_; if_then_else_)
 open import Data.Maybe using (Maybe; just; nothing)
 open import Data.Nat using (ℕ; zero; suc)
 open import Data.Product using (Σ; _,_)
@@ -118,6 +119,19 @@ private
   plus-name (Neg _) = "-"
   plus-name _       = "+"
 
+  -- Whether a term's shape comes from where it is used: 0 and 1, and elementwise forms of
+  -- them (infer fails on them; check passes the wanted shape down).
+  open? : Tm → Bool
+  open? Zero        = true
+  open? One         = true
+  open? (Neg a)     = open? a
+  open? (Scale _ a) = open? a
+  open? (Un _ a)    = open? a
+  open? (Add a b)   = open? a ∧ open? b
+  open? (Mul a b)   = open? a ∧ open? b
+  open? (Max a b)   = open? a ∧ open? b
+  open? _           = false
+
   operands : String → S → S → String
   operands op s s′ = op ++ ": the left operand has shape " ++ show s ++ ", the right one "
                      ++ show s′
@@ -127,9 +141,9 @@ private
 
 infer : (Γ : Ctx) (t : Tm) → Result (Elab Γ t)
 check : (Γ : Ctx) (is : IS) (t : Tm) → Result (Chk Γ is t)
--- An operand b of an elementwise operator checked against the shape s of the other; where it
--- has a shape of its own that differs, the message `differ` of that shape, else the check's
--- after `at`.
+-- An operand b of an elementwise operator, of the shape s of the other: its own shape if it
+-- has one (`differ` of it where it is not s), else checked against s. Each operand is
+-- elaborated once: an elementwise chain is checked in linear time.
 operand : (Γ : Ctx) (s : S) (b : Tm) → (S → String) → String → Result (Chk Γ (ar s) b)
 
 infer Γ (V n) with lookup Γ n
@@ -189,36 +203,47 @@ infer Γ (Neg a) = do
 infer Γ (Scale n a) = do
   (s , e , eq) ← infer Γ a >>= array "/"
   ok (ar s , scaledown n e , cong (Scale n) eq)
-infer Γ (Add a b) = (infer Γ a >>= λ
-  { (ar s , ea , pa) → do
-      (eb , pb) ← operand Γ s b (operands (plus-name b) s) (plus-name b ++ ": ")
-      ok (ar s , bin plus ea eb , cong₂ Add pa pb)
-  ; (ix s , ei , pi) → do
-      (u , ej , pj) ← infer Γ b >>= index "+ of indices"
-      (p , su) ← need "+ of indices: the right index has an empty dimension" (pred? u)
-      (r , sp) ← need ("+ of indices: indices of shapes " ++ show s ++ " and " ++ show u
-                       ++ " differ in structure") (plus? s p)
-      ok (ix r , ix-plus ei ej su sp , cong₂ Add pi pj)
-  }) orElse (do
+infer Γ (Add a b) = if open? a then right else left
+  where
+    left : Result (Elab Γ (Add a b))
+    left = infer Γ a >>= λ
+      { (ar s , ea , pa) → do
+          (eb , pb) ← operand Γ s b (operands (plus-name b) s) (plus-name b ++ ": ")
+          ok (ar s , bin plus ea eb , cong₂ Add pa pb)
+      ; (ix s , ei , pi) → do
+          (u , ej , pj) ← infer Γ b >>= index "+ of indices"
+          (p , su) ← need "+ of indices: the right index has an empty dimension" (pred? u)
+          (r , sp) ← need ("+ of indices: indices of shapes " ++ show s ++ " and " ++ show u
+                           ++ " differ in structure") (plus? s p)
+          ok (ix r , ix-plus ei ej su sp , cong₂ Add pi pj)
+      }
+    right : Result (Elab Γ (Add a b))
+    right = do
       (s , eb , pb) ← infer Γ b >>= array (plus-name b)
       (ea , pa) ← operand Γ s a (λ s′ → operands (plus-name b) s′ s) (plus-name b ++ ": ")
-      ok (ar s , bin plus ea eb , cong₂ Add pa pb))
-infer Γ (Mul a b) = (do
+      ok (ar s , bin plus ea eb , cong₂ Add pa pb)
+infer Γ (Mul a b) = if open? a then right else left
+  where
+    left right : Result (Elab Γ (Mul a b))
+    left = do
       (s , ea , pa) ← infer Γ a >>= array "*"
       (eb , pb) ← operand Γ s b (operands "*" s) "*: "
-      ok (ar s , bin mul ea eb , cong₂ Mul pa pb))
-  orElse (do
+      ok (ar s , bin mul ea eb , cong₂ Mul pa pb)
+    right = do
       (s , eb , pb) ← infer Γ b >>= array "*"
       (ea , pa) ← operand Γ s a (λ s′ → operands "*" s′ s) "*: "
-      ok (ar s , bin mul ea eb , cong₂ Mul pa pb))
-infer Γ (Max a b) = (do
+      ok (ar s , bin mul ea eb , cong₂ Mul pa pb)
+infer Γ (Max a b) = if open? a then right else left
+  where
+    left right : Result (Elab Γ (Max a b))
+    left = do
       (s , ea , pa) ← infer Γ a >>= array "max"
       (eb , pb) ← operand Γ s b (operands "max" s) "max: "
-      ok (ar s , bin max ea eb , cong₂ Max pa pb))
-  orElse (do
+      ok (ar s , bin max ea eb , cong₂ Max pa pb)
+    right = do
       (s , eb , pb) ← infer Γ b >>= array "max"
       (ea , pa) ← operand Γ s a (λ s′ → operands "max" s′ s) "max: "
-      ok (ar s , bin max ea eb , cong₂ Max pa pb))
+      ok (ar s , bin max ea eb , cong₂ Max pa pb)
 infer Γ (Const s i) = ok (ix s , ix-const i , refl)
 infer Γ (Div p i) = do
   (q , ei , pi) ← infer Γ i >>= index "div"
@@ -269,8 +294,12 @@ check Γ (ar s) (Max a b) = do
   ok (bin max ea eb , cong₂ Max pa pb)
 check Γ is t = infer Γ t >>= λ { (js , e , eq) → same is js e eq }
 
-operand Γ s b differ at with check Γ (ar s) b
-... | ok r   = ok r
-... | fail m with infer Γ b
-...   | ok (ar s′ , _) = fail (differ s′)
-...   | _              = fail (at ++ m)
+operand Γ s b differ pre with open? b
+... | true  = check Γ (ar s) b at pre
+... | false with infer Γ b
+...   | fail m = fail (pre ++ m)
+...   | ok (ix s′ , _ , _) = fail (pre ++ "expected an array of shape " ++ show s
+                                   ++ ", found an index of shape " ++ show s′)
+...   | ok (ar s′ , e , eq) with s′ ≟ₛ s
+...     | yes refl = ok (e , eq)
+...     | no _     = fail (differ s′)

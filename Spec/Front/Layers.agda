@@ -385,7 +385,8 @@ sqerr (R ∷ T ∷ []) = do
   ok (Scale 2 (Sum s (Sel (Mul d d) (V 0))))
 sqerr _ = arity "sqerr" "a prediction and a target: sqerr(r, t)"
 
--- Whether a term holds a sum (a dense, conv or pooling layer's, or one written out).
+-- Whether a term holds a sum (a dense, conv or avgpool layer's, or one written out;
+-- maxpool and maxall nest maxima instead, which tanh repeats at four times their cost).
 has-sum : Tm → Bool
 has-sum (Sum _ _)           = true
 has-sum (For _ t)           = has-sum t
@@ -413,7 +414,7 @@ tanh : List Arg → Result Tm
 tanh (A ∷ []) = do
   (a , _) ← array "tanh" "input" A
   if has-sum a
-    then fail ("tanh: its input holds a sum (a dense, conv or pooling layer, or a sum "
+    then fail ("tanh: its input holds a sum (a dense, conv or avgpool layer, or a sum "
                ++ "written out), which tanh, 2σ(2a) − 1, would compute four times: bind it "
                ++ "to a name first (z = …; h = tanh(z))")
     else ok (Add (Add (Logistic (Add a a)) (Logistic (Add a a))) (Neg One))
