@@ -104,7 +104,7 @@ def _check_names(dump_text: str, source: str, shown: str) -> None:
         if fn is not None:
             warnings.warn(f"{shown}:{line_of(b.name)}: binding {b.name} computes a sum inside "
                           f"{fn}: the gradient computes the sum again (the zoo's MLP trained "
-                          f"5 times slower written so); give the sum a line of its own and "
+                          f"about 5 times slower written so); give the sum a line of its own and "
                           f"apply {fn} to its name", InlineSumWarning, stacklevel=3)
 
 
@@ -127,13 +127,7 @@ def _unused(model) -> list[tuple[str, str]]:
     """(kind, name) of the inputs, parameters and bindings no binding reads, but the loss and
     the outputs."""
     from . import ir
-    read: set[str] = set()
-    todo = [b.expr for b in model.chain]
-    while todo:
-        e = todo.pop()
-        if isinstance(e, ir.Var) and e.kind in ("context", "chain"):
-            read.add(e.name)
-        todo.extend(e.children())
+    read = set().union(*(ir.reads(b.expr) for b in model.chain))
     kept = {model.chain[-1].name, *(name for _, name in model.outputs)}
     return [("param" if a.role == "param" else "input", a.name) for a in model.context
             if a.name not in read] + \

@@ -298,6 +298,17 @@ def fresh_name(base: str, taken) -> str:
     return base
 
 
+def reads(e: Node) -> frozenset:
+    """The names of the arrays (inputs, parameters, chain bindings) an expression reads."""
+    out, todo = set(), [e]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, Var) and x.kind in ("context", "chain"):
+            out.add(x.name)
+        todo.extend(x.children())
+    return frozenset(out)
+
+
 def rewrite(e: Node, f) -> Node:
     """``e`` with each outermost subterm ``t`` for which ``f(t)`` is a node replaced by that node
     (``f`` returns None to look inside ``t``); unchanged subtrees are shared, not copied."""

@@ -500,17 +500,6 @@ def inline_sum(e: ir.Node, under: str | None = None) -> str | None:
     return next((w for c in e.children() if (w := inline_sum(c, under))), None)
 
 
-def _reads(e: ir.Node) -> frozenset:
-    """The arrays (inputs, parameters, bindings) an expression reads."""
-    out, todo = set(), [e]
-    while todo:
-        x = todo.pop()
-        if isinstance(x, ir.Var) and x.kind in ("context", "chain"):
-            out.add(x.name)
-        todo.extend(x.children())
-    return frozenset(out)
-
-
 def _sums(e: ir.Node):
     if isinstance(e, ir.Sum):
         yield e
@@ -523,8 +512,8 @@ def _source(model: ir.Model, origin: ir.Node | None) -> ir.Array | None:
     the same arrays (the optimiser rewrites a sum's form, not what it reads)."""
     if origin is None:
         return None
-    want = _reads(origin)
-    return next((b for b in model.chain for t in _sums(b.expr) if _reads(t) == want), None)
+    want = ir.reads(origin)
+    return next((b for b in model.chain for t in _sums(b.expr) if ir.reads(t) == want), None)
 
 
 def _describe(v: Violation, array: ir.Array, strategy: str, limit: int, model: ir.Model) -> str:

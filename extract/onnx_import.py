@@ -848,6 +848,10 @@ class _Importer:
         if batch is not None and batch.any():
             self.env[node.output[0]].batch = batch
 
+    def _fold(self, node, x: _T, f) -> None:
+        """The constant ``f(x)``, its batch-size elements where ``f`` moves ``x``'s."""
+        self._out_shape_const(node, f(x.value), None if x.batch is None else f(x.batch))
+
     def _constants(self, node, what: str) -> list[_T]:
         ts = [self.operand(node, k) for k in range(len(node.input)) if node.input[k]]
         if not all(t.const for t in ts):
@@ -876,8 +880,7 @@ class _Importer:
         idx = i.value.astype(np.int64)
         if ((idx < -n) | (idx >= n)).any():
             self.fail(node, f"index {idx.tolist()} out of range for axis {ax} of size {n}")
-        self._out_shape_const(node, np.take(x.value, idx, axis=ax),
-                              None if x.batch is None else np.take(x.batch, idx, axis=ax))
+        self._fold(node, x, lambda v: np.take(v, idx, axis=ax))
 
     def op_Concat(self, node, a):
         self.only(node, a, {"axis": lambda v: True})
@@ -903,8 +906,7 @@ class _Importer:
             big = np.iinfo(np.int64).max // 2
             cut[int(ax)] = slice(int(np.clip(s0, -big, big)), int(np.clip(e0, -big, big)),
                                  int(st))
-        self._out_shape_const(node, x[tuple(cut)],
-                              None if ts[0].batch is None else ts[0].batch[tuple(cut)])
+        self._fold(node, ts[0], lambda v: v[tuple(cut)])
 
     # ONNX's types a constant may be cast to, as numpy's (float16 rounds, then is kept in float64)
     _CASTS = {"FLOAT": np.float32, "DOUBLE": np.float64, "FLOAT16": np.float16,
@@ -1035,8 +1037,7 @@ class _Importer:
             if ax is not None and any(x.value.shape[k] != 1 for k in ax):
                 self.fail(node, f"axes {list(ax)} of a constant of shape {x.value.shape}: "
                                 f"only axes of size 1 can be squeezed")
-            self._out_shape_const(node, np.squeeze(x.value, axis=ax),
-                                  None if x.batch is None else np.squeeze(x.batch, axis=ax))
+            self._fold(node, x, lambda v: np.squeeze(v, axis=ax))
             return
         if axes is None:
             axes = [i for i, d in enumerate(x.shape) if d == 1]
@@ -1049,9 +1050,7 @@ class _Importer:
         x = self.operand(node, 0)
         axes = self._raw_axes(node, a) or []
         if x.const:
-            self._out_shape_const(node, np.expand_dims(x.value, tuple(axes)),
-                                  None if x.batch is None else
-                                  np.expand_dims(x.batch, tuple(axes)))
+            self._fold(node, x, lambda v: np.expand_dims(v, tuple(axes)))
             return
         axes = self._norm_axes(node, axes, len(x.shape) + self.batch + len(axes))
         shape = list(x.shape)

@@ -724,8 +724,9 @@ def load(
     ``extract.build.dump_path``), a path to a dump (``.json``), a path to a model file
     (``.model``, compiled by ``extract.frontend.compile_model``; its dump is kept in the kernel
     cache, under ``dumps/``), a ``runtime.builder.ModelBuilder`` (its ``text()``, compiled the
-    same way), a ``runtime.spec.ModelSpec``, or the text of a model file (a string of more than
-    one line) or of a dump (``{...}``), compiled or cached the same way. ``weights``: a path to a file
+    same way), a ``runtime.spec.ModelSpec``, a decoded dump (a ``dict``), or the text of a model
+    file (a string of more than one line) or of a dump (``{...}``), compiled or cached the same
+    way. ``weights``: a path to a file
     written by ``Model.save`` (of the same model, with the dump's shapes), or a dict of arrays,
     or None for fresh weights by ``init`` ("random", the default: uniform in +-1/sqrt(fan_in),
     seeded by ``seed``; "sac": the SaC reference constants generalised, 1/fan_in or 1/length,

@@ -248,9 +248,9 @@ def _compiled(source, shown: str | None) -> ModelSpec:
 def model_spec(model, dump=None) -> ModelSpec:
     """The ``ModelSpec`` of ``model``: a ``ModelSpec`` (returned as is), a built-in name, a dump
     path (``.json``) or a decoded dump (a ``dict``), a model file (``.model``), a
-    ``runtime.builder.ModelBuilder``, or the text
-    of a model file (a string of more than one line) or of a dump (``{...}``: a path that
-    starts with ``{`` and ends with ``}`` is taken for a dump's text). ``dump``:
+    ``runtime.builder.ModelBuilder``, or the text of a model file (a string of more than one
+    line) or of a dump (``{...}``: a path that starts with ``{`` and ends with ``}`` is taken
+    for a dump's text). ``dump``:
     generate a built-in model's kernels from this dump file instead (the dump must be of that
     model)."""
     if isinstance(model, ModelSpec) and dump is None:
@@ -305,9 +305,9 @@ def _from_text(text: str) -> ModelSpec:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise ValueError(f"<dump text>: not JSON ({e.msg}, line {e.lineno})") from None
-    spec_from_dump(data, Path("<dump text>"))      # a problem is named as in the text
+    spec = spec_from_dump(data, Path("<dump text>"))    # a problem is named as in the text
     out = _cached(text)
-    return spec_from_dump(data, out, out)
+    return dataclasses.replace(spec, dump=out, kernels_dump=out)
 
 
 def _cached(text: str) -> Path:

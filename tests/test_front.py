@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -256,10 +257,10 @@ loss l = (sum i : 4 . ((p - t) * (p - t))[i]) / 2
     assert np.allclose(out["d_w"], dw, rtol=1e-12)
 
 
-def test_tanh_is_twice_the_logistic_of_twice_less_one(main, kernel_cache):
+def test_tanh_is_twice_the_logistic_of_twice_less_one(main, kernel_cache, tmp_path):
     """``tanh(a)`` expands to ``logistic(a + a) + logistic(a + a) - 1`` (E has no tanh): the
-    oracle and the generated C (f64) give tanh and its gradient ``1 - tanh²``; a non-array
-    argument is named."""
+    oracle and the generated C (f64) give tanh and its gradient ``1 - tanh²``, the field
+    validation passes every emitted kernel; a non-array argument is named."""
     import runtime
     text = """model t
 input x : 4x3
@@ -286,6 +287,14 @@ loss l = sqerr(p, t)
     np.testing.assert_allclose(g["w"], dw, rtol=1e-12, atol=1e-14)
     bad = elaborate(main, text.replace("tanh(h)", "tanh(h, 2)"))
     assert bad.returncode == 1 and "tanh: takes one array: tanh(a)" in bad.stderr
+    # every emitted kernel (C and CUDA, each entry point) against the dump over F_p
+    (tmp_path / "t.model").write_text(text)
+    for cmd in (["extract", str(tmp_path / "t.model"), "--out", str(tmp_path / "g"),
+                 "--no-build"], ["extract.validate", str(tmp_path / "g")]):
+        r = subprocess.run([sys.executable, "-m", *cmd], capture_output=True, text=True,
+                           timeout=600)
+        assert r.returncode == 0, r.stderr
+    assert "output elements equal the dump's over F_p" in r.stdout, r.stdout
 
 
 # ------------------------------------------------------------------------------------------
