@@ -139,7 +139,7 @@ dump m with lookupModel m models
 
 -- A model file, elaborated and dumped.
 model-dump : Elaborated → JSON
-model-dump m = dump-json title (features List.++ targets) roles chain one outputs
+model-dump m = dump-json title (features List.++ targets) constants roles chain one outputs
   where
     open Elaborated m
     one-of : String → List String → List (String × String)

@@ -155,8 +155,9 @@
 -- 10. dump-correct   the gradients Main prints, end to end.  Main dumps
 --                    `chain-grads-opt c seed`: the reverse pass seeded
 --                    on the last binding, every entry through `optimise`
---                    (Spec.Dump.Model; the entries of inputs are then
---                    left out).  For every PF chain c, every seed =
+--                    (Spec.Dump.Model; the entries of inputs and
+--                    consts are then left out).  For every PF chain c,
+--                    every seed =
 --                    ren (emb c) s′, every γ₀, and (for dump-values,
 --                    dump-adjoint) any clean variable y as objective:
 --      dump-grads    the optimised list is the optimised binding

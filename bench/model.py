@@ -107,6 +107,9 @@ class BenchModel:
         spec = model_spec(model, dump) if dump else model_spec(model)
         if not spec.has_data:
             raise ValueError(f"{spec.describe()} names no features and target: cannot benchmark")
+        if spec.consts:
+            raise ValueError(f"{spec.describe()} has consts ({', '.join(spec.consts)}), whose "
+                             f"values the benchmark has no way to get: cannot benchmark")
         self.spec, self.name, self.source = spec, spec.name, str(model)
         self.dump = dump
         self.kernels_dump = str(spec.kernels_dump) if spec.kernels_dump else None

@@ -11,11 +11,11 @@ memory transfers, the device compiler (``nvcc -c`` is tested separately when ins
 
 Before::
 
-    M_cuda_sgd<<<blocks(size), BLOCK>>>((real *)w, (const real *)grad, lr, size);
+    M_cuda_sgd<<<blocks(M_SIZE_w), BLOCK>>>(w->w, grad->w, lr, M_SIZE_w);
 
 After::
 
-    pk_launch(M_cuda_sgd, blocks(size), BLOCK)((real *)w, (const real *)grad, lr, size);
+    pk_launch(M_cuda_sgd, blocks(M_SIZE_w), BLOCK)(w->w, grad->w, lr, M_SIZE_w);
 """
 from __future__ import annotations
 

@@ -31,8 +31,9 @@ from . import build, ir
 
 FORMAT = "ad-expression-dump"
 # 2 added ix_const and the elementwise functions exp, log, recip, relu, step (logistic was in 1);
-# a version 1 dump is a version 2 dump without them
-VERSIONS = (1, 2)
+# 3 added the context role "const"; a dump of version k is one of version k + 1 without them
+VERSIONS = (1, 2, 3)
+ROLES = {1: ("input", "param"), 2: ("input", "param"), 3: ("input", "param", "const")}
 # the binary ops of "bin" (max is in version 2)
 BIN_FNS = ("plus", "mul", "max")
 SCHEMA = build.locate("schema")
@@ -429,8 +430,11 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
         _obj(c, path, ("name", "shape", "role"), ("fan_in",))
         name = _name(c["name"], path + ".name", used)
         shape = _shape(c["shape"], path + ".shape")
-        _req(c["role"] in ("input", "param"), path + ".role",
-             f"role must be 'input' or 'param', got {c['role']!r}")
+        roles = ROLES[data.get("version", VERSIONS[-1])]
+        _req(c["role"] in roles, path + ".role",
+             f"role must be {', '.join(map(repr, roles[:-1]))} or {roles[-1]!r}"
+             + (" (const is in version 3)" if c["role"] == "const" else "")
+             + f", got {c['role']!r}")
         if "fan_in" in c:
             fi = c["fan_in"]
             _req(c["role"] == "param", path + ".fan_in", "only a param has a fan-in")
@@ -440,7 +444,7 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
         context.append(ir.Array(name, shape, "context", c["role"]))
         scope.append(_Entry(name, "ar", shape, "context"))
 
-    _fits_int("parameters", [c for c in context if c.role == "param"])
+    _fits_int("parameters", [c for c in context if c.role in ("param", "const")])
     _fits_int("inputs", [c for c in context if c.role == "input"])
     chain_json = _list(data, "chain")
     grads_json = _list(data, "gradients")

@@ -4,7 +4,7 @@ The model file is the user's contract; the Agda elaborator (``Main model FILE``)
 checker: it parses the file, checks every shape, builds the chain, differentiates it, runs
 ``opt`` and prints the dump (docs/dump-format.md). Before and after::
 
-    model dot                              {"format": "ad-expression-dump", "version": 2,
+    model dot                              {"format": "ad-expression-dump", "version": 3,
     param a : 5                      ->     "model": "dot", "context": [...],
     param b : 5                             "chain": [{"name": "r", ...}],
     loss r = sum i : 5 . a[i] * b[i]        "gradients": [...], ...}
@@ -77,7 +77,7 @@ def _check_names(dump_text: str, source: str, shown: str) -> None:
     except ValueError:
         return
     def line_of(name: str) -> int:
-        decl = re.compile(r"\s*(?:(?:input|target|param|output|loss)\s+)?" + re.escape(name) +
+        decl = re.compile(r"\s*(?:(?:input|target|param|const|output|loss)\s+)?" + re.escape(name) +
                           r"\s*[:=]")
         return next((k for k, text in enumerate(source.splitlines(), 1) if decl.match(text)), 0)
 
@@ -129,8 +129,7 @@ def _unused(model) -> list[tuple[str, str]]:
     from . import ir
     read = set().union(*(ir.reads(b.expr) for b in model.chain))
     kept = {model.chain[-1].name, *(name for _, name in model.outputs)}
-    return [("param" if a.role == "param" else "input", a.name) for a in model.context
-            if a.name not in read] + \
+    return [(a.role, a.name) for a in model.context if a.name not in read] + \
         [("binding", b.name) for b in model.chain if b.name not in read | kept]
 
 

@@ -333,7 +333,7 @@ class Array:
     name: str
     shape: Shape
     kind: str                 # context | chain | grad
-    role: str = ""            # context: input | param; grad: the name it is taken w.r.t.
+    role: str = ""            # context: input | param | const; grad: the name it is taken w.r.t.
     expr: Node | None = None  # chain bindings and gradients
 
 
@@ -359,7 +359,14 @@ class Model:
 
     @property
     def params(self) -> tuple[Array, ...]:
+        """The trainable parameters: one gradient each."""
         return tuple(a for a in self.context if a.role == "param")
+
+    @property
+    def stored(self) -> tuple[Array, ...]:
+        """The parameters and the consts, in context order: the arrays the weights hold (the
+        C struct ``M_params``), shared by every sample."""
+        return tuple(a for a in self.context if a.role in ("param", "const"))
 
     def output(self, key: str) -> str | None:
         return dict(self.outputs).get(key)

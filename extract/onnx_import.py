@@ -3,10 +3,13 @@
     before (ONNX)                                   after (model language)
     Conv(x, W) {pads 2,2,2,2}                       param W : 8x1x5x5
     Add(conv_out, B)      B : 8x1x1                 param B : 8
-    Relu(add_out)                                   conv_out = conv2d(x, W, 2)
+    Mul(add_out, c)       c = Constant(0.5)         const c : 1
+    Relu(scaled)                                    conv_out = conv2d(x, W, 2)
                                                     add_out = for i0 : 8 . for i1 : 28 . for i2 : 28
                                                               . conv_out[i0][i1][i2] + B[i0]
-                                                    output relu_out = relu(add_out)
+                                                    scaled = for i0 : 8 . for i1 : 28 . for i2 : 28
+                                                             . (add_out[i0][i1][i2]) * (c)
+                                                    output relu_out = relu(scaled)
 
 Every node becomes one binding (so the extractor never recomputes a sum), every initializer
 that an operation reads becomes a ``param`` (a trainable parameter, its value in the weights),
@@ -16,8 +19,8 @@ feed shape arithmetic (``Reshape``'s shape, a transposed weight) are folded with
 so is a ``Shape`` with what follows it (``Gather``, ``Concat``, ``Slice``, ``Cast``: PyTorch's
 ``x.view(x.size(0), -1)``), the batch axis reading 1 since every shape is fixed. A
 constant that is not a weight (a ``Constant`` node's value, a ``Gemm`` scale, or one folded
-from them) becomes a ``param`` too, since the model language writes no decimals, with an
-``OnnxConstantWarning``: training changes it.
+from them) becomes a ``const``: the model language writes no decimals, so its value goes into
+the weights too, and training leaves it as it is.
 
 The batch axis: with ``batch=True`` the leading dimension of the graph's input (1 or
 symbolic) is the runtime's batch and is dropped from every shape; with ``batch=False`` the
@@ -48,12 +51,6 @@ __all__ = ["OnnxImportError", "Imported", "import_onnx", "SUPPORTED"]
 class OnnxBatchWarning(UserWarning):
     """A graph input whose first dimension looks like a batch size fixed at export (4 of
     4×1×28×28): without ``--batch yes`` it is taken as part of each sample."""
-
-
-class OnnxConstantWarning(UserWarning):
-    """A constant of the graph that is not a weight (a ``Constant`` node's value, a ``Gemm``
-    scale; or computed from one) became a parameter: the model language writes no decimals, so
-    it is declared ``param`` and training changes it like a weight."""
 
 
 class OnnxImportError(ValueError):
@@ -94,7 +91,8 @@ dense conv conv2d avgpool maxpool maxall sqerr tanh fmax_ fmax fmin expf logf ex
 
 @dataclass
 class Imported:
-    """The result of an import: a model file's text and the parameters' initial values."""
+    """The result of an import: a model file's text and the initial values of its parameters
+    and consts (``params``; ``consts`` names the latter)."""
 
     name: str
     text: str
@@ -106,6 +104,7 @@ class Imported:
     batch: bool
     target: str | None = None
     notes: list[str] = field(default_factory=list)
+    consts: tuple[str, ...] = ()
 
     def save(self, directory) -> tuple[Path, Path]:
         """Write ``NAME.model`` and ``NAME.npz`` (runtime weights, f32) into ``directory``."""
@@ -173,6 +172,7 @@ class _Importer:
         self.decls: list[str] = []
         self.lines: list[str] = []
         self.params: dict[str, np.ndarray] = {}
+        self.consts: list[str] = []      # of params: the graph's constants (declared const)
         self.param_of: dict[int, str] = {}  # id(array) -> param name
         self.env: dict[str, _T] = {}
         self.squeezed: dict[int, _T] = {}  # id(constant) -> its squeezed form
@@ -233,7 +233,8 @@ class _Importer:
         return self.env[name]
 
     def ref(self, t: _T, node=None) -> str:
-        """The expression of a tensor, declaring a constant as a parameter on first use."""
+        """The expression of a tensor, declaring a constant on first use: a weight as a
+        ``param``, a constant of the graph as a ``const``."""
         if not t.const:
             return t.text
         key = id(t.value)
@@ -248,12 +249,9 @@ class _Importer:
             if not t.fixed:
                 self.decls.append(f"param  {p} : {_shape_text(shape)}")
             else:
-                self.decls.append(f"param  {p} : {_shape_text(shape)}   -- a constant of the "
-                                  f"graph, not a weight: trained like one")
-                warnings.warn(OnnxConstantWarning(
-                    f"{p}: a constant of the graph (a Constant node's value or an attribute, "
-                    f"not an initializer) becomes a trainable parameter (the model language "
-                    f"has no decimals); training changes it"))
+                self.decls.append(f"const  {p} : {_shape_text(shape)}   -- a constant of the "
+                                  f"graph (its value with the weights)")
+                self.consts.append(p)
         return self.param_of[key]
 
     def bind(self, node, k: int, shape, expr: str) -> _T:
@@ -355,7 +353,7 @@ class _Importer:
                   f"python -m extract import", f"model {self.name}"]
         text = "\n".join(header + self.decls + [self.target_decl] + body) + "\n"
         return Imported(self.name, text, self.params, inputs, names, t.text, output_shape,
-                        self.batch, target)
+                        self.batch, target, consts=tuple(self.consts))
 
     def add_loss(self, t: _T) -> str:
         loss = self.loss
@@ -1203,6 +1201,8 @@ def main(argv=None) -> int:
     except (OnnxImportError, ModelError, OSError, ValueError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    print(f"wrote {model} and {weights} ({len(imp.params)} parameters; output "
-          f"{imp.output}, target {imp.target})")
+    consts = f", {len(imp.consts)} const{'s' if len(imp.consts) != 1 else ''}" \
+        if imp.consts else ""
+    print(f"wrote {model} and {weights} ({len(imp.params) - len(imp.consts)} parameters{consts}; "
+          f"output {imp.output}, target {imp.target})")
     return 0

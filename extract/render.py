@@ -449,7 +449,8 @@ class Renderer:
         outputs = {v: k for k, v in m.outputs}
         ctx_rows = []
         for a in m.context:
-            what = "input" if a.role == "input" else "parameter"
+            what = {"input": "input", "const": "constant (fixed, no gradient)"}.get(a.role,
+                                                                                  "parameter")
             if a.name in data:
                 what += {"features": ", the features", "target": ", the target (one-hot)"}.get(
                     data[a.name], f", {data[a.name]}")

@@ -186,8 +186,9 @@ def _structs(model: ir.Model) -> list:
         return fs or [{"name": "empty_", "size": 1}]
     return [
         {"name": "inputs", "doc": "role input", "fields": fields(model.inputs)},
-        {"name": "params", "doc": "role param; also the parameter gradients",
-         "fields": fields(model.params)},
+        {"name": "params", "doc": "roles param and const; also the parameter gradients (a "
+                                  "const's is 0)",
+         "fields": fields(model.stored)},
         {"name": "values", "doc": "chain bindings", "fields": fields(model.chain)},
         {"name": "grads", "doc": "every gradient entry", "fields": fields(model.gradients)},
     ]
@@ -210,7 +211,8 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
         "M": M, "model": M, "version": __version__, "generator": model.generator,
         "dump_hash": model.dump_hash, "real": real, "exp": exp, "log": LOGS[precision],
         "precision": precision,
-        "params": params, "loss": loss, "prediction": prediction,
+        "params": params, "consts": [a.name for a in model.stored if a.role == "const"],
+        "loss": loss, "prediction": prediction,
         "loss_size": ir.size(model.arrays[loss].shape) if loss else 1,
     }
     arrays = [{"name": a.name, "size": ir.size(a.shape)}
@@ -233,7 +235,7 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     block = options.block or default_block()
     if block not in (8, 16):
         raise ExtractError(f"a register block holds 8 or 16 outputs, not {block}")
-    shared = {p.name for p in model.params}
+    shared = {p.name for p in model.stored}
     taken = set(model.arrays) | {"real", "idx", "sample"}
     pgrads = {model.param_gradient(p.name).name: p.name for p in model.params}
     # the lane kernels compute an elementwise binding read once where it is read

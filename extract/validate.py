@@ -385,6 +385,8 @@ class _Model:
         self.shape = {x["name"]: field.leaves(x["shape"])
                       for x in (*d["context"], *d["chain"], *d["gradients"])}
         self.params = [c["name"] for c in d["context"] if c["role"] == "param"]
+        # the struct of the parameters holds the consts too, in context order
+        self.stored = [c["name"] for c in d["context"] if c["role"] in ("param", "const")]
         self.inputs = [c["name"] for c in d["context"] if c["role"] == "input"]
         self.chain = [b["name"] for b in d["chain"]]
         self.grads = [g["name"] for g in d["gradients"]]
@@ -430,7 +432,7 @@ def compare(m: _Model, kind: str, raw: np.ndarray, want: list, n: int, lanes: in
     differs from the dump's values ``want`` (one dict per sample), or, in a group of lanes,
     from the inputs ``xs`` (one dict per sample) the gather put there."""
     M = m.name
-    params, inputs = m.fields(m.params), m.fields(m.inputs)
+    params, inputs = m.fields(m.stored), m.fields(m.inputs)
     values, grads = m.fields(m.chain), m.fields(m.grads)
     sizes = raw[:4].tolist()
     if sizes != [8 * sum(s for _, s in f) for f in (params, inputs, values, grads)]:
@@ -511,6 +513,13 @@ def compare(m: _Model, kind: str, raw: np.ndarray, want: list, n: int, lanes: in
         grad, at = _bundle(raw, at, params)
         loss = int(raw[at])
         at += 1
+        for c in (c for c in m.stored if c not in m.params):
+            bad = np.flatnonzero(grad[c][0, :, 0] != 0)
+            if bad.size:
+                e = int(bad[0])
+                raise ValidationError(
+                    f"{fname}: {batch}: the gradient's field of the const {c}, element {e} "
+                    f"{_position(m.shape[c], e)}: {_show(int(grad[c][0, e, 0]))}, expected 0")
         for p in m.params:
             gname = m.param_grad[p]
             total = np.zeros(m.size[p], np.uint64)
@@ -640,14 +649,14 @@ def validate_model(src: Sources, d: dict, *, trials: int = 1, seed: int = 0,
         elements, calls = 0, {}
         for _ in range(trials):
             key = int(rng.integers(0, 1 << 63))
-            wvals = {p: field.random_elements(rng, m.size[p]) for p in m.params}
+            wvals = {p: field.random_elements(rng, m.size[p]) for p in m.stored}
             xvals = [{x: field.random_elements(rng, m.size[x]) for x in m.inputs}
                      for _ in range(n)]
             stats: dict = {}
             want = [field.evaluate(d, {**wvals, **xvals[s]}, key, stats) for s in range(n)]
             calls = {f: max(calls.get(f, 0), k) for f, k in stats.items()}
             head = np.array([key, n], np.uint64)
-            pbuf = np.concatenate([wvals[p] for p in m.params]) if m.params else \
+            pbuf = np.concatenate([wvals[p] for p in m.stored]) if m.stored else \
                 np.zeros(1, np.uint64)
             xbuf = np.concatenate([np.concatenate([xv[x] for x in m.inputs]) if m.inputs else
                                    np.zeros(1, np.uint64) for xv in xvals])

@@ -28,9 +28,11 @@ docs/model-format.md §4 (padding, stride, floor mode); ``maxall`` and ``sqerr``
 and so has ``cross_entropy(z, y)``, the stable softmax cross-entropy of logits (binding the
 largest logit ``m<k>`` and the sum ``se``, as models/lenet5.model writes it).
 
-The n-th layer with parameters (dense, conv or conv2d) declares ``w<n>``/``b<n>`` (dense) or
-``k<n>``/``b<n>`` (conv, conv2d), unless told ``weight="fc"``, ``bias="b"``, ``bias=False``
-(none), or given a declared parameter (``dense(x, w)``, ``conv(x, k)``, ``bias=b``).
+``const(name, shape)`` declares a fixed array among the parameters (its value given with the
+weights, never trained). The n-th layer with parameters (dense, conv or conv2d) declares
+``w<n>``/``b<n>`` (dense) or ``k<n>``/``b<n>`` (conv, conv2d), unless told ``weight="fc"``,
+``bias="b"``, ``bias=False`` (none), or given a declared parameter (``dense(x, w)``,
+``conv(x, k)``, ``bias=b``).
 
 Every layer that is a sum or reads a window (dense, conv, conv2d, avgpool, maxpool, maxall)
 is its own binding: the extractor refuses a sum written inside another expression, which
@@ -134,7 +136,7 @@ class ModelBuilder:
         self.name = self._check_name(name, "model")
         self._names: dict[str, Expr] = {}
         self._data: list = []          # [kind, name, shape] of inputs and targets, in order
-        self._params: list = []        # [name, shape], in order
+        self._params: list = []        # [kind, name, shape] (param or const), in order
         self._stmts: list = []         # [kind, name, text]; kind "", "output" or "loss"
         self._layers = 0
         self._output: Expr | None = None
@@ -167,11 +169,19 @@ class ModelBuilder:
     def target(self, name: str, shape) -> Expr:
         return self.input(name, shape, "target")
 
+    def _stored(self, kind: str, name: str, shape) -> Expr:
+        e = self._new(name, _shape(shape), kind)
+        self._params.append([kind, name, e.shape])
+        return e
+
     def param(self, name: str, shape) -> Expr:
         """A trainable parameter (declared in the order of the calls)."""
-        e = self._new(name, _shape(shape), "param")
-        self._params.append([name, e.shape])
-        return e
+        return self._stored("param", name, shape)
+
+    def const(self, name: str, shape) -> Expr:
+        """A fixed array (a mask, a filter), declared among the parameters: its value comes
+        with the weights (``load(weights={name: array})``), training never changes it."""
+        return self._stored("const", name, shape)
 
     def expr(self, text: str, shape=None) -> Expr:
         """A raw expression (a declared name gives its own Expr)."""
@@ -427,7 +437,7 @@ class ModelBuilder:
             raise ValueError(f"model {self.name}: no loss yet (end the model with loss(...))")
         lines = [f"model {self.name}"]
         lines += [f"{kind:<6} {name} : {show_shape(s)}" for kind, name, s in self._data]
-        lines += [f"param  {name} : {show_shape(s)}" for name, s in self._params]
+        lines += [f"{kind:<6} {name} : {show_shape(s)}" for kind, name, s in self._params]
         lines += [f"{kind + ' ' if kind else ''}{name} = {text}"
                   for kind, name, text in self._stmts]
         return "\n".join(lines) + "\n"

@@ -15,7 +15,9 @@ classes); a model without it loads, and its gradients can be computed from named
 ``m.params`` maps each parameter name to a NumPy view of the C parameter buffer (no copy):
 writing into a view changes what the kernels see, and training updates it in place.
 ``m.params[name] = array`` copies ``array`` into the buffer (same shape, floating point,
-finite); no parameter can be added or removed.
+finite); no parameter can be added or removed. A model's consts (``const`` in a model file)
+are there too, and saved with the weights, but training never changes them and
+``gradients`` leaves them out.
 
 Every entry point checks its arguments (shapes, dtypes, finiteness, ranges) and raises
 ``ValueError`` before any C code runs. Training allocates its buffers (packed inputs of one
@@ -41,7 +43,7 @@ import numpy as np
 
 from ._kernels import Kernels
 from .spec import ModelSpec, model_spec
-from .weights import check_precision, init_params, load_weights, save_weights
+from .weights import check_precision, init_params, load_weights, read_consts, save_weights
 
 __all__ = ["DivergedError", "Model", "Params", "load", "default_threads"]
 
@@ -237,7 +239,9 @@ class Model:
     """A model with its parameters in C memory. Build one with ``runtime.load``.
 
     Attributes from the dump: ``name``, ``spec`` (``runtime.spec.ModelSpec``),
-    ``param_shapes`` (name -> shape, context order), ``fan_in``, ``input_shapes``,
+    ``param_shapes`` (name -> shape, context order: the parameters and the consts, which
+    ``params`` holds and ``save`` writes; training changes the parameters only, ``consts``
+    names the others), ``fan_in``, ``input_shapes``,
     ``input_shape`` (of one sample's features; None without ``data``), ``n_classes``,
     ``output_shape`` (of the prediction output), ``features``/``target`` (input names),
     ``prediction``/``loss`` (output names), ``dump`` (the dump file)."""
@@ -263,7 +267,8 @@ class Model:
         self._w = k.new("params")
         self._g = k.new("params")
         self.params = Params(self._views(self._w), self.dtype, precision)
-        self._grad = self._views(self._g)
+        # the gradients: of the parameters training changes (a const's field is 0)
+        self._grad = {n: v for n, v in self._views(self._g).items() if n not in spec.consts}
         self._loss = k.ffi.new(f"{k.real}[1]")
         self._lr = k.dtype.type(0)
         self._ws: dict[int, object] = {}
@@ -273,6 +278,7 @@ class Model:
     # what the dump says
     param_shapes = property(lambda self: dict(self.spec.param_shapes))
     fan_in = property(lambda self: dict(self.spec.fan_in))
+    consts = property(lambda self: self.spec.consts)
     input_shapes = property(lambda self: dict(self.spec.input_shapes))
     input_shape = property(lambda self: self.spec.input_shape)
     n_classes = property(lambda self: self.spec.n_classes)
@@ -294,8 +300,10 @@ class Model:
         return out
 
     def __repr__(self) -> str:
-        n = sum(a.size for a in self.params.values())
-        return f"<runtime.Model {self.name} {self.precision}, {n} parameters>"
+        n = sum(a.size for k, a in self.params.items() if k not in self.consts)
+        c = sum(self.params[k].size for k in self.consts)
+        return (f"<runtime.Model {self.name} {self.precision}, {n} parameters"
+                + (f", {c} const elements>" if c else ">"))
 
     # -- data checks (the dump's features and target) -------------------------------------------
 
@@ -727,12 +735,15 @@ def load(
     same way), a ``runtime.spec.ModelSpec``, a decoded dump (a ``dict``), or the text of a model
     file (a string of more than one line) or of a dump (``{...}``), compiled or cached the same
     way. ``weights``: a path to a file
-    written by ``Model.save`` (of the same model, with the dump's shapes), or a dict of arrays,
+    written by ``Model.save`` (of the same model, with the dump's shapes), or a dict of arrays
+    (every parameter and const; or the consts only, the parameters then fresh by ``init``),
     or None for fresh weights by ``init`` ("random", the default: uniform in +-1/sqrt(fan_in),
     seeded by ``seed``; "sac": the SaC reference constants generalised, 1/fan_in or 1/length,
     which make the units of a layer identical for good, as in the paper's experiment; see
-    ``runtime.weights``). ``precision``: "f32" or "f64"; by default that of the weights file,
-    else "f32". ``dump``: generate a built-in model's kernels from this dump file instead.
+    ``runtime.weights``); a model's consts are never initialised: their values come in
+    ``weights`` (a file, or a dict or an .npz of the consts alone, the parameters then fresh
+    by ``init``). ``precision``: "f32" or "f64"; by default that of the weights file, else
+    "f32". ``dump``: generate a built-in model's kernels from this dump file instead.
     """
     if precision is not None:
         check_precision(precision)
@@ -744,7 +755,13 @@ def load(
         params = init_params(spec, init, seed, precision)
     elif isinstance(weights, dict):
         precision = precision or "f32"
-        params = weights
+        if spec.consts and not set(weights) & set(spec.trained):
+            params = init_params(spec, init, seed, precision, consts=weights)  # params fresh
+        else:
+            params = weights
+    elif (consts := read_consts(weights, spec)) is not None:
+        precision = precision or "f32"
+        params = init_params(spec, init, seed, precision, consts=consts)  # params fresh
     else:
         params, meta = load_weights(weights, spec.name, spec.param_shapes)
         precision = precision or meta["precision"]

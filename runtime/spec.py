@@ -61,7 +61,7 @@ class ModelSpec:
     name: str
     dump: Path | None  # the dump file (None: a decoded dump given directly)
     kernels_dump: Path | None  # what to generate the kernels from (None: extract's built-in)
-    param_shapes: dict[str, tuple[int, ...]]  # in context order
+    param_shapes: dict[str, tuple[int, ...]]  # the stored arrays (params, consts), context order
     fan_in: dict[str, int]
     input_shapes: dict[str, tuple[int, ...]]  # in context order
     value_shapes: dict[str, tuple[int, ...]]  # chain bindings
@@ -70,6 +70,12 @@ class ModelSpec:
     target: str | None = None
     raw: dict = field(default=None, repr=False, compare=False)
     source: str | None = field(default=None, compare=False)  # the model file compiled, if one
+    consts: tuple[str, ...] = ()  # those of param_shapes that are fixed (role const): no gradient
+
+    @property
+    def trained(self) -> tuple[str, ...]:
+        """The parameters training changes: ``param_shapes`` but the consts."""
+        return tuple(n for n in self.param_shapes if n not in self.consts)
 
     @property
     def has_data(self) -> bool:
@@ -142,13 +148,18 @@ def spec_from_dump(data: dict, dump: Path | None = None,
         context = data.get("context")
         if not isinstance(context, list):
             raise ValueError("context must be an array")
-        params, inputs = {}, {}
+        params, inputs, consts = {}, {}, []
         for c in context:
             if not isinstance(c, dict) or not isinstance(c.get("name"), str):
                 raise ValueError(f"bad context entry {json.dumps(c)[:80]}")
             shape = leaves(c.get("shape"))
-            if c.get("role") == "param":
+            if c.get("role") == "const" and data.get("version") in (1, 2):
+                raise ValueError(f"context entry {c['name']!r}: role 'const' is in dump version "
+                                 f"3, the dump says {data['version']}")
+            if c.get("role") in ("param", "const"):
                 params[c["name"]] = shape
+                if c["role"] == "const":
+                    consts.append(c["name"])
             elif c.get("role") == "input":
                 inputs[c["name"]] = shape
             else:
@@ -179,7 +190,7 @@ def spec_from_dump(data: dict, dump: Path | None = None,
     except ValueError as e:
         raise ValueError(f"{where}{e}") from None
     return ModelSpec(name, dump, kernels_dump, params, fan_in, inputs, values, dict(outputs),
-                     features, target, data)
+                     features, target, data, consts=tuple(consts))
 
 
 def _read_json(path: Path) -> dict:

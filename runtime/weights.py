@@ -69,26 +69,63 @@ def sac_constants(model) -> dict[str, float]:
     ``1/length`` (rank 1)."""
     spec = _spec(model)
     return {n: 1.0 / (spec.fan_in[n] if len(s) >= 2 else max(s[0], 1))
-            for n, s in spec.param_shapes.items()}
+            for n, s in spec.param_shapes.items() if n not in spec.consts}
 
 
-def init_params(model, init: str = "random", seed: int = 0,
-                precision: str = "f32") -> dict[str, np.ndarray]:
+def init_params(model, init: str = "random", seed: int = 0, precision: str = "f32",
+                consts: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Fresh initial parameters of ``model`` (a ``ModelSpec``, ``Model``, name or path): see
-    the module docstring for ``init`` ("sac" or "random")."""
+    the module docstring for ``init`` ("sac" or "random"). A model's consts are not
+    initialised: ``consts`` gives their values (name -> array), and one missing is an error."""
     dtype = check_precision(precision)
     if init not in ("sac", "random"):
         raise ValueError(f"init must be 'sac' or 'random', not {init!r}")
     spec = _spec(model)
-    if init == "sac":
-        consts = sac_constants(spec)
-        return {n: np.full(s, consts[n], dtype=dtype) for n, s in spec.param_shapes.items()}
-    rng = np.random.default_rng(seed)
+    consts = dict(consts or {})
+    unknown = sorted(set(consts) - set(spec.consts))
+    if unknown:
+        raise ValueError(f"{spec.describe()}: {', '.join(unknown)}: not a const of the model "
+                         f"(consts: {', '.join(spec.consts) or 'none'})")
+    missing = [c for c in spec.consts if c not in consts]
+    if missing:
+        raise ValueError(
+            f"{spec.describe()}: the const{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(missing)} ha{'ve' if len(missing) > 1 else 's'} no value (a const is "
+            f"fixed, never initialised): give {'their values' if len(missing) > 1 else 'its value'}"
+            f" with the weights: --weights FILE (a file written by Model.save or `python -m "
+            f"extract import`, or an .npz of the consts alone: numpy.savez(FILE, "
+            f"{missing[0]}=...)), or runtime.load(model, weights={{{missing[0]!r}: array, ...}})")
     out = {}
-    for n, s in spec.param_shapes.items():
-        bound = 1.0 / math.sqrt(spec.fan_in[n])
-        out[n] = rng.uniform(-bound, bound, size=s).astype(dtype)
-    return out
+    if init == "sac":
+        fill = sac_constants(spec)
+        out = {n: np.full(s, fill[n], dtype=dtype) for n, s in spec.param_shapes.items()
+               if n not in spec.consts}
+    else:
+        rng = np.random.default_rng(seed)
+        for n, s in spec.param_shapes.items():
+            if n not in spec.consts:
+                bound = 1.0 / math.sqrt(spec.fan_in[n])
+                out[n] = rng.uniform(-bound, bound, size=s).astype(dtype)
+    out.update(consts)
+    return {n: out[n] for n in spec.param_shapes}  # context order
+
+
+def read_consts(path: str | os.PathLike, model) -> dict[str, np.ndarray] | None:
+    """The arrays of an .npz that holds values of ``model``'s consts and no parameter (a
+    weights file of the consts alone, or ``numpy.savez(path, m=...)``; its ``__meta__``, if
+    any, is not needed); None for any other file, which ``load_weights`` then reads (and
+    explains). The shapes are checked where the values are copied in."""
+    spec = _spec(model)
+    if not spec.consts:
+        return None
+    try:
+        with np.load(Path(path), allow_pickle=False) as archive:
+            names = set(archive.files) - {"__meta__"}
+            if not names or names & set(spec.trained):
+                return None
+            return {n: archive[n] for n in sorted(names)}
+    except Exception:  # not an .npz, unreadable: load_weights says what is wrong
+        return None
 
 
 def _shapes_of(model, params) -> tuple[str, dict[str, tuple[int, ...]]]:

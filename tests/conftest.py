@@ -122,7 +122,7 @@ def run_single(ffi, lib, model, values: dict, precision: str) -> dict:
     array_view(ffi, v, dtype)[:] = np.nan
     array_view(ffi, g, dtype)[:] = np.nan
     for a in model.context:
-        bundle = w if a.role == "param" else x
+        bundle = x if a.role == "input" else w      # params and consts
         array_view(ffi, getattr(bundle, a.name), dtype)[:] = np.asarray(values[a.name]).ravel()
     getattr(lib, f"{M}_forward")(w, x, v)
     getattr(lib, f"{M}_backward")(w, x, v, g)

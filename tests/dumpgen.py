@@ -537,7 +537,8 @@ def make_dump(model: str, context: Sequence[tuple[str, Any, str]],
         out_grads.append({"name": name, "wrt": wrt, "shape": _need(t, "ar", name).shape,
                           "expr": emit(t, scope(done))})
         done.add("d_" + wrt)
-    dump = {"format": "ad-expression-dump", "version": 2, "model": model,
+    version = 3 if any(c["role"] == "const" for c in ctx) else 2   # const is in version 3
+    dump = {"format": "ad-expression-dump", "version": version, "model": model,
             "generator": generator, "context": ctx, "chain": out_chain, "seed": out_seed,
             "gradients": out_grads}
     if outputs:
@@ -575,6 +576,11 @@ class Builder:
 
     def param(self, name: str, shp: Any) -> T:
         self.context.append((name, shape(shp), "param"))
+        return self._declare(name, shp)
+
+    def const(self, name: str, shp: Any) -> T:
+        """A fixed array: read like a parameter, no gradient entry."""
+        self.context.append((name, shape(shp), "const"))
         return self._declare(name, shp)
 
     def let(self, name: str, t: T) -> T:
@@ -1277,6 +1283,40 @@ def cnn_ad() -> dict:
     return m.build()
 
 
+def const_hand() -> dict:
+    """A const (a mask ``m``) read by the forward pass and by a parameter's gradient, declared
+    between an input and the parameters: no gradient entry of its own. h = Σⱼ w[i][j]·m[i][j]·x[j]
+    + b[i], loss = Σᵢ logistic(h[i])·t[i]."""
+    mb = Builder("const_hand")
+    x, t = mb.input("x", 3), mb.input("t", 4)
+    m = mb.const("m", [4, 3])
+    b, w = mb.param("b", 4), mb.param("w", [4, 3])
+    h = mb.let("h", imaps(4, lambda i: sum_(3, lambda j: w[i][j] * m[i][j] * x[j])) + b)
+    p = mb.let("p", logistic(h))
+    loss = mb.let("loss", sum_(4, lambda i: p[i] * t[i]))
+    mb.seed(loss, one(1))
+    d_loss = mb.grad(loss, one(1))
+    d_p = mb.grad(p, imaps(4, lambda i: d_loss * t[i]))
+    d_h = mb.grad(h, d_p * p * _one_minus(p))
+    mb.grad(b, d_h)
+    mb.grad(w, imap(4, lambda i: imaps(3, lambda j: d_h[i] * m[i][j] * x[j])))
+    mb.output("prediction", p)
+    mb.output("loss", loss)
+    return mb.build()
+
+
+def const_only() -> dict:
+    """A model whose only stored array is a const: no parameter, no parameter gradient
+    (loss = Σᵢ x[i]·m[i]·x[i])."""
+    mb = Builder("const_only")
+    x, m = mb.input("x", 3), mb.const("m", 3)
+    loss = mb.let("loss", sum_(3, lambda i: x[i] * m[i] * x[i]))
+    mb.seed(loss, one(1))
+    mb.grad(loss, one(1))
+    mb.output("loss", loss)
+    return mb.build()
+
+
 def inline_hand() -> dict:
     """Bindings the lane kernels compute where they are read (extract/inline.py): ``p`` in the
     chain binding ``q``, ``u`` (the one binding that reads the input) in the parameter gradient
@@ -1314,6 +1354,8 @@ EXAMPLES: dict[str, Callable[[], dict]] = {
     "cnn_ad": cnn_ad,
     "pad_conv": pad_conv,
     "inline_hand": inline_hand,
+    "const_hand": const_hand,
+    "const_only": const_only,
 }
 
 

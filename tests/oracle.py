@@ -1,4 +1,4 @@
-"""An independent NumPy interpreter of the expression dump (docs/dump-format.md, versions 1 and 2).
+"""An independent NumPy interpreter of the expression dump (docs/dump-format.md, versions 1 to 3).
 
 This module is the test authority for everything that consumes a dump: the extractor's
 generated C and CUDA are compared against it. It is written from the format document alone,
@@ -43,7 +43,7 @@ from typing import Any, Callable
 import numpy as np
 
 FORMAT = "ad-expression-dump"
-VERSIONS = (1, 2)
+VERSIONS = (1, 2, 3)
 SEED_KEY = "$seed"  # key of the seed's value in evaluate's result (never a C identifier)
 
 SORTS = ("ar", "ix")
@@ -312,7 +312,8 @@ def check_shapes(dump: dict) -> None:
                      path + ".fan_in", "a fan-in is a positive integer, of a param")
         claim(c["name"], path + ".name")
         norm_shape(c["shape"], path + ".shape")
-        _require(c["role"] in ("input", "param"), path + ".role", f"bad role {c['role']!r}")
+        roles = ("input", "param", "const") if dump["version"] >= 3 else ("input", "param")
+        _require(c["role"] in roles, path + ".role", f"bad role {c['role']!r}")
         if c["role"] == "param":
             params.append(c)
 

@@ -197,7 +197,7 @@ def test_paper_cnn_text_and_shapes():
     d = json.loads((DATA / "cnn_hand.json").read_text())
     want = {a["name"]: flat(a["shape"]) for a in d["context"] + d["chain"]}
     got = {e.name: e.shape for e in bindings}
-    got.update({n: s for n, s in b._params})
+    got.update({n: s for _, n, s in b._params})
     got.update({n: s for _, n, s in b._data})
     assert got == want
 
@@ -209,14 +209,14 @@ def test_layer_shape_rules():
     c = b.conv(x, k, bias=False)                    # the paper's multi-channel convolution
     assert c.shape == (12, 1, 8, 8) and str(c) == "conv(x, k)"
     assert b.conv(x, 3, (3, 4)).shape == (3, 1, 10, 9)          # kernel 6x3x4 (named k2)
-    assert b._params[-2:] == [["k2", (3, 6, 3, 4)], ["b2", (3,)]]
+    assert b._params[-2:] == [["param", "k2", (3, 6, 3, 4)], ["param", "b2", (3,)]]
     assert b.conv(b.input("v", 10), 2, 3).shape == (2, 8)       # one dimension: kernel 3
     assert b.avgpool(c, 4).shape == (12, 1, 2, 2)
     w = b.param("w", (5, 6, 12, 12))
     d = b.dense(x, w, bias=b.param("bw", 5))
     assert d.shape == (5,) and str(d) == "dense(w, x, bw)"
     assert b.dense(x, 7, weight="fc", bias=False).shape == (7,)
-    assert b._params[-1] == ["fc", (7, 6, 12, 12)]
+    assert b._params[-1] == ["param", "fc", (7, 6, 12, 12)]
     assert b.sqerr(d, d).shape == (1,)
 
 
@@ -226,7 +226,7 @@ def test_conv2d_pooling_and_max_follow_the_language():
     x = b.input("x", (3, 32, 32))
     c = b.conv2d(x, 8, 5, padding=2)
     assert c.shape == (8, 32, 32) and str(c) == "conv2d(x, k1, b1, 2)"
-    assert b._params == [["k1", (8, 3, 5, 5)], ["b1", (8,)]]
+    assert b._params == [["param", "k1", (8, 3, 5, 5)], ["param", "b1", (8,)]]
     s = b.conv2d(b.relu(c), 4, (3, 2), stride=2, bias=False)      # binds z1, then h1
     assert s.shape == (4, 15, 16) and str(s) == "conv2d(h1, k2, 0, 2)"
     assert b.maxpool(s, 3, 2).shape == (4, 7, 7)                  # (15 - 3) // 2 + 1
@@ -348,7 +348,7 @@ def test_agda_accepts_builder_text(make):
     b, *_ = make()
     d = json.loads(b.compile())
     m = dump.parse(d)
-    decl = {n: s for n, s in b._params} | {n: s for _, n, s in b._data}
+    decl = {n: s for _, n, s in b._params} | {n: s for _, n, s in b._data}
     assert {a["name"]: flat(a["shape"]) for a in d["context"]} == decl
     assert [a.name for a in m.chain] == [s[1] for s in b._stmts]
     if make is paper_cnn:           # the same context as the Agda model of the paper
@@ -391,6 +391,27 @@ def test_load_builder_and_train(kernel_cache):
     after, _ = m.loss_and_gradients(x, y)
     assert after < before and hist["loss"][0] < before, (before, hist["loss"], after)
     assert m.evaluate(xt, yt) > 0.5
+
+
+def test_a_const_is_declared_in_order_and_loads_with_its_value(kernel_cache):
+    """``const(name, shape)``: declared among the parameters, in call order; its value comes
+    with the weights (a dict of the consts alone leaves the parameters to ``init``)."""
+    import runtime
+    b = ModelBuilder("masked")
+    x, y = b.input("x", (28, 28)), b.target("y", 10)
+    mask = b.const("mask", (28, 28))
+    h = b.bind("h", b.expr("for i : 28x28 . x[i] * mask[i]", shape=(28, 28)))
+    b.loss(b.cross_entropy(b.output(b.dense(h, 10)), y))
+    assert b.text().splitlines()[3:6] == ["const  mask : 28x28", "param  w1 : 10x28x28",
+                                          "param  b1 : 10"]
+    keep = np.zeros((28, 28))
+    keep[:, :14] = 1                                  # the left half of every image
+    m = b.load(weights={"mask": keep}, seed=0)
+    assert m.consts == ("mask",) and set(m.param_shapes) == {"mask", "w1", "b1"}
+    assert np.array_equal(m.params["w1"], b.load(weights={"mask": keep}, seed=0).params["w1"])
+    images, labels = runtime.load_mnist(runtime.DEFAULT_DATA, "train", 500)
+    g = m.gradients(images, labels)
+    assert set(g) == {"w1", "b1"} and not g["w1"][:, :, 14:].any() and g["w1"][:, :, :14].any()
 
 
 def test_load_builder_rejects_dump():

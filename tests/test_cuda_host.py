@@ -84,10 +84,10 @@ def test_cuda_on_the_host_matches_oracle(kernel_cache, name, precision):
     samples = [{k: v.astype(dtype) for k, v in dumpgen.random_context_values(d, 90 + s).items()}
                for s in range(n)]
     w, xs = ffi.new(f"{M}_params *"), ffi.new(f"{M}_inputs[{n}]")
-    _fill(ffi, w, m.params, samples[0], dtype)
+    _fill(ffi, w, m.stored, samples[0], dtype)
     for s in range(n):
         _fill(ffi, xs[s], m.inputs, samples[s], dtype)
-        samples[s].update({p.name: samples[0][p.name] for p in m.params})
+        samples[s].update({p.name: samples[0][p.name] for p in m.stored})
     want = [oracle.evaluate(d, samples[s], np.float64) for s in range(n)]
 
     runs = []
@@ -119,6 +119,9 @@ def test_cuda_on_the_host_matches_oracle(kernel_cache, name, precision):
             mean = np.mean([want[s][gname].ravel() for s in range(n)], axis=0)
             err = rel_err(array_view(ffi, getattr(got[f"grad{nt}"], p.name), dtype), mean)
             assert err <= 10 * tol, f"batch_grad, {nt} in flight: {p.name}: {err:.3g}"
+        for c in m.stored:
+            if c.role == "const":           # no gradient: its field of *grad is 0
+                assert not array_view(ffi, getattr(got[f"grad{nt}"], c.name), dtype).any()
         if loss_name:
             mean = np.mean([want[s][loss_name].sum() for s in range(n)])
             assert rel_err(np.array([got[f"loss{nt}"][0]]), np.array([mean])) <= 10 * tol
@@ -126,8 +129,13 @@ def test_cuda_on_the_host_matches_oracle(kernel_cache, name, precision):
     preds = array_view(ffi, got["pred"], dtype).reshape(n, -1)
     for s in range(n):
         assert rel_err(preds[s], want[s][pred]) <= tol, f"batch_predict: sample {s}"
-    # sgd (w - 0.25 g), then momentum 0.5 twice: v = g, then 1.5 g; w - 0.25 (g + 1.5 g)
+    # sgd (w - 0.25 g), then momentum 0.5 twice: v = g, then 1.5 g; w - 0.25 (g + 1.5 g), on
+    # the params: a const keeps its value (and its velocity 0) though g is not 0 there
     g_np = np.linspace(-1, 1, array_view(ffi, w, dtype).size)
+    for c in m.stored:
+        if c.role == "const":
+            f = ffi.offsetof(f"{M}_params", c.name) // np.dtype(dtype).itemsize
+            g_np[f:f + ir.size(c.shape)] = 0
     np.testing.assert_allclose(array_view(ffi, got["vel"], dtype), 1.5 * g_np, rtol=1e-6)
     np.testing.assert_allclose(array_view(ffi, got["updated"], dtype),
                                array_view(ffi, w, dtype) - 0.25 * g_np * 3.5,

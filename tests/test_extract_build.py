@@ -254,6 +254,9 @@ SPEC["pad_conv"] = ROOT / "tests" / "data" / "pad_conv.json"   # bounded loops, 
 # lane kernels whose forward pass reads no input and backward pass no chain value, once
 # extract/inline.py has moved those reads into other kernels
 SPEC["inline_hand"] = ROOT / "tests" / "data" / "inline_hand.json"
+# consts: with parameters, and alone (nothing to train: the unused arguments)
+SPEC["const_hand"] = ROOT / "tests" / "data" / "const_hand.json"
+SPEC["const_only"] = ROOT / "tests" / "data" / "const_only.json"
 
 
 @pytest.mark.parametrize("lanes", [8, 16])

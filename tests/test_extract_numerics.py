@@ -123,7 +123,7 @@ def _fill(ffi, cdata, model_arrays, values, dtype):
 
 @pytest.mark.parametrize("precision", ["f64", "f32"])
 @pytest.mark.parametrize("name", ["cnn_hand", "ops_slide", "ops_block", "chain_hand", "pad_const",
-                                  "unary", "pad_conv", "inline_hand"])
+                                  "unary", "pad_conv", "inline_hand", "const_hand"])
 def test_batch_grad_is_mean_of_samples_and_reproducible(kernel_cache, name, precision):
     check_batch_grad(hand(name), precision, Options(), 7)
 
@@ -244,10 +244,10 @@ def check_batch_grad(d: dict, precision: str, options: Options, n: int):
     w = ffi.new(f"{M}_params *")
     xs = ffi.new(f"{M}_inputs[{n}]")
     samples = [inputs_for(d, precision, 10 + s) for s in range(n)]
-    _fill(ffi, w, m.params, samples[0], dtype)
+    _fill(ffi, w, m.stored, samples[0], dtype)
     for s in range(n):
         _fill(ffi, xs[s], m.inputs, samples[s], dtype)
-        for p in m.params:
+        for p in m.stored:
             samples[s][p.name] = samples[0][p.name]
     per = [oracle.evaluate(d, samples[s], np.float64) for s in range(n)]
     loss_name = m.output("loss")
@@ -269,13 +269,16 @@ def check_batch_grad(d: dict, precision: str, options: Options, n: int):
             want = np.mean([per[s][gname].ravel() for s in range(n)], axis=0)
             got = array_view(ffi, getattr(grad, p.name), dtype)
             assert rel_err(got, want) <= 10 * TOL[precision], (p.name, nthreads)
+        for c in m.stored:
+            if c.role == "const":           # no gradient: its field of *grad is 0
+                assert not array_view(ffi, getattr(grad, c.name), dtype).any(), c.name
         if loss_name:
             want = np.mean([per[s][loss_name].sum() for s in range(n)])
             assert rel_err(np.array([loss[0]]), np.array([want])) <= 10 * TOL[precision]
 
 
 @pytest.mark.parametrize("n", [5, 35])
-@pytest.mark.parametrize("name", ["cnn_hand", "ops_map"])
+@pytest.mark.parametrize("name", ["cnn_hand", "ops_map", "const_hand"])
 def test_batch_predict_and_sgd_update(kernel_cache, name, n):
     """Predictions over 1-3 threads: 5 samples (one group, at half the width where it fits,
     which the threads then share), 35 (whole groups, and 3 samples shared at 1 and 2
@@ -288,10 +291,10 @@ def test_batch_predict_and_sgd_update(kernel_cache, name, n):
     w = ffi.new(f"{M}_params *")
     xs = ffi.new(f"{M}_inputs[{n}]")
     samples = [inputs_for(d, precision, 40 + s) for s in range(n)]
-    _fill(ffi, w, m.params, samples[0], dtype)
+    _fill(ffi, w, m.stored, samples[0], dtype)
     for s in range(n):
         _fill(ffi, xs[s], m.inputs, samples[s], dtype)
-        for p in m.params:
+        for p in m.stored:
             samples[s][p.name] = samples[0][p.name]
     out = ffi.new(f"real[{n * size}]")
     wants = [oracle.evaluate(d, samples[s], np.float64, forward_only=True)[pred]
@@ -303,22 +306,30 @@ def test_batch_predict_and_sgd_update(kernel_cache, name, n):
         got = array_view(ffi, out, dtype).reshape(n, size)
         for s in range(n):
             assert rel_err(got[s], wants[s]) <= 1e-12, (nthreads, s)
-    # sgd: w <- w - lr * grad
+    # sgd: w <- w - lr * grad, on the params (a const is left as it is, even where *grad is
+    # not 0 in its field)
     grad = ffi.new(f"{M}_params *")
     gv = array_view(ffi, grad, dtype)
     gv[:] = np.linspace(-1, 1, gv.size)
+    trained = np.zeros(gv.size, bool)
+    for p in m.params:
+        f = ffi.offsetof(f"{M}_params", p.name) // np.dtype(dtype).itemsize
+        trained[f:f + ir.size(p.shape)] = True
+    assert trained.any() and (trained.all() == (len(m.params) == len(m.stored)))
     before = array_view(ffi, w, dtype).copy()
     getattr(lib, f"{M}_sgd_update")(w, grad, 0.25)
-    np.testing.assert_array_equal(array_view(ffi, w, dtype), before - 0.25 * gv)
+    np.testing.assert_array_equal(array_view(ffi, w, dtype),
+                                  np.where(trained, before - 0.25 * gv, before))
     # with momentum: vel <- 0.5 vel + grad, w <- w - 0.25 vel (twice: vel starts at zero)
     vel = ffi.new(f"{M}_params *")
     w_np, v_np = array_view(ffi, w, dtype).copy(), np.zeros(gv.size)
     for _ in range(2):
         getattr(lib, f"{M}_sgd_momentum_update")(w, grad, vel, 0.25, 0.5)
-        v_np = 0.5 * v_np + gv
+        v_np = np.where(trained, 0.5 * v_np + gv, 0)
         w_np = w_np - 0.25 * v_np
     np.testing.assert_allclose(array_view(ffi, vel, dtype), v_np, rtol=1e-15)
     np.testing.assert_allclose(array_view(ffi, w, dtype), w_np, rtol=1e-15)
+    np.testing.assert_array_equal(array_view(ffi, w, dtype)[~trained], before[~trained])
 
 
 # ---------------------------------------------------------------------------------------------

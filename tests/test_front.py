@@ -287,14 +287,97 @@ loss l = sqerr(p, t)
     np.testing.assert_allclose(g["w"], dw, rtol=1e-12, atol=1e-14)
     bad = elaborate(main, text.replace("tanh(h)", "tanh(h, 2)"))
     assert bad.returncode == 1 and "tanh: takes one array: tanh(a)" in bad.stderr
-    # every emitted kernel (C and CUDA, each entry point) against the dump over F_p
     (tmp_path / "t.model").write_text(text)
-    for cmd in (["extract", str(tmp_path / "t.model"), "--out", str(tmp_path / "g"),
-                 "--no-build"], ["extract.validate", str(tmp_path / "g")]):
+    validates(tmp_path / "t.model", tmp_path / "g")
+
+
+def validates(model: Path, out: Path) -> None:
+    """Every kernel emitted for ``model`` (C and CUDA, each entry point) equals the dump over
+    F_p (python -m extract, then python -m extract.validate, as a user runs them)."""
+    for cmd in (["extract", str(model), "--out", str(out), "--no-build"],
+                ["extract.validate", str(out)]):
         r = subprocess.run([sys.executable, "-m", *cmd], capture_output=True, text=True,
                            timeout=600)
         assert r.returncode == 0, r.stderr
     assert "output elements equal the dump's over F_p" in r.stdout, r.stdout
+
+
+def test_a_const_is_read_never_trained(main, kernel_cache, tmp_path):
+    """``const m : S``: a base variable like a parameter, but the dump gives it role const and
+    no gradient; the runtime needs its value (the weights), reads it, never trains it, and
+    the field validation passes every emitted kernel (a const's gradient field is 0)."""
+    import runtime
+    text = """model k
+input x : 4x3
+target t : 4
+const m : 4x3
+param w : 4x3
+h = for i : 4 . sum j : 3 . w[i][j] * m[i][j] * x[i][j]
+output p = logistic(h)
+loss l = sqerr(p, t)
+"""
+    r = elaborate(main, text)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["version"] == 3
+    assert [(c["name"], c["role"]) for c in d["context"]] == \
+        [("x", "input"), ("t", "input"), ("m", "const"), ("w", "param")]
+    assert "fan_in" not in d["context"][2]
+    assert [g["wrt"] for g in d["gradients"]] == ["l", "p", "h", "w"]
+    rng = np.random.default_rng(5)
+    m_val = rng.integers(0, 2, size=(4, 3)).astype(float)
+    vals = {"x": rng.normal(size=(4, 3)), "t": rng.normal(size=4), "w": rng.normal(size=(4, 3)),
+            "m": m_val}
+    p = 1 / (1 + np.exp(-(vals["w"] * m_val * vals["x"]).sum(1)))
+    dw = ((p - vals["t"]) * p * (1 - p))[:, None] * m_val * vals["x"]
+    out = oracle.evaluate(d, vals)
+    np.testing.assert_allclose(out["d_w"], dw, rtol=1e-12, atol=1e-15)
+
+    with pytest.raises(ValueError, match="the const m has no value"):
+        runtime.load(r.stdout)
+    model = runtime.load(r.stdout, weights={"m": m_val}, precision="f64")  # w fresh
+    assert model.consts == ("m",) and list(model.params) == ["m", "w"]
+    model.params["w"] = vals["w"]
+    _, g = model.loss_and_gradients(vals["x"][None], vals["t"][None])
+    assert list(g) == ["w"]
+    np.testing.assert_allclose(g["w"], dw, rtol=1e-12, atol=1e-15)
+    xs, ts = rng.normal(size=(32, 4, 3)), rng.normal(size=(32, 4))
+    model.train(xs, ts, epochs=2, batch_size=8, lr=0.5, momentum=0.9, progress=False)
+    assert model.params["m"].tobytes() == m_val.tobytes()
+    assert not np.array_equal(model.params["w"], vals["w"])
+    saved = model.save(tmp_path / "k.npz")
+    again = runtime.load(r.stdout, weights=saved)
+    assert again.params["m"].tobytes() == m_val.tobytes()
+    with pytest.raises(ValueError, match=r"mn: not a const of the model \(consts: m\)"):
+        runtime.load(r.stdout, weights={"mn": m_val})
+    v2 = dict(d, version=2)
+    with pytest.raises(ValueError, match="role 'const' is in dump version 3, the dump says 2"):
+        runtime.load(v2, weights={"m": m_val})
+
+    # from the command line: the const's values in an .npz of their own, the params fresh
+    (tmp_path / "k.model").write_text(text)
+    np.savez(tmp_path / "m.npz", m=m_val)
+    np.savez(tmp_path / "data.npz", x_train=xs, y_train=ts)
+    cli = [sys.executable, "-m", "runtime", "train", str(tmp_path / "k.model"), "--data",
+           str(tmp_path / "data.npz"), "--epochs", "1", "--batch-size", "8", "--no-progress",
+           "--out", str(tmp_path / "run")]
+    r = subprocess.run(cli, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 2 and "the const m has no value" in r.stderr \
+        and "numpy.savez(FILE, m=...)" in r.stderr, r.stderr
+    r = subprocess.run(cli + ["--weights", str(tmp_path / "m.npz")], capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    trained = runtime.load(tmp_path / "k.model", weights=tmp_path / "run" / "weights.npz")
+    assert trained.params["m"].tobytes() == m_val.astype(np.float32).tobytes()
+
+    late = elaborate(main, text.replace("const m : 4x3\n", "") + "const m : 4x3\n")
+    assert late.returncode == 1 and \
+        "declarations (input, target, param, const) come before the bindings" in late.stderr
+    # a bias right after a const takes the fan-in of the parameter before it, not the const's
+    d2 = json.loads(elaborate(main, text.replace("param w : 4x3", "param b : 4\nparam w : 4x3")
+                              ).stdout)
+    assert [c.get("fan_in") for c in d2["context"]] == [None, None, None, 1, 3]
+    validates(tmp_path / "k.model", tmp_path / "g")
 
 
 # ------------------------------------------------------------------------------------------

@@ -348,17 +348,31 @@ def test_a_softmax_output_takes_the_cross_entropy_of_its_logits(kernel_cache):
     _check_central_differences(m, {"x": x, "y": np.eye(3)[y]}, rng)
 
 
-def test_a_constant_node_that_becomes_a_parameter_is_a_warning():
-    """The model language has no decimals: a ``Constant`` node's 0.1 is declared a parameter,
-    which training would change; the importer says so (the initializer ``w`` is a weight)."""
-    from extract.onnx_import import OnnxConstantWarning
+def test_a_constant_node_becomes_a_const_that_training_leaves_alone(kernel_cache):
+    """The model language has no decimals: a ``Constant`` node's 0.1 is declared a ``const``,
+    its value in the weights; the kernels read it, training never changes it, and it has no
+    gradient (the initializer ``w`` is a weight: trained)."""
     model = _net([_constant("c", 0.1), helper.make_node("MatMul", ["x", "w"], ["z"]),
                   helper.make_node("Mul", ["z", "c"], ["out"])], {"w": np.ones((4, 3))})
-    with pytest.warns(OnnxConstantWarning) as got:
-        imp = import_onnx(model)
-    assert len(got) == 1 and str(got[0].message).startswith("c:")
-    assert "not a weight: trained like one" in next(l for l in imp.text.splitlines()
-                                                     if "param  c" in l)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        imp = import_onnx(model, loss="sqerr")
+    assert imp.consts == ("c",)
+    assert any(l.startswith("const  c : 1") for l in imp.text.splitlines()), imp.text
+    assert any(l.startswith("param  w_t : 3x4") for l in imp.text.splitlines()), imp.text
+    m = _load_f64(imp)
+    assert m.consts == ("c",) and float(m.params["c"][0]) == np.float32(0.1)
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=(8, 4)), rng.normal(size=(8, 3))
+    np.testing.assert_allclose(m.run({"x": x}), (x @ np.ones((4, 3))) * float(np.float32(0.1)),
+                               rtol=1e-12)
+    _, grads = m.batch_gradients({"x": x, "y": y})
+    assert sorted(grads) == ["w_t"]
+    _check_central_differences(m, {"x": x, "y": y}, rng)
+    before = m.get_params()
+    m.train(x, y, epochs=3, batch_size=4, lr=0.1, momentum=0.5, progress=False)
+    assert m.params["c"].tobytes() == before["c"].tobytes()
+    assert not np.array_equal(m.params["w_t"], before["w_t"])
 
 
 @pytest.mark.parametrize("k", [1, 2, 3])
@@ -379,19 +393,16 @@ def test_pow_by_a_constant_whole_exponent(kernel_cache, k):
             import_onnx(_net(nodes, {"w": w, "k": bad}))
 
 
-def test_a_folded_constant_warns_too_and_a_folded_weight_does_not():
-    """``Constant → MatMul`` folds the constant (transposed): still a constant, still a
-    warning; an initializer times a Constant, folded, is a weight: no warning."""
-    from extract.onnx_import import OnnxConstantWarning
-    with pytest.warns(OnnxConstantWarning, match="c_t: a constant of the graph"):
-        import_onnx(_net([_constant("c", np.ones((4, 3))),
-                          helper.make_node("MatMul", ["x", "c"], ["out"])]))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", OnnxConstantWarning)
-        imp = import_onnx(_net([_constant("two", 2.0), helper.make_node("Mul", ["w", "two"], ["w2"]),
-                                helper.make_node("MatMul", ["x", "w2"], ["out"])],
-                               {"w": np.ones((4, 3))}))
-    assert "trained like one" not in imp.text
+def test_a_folded_constant_is_a_const_too_and_a_folded_weight_a_param():
+    """``Constant → MatMul`` folds the constant (transposed): still a constant of the graph, a
+    ``const``; an initializer times a Constant, folded, is a weight: a ``param``."""
+    imp = import_onnx(_net([_constant("c", np.ones((4, 3))),
+                            helper.make_node("MatMul", ["x", "c"], ["out"])]))
+    assert imp.consts == ("c_t",) and "const  c_t : 3x4" in imp.text, imp.text
+    imp = import_onnx(_net([_constant("two", 2.0), helper.make_node("Mul", ["w", "two"], ["w2"]),
+                            helper.make_node("MatMul", ["x", "w2"], ["out"])],
+                           {"w": np.ones((4, 3))}))
+    assert imp.consts == () and "const" not in imp.text, imp.text
 
 
 class _ViewNet:
@@ -546,7 +557,6 @@ def test_the_batch_size_as_a_value_is_an_error():
 def test_a_constant_is_cast_as_onnx_casts(to, value, want):
     """The value a cast constant becomes (wrapped, toward zero, rounded to float16); bfloat16 is
     an error, not a zero."""
-    from extract.onnx_import import OnnxConstantWarning
     c = helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(
         np.asarray(value, np.float64)))
     nodes = [c, helper.make_node("Cast", ["c"], ["ci"], to=to),
@@ -557,21 +567,18 @@ def test_a_constant_is_cast_as_onnx_casts(to, value, want):
         with pytest.raises(OnnxImportError, match="to BFLOAT16: a constant may be cast to"):
             import_onnx(_net(nodes, {"w": np.ones((4, 3))}))
         return
-    with pytest.warns(OnnxConstantWarning):
-        imp = import_onnx(_net(nodes, {"w": np.ones((4, 3))}))
-    (name,) = [n for n in imp.params if not n.startswith("w")]
+    imp = import_onnx(_net(nodes, {"w": np.ones((4, 3))}))
+    (name,) = imp.consts
     assert imp.params[name].ravel()[0] == np.float32(want), imp.params[name]
 
 
 def test_integer_division_of_constants_is_toward_zero():
     """ONNX divides integers toward zero (7 / 2 = 3, -7 / 2 = -3): not 3.5, not floor's -4."""
-    from extract.onnx_import import OnnxConstantWarning
     nodes = [_i64("a", [7, -7, 6]), _i64("b", [2, 2, -4]), helper.make_node("Div", ["a", "b"], ["q"]),
              helper.make_node("Cast", ["q"], ["qf"], to=TensorProto.FLOAT),
              helper.make_node("MatMul", ["x", "w"], ["z"]), helper.make_node("Mul", ["z", "qf"], ["out"])]
-    with pytest.warns(OnnxConstantWarning):
-        imp = import_onnx(_net(nodes, {"w": np.ones((4, 3))}))
-    (name,) = [n for n in imp.params if not n.startswith("w")]
+    imp = import_onnx(_net(nodes, {"w": np.ones((4, 3))}))
+    (name,) = imp.consts
     assert imp.params[name].ravel().tolist() == [3, -3, -1]
 
 
@@ -598,16 +605,14 @@ def test_malformed_shape_arithmetic_is_an_import_error():
 
 def test_pow_of_constants_folds():
     """``x.size(1) ** -0.5`` (attention's scale): both constants, so a constant."""
-    from extract.onnx_import import OnnxConstantWarning
     nodes = [helper.make_node("Shape", ["x"], ["s"]), _i64("i", 1),
              helper.make_node("Gather", ["s", "i"], ["d"]),
              helper.make_node("Cast", ["d"], ["df"], to=TensorProto.FLOAT),
              _constant("half", -0.5), helper.make_node("Pow", ["df", "half"], ["scale"]),
              helper.make_node("MatMul", ["x", "w"], ["z"]),
              helper.make_node("Mul", ["z", "scale"], ["out"])]
-    with pytest.warns(OnnxConstantWarning):
-        imp = import_onnx(_net(nodes, {"w": np.ones((4, 3))}))
-    (name,) = [n for n in imp.params if not n.startswith("w")]
+    imp = import_onnx(_net(nodes, {"w": np.ones((4, 3))}))
+    (name,) = imp.consts
     assert imp.params[name].ravel()[0] == np.float32(0.5)
 
 

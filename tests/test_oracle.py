@@ -64,7 +64,7 @@ def test_load_accepts_path_string_and_dict():
     assert oracle.load(path) == oracle.load(text) == oracle.load(json.loads(text))
 
 
-@pytest.mark.parametrize("key,value", [("version", 3), ("version", True), ("format", "x")])
+@pytest.mark.parametrize("key,value", [("version", 4), ("version", True), ("format", "x")])
 def test_load_rejects_unknown_format_or_version(key, value):
     dump = g.dot_hand()
     dump[key] = value

@@ -90,7 +90,8 @@ BODY = R + ("body",)      # the bin node
 MALFORMED = [
     *[(f"missing {k}", _del((k,)), "$") for k in
       ("format", "version", "model", "generator", "context", "chain", "seed", "gradients")],
-    ("wrong version", _set(("version",), 3), "$.version"),
+    ("wrong version", _set(("version",), 4), "$.version"),
+    ("const before version 3", _set(("context", 1, "role"), "const"), "$.context[1].role"),
     ("version as string", _set(("version",), "1"), "$.version"),
     ("wrong format", _set(("format",), "ad-dump"), "$.format"),
     ("unknown op", _set(BODY + ("op",), "pow"), "$.chain[0].expr.body.op"),

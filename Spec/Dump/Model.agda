@@ -5,15 +5,17 @@
 --
 -- A model is a chain (Spec.Lang.Chain) whose last binding is the one
 -- the reverse pass is seeded on, the seed expression, the names of the
--- base variables that are data (role "input"; every other base
--- variable is a "param"), and optional named outputs.  The dump lists
+-- base variables that are data (role "input") and of those that are
+-- fixed arrays (role "const"; every other base variable is a "param"),
+-- and optional named outputs.  The dump lists
 --   context   : the base variables, outermost first, with their roles;
 --   chain     : the forward bindings, in evaluation order, as written;
 --   seed      : the seed expression, of the last binding;
 --   gradients : the reverse pass (chain-grads-opt: every expression
 --               through the optimiser opt*): one entry per binding,
 --               last first, then one per param in context order (the
---               gradients of inputs are computed but not dumped).
+--               gradients of inputs and consts are computed but not
+--               dumped).
 ------------------------------------------------------------------------
 module Spec.Dump.Model where
 
@@ -58,16 +60,20 @@ private
   fan-in before (ι _)   = before
   fan-in before (_ ⊗ s) = ∣ s ∣
 
-  context-entries : List String → ℕ → List (String × IS) → List JSON
-  context-entries inputs before [] = []
-  context-entries inputs before ((x , is) ∷ xs) with member x inputs
-  ... | true  = object (("name" , string x) ∷ ("shape" , shape (shapeOf is))
-                        ∷ ("role" , string "input") ∷ [])
-                ∷ context-entries inputs before xs
-  ... | false = let n = fan-in before (shapeOf is) in
-                object (("name" , string x) ∷ ("shape" , shape (shapeOf is))
-                        ∷ ("role" , string "param") ∷ ("fan_in" , nat n) ∷ [])
-                ∷ context-entries inputs n xs
+  -- A context entry without a gradient (an input, a const).
+  fixed : String → String → IS → JSON
+  fixed role x is = object (("name" , string x) ∷ ("shape" , shape (shapeOf is))
+                            ∷ ("role" , string role) ∷ [])
+
+  context-entries : List String → List String → ℕ → List (String × IS) → List JSON
+  context-entries inputs consts before [] = []
+  context-entries inputs consts before ((x , is) ∷ xs) with member x inputs | member x consts
+  ... | true  | _     = fixed "input" x is ∷ context-entries inputs consts before xs
+  ... | false | true  = fixed "const" x is ∷ context-entries inputs consts before xs
+  ... | false | false = let n = fan-in before (shapeOf is) in
+                        object (("name" , string x) ∷ ("shape" , shape (shapeOf is))
+                                ∷ ("role" , string "param") ∷ ("fan_in" , nat n) ∷ [])
+                        ∷ context-entries inputs consts n xs
 
   binding-entry : Binding → JSON
   binding-entry (binding x s e) = object
@@ -77,14 +83,15 @@ private
   gradient-entry (gradient x w s e) = object
     (("name" , string x) ∷ ("wrt" , string w) ∷ ("shape" , shape s) ∷ ("expr" , expr e) ∷ [])
 
-  is-input : List String → Gradient Γ → Bool
-  is-input inputs g = member (Gradient.wrt g) inputs
+  is-fixed : List String → Gradient Γ → Bool
+  is-fixed fixed g = member (Gradient.wrt g) fixed
 
--- The reverse pass as dumped: the gradients of the inputs are dropped.
+-- The reverse pass as dumped: the gradients of the inputs and the
+-- consts (`fixed`) are dropped.
 param-grads : List String → Chain (Δ ▹ ar p ▹ ar p) → E (Δ ▹ ar p ▹ ar p) (ar p)
             → List (Gradient (Δ ▹ ar p ▹ ar p))
-param-grads inputs c seed =
-  List.boolFilter (λ g → not (is-input inputs g)) (chain-grads-opt c seed)
+param-grads fixed c seed =
+  List.boolFilter (λ g → not (is-fixed fixed g)) (chain-grads-opt c seed)
 
 -- The name of the last binding.
 last-name : Chain Γ → String
@@ -94,19 +101,20 @@ last-name (_ ▹ (x , _)) = x
 ------------------------------------------------------------------------
 -- The dump
 
--- dump name inputs data chain seed outputs: `data` names the features
--- and the target (a one-hot label) among the inputs, for the runtime.
-dump : String → List String → List (String × String) → Chain (Δ ▹ ar p ▹ ar p)
+-- dump name inputs consts data chain seed outputs: `data` names the
+-- features and the target (a one-hot label) among the inputs, for the
+-- runtime.
+dump : String → List String → List String → List (String × String) → Chain (Δ ▹ ar p ▹ ar p)
      → E (Δ ▹ ar p ▹ ar p) (ar p) → List (String × String) → JSON
-dump model inputs roles c seed outputs = object
+dump model inputs consts roles c seed outputs = object
   ( ("format"    , string "ad-expression-dump")
-  ∷ ("version"   , nat 2)
+  ∷ ("version"   , nat 3)
   ∷ ("model"     , string model)
   ∷ ("generator" , string generator)
-  ∷ ("context"   , array (context-entries inputs 1 (base-vars c)))
+  ∷ ("context"   , array (context-entries inputs consts 1 (base-vars c)))
   ∷ ("chain"     , array (List.map binding-entry (bindings c)))
   ∷ ("seed"      , object (("of" , string (last-name c)) ∷ ("expr" , expr seed) ∷ []))
-  ∷ ("gradients" , array (List.map gradient-entry (param-grads inputs c seed)))
+  ∷ ("gradients" , array (List.map gradient-entry (param-grads (inputs List.++ consts) c seed)))
   ∷ names-entry "outputs" outputs List.++ names-entry "data" roles)
   where
     names-entry : String → List (String × String) → List (String × JSON)
@@ -118,11 +126,11 @@ dump model inputs roles c seed outputs = object
 
 models : List (String × JSON)
 models =
-    ("cnn"   , dump "cnn" CNN.inputs (("features" , "inp") ∷ ("target" , "target") ∷ [])
+    ("cnn"   , dump "cnn" CNN.inputs [] (("features" , "inp") ∷ ("target" , "target") ∷ [])
                     CNN.chain CNN.seed (("prediction" , "r") ∷ ("loss" , "loss") ∷ []))
-  ∷ ("dot"   , dump "dot" Dot.inputs [] Dot.chain Dot.seed [])
-  ∷ ("chain" , dump "chain" ChainExample.inputs [] ChainExample.chain ChainExample.seed [])
-  ∷ ("ops"   , dump "ops" Ops.inputs [] Ops.chain Ops.seed (("loss" , "loss") ∷ []))
+  ∷ ("dot"   , dump "dot" Dot.inputs [] [] Dot.chain Dot.seed [])
+  ∷ ("chain" , dump "chain" ChainExample.inputs [] [] ChainExample.chain ChainExample.seed [])
+  ∷ ("ops"   , dump "ops" Ops.inputs [] [] Ops.chain Ops.seed (("loss" , "loss") ∷ []))
   ∷ []
 
 _ : List.map (λ (x , _) → x) models ≡ "cnn" ∷ "dot" ∷ "chain" ∷ "ops" ∷ []

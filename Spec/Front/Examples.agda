@@ -34,6 +34,10 @@ private
   error-of (ok _)   = nothing
   error-of (fail e) = just e
 
+  constants-of : Result Elaborated → Maybe (List String)
+  constants-of (ok m)   = just (Elaborated.constants m)
+  constants-of (fail _) = nothing
+
 ------------------------------------------------------------------------
 -- The paper's network
 
@@ -74,6 +78,23 @@ loss   l = sum i : 3 . x[i] * a[i]     -- a scalar: the sum of a vector of shape
 "
 
 _ : core-of (elaborate dot-text) ≡ just (("l" , Sum (ι 3) (Mul (Sel (V 2) (V 0)) (Sel (V 1) (V 0)))) ∷ [])
+_ = refl
+
+-- a const is a base variable like a param (the dump gives it no gradient)
+const-text : String
+const-text = "
+model scaled
+input  x : 3
+const  m : 3                           -- fixed: its value comes with the weights
+param  a : 3
+loss   l = sum i : 3 . x[i] * m[i] * a[i]
+"
+
+_ : core-of (elaborate const-text) ≡ just
+      (("l" , Sum (ι 3) (Mul (Mul (Sel (V 3) (V 0)) (Sel (V 2) (V 0))) (Sel (V 1) (V 0)))) ∷ [])
+_ = refl
+
+_ : constants-of (elaborate const-text) ≡ just ("m" ∷ [])
 _ = refl
 
 -- the elementwise functions are calls, elementwise like logistic

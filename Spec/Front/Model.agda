@@ -4,7 +4,7 @@
 -- runtime needs to know about it, or one message naming the line, the
 -- binding, and what is wrong.
 --
--- The declarations (input, target, param) make the base context, in
+-- The declarations (input, target, param, const) make the base context, in
 -- the order written; every binding is expanded (Spec.Front.Expand) and
 -- elaborated (Spec.Front.Check) in the scope of the declarations and
 -- the bindings before it, and added to the chain; the last statement,
@@ -56,6 +56,7 @@ record Elaborated : Set where
     chain      : Chain (Δ ▹ ar unit ▹ ar unit)
     features   : List String              -- the `input` declarations
     targets    : List String              -- the `target` declarations
+    constants  : List String              -- the `const` declarations
     prediction : Maybe String             -- the `output` binding
     objective  : String
     core       : List (String × Tm)       -- the bindings as core terms
@@ -128,7 +129,7 @@ private
   split ((l , def k x e) ∷ rest) = split rest >>= λ where
     (parts [] fs) → ok (parts [] ((l , k , x , e) ∷ fs))
     (parts ((l′ , _ , y , _) ∷ _) fs) →
-      fail (showℕ l′ ++ ": declarations (input, target, param) come before the bindings; "
+      fail (showℕ l′ ++ ": declarations (input, target, param, const) come before the bindings; "
             ++ y ++ " is declared after the binding " ++ x ++ " (line " ++ showℕ l ++ ")")
 
   -- The line of the first statement that defines x, if one does.
@@ -153,6 +154,7 @@ private
   sameRole input  input  = true
   sameRole target target = true
   sameRole param  param  = true
+  sameRole constant constant = true
   sameRole _      _      = false
 
   withRole : Role → List (ℕ × Role × String × S) → List String
@@ -199,9 +201,9 @@ private
     (l , r , x , s) → if sameRole target r ∧ (x String.== y) then (l , r , x , p) else (l , r , x , s)
 
   -- The last binding, the loss: a scalar.
-  finish : String → List String → List String → Maybe String → String → Partial → ℕ → String
-         → Raw → Result Elaborated
-  finish title fs ts pred note (partial {Δ} c sc core eq) l x r = do
+  finish : String → List String → List String → List String → Maybe String → String → Partial
+         → ℕ → String → Raw → Result Elaborated
+  finish title fs ts ks pred note (partial {Δ} c sc core eq) l x r = do
     (t , p , e , e≡) ← noted note (elab Δ sc l x r)
     scalar t p e e≡
     where
@@ -213,7 +215,7 @@ private
       ... | no _ = fail (where′ l x ++ "the loss must be a scalar (shape 1), found shape " ++ show p)
 
       placeholder-free t e e≡ (just pf) = ok (record
-        { title = title ; chain = c ▹ (x , e) ; features = fs ; targets = ts
+        { title = title ; chain = c ▹ (x , e) ; features = fs ; targets = ts ; constants = ks
         ; prediction = pred ; objective = x ; core = core ++ₗ [ (x , t) ]
         ; faithful = snoc-faithful c x e eq e≡ ; pf = pf })
       -- not reached: no binding can name a placeholder (they have the empty name)
@@ -260,8 +262,8 @@ private
     let (Γ , ns) = ce-split (base ds)
         scope = List.reverse (List.map proj₂ (decl-names ds))
     p ← steps (partial (ε {Γ} ns) scope [] refl) bs
-    finish title (withRole input ds) (withRole target ds) pred (note fuel (mismatch ds pred p))
-           p ll lx le
+    finish title (withRole input ds) (withRole target ds) (withRole constant ds) pred
+           (note fuel (mismatch ds pred p)) p ll lx le
     where
       note : ℕ → Maybe (String × S × String × S) → String
       note zero    _       = ""

@@ -194,6 +194,7 @@ module _ (l : ℕ) where
   ... | "input"  = pDecl input rest
   ... | "target" = pDecl target rest
   ... | "param"  = pDecl param rest
+  ... | "const"  = pDecl constant rest
   ... | "output" = pDef output rest
   ... | "loss"   = pDef loss rest
   ... | _        = pDef plain ts

@@ -8,6 +8,7 @@
 --   input inp : 28x28                 data: the features
 --   target t : 10                     data: the one-hot label
 --   param k1 : 6x5x5                  a trainable parameter
+--   const m : 10                      a fixed array (its value with the weights)
 --   c1 = logistic(conv(inp, k1, b1))  a binding
 --   output r = …                      the binding that is the prediction
 --   loss l = sqerr(r, t)              the objective: the last statement
@@ -44,7 +45,7 @@ data Raw : Set where
 -- Statements
 
 data Role : Set where
-  input target param : Role
+  input target param constant : Role
 
 data Kind : Set where
   plain output loss : Kind

@@ -30,7 +30,7 @@ typedef struct {
     real seed[1];
 } dot_inputs;
 
-/* role param; also the parameter gradients */
+/* roles param and const; also the parameter gradients (a const's is 0) */
 typedef struct {
     real a[5];
     real b[5];

@@ -31,7 +31,7 @@ typedef struct {
     real empty_[1];
 } ops_map_inputs;
 
-/* role param; also the parameter gradients */
+/* roles param and const; also the parameter gradients (a const's is 0) */
 typedef struct {
     real x[6];
     real w[3];

@@ -264,17 +264,18 @@ void chain_cuda_batch_grad(const chain_params *w, const chain_inputs *xs, int n,
     (void)loss;
 }
 
+/* field by field: the parameters only (a const is not trained) */
 void chain_cuda_sgd_update(chain_params *w, const chain_params *grad, real lr)
 {
-    const int size = (int)(sizeof(chain_params) / sizeof(real));
-    chain_cuda_sgd<<<blocks(size), BLOCK>>>((real *)w, (const real *)grad, lr, size);
+    chain_cuda_sgd<<<blocks(chain_SIZE_a), BLOCK>>>(w->a, grad->a, lr, chain_SIZE_a);
+    chain_cuda_sgd<<<blocks(chain_SIZE_b), BLOCK>>>(w->b, grad->b, lr, chain_SIZE_b);
 }
 
 void chain_cuda_sgd_momentum_update(chain_params *w, const chain_params *grad, chain_params *vel,
                                     real lr, real mu)
 {
-    const int size = (int)(sizeof(chain_params) / sizeof(real));
-    chain_cuda_sgd_momentum<<<blocks(size), BLOCK>>>((real *)w, (const real *)grad, (real *)vel, lr, mu, size);
+    chain_cuda_sgd_momentum<<<blocks(chain_SIZE_a), BLOCK>>>(w->a, grad->a, vel->a, lr, mu, chain_SIZE_a);
+    chain_cuda_sgd_momentum<<<blocks(chain_SIZE_b), BLOCK>>>(w->b, grad->b, vel->b, lr, mu, chain_SIZE_b);
 }
 
 void chain_cuda_batch_predict(const chain_params *w, const chain_inputs *xs, int n, int nthreads,

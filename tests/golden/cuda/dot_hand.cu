@@ -234,17 +234,18 @@ void dot_cuda_batch_grad(const dot_params *w, const dot_inputs *xs, int n, int n
     (void)loss;
 }
 
+/* field by field: the parameters only (a const is not trained) */
 void dot_cuda_sgd_update(dot_params *w, const dot_params *grad, real lr)
 {
-    const int size = (int)(sizeof(dot_params) / sizeof(real));
-    dot_cuda_sgd<<<blocks(size), BLOCK>>>((real *)w, (const real *)grad, lr, size);
+    dot_cuda_sgd<<<blocks(dot_SIZE_a), BLOCK>>>(w->a, grad->a, lr, dot_SIZE_a);
+    dot_cuda_sgd<<<blocks(dot_SIZE_b), BLOCK>>>(w->b, grad->b, lr, dot_SIZE_b);
 }
 
 void dot_cuda_sgd_momentum_update(dot_params *w, const dot_params *grad, dot_params *vel,
                                   real lr, real mu)
 {
-    const int size = (int)(sizeof(dot_params) / sizeof(real));
-    dot_cuda_sgd_momentum<<<blocks(size), BLOCK>>>((real *)w, (const real *)grad, (real *)vel, lr, mu, size);
+    dot_cuda_sgd_momentum<<<blocks(dot_SIZE_a), BLOCK>>>(w->a, grad->a, vel->a, lr, mu, dot_SIZE_a);
+    dot_cuda_sgd_momentum<<<blocks(dot_SIZE_b), BLOCK>>>(w->b, grad->b, vel->b, lr, mu, dot_SIZE_b);
 }
 
 void dot_cuda_batch_predict(const dot_params *w, const dot_inputs *xs, int n, int nthreads,

@@ -339,17 +339,18 @@ void ops_block_cuda_batch_grad(const ops_block_params *w, const ops_block_inputs
         ops_block_cuda_average_sum<<<1, 1>>>(loss, tot->loss, ops_block_SIZE_loss, n);
 }
 
+/* field by field: the parameters only (a const is not trained) */
 void ops_block_cuda_sgd_update(ops_block_params *w, const ops_block_params *grad, real lr)
 {
-    const int size = (int)(sizeof(ops_block_params) / sizeof(real));
-    ops_block_cuda_sgd<<<blocks(size), BLOCK>>>((real *)w, (const real *)grad, lr, size);
+    ops_block_cuda_sgd<<<blocks(ops_block_SIZE_x), BLOCK>>>(w->x, grad->x, lr, ops_block_SIZE_x);
+    ops_block_cuda_sgd<<<blocks(ops_block_SIZE_g), BLOCK>>>(w->g, grad->g, lr, ops_block_SIZE_g);
 }
 
 void ops_block_cuda_sgd_momentum_update(ops_block_params *w, const ops_block_params *grad, ops_block_params *vel,
                                         real lr, real mu)
 {
-    const int size = (int)(sizeof(ops_block_params) / sizeof(real));
-    ops_block_cuda_sgd_momentum<<<blocks(size), BLOCK>>>((real *)w, (const real *)grad, (real *)vel, lr, mu, size);
+    ops_block_cuda_sgd_momentum<<<blocks(ops_block_SIZE_x), BLOCK>>>(w->x, grad->x, vel->x, lr, mu, ops_block_SIZE_x);
+    ops_block_cuda_sgd_momentum<<<blocks(ops_block_SIZE_g), BLOCK>>>(w->g, grad->g, vel->g, lr, mu, ops_block_SIZE_g);
 }
 
 void ops_block_cuda_batch_predict(const ops_block_params *w, const ops_block_inputs *xs, int n, int nthreads,

@@ -279,17 +279,18 @@ void ops_map_cuda_batch_grad(const ops_map_params *w, const ops_map_inputs *xs, 
         ops_map_cuda_average_sum<<<1, 1>>>(loss, tot->loss, ops_map_SIZE_loss, n);
 }
 
+/* field by field: the parameters only (a const is not trained) */
 void ops_map_cuda_sgd_update(ops_map_params *w, const ops_map_params *grad, real lr)
 {
-    const int size = (int)(sizeof(ops_map_params) / sizeof(real));
-    ops_map_cuda_sgd<<<blocks(size), BLOCK>>>((real *)w, (const real *)grad, lr, size);
+    ops_map_cuda_sgd<<<blocks(ops_map_SIZE_x), BLOCK>>>(w->x, grad->x, lr, ops_map_SIZE_x);
+    ops_map_cuda_sgd<<<blocks(ops_map_SIZE_w), BLOCK>>>(w->w, grad->w, lr, ops_map_SIZE_w);
 }
 
 void ops_map_cuda_sgd_momentum_update(ops_map_params *w, const ops_map_params *grad, ops_map_params *vel,
                                       real lr, real mu)
 {
-    const int size = (int)(sizeof(ops_map_params) / sizeof(real));
-    ops_map_cuda_sgd_momentum<<<blocks(size), BLOCK>>>((real *)w, (const real *)grad, (real *)vel, lr, mu, size);
+    ops_map_cuda_sgd_momentum<<<blocks(ops_map_SIZE_x), BLOCK>>>(w->x, grad->x, vel->x, lr, mu, ops_map_SIZE_x);
+    ops_map_cuda_sgd_momentum<<<blocks(ops_map_SIZE_w), BLOCK>>>(w->w, grad->w, vel->w, lr, mu, ops_map_SIZE_w);
 }
 
 void ops_map_cuda_batch_predict(const ops_map_params *w, const ops_map_inputs *xs, int n, int nthreads,

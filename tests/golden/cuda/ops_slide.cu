@@ -352,17 +352,18 @@ void ops_slide_cuda_batch_grad(const ops_slide_params *w, const ops_slide_inputs
         ops_slide_cuda_average_sum<<<1, 1>>>(loss, tot->loss, ops_slide_SIZE_loss, n);
 }
 
+/* field by field: the parameters only (a const is not trained) */
 void ops_slide_cuda_sgd_update(ops_slide_params *w, const ops_slide_params *grad, real lr)
 {
-    const int size = (int)(sizeof(ops_slide_params) / sizeof(real));
-    ops_slide_cuda_sgd<<<blocks(size), BLOCK>>>((real *)w, (const real *)grad, lr, size);
+    ops_slide_cuda_sgd<<<blocks(ops_slide_SIZE_x), BLOCK>>>(w->x, grad->x, lr, ops_slide_SIZE_x);
+    ops_slide_cuda_sgd<<<blocks(ops_slide_SIZE_k), BLOCK>>>(w->k, grad->k, lr, ops_slide_SIZE_k);
 }
 
 void ops_slide_cuda_sgd_momentum_update(ops_slide_params *w, const ops_slide_params *grad, ops_slide_params *vel,
                                         real lr, real mu)
 {
-    const int size = (int)(sizeof(ops_slide_params) / sizeof(real));
-    ops_slide_cuda_sgd_momentum<<<blocks(size), BLOCK>>>((real *)w, (const real *)grad, (real *)vel, lr, mu, size);
+    ops_slide_cuda_sgd_momentum<<<blocks(ops_slide_SIZE_x), BLOCK>>>(w->x, grad->x, vel->x, lr, mu, ops_slide_SIZE_x);
+    ops_slide_cuda_sgd_momentum<<<blocks(ops_slide_SIZE_k), BLOCK>>>(w->k, grad->k, vel->k, lr, mu, ops_slide_SIZE_k);
 }
 
 void ops_slide_cuda_batch_predict(const ops_slide_params *w, const ops_slide_inputs *xs, int n, int nthreads,
