@@ -4,7 +4,7 @@
 
 ``python -m extract import MODEL.onnx [--out DIR] [--name NAME] [--loss ce|sqerr|auto]
 [--batch auto|yes|no] [--check]``: translate an ONNX model into a model file and its weights
-(``extract/onnx_import.py``).
+(``extract/onnx_import.py``; with consts, also ``NAME.consts.npz``, their values alone).
 
 MODEL is a built-in model's name (its dump is ``build/dump/MODEL.json`` by default, else the
 zoo's ``build/dump/zoo/MODEL.json`` of ``models/MODEL.model``, made by ``make dump`` when no

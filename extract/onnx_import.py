@@ -107,7 +107,9 @@ class Imported:
     consts: tuple[str, ...] = ()
 
     def save(self, directory) -> tuple[Path, Path]:
-        """Write ``NAME.model`` and ``NAME.npz`` (runtime weights, f32) into ``directory``."""
+        """Write ``NAME.model`` and ``NAME.npz`` (runtime weights, f32) into ``directory``, and
+        with consts ``NAME.consts.npz``, their values alone (``--weights`` of it trains from
+        fresh parameters)."""
         from runtime.weights import save_weights
         from runtime._files import atomic_write
         d = Path(directory)
@@ -115,6 +117,10 @@ class Imported:
         model = d / f"{self.name}.model"
         shapes = {k: tuple(v.shape) for k, v in self.params.items()}
         weights = save_weights(d / f"{self.name}.npz", self.params, self.name, "f32", shapes)
+        if self.consts:
+            consts = {k: self.params[k] for k in self.consts}
+            save_weights(d / f"{self.name}.consts.npz", consts, self.name, "f32",
+                         {k: shapes[k] for k in self.consts})
         atomic_write(model, lambda f: f.write(self.text.encode()))
         return model, weights
 
@@ -1205,4 +1211,7 @@ def main(argv=None) -> int:
         if imp.consts else ""
     print(f"wrote {model} and {weights} ({len(imp.params) - len(imp.consts)} parameters{consts}; "
           f"output {imp.output}, target {imp.target})")
+    if imp.consts:
+        print(f"the consts alone: {weights.with_name(imp.name + '.consts.npz')} (--weights it "
+              f"to train from fresh parameters)")
     return 0

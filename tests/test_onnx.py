@@ -348,7 +348,7 @@ def test_a_softmax_output_takes_the_cross_entropy_of_its_logits(kernel_cache):
     _check_central_differences(m, {"x": x, "y": np.eye(3)[y]}, rng)
 
 
-def test_a_constant_node_becomes_a_const_that_training_leaves_alone(kernel_cache):
+def test_a_constant_node_becomes_a_const_that_training_leaves_alone(kernel_cache, tmp_path):
     """The model language has no decimals: a ``Constant`` node's 0.1 is declared a ``const``,
     its value in the weights; the kernels read it, training never changes it, and it has no
     gradient (the initializer ``w`` is a weight: trained)."""
@@ -373,6 +373,12 @@ def test_a_constant_node_becomes_a_const_that_training_leaves_alone(kernel_cache
     m.train(x, y, epochs=3, batch_size=4, lr=0.1, momentum=0.5, progress=False)
     assert m.params["c"].tobytes() == before["c"].tobytes()
     assert not np.array_equal(m.params["w_t"], before["w_t"])
+    # saved: the weights, and the consts alone, from which the parameters start fresh
+    import runtime
+    model, weights = imp.save(tmp_path)
+    fresh = runtime.load(model, weights=tmp_path / "net.consts.npz")
+    assert fresh.params["c"][0] == np.float32(0.1)
+    assert not np.array_equal(fresh.params["w_t"], runtime.load(model, weights=weights).params["w_t"])
 
 
 @pytest.mark.parametrize("k", [1, 2, 3])
