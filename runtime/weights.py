@@ -68,8 +68,9 @@ def sac_constants(model) -> dict[str, float]:
     """The constant of each parameter under ``init="sac"``: ``1/fan_in`` (rank >= 2) or
     ``1/length`` (rank 1)."""
     spec = _spec(model)
-    return {n: 1.0 / (spec.fan_in[n] if len(s) >= 2 else max(s[0], 1))
-            for n, s in spec.param_shapes.items() if n not in spec.consts}
+    shapes = spec.param_shapes
+    return {n: 1.0 / (spec.fan_in[n] if len(shapes[n]) >= 2 else max(shapes[n][0], 1))
+            for n in spec.trained}
 
 
 def init_params(model, init: str = "random", seed: int = 0, precision: str = "f32",
@@ -95,18 +96,15 @@ def init_params(model, init: str = "random", seed: int = 0, precision: str = "f3
             f" with the weights: --weights FILE (a file written by Model.save or `python -m "
             f"extract import`, or an .npz of the consts alone: numpy.savez(FILE, "
             f"{missing[0]}=...)), or runtime.load(model, weights={{{missing[0]!r}: array, ...}})")
-    out = {}
-    if init == "sac":
-        fill = sac_constants(spec)
-        out = {n: np.full(s, fill[n], dtype=dtype) for n, s in spec.param_shapes.items()
-               if n not in spec.consts}
-    else:
-        rng = np.random.default_rng(seed)
-        for n, s in spec.param_shapes.items():
-            if n not in spec.consts:
-                bound = 1.0 / math.sqrt(spec.fan_in[n])
-                out[n] = rng.uniform(-bound, bound, size=s).astype(dtype)
-    out.update(consts)
+    shapes, out = spec.param_shapes, dict(consts)
+    fill = sac_constants(spec) if init == "sac" else None
+    rng = np.random.default_rng(seed)
+    for n in spec.trained:
+        if fill is not None:
+            out[n] = np.full(shapes[n], fill[n], dtype=dtype)
+        else:
+            bound = 1.0 / math.sqrt(spec.fan_in[n])
+            out[n] = rng.uniform(-bound, bound, size=shapes[n]).astype(dtype)
     return {n: out[n] for n in spec.param_shapes}  # context order
 
 

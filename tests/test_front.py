@@ -291,6 +291,37 @@ loss l = sqerr(p, t)
     validates(tmp_path / "t.model", tmp_path / "g")
 
 
+CONST_TEXT = """model k
+input x : 4x3
+target t : 4
+const m : 4x3
+param w : 4x3
+h = for i : 4 . sum j : 3 . w[i][j] * m[i][j] * x[i][j]
+output p = logistic(h)
+loss l = sqerr(p, t)
+"""
+
+
+@pytest.mark.torch
+def test_a_const_has_pytorchs_gradients(main):
+    """The dump of a model with a const, against PyTorch autograd with the mask a tensor that
+    requires no gradient: the same gradient of ``w``, and none of ``m``."""
+    torch = pytest.importorskip("torch")
+    r = elaborate(main, CONST_TEXT)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    rng = np.random.default_rng(9)
+    vals = {"x": rng.normal(size=(4, 3)), "t": rng.normal(size=4), "w": rng.normal(size=(4, 3)),
+            "m": rng.integers(0, 2, size=(4, 3)).astype(float)}
+    T = {k: torch.tensor(v, dtype=torch.float64, requires_grad=(k == "w"))
+         for k, v in vals.items()}
+    p = torch.sigmoid((T["w"] * T["m"] * T["x"]).sum(1))
+    (0.5 * ((p - T["t"]) ** 2).sum()).backward()
+    out = oracle.evaluate(d, vals)
+    np.testing.assert_allclose(out["d_w"], T["w"].grad.numpy(), rtol=1e-12, atol=1e-15)
+    assert T["m"].grad is None and "d_m" not in out
+
+
 def validates(model: Path, out: Path) -> None:
     """Every kernel emitted for ``model`` (C and CUDA, each entry point) equals the dump over
     F_p (python -m extract, then python -m extract.validate, as a user runs them)."""
@@ -307,15 +338,7 @@ def test_a_const_is_read_never_trained(main, kernel_cache, tmp_path):
     no gradient; the runtime needs its value (the weights), reads it, never trains it, and
     the field validation passes every emitted kernel (a const's gradient field is 0)."""
     import runtime
-    text = """model k
-input x : 4x3
-target t : 4
-const m : 4x3
-param w : 4x3
-h = for i : 4 . sum j : 3 . w[i][j] * m[i][j] * x[i][j]
-output p = logistic(h)
-loss l = sqerr(p, t)
-"""
+    text = CONST_TEXT
     r = elaborate(main, text)
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)

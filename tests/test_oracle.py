@@ -378,7 +378,7 @@ def fd_check(dump, vals, coords=None, h=1e-6, rtol=1e-6, atol=1e-8, objective=ob
 
 
 @pytest.mark.parametrize("name", ["dot_hand", "chain_hand", "ops_map", "ops_block", "ops_slide",
-                                  "pad_const", "unary", "pad_conv"])
+                                  "pad_const", "unary", "pad_conv", "const_hand"])
 def test_hand_dump_gradients_match_finite_differences(name):
     d = hand(name)
     fd_check(d, g.random_context_values(d, 7))
