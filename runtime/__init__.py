@@ -20,7 +20,7 @@ from . import data
 from .idx import load_mnist, read_idx, write_idx
 from .model import DivergedError, Model, load
 from .spec import ModelSpec, model_spec
-from .weights import init_params, load_weights, save_weights
+from .weights import init_params, load_weights, read_weights, save_weights
 
 
 def _default_data() -> Path:
@@ -43,6 +43,7 @@ __all__ = [
     "load",
     "load_mnist",
     "load_weights",
+    "read_weights",
     "model_spec",
     "read_idx",
     "save_weights",

@@ -18,9 +18,11 @@ an earlier run's are replaced).
 ``runtime.DEFAULT_DATA``) or an ``.npz`` with ``x_train``, ``y_train`` and optionally ``x_test``,
 ``y_test`` (``runtime.data``): features of the model's input shape, integer labels (classes), or
 float targets of the model's target shape (a regression: the test loss replaces the accuracy).
-``--momentum MU`` trains with PyTorch's SGD momentum. ``predict`` prints the accuracy (the loss,
-for float targets) and, with ``--out FILE.npz`` or ``FILE.csv``, writes the outputs and predicted
-classes (then the labels may be absent: data to predict).
+``--momentum MU`` trains with PyTorch's SGD momentum; ``weights.npz`` then holds its velocity
+too, which ``--weights`` with ``--momentum`` continues (resumed training goes on exactly).
+``predict`` prints the accuracy (the loss, for float targets) and, with ``--out FILE.npz`` or
+``FILE.csv``, writes the outputs and predicted classes (then the labels may be absent: data to
+predict).
 """
 
 from __future__ import annotations
@@ -115,8 +117,17 @@ def cmd_train(args) -> int:
     for stale in (out / "history.json", out / "curves.png"):  # of an earlier run: replaced
         stale.unlink(missing_ok=True)
     start = f"weights {args.weights}" if args.weights else f"init {args.init}"
+    saved_mu = m.velocity_momentum  # of a velocity the weights file holds, else None
     if args.momentum:
         start += f", momentum {args.momentum:g}"
+        if saved_mu is not None and args.epochs:
+            start += (", continuing the file's velocity" + (
+                f" (accumulated with momentum {saved_mu:g})" if saved_mu != args.momentum
+                else ""))
+    elif saved_mu is not None and args.epochs:
+        print(f"note: {args.weights} holds the velocity of training with momentum "
+              f"{saved_mu:g}; this run is plain SGD and drops it (--momentum {saved_mu:g} "
+              f"continues it)", flush=True)
     print(
         f"training {m.name} ({m.precision}, {start}) on {len(images)} images "
         f"from {args.data}" + (f", testing on {len(test[0])}" if test else "") + f"; out {out}",
@@ -298,7 +309,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="SGD rate: each step subtracts lr times the batch-mean gradient")
     t.add_argument("--momentum", type=float, default=0.0,
                    help="SGD with momentum mu in [0, 1) (PyTorch's: v = mu v + gradient, the "
-                        "step lr v; v starts at zero, also from --weights)")
+                        "step lr v; v starts at zero, or continues the one --weights holds: "
+                        "weights.npz keeps it, so a resumed run goes on exactly)")
     t.add_argument("--threads", type=int, default=None, help="default: all cores")
     t.add_argument("--data", type=Path, default=DEFAULT_DATA, help=data_help)
     t.add_argument("--out", type=Path, default=None,
@@ -310,7 +322,9 @@ def main(argv: list[str] | None = None) -> int:
                         "parameters: every unit of a layer the same, and it stays so)")
     t.add_argument("--seed", type=int, default=0, help="seed of --init random and --shuffle")
     t.add_argument("--shuffle", action="store_true",
-                   help="visit the training images in a new random order each epoch")
+                   help="visit the training images in a new random order each epoch (drawn from "
+                        "--seed: a run resumed with --weights draws the same orders again "
+                        "unless given another --seed)")
     t.add_argument("--weights", type=Path, default=None,
                    help="start from these weights (a .npz written by train or by python -m "
                         "extract import) instead of --init")

@@ -19,6 +19,12 @@ finite); no parameter can be added or removed. A model's consts (``const`` in a 
 are there too, and saved with the weights, but training never changes them and
 ``gradients`` leaves them out.
 
+Training with ``momentum`` keeps its velocity in the model (``m.velocity``), as a PyTorch
+optimizer keeps its state: the next ``train`` with momentum continues it, ``m.save`` writes it
+with the weights and ``runtime.load`` reads it back, so training resumed from a file follows
+the same trajectory as training that never stopped. ``m.reset_velocity()`` drops it; a
+``train`` without momentum does too.
+
 Every entry point checks its arguments (shapes, dtypes, finiteness, ranges) and raises
 ``ValueError`` before any C code runs. Training allocates its buffers (packed inputs of one
 batch, gradient, workspace) once per call and reuses them for every batch; a batch is packed
@@ -43,7 +49,7 @@ import numpy as np
 
 from ._kernels import Kernels
 from .spec import ModelSpec, model_spec
-from .weights import check_precision, init_params, load_weights, read_consts, save_weights
+from .weights import check_precision, init_params, read_consts, read_weights, save_weights
 
 __all__ = ["DivergedError", "Model", "Params", "load", "default_threads"]
 
@@ -246,7 +252,8 @@ class Model:
     ``output_shape`` (of the prediction output), ``features``/``target`` (input names),
     ``prediction``/``loss`` (output names), ``dump`` (the dump file)."""
 
-    def __init__(self, model, precision: str, params: dict[str, np.ndarray], dump=None):
+    def __init__(self, model, precision: str, params: dict[str, np.ndarray], dump=None,
+                 velocity: dict[str, np.ndarray] | None = None, momentum: float | None = None):
         spec = model_spec(model, dump)
         self.spec = spec
         self.name = spec.name
@@ -274,6 +281,9 @@ class Model:
         self._ws: dict[int, object] = {}
         self.history: dict[str, list] | None = None
         self.set_params(params)
+        self._vel, self._mu = None, None  # SGD momentum's velocity (an M_params), and its mu
+        if velocity is not None:
+            self._set_velocity(velocity, momentum)
 
     # what the dump says
     param_shapes = property(lambda self: dict(self.spec.param_shapes))
@@ -364,8 +374,39 @@ class Model:
         return {n: a.copy() for n, a in self.params.items()}
 
     def save(self, path: str | os.PathLike) -> Path:
-        """Save the weights to ``path`` (.npz), atomically."""
-        return save_weights(path, self.params, self.spec, self.precision)
+        """Save the weights to ``path`` (.npz), atomically, with the velocity of training with
+        momentum if there is one (``velocity``)."""
+        return save_weights(path, self.params, self.spec, self.precision,
+                            velocity=self.velocity, momentum=self._mu)
+
+    @property
+    def velocity(self) -> dict[str, np.ndarray] | None:
+        """A copy of the velocity of SGD with momentum (trained parameter -> array), which the
+        next ``train`` with momentum continues; None before any such training, after
+        ``reset_velocity`` or after a ``train`` without momentum."""
+        if self._vel is None:
+            return None
+        views = self._views(self._vel)
+        return {n: views[n].copy() for n in self.spec.trained}
+
+    velocity_momentum = property(lambda self: self._mu, doc="The ``mu`` of the last training "
+                                 "with momentum, which ``velocity`` accumulated; None without one.")
+
+    def reset_velocity(self) -> None:
+        """Forget the velocity: the next ``train`` with momentum starts it from zero."""
+        self._vel, self._mu = None, None
+
+    def _set_velocity(self, velocity: dict[str, np.ndarray], momentum) -> None:
+        trained = self.spec.trained
+        if set(velocity) != set(trained):
+            raise ValueError(f"a velocity has an array per trained parameter {sorted(trained)}, "
+                             f"got {sorted(velocity)}")
+        checked = {n: self.params.check(n, velocity[n]) for n in trained}
+        vel = self._k.new("params")  # zeroed: a const's field stays 0
+        views = self._views(vel)
+        for n, a in checked.items():
+            np.copyto(views[n], a)
+        self._vel, self._mu = vel, float(momentum)
 
     # -- kernels --------------------------------------------------------------------------------
 
@@ -592,8 +633,9 @@ class Model:
         """Mini-batch SGD, ``w -= lr * batch-mean gradient``, batches in order (or shuffled
         each epoch with ``shuffle=True``, seeded by ``seed``). The last batch of an epoch may
         be smaller. With ``momentum`` ``mu`` in (0, 1): PyTorch's SGD with momentum (no
-        dampening), ``v = mu * v + gradient; w -= lr * v``, ``v`` zero at the start of each
-        call (``M_sgd_momentum_update``).
+        dampening), ``v = mu * v + gradient; w -= lr * v`` (``M_sgd_momentum_update``), ``v``
+        continuing from the model's ``velocity`` (of an earlier call, or of the weights file
+        it was loaded from; zero if it has none). Without momentum the velocity is dropped.
 
         Returns the history, a dict of per-epoch lists: ``epoch``, ``loss`` (mean training loss
         over the epoch's batches), ``train_accuracy`` (after the epoch, if ``eval_train``),
@@ -623,9 +665,19 @@ class Model:
         lr_c = k.dtype.type(lr)
         grad_fn, sgd_fn = k.fn("batch_grad"), k.fn("sgd_update")
         w, g, loss_c = self._w, self._g, self._loss
-        if momentum:
-            vel, mu_c = k.new("params"), k.dtype.type(momentum)  # zeroed by cffi
+        vel_before = (self._vel, self._mu)  # given back if the first epoch diverges
+        if momentum and epochs > 0:
+            if self._vel is None:
+                self._vel = k.new("params")  # zeroed by cffi
+            vel, mu_c = self._vel, k.dtype.type(momentum)
+            self._mu = float(momentum)
             sgd_momentum_fn = k.fn("sgd_momentum_update")
+            flat_vel = k.view(vel, k.params_size)[0]
+            start_vel = np.empty_like(flat_vel)  # the velocity at the start of the epoch
+        else:
+            start_vel = None
+            if not momentum and epochs > 0:
+                self._vel, self._mu = None, None  # plain SGD: a velocity would be stale
         flat = k.view(w, k.params_size)[0]
         start = np.empty_like(flat)  # the weights at the start of the epoch, for a divergence
         if shuffle:
@@ -660,6 +712,8 @@ class Model:
                     np.take(images, perm, axis=0, out=src_img)
                     np.take(onehot, perm, axis=0, out=src_hot)
                 np.copyto(start, flat)
+                if momentum:
+                    np.copyto(start_vel, flat_vel)
                 total = 0.0
                 t0 = time.perf_counter()
                 for b, s in enumerate(starts, 1):
@@ -668,7 +722,7 @@ class Model:
                     loss = float(loss_c[0])
                     if not math.isfinite(loss):
                         self._diverged(start, f"the loss of batch {b} of epoch {epoch} is "
-                                              f"{loss}", lr)
+                                              f"{loss}", lr, start_vel, vel_before)
                     if momentum:
                         sgd_momentum_fn(w, g, vel, lr_c, mu_c)
                     else:
@@ -679,7 +733,8 @@ class Model:
                 seconds = time.perf_counter() - t0
                 if not np.isfinite(flat).all():
                     bad = next(n for n, a in self.params.items() if not np.isfinite(a).all())
-                    self._diverged(start, f"epoch {epoch} left NaN or inf in {bad}", lr)
+                    self._diverged(start, f"epoch {epoch} left NaN or inf in {bad}", lr,
+                                  start_vel, vel_before)
                 train_acc = (self.evaluate(images, labels, threads) if eval_train and classes
                              else None)
                 record = {
@@ -710,9 +765,14 @@ class Model:
         return history
 
 
-    def _diverged(self, start: np.ndarray, what: str, lr: float):
+    def _diverged(self, start: np.ndarray, what: str, lr: float, start_vel=None,
+                  vel_before=None):
         np.copyto(self._k.view(self._w, self._k.params_size)[0], start)
         done = len(self.history["epoch"]) if self.history else 0
+        if start_vel is not None:  # momentum: the velocity of the epoch's start
+            np.copyto(self._k.view(self._vel, self._k.params_size)[0], start_vel)
+        if not done and vel_before is not None:  # as the call found it (None, or another mu)
+            self._vel, self._mu = vel_before
         raise DivergedError(
             f"training diverged: {what} (is lr {lr:g} too large?); the weights are back to "
             + (f"those after epoch {done}" if done else "the initial ones"))
@@ -740,9 +800,10 @@ def load(
     or None for fresh weights by ``init`` ("random", the default: uniform in +-1/sqrt(fan_in),
     seeded by ``seed``; "sac": the SaC reference constants generalised, 1/fan_in or 1/length,
     which make the units of a layer identical for good, as in the paper's experiment; see
-    ``runtime.weights``); a model's consts are never initialised: their values come in
-    ``weights`` (a file, or a dict or an .npz of the consts alone, the parameters then fresh
-    by ``init``). ``precision``: "f32" or "f64"; by default that of the weights file, else
+    ``runtime.weights``); a file saved after training with momentum also gives the model
+    its velocity (``Model.velocity``), which training with momentum continues; a model's
+    consts are never initialised: their values come in ``weights`` (a file, or a dict or an
+    .npz of the consts alone, the parameters then fresh by ``init``). ``precision``: "f32" or "f64"; by default that of the weights file, else
     "f32". ``dump``: generate a built-in model's kernels from this dump file instead.
     """
     if precision is not None:
@@ -763,6 +824,7 @@ def load(
         precision = precision or "f32"
         params = init_params(spec, init, seed, precision, consts=consts)  # params fresh
     else:
-        params, meta = load_weights(weights, spec.name, spec.param_shapes)
+        params, meta, velocity = read_weights(weights, spec.name, spec.param_shapes)
         precision = precision or meta["precision"]
+        return Model(spec, precision, params, velocity=velocity, momentum=meta.get("momentum"))
     return Model(spec, precision, params)

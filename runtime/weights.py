@@ -16,6 +16,11 @@ Initial weights (``init_params``), derived from the dump alone:
 Weights files are NumPy ``.npz`` archives (no pickles) holding one array per parameter and a
 ``__meta__`` entry: a JSON object with ``format`` (``"proved-kernels-weights"``), ``version``
 (1), ``model``, ``precision`` (``"f32"``/``"f64"``) and ``shapes`` (name -> list of ints).
+A file saved after training with momentum is of ``version`` 2: it also holds the velocity of
+SGD with momentum, one array ``velocity/NAME`` per trained parameter (its shape), and
+``__meta__`` adds ``momentum`` (the ``mu`` it was accumulated with) and ``velocity`` (the
+names), so that training resumed from the file continues exactly where it stopped. Files
+without a velocity stay version 1 (readable by the runtimes before version 2); both are read.
 ``save_weights`` writes atomically (``runtime._files.atomic_write``: a temporary file in the
 target directory, flushed and fsync'ed, given the permissions of the umask, then
 ``os.replace``d over the target), so a reader (or a crash) never sees half a file.
@@ -36,7 +41,10 @@ import numpy as np
 from ._files import atomic_write
 
 FORMAT = "proved-kernels-weights"
-VERSION = 1
+VERSION = 1           # written without a velocity
+VERSION_VELOCITY = 2  # written with one (a momentum training's state)
+VERSIONS = (VERSION, VERSION_VELOCITY)
+VELOCITY = "velocity/"  # the prefix of a velocity entry's name in the archive
 
 DTYPES = {"f32": np.dtype(np.float32), "f64": np.dtype(np.float64)}
 
@@ -135,11 +143,15 @@ def _shapes_of(model, params) -> tuple[str, dict[str, tuple[int, ...]]]:
 
 
 def save_weights(path: str | os.PathLike, params: Mapping[str, np.ndarray], model,
-                 precision: str, shapes: Mapping[str, tuple[int, ...]] | None = None) -> Path:
+                 precision: str, shapes: Mapping[str, tuple[int, ...]] | None = None,
+                 velocity: Mapping[str, np.ndarray] | None = None,
+                 momentum: float | None = None) -> Path:
     """Write ``params`` to ``path`` (.npz) atomically; returns the path.
 
     ``model``: a ``ModelSpec``/``Model`` (its name and parameter shapes are used), or a model
-    name; ``shapes`` (name -> shape) then defaults to the shapes of the arrays."""
+    name; ``shapes`` (name -> shape) then defaults to the shapes of the arrays. ``velocity``
+    (name -> array, every trained parameter: a model's consts have none) and ``momentum``, the
+    state of SGD with momentum, make a version-2 file (module docstring)."""
     path = Path(path)
     name, expected = _shapes_of(model, params)
     if shapes is not None:
@@ -160,6 +172,26 @@ def save_weights(path: str | os.PathLike, params: Mapping[str, np.ndarray], mode
         "shapes": {n: list(s) for n, s in expected.items()},
     }
     arrays = {n: np.ascontiguousarray(params[n]) for n in expected}
+    if velocity is not None:
+        trained = (list(_spec(model).trained) if not isinstance(model, str)
+                   else list(velocity))
+        if set(velocity) != set(trained) or not set(trained) <= set(expected):
+            raise ValueError(f"the velocity must have an array per trained parameter "
+                             f"{sorted(trained)}, got {sorted(velocity)}")
+        if (isinstance(momentum, bool) or not isinstance(momentum, (int, float, np.floating))
+                or not 0 < momentum < 1):
+            raise ValueError(f"a velocity is saved with its momentum in (0, 1), got "
+                             f"{momentum!r}")
+        for n in trained:
+            if tuple(np.shape(velocity[n])) != expected[n]:
+                raise ValueError(f"the velocity of {n} must have shape {expected[n]}, got "
+                                 f"{np.shape(velocity[n])}")
+            if not np.isfinite(velocity[n]).all():
+                raise ValueError(f"the velocity of {n} holds NaN or inf: {path} not written")
+            arrays[VELOCITY + n] = np.ascontiguousarray(velocity[n])
+        meta.update(version=VERSION_VELOCITY, momentum=float(momentum), velocity=trained)
+    elif momentum is not None:
+        raise ValueError("momentum is saved with a velocity, and none was given")
     arrays["__meta__"] = np.array(json.dumps(meta))
     directory = path.parent if str(path.parent) else Path(".")
     directory.mkdir(parents=True, exist_ok=True)
@@ -173,7 +205,17 @@ def load_weights(path: str | os.PathLike, model: str | None = None,
     Checks the format tag and version, that the file is of ``model`` (a name; any if None),
     and that it holds exactly the parameters ``shapes`` (name -> shape, the model's dump
     shapes; by default those recorded in the file) with those shapes and a float dtype. Any
-    problem, including a truncated or corrupt file, raises ``ValueError`` naming ``path``."""
+    problem, including a truncated or corrupt file, raises ``ValueError`` naming ``path``.
+    A velocity in the file is checked too; ``read_weights`` returns it."""
+    params, meta, _ = read_weights(path, model, shapes)
+    return params, meta
+
+
+def read_weights(path: str | os.PathLike, model: str | None = None,
+                 shapes: Mapping[str, tuple[int, ...]] | None = None
+                 ) -> tuple[dict, dict, dict | None]:
+    """``load_weights``, and the file's velocity: (params, meta, velocity or None), the
+    velocity's momentum in ``meta["momentum"]``."""
     path = Path(path)
     try:
         return _load_weights(path, model, shapes)
@@ -212,8 +254,10 @@ def _load_weights(path: Path, model, shapes) -> tuple[dict, dict]:
             raise _Bad("not a weights file (__meta__ is not a JSON object)")
         if meta.get("format") != FORMAT:
             raise _Bad(f"format tag is {meta.get('format')!r}, expected {FORMAT!r}")
-        if meta.get("version") != VERSION:
-            raise _Bad(f"weights format version {meta.get('version')} not supported")
+        version = meta.get("version")
+        if version not in VERSIONS or isinstance(version, bool):
+            raise _Bad(f"weights format version {version} not supported (known: "
+                       f"{', '.join(map(str, VERSIONS))})")
         if model is not None and meta.get("model") != model:
             raise _Bad(f"weights are for model {meta.get('model')!r}, not {model!r}")
         if meta.get("precision") not in DTYPES:
@@ -226,6 +270,16 @@ def _load_weights(path: Path, model, shapes) -> tuple[dict, dict]:
         recorded = {n: tuple(s) for n, s in recorded.items()}
         expected = recorded if shapes is None else {n: tuple(s) for n, s in shapes.items()}
         stored = set(archive.files) - {"__meta__"}
+        velocity_names = meta.get("velocity", []) if version == VERSION_VELOCITY else []
+        if (version == VERSION_VELOCITY
+                and not (isinstance(velocity_names, list) and velocity_names
+                         and all(isinstance(n, str) for n in velocity_names))):
+            raise _Bad("__meta__ of a version-2 file has no valid 'velocity' list")
+        in_velocity = {n for n in stored if n.startswith(VELOCITY)}
+        if in_velocity != {VELOCITY + n for n in velocity_names}:
+            raise _Bad(f"velocity entries for {sorted(n[len(VELOCITY):] for n in in_velocity)}"
+                       f" do not match __meta__'s list {velocity_names}")
+        stored -= in_velocity
         if stored - set(expected):
             raise _Bad(f"unexpected parameter(s) {sorted(stored - set(expected))}; the model "
                        f"has {', '.join(expected)}")
@@ -241,4 +295,23 @@ def _load_weights(path: Path, model, shapes) -> tuple[dict, dict]:
             if not np.isfinite(a).all():
                 raise _Bad(f"parameter {n!r} holds NaN or inf")
             params[n] = a
-    return params, meta
+        velocity = None
+        if velocity_names:
+            mu = meta.get("momentum")
+            if (isinstance(mu, bool) or not isinstance(mu, (int, float))
+                    or not 0 < mu < 1):
+                raise _Bad(f"__meta__'s momentum is {mu!r}, expected a number in (0, 1)")
+            velocity = {}
+            for n in velocity_names:
+                if n not in expected:
+                    raise _Bad(f"a velocity for {n!r}, which is not a parameter")
+                a = archive[VELOCITY + n]
+                if a.shape != expected[n]:
+                    raise _Bad(f"the velocity of {n!r} has shape {a.shape}, expected "
+                               f"{expected[n]}")
+                if a.dtype.kind != "f":
+                    raise _Bad(f"the velocity of {n!r} has dtype {a.dtype}, expected float")
+                if not np.isfinite(a).all():
+                    raise _Bad(f"the velocity of {n!r} holds NaN or inf")
+                velocity[n] = a
+    return params, meta, velocity

@@ -338,6 +338,24 @@ def test_train_with_momentum(tmp_path, monkeypatch, capsys):
     for n in m.params:
         assert saved.params[n].tobytes() == m.params[n].tobytes()
 
+    # resumed with --weights and --momentum: the file's velocity goes on, so two runs of one
+    # epoch give the weights of two epochs in one call
+    resumed = tmp_path / "resumed"
+    assert main(["train", "cnn", *common, "--momentum", "0.8", "--out", str(resumed),
+                 "--weights", str(tmp_path / "weights.npz")]) == 0
+    assert "momentum 0.8, continuing the file's velocity" in capsys.readouterr().out
+    m.train(x, y, epochs=1, batch_size=20, lr=0.1, threads=1, progress=False, momentum=0.8)
+    again = runtime.load("cnn", weights=resumed / "weights.npz")
+    for n in m.params:
+        assert again.params[n].tobytes() == m.params[n].tobytes()
+        assert again.velocity[n].tobytes() == m.velocity[n].tobytes()
+    # without --momentum the run says it drops the velocity, and the file it writes has none
+    assert main(["train", "cnn", *common, "--out", str(tmp_path / "plain"),
+                 "--weights", str(resumed / "weights.npz")]) == 0
+    assert ("holds the velocity of training with momentum 0.8; this run is plain SGD and "
+            "drops it (--momentum 0.8 continues it)") in capsys.readouterr().out
+    assert runtime.load("cnn", weights=tmp_path / "plain" / "weights.npz").velocity is None
+
 
 def test_out_errors_notes_and_an_early_ctrl_c(tmp_path, monkeypatch, capsys):
     """``--out`` naming a file is a one-line error; an existing run's weights are replaced with

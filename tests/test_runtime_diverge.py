@@ -48,15 +48,15 @@ def test_nan_loss_stops_training_before_its_update(monkeypatch):
     assert m.history["epoch"] == [] and updates == []      # the NaN batch was never applied
 
 
-def poison_in_epoch(monkeypatch, m, epoch, batches_per_epoch):
-    """Make ``sgd_update`` leave inf in ``b`` after the first update of ``epoch`` (the loss of
+def poison_in_epoch(monkeypatch, m, epoch, batches_per_epoch, update="sgd_update"):
+    """Make ``update`` leave inf in ``b`` after the first update of ``epoch`` (the loss of
     that batch was finite)."""
     fn = Kernels.fn
     calls = []
 
     def patched(self, name):
         f = fn(self, name)
-        if name != "sgd_update":
+        if name != update:
             return f
 
         def sgd(*args):
@@ -82,6 +82,28 @@ def test_inf_weight_restores_the_last_epoch(monkeypatch):
     for n in ref.params:
         assert m.params[n].tobytes() == ref.params[n].tobytes(), n
     assert m.history["epoch"] == [1] and m.history["loss"] == ref.history["loss"]
+
+
+@pytest.mark.parametrize("epoch", [1, 2])
+def test_a_divergence_gives_back_the_velocity_of_its_weights(monkeypatch, tmp_path, epoch):
+    """With momentum, the velocity goes back with the weights: to that after the last complete
+    epoch, or (in the first) to the one the call started from, here a weights file's."""
+    use_backend("double", monkeypatch)
+    x, y = data()
+    kw = dict(batch_size=20, lr=0.5, threads=1, progress=False, momentum=0.9)
+    start = runtime.load("cnn", seed=1)
+    start.train(x, y, epochs=1, **kw)
+    start.save(tmp_path / "w.npz")
+    ref = runtime.load("cnn", weights=tmp_path / "w.npz")
+    ref.train(x, y, epochs=epoch - 1, **kw)
+    m = runtime.load("cnn", weights=tmp_path / "w.npz")
+    poison_in_epoch(monkeypatch, m, epoch, batches_per_epoch=3, update="sgd_momentum_update")
+    with pytest.raises(runtime.DivergedError, match=f"epoch {epoch} left NaN or inf in b"):
+        m.train(x, y, epochs=3, **kw)
+    for n in ref.params:
+        assert m.params[n].tobytes() == ref.params[n].tobytes(), n
+        assert m.velocity[n].tobytes() == ref.velocity[n].tobytes(), n
+    assert m.velocity_momentum == 0.9
 
 
 def test_cli_keeps_the_last_good_epoch(tmp_path, monkeypatch, capsys):

@@ -224,6 +224,50 @@ def test_momentum_matches_pytorch_sgd_f64(backend, mnist):
             m.train(x, y, momentum=bad, **kw)
 
 
+def _same(a, b) -> bool:
+    return all(a.params[n].tobytes() == b.params[n].tobytes() for n in PARAMS)
+
+
+def test_momentum_resumes_exactly(backend, mnist, tmp_path):
+    """The velocity of training with momentum stays with the model, as a PyTorch optimizer's
+    state does: two calls of one epoch, or one epoch, save, load and one more, give the bits of
+    two epochs in one call. Without it (``reset_velocity``) they do not."""
+    x, y = mnist[0][:120], mnist[1][:120]
+    kw = dict(batch_size=40, lr=0.2, threads=1, progress=False, eval_train=False, momentum=0.9)
+    whole = runtime.load("cnn", seed=5)
+    whole.train(x, y, epochs=2, **kw)
+    twice = runtime.load("cnn", seed=5)
+    twice.train(x, y, epochs=1, **kw)
+    assert twice.velocity_momentum == 0.9 and set(twice.velocity) == set(PARAMS)
+    twice.save(tmp_path / "w.npz")
+    twice.train(x, y, epochs=1, **kw)
+    assert _same(whole, twice)
+
+    resumed = runtime.load("cnn", weights=tmp_path / "w.npz")
+    saved = resumed.velocity
+    assert resumed.velocity_momentum == 0.9
+    assert any(saved[n].any() for n in PARAMS)
+    resumed.train(x, y, epochs=1, **kw)
+    assert _same(whole, resumed)
+
+    fresh = runtime.load("cnn", weights=tmp_path / "w.npz")
+    fresh.reset_velocity()
+    assert fresh.velocity is None
+    fresh.train(x, y, epochs=1, **kw)
+    assert not _same(whole, fresh)
+
+    # no velocity for an epoch-less call; plain SGD drops it, and the file is version 1 again
+    none = runtime.load("cnn", seed=5)
+    none.train(x, y, epochs=0, **kw)
+    assert none.velocity is None
+    resumed.train(x, y, epochs=1, **{**kw, "momentum": 0.0})
+    assert resumed.velocity is None and resumed.velocity_momentum is None
+    resumed.save(tmp_path / "plain.npz")
+    with np.load(tmp_path / "plain.npz") as f:
+        assert json.loads(str(f["__meta__"]))["version"] == 1
+        assert not [n for n in f.files if n.startswith("velocity/")]
+
+
 @pytest.mark.torch
 def test_predict_and_evaluate_match_pytorch(backend, mnist):
     pytest.importorskip("torch")

@@ -115,6 +115,67 @@ def test_weights_round_trip_in_meta(saved):
         assert m2.params[n].tobytes() == m.params[n].tobytes()
 
 
+def test_a_velocity_is_checked_like_the_weights(tmp_path, monkeypatch):
+    """A file of a momentum training (version 2): its velocity entries and __meta__ must agree,
+    with the parameters' shapes, finite; what is wrong is named."""
+    use_backend("double", monkeypatch)
+    x, y = runtime.load_mnist(runtime.DEFAULT_DATA, "train", 40)
+    m = runtime.load("cnn", seed=4)
+    m.train(x, y, epochs=1, batch_size=20, threads=1, progress=False, momentum=0.5)
+    good = tmp_path / "v.npz"
+    m.save(good)
+    params, meta = load_weights(good, "cnn")
+    assert meta["version"] == 2 and meta["momentum"] == 0.5
+    assert meta["velocity"] == ["k1", "b1", "k2", "b2", "fc", "b"]
+    assert set(params) == set(meta["velocity"])  # velocities are not parameters
+    raw = good.read_bytes()
+    vel = m.velocity
+
+    def damaged(name, drop=(), replace=None):
+        path = tmp_path / f"{name}.npz"
+        path.write_bytes(raw)
+        _rewrite(path, drop, replace)
+        return path
+
+    meta_with = lambda **kv: {"__meta__": _npy(np.array(json.dumps({**meta, **kv})))}
+    for path, message in [
+        (damaged("no-entry", drop=("velocity/fc",)),
+         r"velocity entries for \['b', 'b1', 'b2', 'k1', 'k2'\] do not match __meta__'s list"),
+        (damaged("unlisted", replace=meta_with(velocity=["k1", "b1", "k2", "b2", "fc"])),
+         r"velocity entries for .* do not match __meta__'s list \['k1', 'b1', 'k2', 'b2', 'fc'\]"),
+        (damaged("no-list", replace=meta_with(velocity=None)),
+         r"__meta__ of a version-2 file has no valid 'velocity' list"),
+        (damaged("shape", replace={"velocity/b": _npy(np.zeros(3, np.float32))}),
+         r"the velocity of 'b' has shape \(3,\), expected \(10,\)"),
+        (damaged("nan", replace={"velocity/b": _npy(np.full(10, np.nan, np.float32))}),
+         r"the velocity of 'b' holds NaN or inf"),
+        (damaged("mu", replace=meta_with(momentum=1.5)),
+         r"__meta__'s momentum is 1.5, expected a number in \(0, 1\)"),
+        (damaged("v3", replace=meta_with(version=3)),
+         r"weights format version 3 not supported \(known: 1, 2\)"),
+    ]:
+        with pytest.raises(ValueError, match=rf"{path}: {message}"):
+            runtime.load("cnn", weights=path)
+    # a version-1 reader's view: without the velocity entries and list, the file is version 1
+    old = damaged("v1", drop=tuple(f"velocity/{n}" for n in vel),
+                  replace={"__meta__": _npy(np.array(json.dumps(
+                      {k: v for k, v in {**meta, "version": 1}.items()
+                       if k not in ("velocity", "momentum")})))})
+    assert runtime.load("cnn", weights=old).velocity is None
+    # save_weights refuses a velocity it could not read back
+    p = m.get_params()
+    for kw, message in [
+        (dict(velocity={**vel, "b": vel["b"][:3]}, momentum=0.5), r"velocity of b must have"),
+        (dict(velocity={**vel, "b": vel["b"] * np.nan}, momentum=0.5), r"velocity of b holds"),
+        (dict(velocity=vel, momentum=1.0), r"momentum in \(0, 1\)"),
+        (dict(velocity={"b": vel["b"]}, momentum=0.5), r"an array per trained parameter"),
+        (dict(momentum=0.5), r"momentum is saved with a velocity"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            save_weights(tmp_path / "never.npz", p, m.spec, "f32", **kw)
+    assert not (tmp_path / "never.npz").exists()
+
+
 @pytest.fixture
 def umask():
     old = os.umask(0o022)
