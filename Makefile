@@ -23,8 +23,12 @@ install: dump
 	  || $(PYTHON) -m pip install -q wheel
 	$(PYTHON) -m pip install --no-deps --no-build-isolation .
 
+# one Agda build at a time in a checkout (scripts/build-dump.sh takes the same lock)
+LOCK := $(shell command -v flock >/dev/null && echo flock build/agda/.lock)
+
 proofs:
-	$(AGDA) $(AGDA_FLAGS) Spec/Everything.agda
+	@mkdir -p build/agda
+	$(LOCK) $(AGDA) $(AGDA_FLAGS) Spec/Everything.agda
 
 dump:
 	bash scripts/build-dump.sh

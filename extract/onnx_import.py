@@ -1214,4 +1214,9 @@ def main(argv=None) -> int:
     if imp.consts:
         print(f"the consts alone: {weights.with_name(imp.name + '.consts.npz')} (--weights it "
               f"to train from fresh parameters)")
+    if args.check:
+        print(f"checked: the Agda front end elaborates {model.name} (every shape agrees)")
+    if imp.name != (args.name or imp.name):
+        print(f"note: the model is named {imp.name} (--name {args.name} is not a name of the "
+              f"model language)")
     return 0

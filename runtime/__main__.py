@@ -36,6 +36,7 @@ from . import DEFAULT_DATA
 from ._files import atomic_write, atomic_write_via
 from .data import has_split, load_split
 from .model import DivergedError, is_regression, load
+from .weights import read_consts
 from .spec import ModelCompileError
 
 
@@ -99,14 +100,23 @@ def cmd_train(args) -> int:
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file; it names the directory of weights.npz, "
                          f"history.json and curves.png")
-    if test is not None and args.weights:  # where training starts from, measured as it goes on
+    # where training starts from: a weights file, or fresh parameters (with a file's consts)
+    consts_only = args.weights is not None and read_consts(args.weights, m.spec) is not None
+    origin = (f"the starting weights (init {args.init}"
+              + (f", the consts of {args.weights})" if consts_only else ")")
+              if args.weights is None or consts_only else str(args.weights))
+    if test is not None and (args.weights or not args.epochs):  # measured as it goes on
         if regression:
-            print(f"test loss of {args.weights}: {m.mean_loss(*test, threads=args.threads):.5f}",
+            print(f"test loss of {origin}: {m.mean_loss(*test, threads=args.threads):.5f}",
                   flush=True)
         else:
-            print(f"test accuracy of {args.weights}: "
+            print(f"test accuracy of {origin}: "
                   f"{m.evaluate(*test, threads=args.threads):.4f}", flush=True)
-    out.mkdir(parents=True, exist_ok=True)
+    created = not out.exists()  # removed again if this run writes nothing into it
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"--out {out}: cannot create the directory ({e.strerror or e})") from None
     weights_path = out / "weights.npz"
     earlier = weights_path.exists()
     if earlier:
@@ -114,9 +124,19 @@ def cmd_train(args) -> int:
         print(f"note: {weights_path} " + ("is the starting point; each epoch replaces it" if same
               else "exists (an earlier run): this run replaces it, history.json and "
                    "curves.png"), flush=True)
-    for stale in (out / "history.json", out / "curves.png"):  # of an earlier run: replaced
-        stale.unlink(missing_ok=True)
-    start = f"weights {args.weights}" if args.weights else f"init {args.init}"
+    # an earlier run's history and curves: left as they are until this run saves its weights
+    stale = [p for p in (out / "history.json", out / "curves.png") if p.exists()]
+
+    def save(model):
+        try:
+            model.save(weights_path)
+        except OSError as e:  # the file is as it was (written atomically)
+            raise ValueError(f"cannot write {weights_path} ({e.strerror or e})") from None
+        while stale:
+            stale.pop().unlink(missing_ok=True)
+
+    start = (f"weights {args.weights}" if args.weights and not consts_only
+             else f"init {args.init}" + (f", consts {args.weights}" if consts_only else ""))
     saved_mu = m.velocity_momentum  # of a velocity the weights file holds, else None
     if args.momentum:
         start += f", momentum {args.momentum:g}"
@@ -135,7 +155,7 @@ def cmd_train(args) -> int:
     )
 
     def report(model, record):
-        model.save(weights_path)
+        save(model)
         line = f"epoch {record['epoch']}/{args.epochs}  loss {record['loss']:.5f}"
         if record["train_accuracy"] is not None:
             line += f"  train acc {record['train_accuracy']:.4f}"
@@ -165,18 +185,22 @@ def cmd_train(args) -> int:
     except DivergedError as e:
         done = len(m.history["epoch"]) if m.history else 0
         kept = (f"; {weights_path} holds epoch {done}" if done else
-                f"; {weights_path} is as it was before this run" if earlier else
+                f"; {out} is as it was before this run" if not created else
                 "; no weights written")
+        if not done and created and not any(out.iterdir()):
+            out.rmdir()
         print(f"\nerror: {e}{kept}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        m.save(weights_path)
+        save(m)
         if m.history and m.history["epoch"]:
             _write_outputs(m.history, out)
         print(f"\ninterrupted: weights learned so far saved to {weights_path}", file=sys.stderr)
         return 130
     if args.epochs == 0:
-        m.save(weights_path)
+        save(m)
+        print(f"no training (--epochs 0): {weights_path} holds {origin}")
+        return 0
     print(f"weights: {weights_path}")
     return 0
 
@@ -191,8 +215,12 @@ def _print(line: str, progress: bool) -> None:
 
 
 def _write_outputs(history: dict, out: Path) -> None:
-    _atomic_write_text(out / "history.json", json.dumps(history, indent=1) + "\n")
-    plot_history(history, out / "curves.png")
+    try:
+        _atomic_write_text(out / "history.json", json.dumps(history, indent=1) + "\n")
+        plot_history(history, out / "curves.png")
+    except OSError as e:  # each file is whole, the earlier one or the new one
+        raise ValueError(f"cannot write the history or curves into {out} "
+                         f"({e.strerror or e})") from None
 
 
 PREDICTION_FORMATS = (".npz", ".csv")
@@ -334,7 +362,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="use the first N training images")
     t.add_argument("--test-limit", type=_natural, default=None,
                    help="use the first N test images (0: do not test)")
-    t.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    t.add_argument("--no-progress", dest="progress", action="store_false",
+                   help="no progress bar (there is none either where stderr is not a terminal: "
+                        "a log file gets the epochs' lines alone)")
     t.add_argument("--dump", type=Path, default=None, help="generate the kernels from this dump")
     t.set_defaults(func=cmd_train)
 
@@ -356,6 +386,8 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_predict)
 
     args = ap.parse_args(argv)
+    if getattr(args, "progress", False) and not sys.stderr.isatty():
+        args.progress = False  # a bar's carriage returns would fill a log file
     try:
         from extract.frontend import one_line_warnings
 

@@ -49,7 +49,8 @@ import numpy as np
 
 from ._kernels import Kernels
 from .spec import ModelSpec, model_spec
-from .weights import check_precision, init_params, read_consts, read_weights, save_weights
+from .weights import (check_precision, init_params, read_consts, read_plain, read_weights,
+                      save_weights)
 
 __all__ = ["DivergedError", "Model", "Params", "load", "default_threads"]
 
@@ -189,10 +190,12 @@ class Params(Mapping):
     of the parameter, a floating-point dtype (cast to the model's precision), finite values.
     Unknown names raise ``KeyError``; parameters cannot be added or deleted."""
 
-    def __init__(self, views: dict[str, np.ndarray], dtype: np.dtype, precision: str):
+    def __init__(self, views: dict[str, np.ndarray], dtype: np.dtype, precision: str,
+                 consts=()):
         self._views = views
         self._dtype = dtype
         self._precision = precision
+        self._consts = frozenset(consts)  # named "const" in messages
 
     def __getitem__(self, name: str) -> np.ndarray:
         try:
@@ -214,19 +217,20 @@ class Params(Mapping):
         """``value`` as an array of the parameter's shape in the model's dtype, or an error."""
         view = self[name]
         a = np.asarray(value)
+        what = f"{'const' if name in self._consts else 'parameter'} {name}"
         if a.shape != view.shape:
-            raise ValueError(f"parameter {name} must have shape {view.shape}, got {a.shape}")
+            raise ValueError(f"{what} must have shape {view.shape}, got {a.shape}")
         if a.dtype.kind != "f":
             raise ValueError(
-                f"parameter {name} must be finite floating point, got dtype {a.dtype} (integer, "
+                f"{what} must be finite floating point, got dtype {a.dtype} (integer, "
                 f"boolean and complex arrays are not converted; pass .astype(np.{self._dtype})"
                 f")")
         with np.errstate(over="ignore", invalid="ignore"):
             cast = a.astype(self._dtype, copy=False)
         if not np.isfinite(cast).all():
-            what = ("NaN or inf" if not np.isfinite(a).all()
-                    else f"values too large for {self._precision}")
-            raise ValueError(f"parameter {name} must be finite floating point, found {what}")
+            found = ("NaN or inf" if not np.isfinite(a).all()
+                     else f"values too large for {self._precision}")
+            raise ValueError(f"{what} must be finite floating point, found {found}")
         return cast
 
     def __setitem__(self, name: str, value) -> None:
@@ -273,7 +277,7 @@ class Model:
                                    f"not {shape}")
         self._w = k.new("params")
         self._g = k.new("params")
-        self.params = Params(self._views(self._w), self.dtype, precision)
+        self.params = Params(self._views(self._w), self.dtype, precision, spec.consts)
         # the gradients: of the parameters training changes (a const's field is 0)
         self._grad = {n: v for n, v in self._views(self._g).items() if n not in spec.consts}
         self._loss = k.ffi.new(f"{k.real}[1]")
@@ -795,7 +799,8 @@ def load(
     same way), a ``runtime.spec.ModelSpec``, a decoded dump (a ``dict``), or the text of a model
     file (a string of more than one line) or of a dump (``{...}``), compiled or cached the same
     way. ``weights``: a path to a file
-    written by ``Model.save`` (of the same model, with the dump's shapes), or a dict of arrays
+    written by ``Model.save`` (of the same model, with the dump's shapes), an .npz of one array
+    per parameter and const by name (``numpy.savez``: weights from elsewhere), or a dict of arrays
     (every parameter and const; or the consts only, the parameters then fresh by ``init``),
     or None for fresh weights by ``init`` ("random", the default: uniform in +-1/sqrt(fan_in),
     seeded by ``seed``; "sac": the SaC reference constants generalised, 1/fan_in or 1/length,
@@ -823,6 +828,16 @@ def load(
     elif (consts := read_consts(weights, spec)) is not None:
         precision = precision or "f32"
         params = init_params(spec, init, seed, precision, consts=consts)  # params fresh
+        try:
+            return Model(spec, precision, params)
+        except ValueError as e:  # a const's value: name the file it came from
+            raise ValueError(f"{weights}: {e}") from None
+    elif (plain := read_plain(weights)) is not None:  # numpy.savez's arrays, as a dict's
+        try:
+            return Model(spec, precision or "f32", plain)
+        except ValueError as e:
+            raise ValueError(f"{weights} (an .npz without __meta__, read as one array per "
+                             f"parameter and const by name): {e}") from None
     else:
         params, meta, velocity = read_weights(weights, spec.name, spec.param_shapes)
         precision = precision or meta["precision"]

@@ -295,6 +295,10 @@ def model_spec(model, dump=None) -> ModelSpec:
         return _model_file(path)
     if path.suffix == ".json":
         return spec_from_dump(_read_json(path), path, path)
+    if ((path.suffix or os.sep in text) and path.is_file()):  # a file, by another name
+        raise ValueError(f"{text}: a model file's name ends in .model (a dump's in .json); "
+                         f"rename it, or give its text: runtime.load(Path({text!r}).read_text())"
+                         if path.stat().st_size else f"{text}: an empty file, not a model")
     if not text or os.sep in text or (os.altsep and os.altsep in text):
         raise ValueError(f"unknown model {text!r}: not a built-in model's name, a dump (.json) "
                          f"or a model file (.model)")

@@ -134,6 +134,19 @@ def read_consts(path: str | os.PathLike, model) -> dict[str, np.ndarray] | None:
         return None
 
 
+def read_plain(path: str | os.PathLike) -> dict[str, np.ndarray] | None:
+    """The arrays of an .npz without a ``__meta__`` entry (``numpy.savez(FILE, w1=..., ...)``,
+    weights from elsewhere), or None for any other file; ``runtime.load`` checks them against
+    the model as it checks a dict."""
+    try:
+        with np.load(Path(path), allow_pickle=False) as archive:
+            if not hasattr(archive, "files") or "__meta__" in archive.files:
+                return None
+            return {n: archive[n] for n in archive.files}
+    except Exception:  # not an .npz, unreadable: load_weights says what is wrong
+        return None
+
+
 def _shapes_of(model, params) -> tuple[str, dict[str, tuple[int, ...]]]:
     """(model name, expected shapes) for saving: from a spec/Model, or a name and the arrays."""
     if isinstance(model, str):
@@ -153,6 +166,8 @@ def save_weights(path: str | os.PathLike, params: Mapping[str, np.ndarray], mode
     (name -> array, every trained parameter: a model's consts have none) and ``momentum``, the
     state of SGD with momentum, make a version-2 file (module docstring)."""
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory: weights are saved to a file (.npz)")
     name, expected = _shapes_of(model, params)
     if shapes is not None:
         expected = {n: tuple(s) for n, s in shapes.items()}
@@ -244,8 +259,7 @@ def _load_weights(path: Path, model, shapes) -> tuple[dict, dict]:
     with archive:
         if "__meta__" not in archive.files:
             raise _Bad("not a weights file (no __meta__ entry: Model.save and save_weights "
-                       "write one; a plain .npz of arrays loads with "
-                       "runtime.load(model, weights=dict(numpy.load(file))))")
+                       "write one; runtime.load reads a plain .npz of arrays too)")
         try:
             meta = json.loads(str(archive["__meta__"]))
         except json.JSONDecodeError as e:

@@ -50,8 +50,19 @@ stale() {
   return 1
 }
 
+# One Agda build at a time in a checkout (`make proofs` takes the same lock): a second `make
+# dump`, or the one the runtime starts when the dumps are missing, waits for the first rather
+# than both writing build/agda.
+mkdir -p "$build"
+if command -v flock >/dev/null; then
+  exec 9>"$build/.lock"
+  if ! flock -n 9; then
+    echo "build-dump: another Agda build is running in this checkout; waiting for it" >&2
+    flock 9
+  fi
+fi
+
 if stale; then
-  mkdir -p "$build"
   echo "build-dump: compiling Spec/Main.agda into $build (slow the first time)" >&2
   "$agda" --compile --compile-dir="$build" -i "$stdlib" -i . Spec/Main.agda >&2
   touch "$binary"

@@ -390,8 +390,13 @@ def test_a_const_is_read_never_trained(main, kernel_cache, tmp_path):
     r = subprocess.run(cli + ["--weights", str(tmp_path / "m.npz")], capture_output=True,
                        text=True, timeout=600)
     assert r.returncode == 0, r.stderr
+    assert "(f32, init random, consts " in r.stdout, r.stdout  # the params are fresh
     trained = runtime.load(tmp_path / "k.model", weights=tmp_path / "run" / "weights.npz")
     assert trained.params["m"].tobytes() == m_val.astype(np.float32).tobytes()
+    np.savez(tmp_path / "m43.npz", m=m_val.T)  # named: the file, and as a const
+    with pytest.raises(ValueError, match=r"m43\.npz: const m must have shape \(4, 3\), got "
+                                         r"\(3, 4\)"):
+        runtime.load(tmp_path / "k.model", weights=tmp_path / "m43.npz")
 
     late = elaborate(main, text.replace("const m : 4x3\n", "") + "const m : 4x3\n")
     assert late.returncode == 1 and \

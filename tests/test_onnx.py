@@ -117,8 +117,15 @@ def test_mnist_conv_fine_tunes_with_the_trainer(tmp_path, kernel_cache):
     """The three-line path of the README: import, train from the imported weights, predict."""
     out = tmp_path / "imp"
     r = subprocess.run([sys.executable, "-m", "extract", "import", str(_mnist_conv()),
-                        "--out", str(out)], capture_output=True, text=True, timeout=600)
+                        "--out", str(out), "--check"], capture_output=True, text=True,
+                       timeout=600)
     assert r.returncode == 0, r.stderr
+    assert "checked: the Agda front end elaborates mnist_conv.model" in r.stdout, r.stdout
+    r = subprocess.run([sys.executable, "-m", "extract", "import", str(_mnist_conv()),
+                        "--out", str(tmp_path / "named"), "--name", "my-net"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and (tmp_path / "named" / "my_net.model").exists(), r.stderr
+    assert "note: the model is named my_net (--name my-net is not a name" in r.stdout, r.stdout
     r = subprocess.run([sys.executable, "-m", "runtime", "train", str(out / "mnist_conv.model"),
                         "--weights", str(out / "mnist_conv.npz"), "--epochs", "1",
                         "--lr", "0.01", "--batch-size", "10", "--train-limit", "2000",

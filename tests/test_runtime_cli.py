@@ -357,6 +357,32 @@ def test_train_with_momentum(tmp_path, monkeypatch, capsys):
     assert runtime.load("cnn", weights=tmp_path / "plain" / "weights.npz").velocity is None
 
 
+def test_epochs_zero_says_what_it_saved_and_a_log_gets_no_bar(tmp_path, monkeypatch, capsys):
+    """``--epochs 0`` trains nothing: it measures the starting weights on the test set and says
+    that the file it writes holds them. Without ``--no-progress`` but with stderr not a
+    terminal (here captured), there is no progress bar, only the epochs' lines."""
+    use_backend("double", monkeypatch)
+    common = ["--train-limit", "40", "--test-limit", "20", "--batch-size", "20",
+              "--threads", "1"]
+    out = tmp_path / "run"
+    assert main(["train", "cnn", *common, "--epochs", "0", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    acc = float(re.search(r"test accuracy of the starting weights \(init random\): ([0-9.]+)",
+                          text).group(1))
+    x, y = runtime.load_mnist(runtime.DEFAULT_DATA, "test", 20)
+    assert acc == pytest.approx(runtime.load("cnn").evaluate(x, y), abs=1e-4)
+    assert (f"no training (--epochs 0): {out / 'weights.npz'} holds the starting weights "
+            f"(init random)") in text
+    assert main(["train", "cnn", *common, "--epochs", "1", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "\r" not in captured.err and "epoch 1/1  loss" in captured.out
+    with pytest.raises(ValueError, match=rf"{out} is a directory: weights are saved to a file"):
+        runtime.load("cnn").save(out)
+    assert main(["train", "cnn", *common, "--out", "/proc/no/such"]) == 2
+    assert ("--out /proc/no/such: cannot create the directory (No such file or directory)"
+            in capsys.readouterr().err)
+
+
 def test_out_errors_notes_and_an_early_ctrl_c(tmp_path, monkeypatch, capsys):
     """``--out`` naming a file is a one-line error; an existing run's weights are replaced with
     a note; Ctrl-C before training (kernels being built) exits 130 without a traceback."""

@@ -132,6 +132,35 @@ def test_cli_keeps_the_last_good_epoch(tmp_path, monkeypatch, capsys):
     assert json.loads((out / "history.json").read_text())["epoch"] == [1]
 
 
+def test_a_run_diverging_at_once_leaves_its_folder_as_it_was(tmp_path, monkeypatch, capsys):
+    """Diverging in the first epoch: an earlier run's weights, history and curves stay as they
+    were (none is replaced before this run has weights of its own), and a folder the run made
+    is removed again."""
+    use_backend("double", monkeypatch)
+    args = ["--epochs", "2", "--batch-size", "20", "--lr", "0.5", "--threads", "1",
+            "--train-limit", "60", "--test-limit", "20", "--no-progress"]
+    out = tmp_path / "run"
+    assert main(["train", "cnn", *args, "--out", str(out)]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert sorted(before) == ["curves.png", "history.json", "weights.npz"]
+    real_load = runtime.__main__.load
+
+    def load(*a, **kw):
+        m = real_load(*a, **kw)
+        poison_in_epoch(monkeypatch, m, epoch=1, batches_per_epoch=3)
+        return m
+
+    monkeypatch.setattr(runtime.__main__, "load", load)
+    capsys.readouterr()
+    assert main(["train", "cnn", *args, "--out", str(out)]) == 2
+    assert f"{out} is as it was before this run" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    fresh = tmp_path / "new" / "run"
+    assert main(["train", "cnn", *args, "--out", str(fresh)]) == 2
+    assert "no weights written" in capsys.readouterr().err
+    assert not fresh.exists()
+
+
 def test_no_weights_file_holds_nan(tmp_path, monkeypatch):
     use_backend("double", monkeypatch)
     m = runtime.load("cnn")

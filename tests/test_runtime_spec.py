@@ -199,6 +199,9 @@ def test_a_path_with_braces_is_a_path(tmp_path, monkeypatch):
     (tmp_path / "mine.model").write_text("model mine\n")
     with pytest.raises(ValueError, match="unknown model 'mine'.*did you mean the file mine.model"):
         model_spec("mine")
+    (tmp_path / "mine.txt").write_text("model mine\n")  # a model file by another name
+    with pytest.raises(ValueError, match=r"mine\.txt: a model file's name ends in \.model"):
+        model_spec("mine.txt")
 
 
 def test_checks_follow_the_dump_feature_shape(tmp_path, monkeypatch):

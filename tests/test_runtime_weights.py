@@ -205,13 +205,24 @@ def test_written_files_follow_the_umask(tmp_path, monkeypatch, capsys, umask, ma
         assert _mode(out / name) == want, name
 
 
-def test_a_plain_npz_of_the_params_says_how_to_load_it(tmp_path, monkeypatch):
+def test_a_plain_npz_of_the_params_loads_as_a_dict_does(tmp_path, monkeypatch):
+    """``numpy.savez`` of every parameter (weights from elsewhere): ``runtime.load`` reads it
+    as it reads a dict; ``load_weights``, the reader of the format, still says it is none; a
+    name or shape the model does not have is named with the file."""
     use_backend("double", monkeypatch)
-    m = runtime.load("cnn", init="random")
+    m = runtime.load("cnn", init="random", seed=2)
     np.savez(tmp_path / "plain.npz", **m.params)
-    with pytest.raises(ValueError, match=r"plain\.npz: not a weights file \(no __meta__ entry: "
-                                         r"Model\.save .* weights=dict\(numpy\.load\(file\)\)"):
-        runtime.load("cnn", weights=tmp_path / "plain.npz")
-    m2 = runtime.load("cnn", weights=dict(np.load(tmp_path / "plain.npz")))   # as it says
+    m2 = runtime.load("cnn", weights=tmp_path / "plain.npz")
     for n in m.params:
         assert m2.params[n].tobytes() == m.params[n].tobytes()
+    with pytest.raises(ValueError, match=r"plain\.npz: not a weights file \(no __meta__ entry: "
+                                         r"Model\.save .* runtime\.load reads a plain \.npz"):
+        load_weights(tmp_path / "plain.npz")
+    np.savez(tmp_path / "short.npz", **{n: a for n, a in m.params.items() if n != "fc"})
+    with pytest.raises(ValueError, match=r"short\.npz \(an \.npz without __meta__, read as one "
+                                         r"array per parameter and const by name\): expected "
+                                         r"parameters"):
+        runtime.load("cnn", weights=tmp_path / "short.npz")
+    np.savez(tmp_path / "flat.npz", **{**m.params, "fc": m.params["fc"].reshape(10, 192)})
+    with pytest.raises(ValueError, match=r"flat\.npz .*: parameter fc must have shape"):
+        runtime.load("cnn", weights=tmp_path / "flat.npz")
