@@ -24,10 +24,11 @@ install: dump
 	$(PYTHON) -m pip install --no-deps --no-build-isolation .
 
 # one Agda build at a time in a checkout (scripts/build-dump.sh takes the same lock)
-LOCK := $(shell command -v flock >/dev/null && echo flock build/agda/.lock)
+AGDA_BUILD ?= build/agda
+LOCK := $(shell command -v flock >/dev/null && echo flock $(AGDA_BUILD)/.lock)
 
 proofs:
-	@mkdir -p build/agda
+	@mkdir -p $(AGDA_BUILD)
 	$(LOCK) $(AGDA) $(AGDA_FLAGS) Spec/Everything.agda
 
 dump:

@@ -112,20 +112,23 @@ def cmd_train(args) -> int:
         else:
             print(f"test accuracy of {origin}: "
                   f"{m.evaluate(*test, threads=args.threads):.4f}", flush=True)
-    created = not out.exists()  # removed again if this run writes nothing into it
+    made = out  # the outermost directory this run makes, removed if it writes nothing there
+    while not made.parent.exists() and made.parent != made:
+        made = made.parent
+    created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ValueError(f"--out {out}: cannot create the directory ({e.strerror or e})") from None
     weights_path = out / "weights.npz"
     earlier = weights_path.exists()
+    # an earlier run's history and curves: left as they are until this run saves its weights
+    stale = [p for p in (out / "history.json", out / "curves.png") if p.exists()]
     if earlier:
         same = args.weights is not None and Path(args.weights).resolve() == weights_path.resolve()
         print(f"note: {weights_path} " + ("is the starting point; each epoch replaces it" if same
-              else "exists (an earlier run): this run replaces it, history.json and "
-                   "curves.png"), flush=True)
-    # an earlier run's history and curves: left as they are until this run saves its weights
-    stale = [p for p in (out / "history.json", out / "curves.png") if p.exists()]
+              else "exists (an earlier run): this run replaces it"
+              + "".join(f", {p.name}" for p in reversed(stale))), flush=True)
 
     def save(model):
         try:
@@ -148,11 +151,10 @@ def cmd_train(args) -> int:
         print(f"note: {args.weights} holds the velocity of training with momentum "
               f"{saved_mu:g}; this run is plain SGD and drops it (--momentum {saved_mu:g} "
               f"continues it)", flush=True)
-    print(
-        f"training {m.name} ({m.precision}, {start}) on {len(images)} images "
-        f"from {args.data}" + (f", testing on {len(test[0])}" if test else "") + f"; out {out}",
-        flush=True,
-    )
+    if args.epochs:
+        print(f"training {m.name} ({m.precision}, {start}) on {len(images)} images from "
+              f"{args.data}" + (f", testing on {len(test[0])}" if test else "") + f"; out {out}",
+              flush=True)
 
     def report(model, record):
         save(model)
@@ -187,8 +189,13 @@ def cmd_train(args) -> int:
         kept = (f"; {weights_path} holds epoch {done}" if done else
                 f"; {out} is as it was before this run" if not created else
                 "; no weights written")
-        if not done and created and not any(out.iterdir()):
-            out.rmdir()
+        if not done and created:  # the directories this run made, if still empty
+            for d in [out, *out.parents]:
+                if any(d.iterdir()):
+                    break
+                d.rmdir()
+                if d == made:
+                    break
         print(f"\nerror: {e}{kept}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -338,7 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--momentum", type=float, default=0.0,
                    help="SGD with momentum mu in [0, 1) (PyTorch's: v = mu v + gradient, the "
                         "step lr v; v starts at zero, or continues the one --weights holds: "
-                        "weights.npz keeps it, so a resumed run goes on exactly)")
+                        "weights.npz keeps it, so a run resumed from an epoch's weights.npz goes "
+                        "on exactly, batches in order)")
     t.add_argument("--threads", type=int, default=None, help="default: all cores")
     t.add_argument("--data", type=Path, default=DEFAULT_DATA, help=data_help)
     t.add_argument("--out", type=Path, default=None,
@@ -354,8 +362,10 @@ def main(argv: list[str] | None = None) -> int:
                         "--seed: a run resumed with --weights draws the same orders again "
                         "unless given another --seed)")
     t.add_argument("--weights", type=Path, default=None,
-                   help="start from these weights (a .npz written by train or by python -m "
-                        "extract import) instead of --init")
+                   help="start from these weights instead of --init: a .npz written by train "
+                        "or by python -m extract import, one of numpy.savez (an array per "
+                        "parameter and const, by name), or one of a model's consts alone (the "
+                        "parameters then from --init)")
     t.add_argument("--precision", choices=("f32", "f64"), default=None,
                    help="float or double kernels (default: that of --weights, else f32)")
     t.add_argument("--train-limit", type=_positive, default=None,
@@ -371,7 +381,9 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("predict", help="accuracy (or loss) and predictions of saved weights",
                        formatter_class=fmt)
     p.add_argument("model", help=model_help)
-    p.add_argument("--weights", type=Path, required=True, help="a weights.npz written by train")
+    p.add_argument("--weights", type=Path, required=True,
+                   help="a weights.npz written by train (or a numpy.savez .npz: an array per "
+                        "parameter and const, by name)")
     p.add_argument("--data", type=Path, default=DEFAULT_DATA, help=data_help)
     p.add_argument("--split", choices=("test", "train"), default="test")
     p.add_argument("--limit", type=_positive, default=None, help="use the first N images")

@@ -22,8 +22,9 @@ are there too, and saved with the weights, but training never changes them and
 Training with ``momentum`` keeps its velocity in the model (``m.velocity``), as a PyTorch
 optimizer keeps its state: the next ``train`` with momentum continues it, ``m.save`` writes it
 with the weights and ``runtime.load`` reads it back, so training resumed from a file follows
-the same trajectory as training that never stopped. ``m.reset_velocity()`` drops it; a
-``train`` without momentum does too.
+the same trajectory as training that never stopped (from a file saved at the end of an epoch,
+as the command line saves one after each). ``m.reset_velocity()`` drops it; a ``train``
+without momentum that runs an epoch does too.
 
 Every entry point checks its arguments (shapes, dtypes, finiteness, ranges) and raises
 ``ValueError`` before any C code runs. Training allocates its buffers (packed inputs of one
@@ -213,11 +214,12 @@ class Params(Mapping):
     def __contains__(self, name) -> bool:
         return name in self._views
 
-    def check(self, name: str, value) -> np.ndarray:
-        """``value`` as an array of the parameter's shape in the model's dtype, or an error."""
+    def check(self, name: str, value, what: str | None = None) -> np.ndarray:
+        """``value`` as an array of the parameter's shape in the model's dtype, or an error
+        (about ``what``: by default "parameter NAME" or "const NAME")."""
         view = self[name]
         a = np.asarray(value)
-        what = f"{'const' if name in self._consts else 'parameter'} {name}"
+        what = what or f"{'const' if name in self._consts else 'parameter'} {name}"
         if a.shape != view.shape:
             raise ValueError(f"{what} must have shape {view.shape}, got {a.shape}")
         if a.dtype.kind != "f":
@@ -380,8 +382,10 @@ class Model:
     def save(self, path: str | os.PathLike) -> Path:
         """Save the weights to ``path`` (.npz), atomically, with the velocity of training with
         momentum if there is one (``velocity``)."""
+        keep = self._vel is not None and self.spec.trained  # none without trained parameters
         return save_weights(path, self.params, self.spec, self.precision,
-                            velocity=self.velocity, momentum=self._mu)
+                            velocity=self.velocity if keep else None,
+                            momentum=self._mu if keep else None)
 
     @property
     def velocity(self) -> dict[str, np.ndarray] | None:
@@ -405,7 +409,11 @@ class Model:
         if set(velocity) != set(trained):
             raise ValueError(f"a velocity has an array per trained parameter {sorted(trained)}, "
                              f"got {sorted(velocity)}")
-        checked = {n: self.params.check(n, velocity[n]) for n in trained}
+        if (isinstance(momentum, bool) or not isinstance(momentum, (int, float, np.floating))
+                or not 0 < momentum < 1):
+            raise ValueError(f"a velocity comes with its momentum in (0, 1), got {momentum!r}")
+        checked = {n: self.params.check(n, velocity[n], f"the velocity of {n}")
+                   for n in trained}
         vel = self._k.new("params")  # zeroed: a const's field stays 0
         views = self._views(vel)
         for n, a in checked.items():
@@ -639,7 +647,8 @@ class Model:
         be smaller. With ``momentum`` ``mu`` in (0, 1): PyTorch's SGD with momentum (no
         dampening), ``v = mu * v + gradient; w -= lr * v`` (``M_sgd_momentum_update``), ``v``
         continuing from the model's ``velocity`` (of an earlier call, or of the weights file
-        it was loaded from; zero if it has none). Without momentum the velocity is dropped.
+        it was loaded from; zero if it has none). Training without momentum (an epoch or more)
+        drops the velocity.
 
         Returns the history, a dict of per-epoch lists: ``epoch``, ``loss`` (mean training loss
         over the epoch's batches), ``train_accuracy`` (after the epoch, if ``eval_train``),
@@ -798,18 +807,19 @@ def load(
     cache, under ``dumps/``), a ``runtime.builder.ModelBuilder`` (its ``text()``, compiled the
     same way), a ``runtime.spec.ModelSpec``, a decoded dump (a ``dict``), or the text of a model
     file (a string of more than one line) or of a dump (``{...}``), compiled or cached the same
-    way. ``weights``: a path to a file
-    written by ``Model.save`` (of the same model, with the dump's shapes), an .npz of one array
-    per parameter and const by name (``numpy.savez``: weights from elsewhere), or a dict of arrays
-    (every parameter and const; or the consts only, the parameters then fresh by ``init``),
-    or None for fresh weights by ``init`` ("random", the default: uniform in +-1/sqrt(fan_in),
-    seeded by ``seed``; "sac": the SaC reference constants generalised, 1/fan_in or 1/length,
-    which make the units of a layer identical for good, as in the paper's experiment; see
-    ``runtime.weights``); a file saved after training with momentum also gives the model
-    its velocity (``Model.velocity``), which training with momentum continues; a model's
-    consts are never initialised: their values come in ``weights`` (a file, or a dict or an
-    .npz of the consts alone, the parameters then fresh by ``init``). ``precision``: "f32" or "f64"; by default that of the weights file, else
-    "f32". ``dump``: generate a built-in model's kernels from this dump file instead.
+    way. ``weights``: a path to a file written by ``Model.save`` (of the same model, with
+    the dump's shapes), an .npz of one array per parameter and const by name (``numpy.savez``:
+    weights from elsewhere), or a dict of arrays (every parameter and const; or the consts
+    only, the parameters then fresh by ``init``), or None for fresh weights by ``init``
+    ("random", the default: uniform in +-1/sqrt(fan_in), seeded by ``seed``; "sac": the SaC
+    reference constants generalised, 1/fan_in or 1/length, which make the units of a layer
+    identical for good, as in the paper's experiment; see ``runtime.weights``); a file saved
+    after training with momentum also gives the model its velocity (``Model.velocity``), which
+    training with momentum continues; a model's consts are never initialised: their values
+    come in ``weights`` (a file, or a dict or an .npz of the consts alone, the parameters then
+    fresh by ``init``). ``precision``: "f32" or "f64"; by default that of a weights file
+    written by ``Model.save``, else "f32". ``dump``: generate a built-in model's kernels from
+    this dump file instead.
     """
     if precision is not None:
         check_precision(precision)
@@ -841,5 +851,9 @@ def load(
     else:
         params, meta, velocity = read_weights(weights, spec.name, spec.param_shapes)
         precision = precision or meta["precision"]
-        return Model(spec, precision, params, velocity=velocity, momentum=meta.get("momentum"))
+        try:
+            return Model(spec, precision, params, velocity=velocity,
+                         momentum=meta.get("momentum"))
+        except ValueError as e:  # a velocity for a const, say: name the file
+            raise ValueError(f"{weights}: {e}") from None
     return Model(spec, precision, params)

@@ -296,9 +296,14 @@ def model_spec(model, dump=None) -> ModelSpec:
     if path.suffix == ".json":
         return spec_from_dump(_read_json(path), path, path)
     if ((path.suffix or os.sep in text) and path.is_file()):  # a file, by another name
+        with open(path, "rb") as f:
+            head = f.read(4096)
+        if not head or b"\0" in head or head.startswith(b"PK"):
+            raise ValueError(f"{text}: not a model (" + ("an empty file" if not head else
+                             "a binary file: weights? The model is a .model or .json file")
+                             + ")")
         raise ValueError(f"{text}: a model file's name ends in .model (a dump's in .json); "
-                         f"rename it, or give its text: runtime.load(Path({text!r}).read_text())"
-                         if path.stat().st_size else f"{text}: an empty file, not a model")
+                         f"rename it, or give its text: runtime.load(Path({text!r}).read_text())")
     if not text or os.sep in text or (os.altsep and os.altsep in text):
         raise ValueError(f"unknown model {text!r}: not a built-in model's name, a dump (.json) "
                          f"or a model file (.model)")

@@ -142,7 +142,18 @@ def read_plain(path: str | os.PathLike) -> dict[str, np.ndarray] | None:
         with np.load(Path(path), allow_pickle=False) as archive:
             if not hasattr(archive, "files") or "__meta__" in archive.files:
                 return None
-            return {n: archive[n] for n in archive.files}
+            out = {}
+            for n in archive.files:
+                try:
+                    out[n] = archive[n]
+                except ValueError as e:
+                    if "allow_pickle" not in str(e):
+                        raise
+                    raise _Bad(f"{path}: array {n!r} holds Python objects (pickled), which are "
+                               f"not read; an .npz of weights holds float arrays") from None
+            return out
+    except _Bad as e:
+        raise ValueError(str(e)) from None
     except Exception:  # not an .npz, unreadable: load_weights says what is wrong
         return None
 

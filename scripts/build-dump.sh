@@ -53,9 +53,8 @@ stale() {
 # One Agda build at a time in a checkout (`make proofs` takes the same lock): a second `make
 # dump`, or the one the runtime starts when the dumps are missing, waits for the first rather
 # than both writing build/agda.
-mkdir -p "$build"
-if command -v flock >/dev/null; then
-  exec 9>"$build/.lock"
+mkdir -p "$build" 2>/dev/null || true
+if command -v flock >/dev/null && { exec 9>"$build/.lock"; } 2>/dev/null; then
   if ! flock -n 9; then
     echo "build-dump: another Agda build is running in this checkout; waiting for it" >&2
     flock 9

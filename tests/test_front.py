@@ -393,6 +393,15 @@ def test_a_const_is_read_never_trained(main, kernel_cache, tmp_path):
     assert "(f32, init random, consts " in r.stdout, r.stdout  # the params are fresh
     trained = runtime.load(tmp_path / "k.model", weights=tmp_path / "run" / "weights.npz")
     assert trained.params["m"].tobytes() == m_val.astype(np.float32).tobytes()
+    # a model of consts alone: momentum has nothing to keep, and its file stays version 1
+    (tmp_path / "c.model").write_text("model c\ninput x : 3\ntarget t : 3\nconst m : 3\n"
+                                      "output p = for i : 3 . m[i] * x[i]\n"
+                                      "loss l = sqerr(p, t)\n")
+    only = runtime.load(tmp_path / "c.model", weights={"m": np.ones(3)})
+    only.train(np.ones((4, 3)), np.ones((4, 3)), epochs=1, batch_size=2, momentum=0.5,
+               progress=False)
+    only.save(tmp_path / "c.npz")
+    assert runtime.load_weights(tmp_path / "c.npz")[1]["version"] == 1
     np.savez(tmp_path / "m43.npz", m=m_val.T)  # named: the file, and as a const
     with pytest.raises(ValueError, match=r"m43\.npz: const m must have shape \(4, 3\), got "
                                          r"\(3, 4\)"):

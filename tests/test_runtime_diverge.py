@@ -106,6 +106,37 @@ def test_a_divergence_gives_back_the_velocity_of_its_weights(monkeypatch, tmp_pa
     assert m.velocity_momentum == 0.9
 
 
+def test_a_first_epoch_divergence_gives_back_the_velocity_the_call_found(monkeypatch):
+    """Diverging in its first epoch, a call leaves the velocity as it found it: another mu's
+    (not this call's), none (not a zero one), or, for plain SGD, the one it would have
+    dropped."""
+    use_backend("double", monkeypatch)
+    x, y = data()
+    kw = dict(batch_size=20, lr=0.5, threads=1, progress=False)
+    m = runtime.load("cnn", seed=1)
+    m.train(x, y, epochs=1, momentum=0.5, **kw)
+    found = m.velocity
+    poison_in_epoch(monkeypatch, m, 1, batches_per_epoch=3, update="sgd_momentum_update")
+    with pytest.raises(runtime.DivergedError):
+        m.train(x, y, epochs=1, momentum=0.9, **kw)
+    assert m.velocity_momentum == 0.5
+    assert all(m.velocity[n].tobytes() == found[n].tobytes() for n in found)
+    monkeypatch.undo()
+    use_backend("double", monkeypatch)
+    poison_in_epoch(monkeypatch, m, 1, batches_per_epoch=3)  # plain SGD's update
+    with pytest.raises(runtime.DivergedError):
+        m.train(x, y, epochs=1, **kw)
+    assert m.velocity_momentum == 0.5
+    assert all(m.velocity[n].tobytes() == found[n].tobytes() for n in found)
+    monkeypatch.undo()
+    use_backend("double", monkeypatch)
+    fresh = runtime.load("cnn", seed=1)
+    poison_in_epoch(monkeypatch, fresh, 1, batches_per_epoch=3, update="sgd_momentum_update")
+    with pytest.raises(runtime.DivergedError):
+        fresh.train(x, y, epochs=1, momentum=0.9, **kw)
+    assert fresh.velocity is None and fresh.velocity_momentum is None
+
+
 def test_cli_keeps_the_last_good_epoch(tmp_path, monkeypatch, capsys):
     use_backend("double", monkeypatch)
     x, y = data()
@@ -155,10 +186,10 @@ def test_a_run_diverging_at_once_leaves_its_folder_as_it_was(tmp_path, monkeypat
     assert main(["train", "cnn", *args, "--out", str(out)]) == 2
     assert f"{out} is as it was before this run" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
-    fresh = tmp_path / "new" / "run"
+    fresh = tmp_path / "new" / "deeper" / "run"
     assert main(["train", "cnn", *args, "--out", str(fresh)]) == 2
     assert "no weights written" in capsys.readouterr().err
-    assert not fresh.exists()
+    assert not (tmp_path / "new").exists()  # every folder the run made
 
 
 def test_no_weights_file_holds_nan(tmp_path, monkeypatch):

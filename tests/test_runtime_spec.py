@@ -202,6 +202,9 @@ def test_a_path_with_braces_is_a_path(tmp_path, monkeypatch):
     (tmp_path / "mine.txt").write_text("model mine\n")  # a model file by another name
     with pytest.raises(ValueError, match=r"mine\.txt: a model file's name ends in \.model"):
         model_spec("mine.txt")
+    np.savez(tmp_path / "w.npz", a=np.zeros(2))  # weights given for the model, say
+    with pytest.raises(ValueError, match=r"w\.npz: not a model \(a binary file: weights\?"):
+        model_spec("w.npz")
 
 
 def test_checks_follow_the_dump_feature_shape(tmp_path, monkeypatch):

@@ -156,6 +156,15 @@ def test_a_velocity_is_checked_like_the_weights(tmp_path, monkeypatch):
     ]:
         with pytest.raises(ValueError, match=rf"{path}: {message}"):
             runtime.load("cnn", weights=path)
+    # a velocity the model cannot take (here for a parameter it lacks): named with the file
+    listed = damaged("less", drop=("velocity/fc",), replace=meta_with(
+        velocity=["k1", "b1", "k2", "b2", "b"]))
+    with pytest.raises(ValueError, match=rf"{listed}: a velocity has an array per trained "):
+        runtime.load("cnn", weights=listed)
+    wrong = damaged("wrong", replace={"velocity/b": _npy(np.full(10, 1e300))})  # f64, too big
+    with pytest.raises(ValueError, match=rf"{wrong}: the velocity of b must be finite "
+                                         rf"floating point, found values too large for f32"):
+        runtime.load("cnn", weights=wrong)
     # a version-1 reader's view: without the velocity entries and list, the file is version 1
     old = damaged("v1", drop=tuple(f"velocity/{n}" for n in vel),
                   replace={"__meta__": _npy(np.array(json.dumps(
@@ -226,3 +235,6 @@ def test_a_plain_npz_of_the_params_loads_as_a_dict_does(tmp_path, monkeypatch):
     np.savez(tmp_path / "flat.npz", **{**m.params, "fc": m.params["fc"].reshape(10, 192)})
     with pytest.raises(ValueError, match=r"flat\.npz .*: parameter fc must have shape"):
         runtime.load("cnn", weights=tmp_path / "flat.npz")
+    np.savez(tmp_path / "obj.npz", **m.params, extra=np.array([{}], dtype=object))
+    with pytest.raises(ValueError, match=r"obj\.npz: array 'extra' holds Python objects"):
+        runtime.load("cnn", weights=tmp_path / "obj.npz")
