@@ -13,7 +13,9 @@ MODEL is a built-in model's name (``cnn``, or a zoo model's: ``mlp``, ``lenet5``
 its dump must declare ``data`` (features and target). ``train`` writes into ``--out`` (default
 ``out/<model name>``): ``weights.npz`` (saved atomically after every epoch, and on Ctrl-C with
 everything learned so far), ``history.json`` and ``curves.png`` (loss and accuracy per epoch;
-an earlier run's are replaced).
+an earlier run's are replaced, except where ``--weights`` is that directory's ``weights.npz``:
+a run resumed where it was saved continues its history, its epochs numbered after the earlier
+ones).
 ``--data`` is a directory of MNIST IDX files (by default the bundled subset,
 ``runtime.DEFAULT_DATA``) or an ``.npz`` with ``x_train``, ``y_train`` and optionally ``x_test``,
 ``y_test`` (``runtime.data``): features of the model's input shape, integer labels (classes), or
@@ -124,11 +126,18 @@ def cmd_train(args) -> int:
     earlier = weights_path.exists()
     # an earlier run's history and curves: left as they are until this run saves its weights
     stale = [p for p in (out / "history.json", out / "curves.png") if p.exists()]
+    same = (earlier and args.weights is not None
+            and Path(args.weights).resolve() == weights_path.resolve())
     if earlier:
-        same = args.weights is not None and Path(args.weights).resolve() == weights_path.resolve()
         print(f"note: {weights_path} " + ("is the starting point; each epoch replaces it" if same
               else "exists (an earlier run): this run replaces it"
               + "".join(f", {p.name}" for p in reversed(stale))), flush=True)
+    # resumed where it was saved: the history goes on, its epochs numbered after the earlier ones
+    before = _earlier_history(out / "history.json") if same and args.epochs else None
+    offset = len(before["epoch"]) if before else 0
+    if offset:
+        print(f"note: continuing the history in {out / 'history.json'} (epochs 1-{offset}); "
+              f"this run's epochs are {offset + 1}-{offset + args.epochs}", flush=True)
 
     def save(model):
         try:
@@ -158,7 +167,8 @@ def cmd_train(args) -> int:
 
     def report(model, record):
         save(model)
-        line = f"epoch {record['epoch']}/{args.epochs}  loss {record['loss']:.5f}"
+        line = (f"epoch {offset + record['epoch']}/{offset + args.epochs}  "
+                f"loss {record['loss']:.5f}")
         if record["train_accuracy"] is not None:
             line += f"  train acc {record['train_accuracy']:.4f}"
         if record["test_accuracy"] is not None:
@@ -167,7 +177,7 @@ def cmd_train(args) -> int:
             line += f"  test loss {record['test_loss']:.5f}"
         line += f"  {record['images_per_s']:.0f} images/s"
         _print(line, args.progress)
-        _write_outputs(model.history, out)
+        _write_outputs(_joined(before, model.history), out)
 
     try:
         m.train(
@@ -201,7 +211,7 @@ def cmd_train(args) -> int:
     except KeyboardInterrupt:
         save(m)
         if m.history and m.history["epoch"]:
-            _write_outputs(m.history, out)
+            _write_outputs(_joined(before, m.history), out)
         print(f"\ninterrupted: weights learned so far saved to {weights_path}", file=sys.stderr)
         return 130
     if args.epochs == 0:
@@ -219,6 +229,32 @@ def _print(line: str, progress: bool) -> None:
         tqdm.write(line)
     else:
         print(line, flush=True)
+
+
+def _earlier_history(path: Path) -> dict | None:
+    """The history.json an earlier run left (epochs 1..k, a list per key), or None if there is
+    none or it is not one (then this run's history starts afresh, as before)."""
+    try:
+        h = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not (isinstance(h, dict) and isinstance(h.get("epoch"), list) and h["epoch"]
+            and h["epoch"] == list(range(1, len(h["epoch"]) + 1))
+            and all(isinstance(v, list) and len(v) == len(h["epoch"]) for v in h.values())):
+        return None
+    return h
+
+
+def _joined(before: dict | None, history: dict) -> dict:
+    """An earlier run's history followed by this run's, whose epochs continue its numbering."""
+    if not before:
+        return history
+    k = len(before["epoch"])
+    out = {}
+    for key, values in history.items():
+        later = [e + k for e in values] if key == "epoch" else list(values)
+        out[key] = before.get(key, [None] * k) + later
+    return out
 
 
 def _write_outputs(history: dict, out: Path) -> None:

@@ -383,6 +383,32 @@ def test_epochs_zero_says_what_it_saved_and_a_log_gets_no_bar(tmp_path, monkeypa
             in capsys.readouterr().err)
 
 
+def test_a_run_resumed_where_it_was_saved_continues_its_history(tmp_path, monkeypatch, capsys):
+    """``--weights OUT/weights.npz --out OUT``: the history and curves go on from the earlier
+    run's epochs; resumed into another directory, the history starts afresh."""
+    use_backend("double", monkeypatch)
+    common = ["--train-limit", "40", "--test-limit", "20", "--batch-size", "20", "--threads",
+              "1", "--no-progress"]
+    out = tmp_path / "run"
+    assert main(["train", "cnn", *common, "--epochs", "2", "--out", str(out)]) == 0
+    first = json.loads((out / "history.json").read_text())
+    capsys.readouterr()
+    assert main(["train", "cnn", *common, "--epochs", "1", "--out", str(out), "--weights",
+                 str(out / "weights.npz")]) == 0
+    text = capsys.readouterr().out
+    assert "continuing the history in" in text and "this run's epochs are 3-3" in text
+    assert re.search(r"^epoch 3/3  loss", text, re.M), text
+    joined = json.loads((out / "history.json").read_text())
+    assert joined["epoch"] == [1, 2, 3]
+    for key, values in first.items():
+        assert joined[key][:2] == values, key
+    assert len(joined["loss"]) == 3 and joined["loss"][2] is not None
+    other = tmp_path / "other"
+    assert main(["train", "cnn", *common, "--epochs", "1", "--out", str(other), "--weights",
+                 str(out / "weights.npz")]) == 0
+    assert json.loads((other / "history.json").read_text())["epoch"] == [1]
+
+
 def test_out_errors_notes_and_an_early_ctrl_c(tmp_path, monkeypatch, capsys):
     """``--out`` naming a file is a one-line error; an existing run's weights are replaced with
     a note; Ctrl-C before training (kernels being built) exits 130 without a traceback."""
