@@ -92,6 +92,12 @@ def cmd_train(args) -> int:
     elif args.test_limit != 0:
         print(f"note: {args.data} has no test split (MNIST's t10k files, or x_test and y_test "
               f"in an .npz): no testing", flush=True)
+    for what, option, limit, got in (
+            ("training", "--train-limit", args.train_limit, len(images)),
+            ("test", "--test-limit", args.test_limit, len(test[0]) if test else None)):
+        if limit and got is not None and got < limit:
+            print(f"note: {args.data} has {got} {what} images, fewer than {option} {limit}: "
+                  f"all of them are used", flush=True)
     m = load(args.model, weights=args.weights, precision=args.precision, init=args.init,
              seed=args.seed, dump=args.dump)
     # everything checked before anything is written

@@ -407,6 +407,12 @@ def test_a_run_resumed_where_it_was_saved_continues_its_history(tmp_path, monkey
     assert main(["train", "cnn", *common, "--epochs", "1", "--out", str(other), "--weights",
                  str(out / "weights.npz")]) == 0
     assert json.loads((other / "history.json").read_text())["epoch"] == [1]
+    capsys.readouterr()
+    assert main(["train", "cnn", "--epochs", "0", "--train-limit", "99999", "--test-limit",
+                 "99999", "--out", str(other)]) == 0
+    text = capsys.readouterr().out
+    assert re.search(r"has \d+ training images, fewer than --train-limit 99999: all of them",
+                     text) and "fewer than --test-limit 99999" in text, text
 
 
 def test_out_errors_notes_and_an_early_ctrl_c(tmp_path, monkeypatch, capsys):
