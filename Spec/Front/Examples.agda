@@ -175,3 +175,11 @@ input x : 3
 loss  l = sum i : 3 . x[i] +
 ") ≡ just "4: expected an expression, found the end of the statement"
 _ = refl
+
+_ : error-of (elaborate "
+model m
+input x : 3
+h = x
+ loss l = sum i : 3 . h[i]
+") ≡ just "5: expected the end of the statement of line 4, found 'loss' (a line that starts with white space continues the statement before it)"
+_ = refl

@@ -84,9 +84,14 @@ module _ (l : ℕ) where
     pShape (token _ _ (dims n ns) ∷ ts) = ok (shapeOf n ns , ts)
     pShape ts = err "a shape (such as 28x28)" ts
 
+    -- More tokens on a later line than the statement's first: an indented line, which
+    -- continues the statement (say so: the usual cause is a stray indent).
     end : Ts → Result Ts
     end [] = ok []
-    end ts = err "the end of the statement" ts
+    end ts = if lineOf ts ℕ.≡ᵇ l then err "the end of the statement" ts
+             else fail (showℕ (lineOf ts) ++ ": expected the end of the statement of line "
+                        ++ showℕ l ++ ", found " ++ found ts ++ " (a line that starts with "
+                        ++ "white space continues the statement before it)")
 
   pExpr pMul pUnary pPost pAtom : ℕ → Ts → P Raw
   addLoop mulLoop postLoop : ℕ → Raw → Ts → P Raw
