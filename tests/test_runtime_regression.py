@@ -91,13 +91,15 @@ def test_the_command_line_trains_and_predicts_float_targets(model_file, tmp_path
     assert text.startswith("loss ") and "accuracy" not in text, text
     rows = (tmp_path / "p.csv").read_text().splitlines()
     assert rows[0] == "out0" and len(rows) == 101
-    # on from the saved weights: the test loss it starts from, and a fresh history
+    # on from the saved weights, in their directory: the test loss it starts from, and the
+    # history goes on (epoch 6 after the earlier 5)
     assert main(["train", str(model_file), "--data", str(path), "--epochs", "1", "--lr", "0.1",
                  "--batch-size", "10", "--out", str(out), "--no-progress",
                  "--weights", str(out / "weights.npz")]) == 0
     text = capsys.readouterr().out
     assert f"test loss of {out / 'weights.npz'}: {history['test_loss'][-1]:.5f}" in text, text
-    assert len(json.loads((out / "history.json").read_text())["test_loss"]) == 1
+    joined = json.loads((out / "history.json").read_text())
+    assert joined["epoch"] == [1, 2, 3, 4, 5, 6] and joined["test_loss"][:5] == history["test_loss"]
 
 
 def test_a_vector_regression_predicts_outputs_not_classes(tmp_path, capsys):
