@@ -826,6 +826,8 @@ def load(
     if init not in ("sac", "random"):
         raise ValueError(f"init must be 'sac' or 'random', not {init!r}")
     spec = model_spec(model, dump)
+    velocity = momentum = None
+    source = None  # the file the arrays came from, named in an error about them
     if weights is None:
         precision = precision or "f32"
         params = init_params(spec, init, seed, precision)
@@ -836,24 +838,19 @@ def load(
         else:
             params = weights
     elif (consts := read_consts(weights, spec)) is not None:
-        precision = precision or "f32"
+        precision, source = precision or "f32", f"{weights}"
         params = init_params(spec, init, seed, precision, consts=consts)  # params fresh
-        try:
-            return Model(spec, precision, params)
-        except ValueError as e:  # a const's value: name the file it came from
-            raise ValueError(f"{weights}: {e}") from None
     elif (plain := read_plain(weights)) is not None:  # numpy.savez's arrays, as a dict's
-        try:
-            return Model(spec, precision or "f32", plain)
-        except ValueError as e:
-            raise ValueError(f"{weights} (an .npz without __meta__, read as one array per "
-                             f"parameter and const by name): {e}") from None
+        precision, params = precision or "f32", plain
+        source = (f"{weights} (an .npz without __meta__, read as one array per parameter and "
+                  f"const by name)")
     else:
         params, meta, velocity = read_weights(weights, spec.name, spec.param_shapes)
         precision = precision or meta["precision"]
-        try:
-            return Model(spec, precision, params, velocity=velocity,
-                         momentum=meta.get("momentum"))
-        except ValueError as e:  # a velocity for a const, say: name the file
-            raise ValueError(f"{weights}: {e}") from None
-    return Model(spec, precision, params)
+        momentum, source = meta.get("momentum"), f"{weights}"
+    try:
+        return Model(spec, precision, params, velocity=velocity, momentum=momentum)
+    except ValueError as e:  # a const's shape, a velocity for a const: name the file
+        if source is None:
+            raise
+        raise ValueError(f"{source}: {e}") from None

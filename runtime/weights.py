@@ -186,10 +186,7 @@ def save_weights(path: str | os.PathLike, params: Mapping[str, np.ndarray], mode
     if set(params) != set(expected):
         raise ValueError(f"expected parameters {sorted(expected)}, got {sorted(params)}")
     for n, s in expected.items():
-        if tuple(np.shape(params[n])) != s:
-            raise ValueError(f"parameter {n} must have shape {s}, got {np.shape(params[n])}")
-        if not np.isfinite(params[n]).all():  # a file that load_weights would refuse
-            raise ValueError(f"parameter {n} holds NaN or inf: {path} not written")
+        _writable(f"parameter {n}", params[n], s, path)
     meta = {
         "format": FORMAT,
         "version": VERSION,
@@ -209,11 +206,7 @@ def save_weights(path: str | os.PathLike, params: Mapping[str, np.ndarray], mode
             raise ValueError(f"a velocity is saved with its momentum in (0, 1), got "
                              f"{momentum!r}")
         for n in trained:
-            if tuple(np.shape(velocity[n])) != expected[n]:
-                raise ValueError(f"the velocity of {n} must have shape {expected[n]}, got "
-                                 f"{np.shape(velocity[n])}")
-            if not np.isfinite(velocity[n]).all():
-                raise ValueError(f"the velocity of {n} holds NaN or inf: {path} not written")
+            _writable(f"the velocity of {n}", velocity[n], expected[n], path)
             arrays[VELOCITY + n] = np.ascontiguousarray(velocity[n])
         meta.update(version=VERSION_VELOCITY, momentum=float(momentum), velocity=trained)
     elif momentum is not None:
@@ -222,6 +215,14 @@ def save_weights(path: str | os.PathLike, params: Mapping[str, np.ndarray], mode
     directory = path.parent if str(path.parent) else Path(".")
     directory.mkdir(parents=True, exist_ok=True)
     return atomic_write(path, lambda f: np.savez(f, **arrays))
+
+
+def _writable(what: str, a, shape: tuple[int, ...], path: Path) -> None:
+    """Raise ValueError unless ``a`` has ``shape`` and is finite (what the reader requires)."""
+    if tuple(np.shape(a)) != shape:
+        raise ValueError(f"{what} must have shape {shape}, got {np.shape(a)}")
+    if not np.isfinite(a).all():
+        raise ValueError(f"{what} holds NaN or inf: {path} not written")
 
 
 def load_weights(path: str | os.PathLike, model: str | None = None,
@@ -312,14 +313,9 @@ def _load_weights(path: Path, model, shapes) -> tuple[dict, dict]:
         for n, s in expected.items():
             if n not in archive.files:
                 raise _Bad(f"parameter {n!r} missing")
-            a = archive[n]
-            if a.shape != s or recorded.get(n) != s:
-                raise _Bad(f"parameter {n!r} has shape {a.shape}, expected {s}")
-            if a.dtype.kind != "f":
-                raise _Bad(f"parameter {n!r} has dtype {a.dtype}, expected float")
-            if not np.isfinite(a).all():
-                raise _Bad(f"parameter {n!r} holds NaN or inf")
-            params[n] = a
+            if recorded.get(n) != s:  # __meta__'s shape, not the model's
+                raise _Bad(f"parameter {n!r} has shape {archive[n].shape}, expected {s}")
+            params[n] = _readable(archive, n, f"parameter {n!r}", s)
         velocity = None
         if velocity_names:
             mu = meta.get("momentum")
@@ -330,13 +326,18 @@ def _load_weights(path: Path, model, shapes) -> tuple[dict, dict]:
             for n in velocity_names:
                 if n not in expected:
                     raise _Bad(f"a velocity for {n!r}, which is not a parameter")
-                a = archive[VELOCITY + n]
-                if a.shape != expected[n]:
-                    raise _Bad(f"the velocity of {n!r} has shape {a.shape}, expected "
-                               f"{expected[n]}")
-                if a.dtype.kind != "f":
-                    raise _Bad(f"the velocity of {n!r} has dtype {a.dtype}, expected float")
-                if not np.isfinite(a).all():
-                    raise _Bad(f"the velocity of {n!r} holds NaN or inf")
-                velocity[n] = a
+                velocity[n] = _readable(archive, VELOCITY + n, f"the velocity of {n!r}",
+                                        expected[n])
     return params, meta, velocity
+
+
+def _readable(archive, key: str, what: str, shape: tuple[int, ...]) -> np.ndarray:
+    """``archive[key]``, of ``shape``, a float dtype and finite, or ``_Bad`` naming ``what``."""
+    a = archive[key]
+    if a.shape != shape:
+        raise _Bad(f"{what} has shape {a.shape}, expected {shape}")
+    if a.dtype.kind != "f":
+        raise _Bad(f"{what} has dtype {a.dtype}, expected float")
+    if not np.isfinite(a).all():
+        raise _Bad(f"{what} holds NaN or inf")
+    return a
