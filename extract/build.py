@@ -268,6 +268,26 @@ def _find_dump(model: str) -> Path:
     return zoo
 
 
+def _make_dump() -> tuple[int, str]:
+    """Run ``make dump`` in the source checkout; its own progress lines (``build-dump: …``:
+    compiling, waiting for another build, each dump written) go to stderr as they come, so a
+    first call that takes minutes says why; everything it printed is returned for an error.
+
+    >>> _make_dump()   # prints e.g. "build-dump: compiling Spec/Main.agda into build/agda …"
+    (0, '…')
+    """
+    import sys
+
+    proc = subprocess.Popen(["make", "dump"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    lines = []
+    for line in proc.stdout:
+        lines.append(line)
+        if line.startswith("build-dump:"):
+            print(line, end="", file=sys.stderr, flush=True)
+    return proc.wait(), "".join(lines)
+
+
 def dump_path(model: str, make: bool = True) -> Path:
     """The built-in dump ``<model>.json`` (``locate("dumps", ...)``), else the zoo's
     ``zoo/<model>.json`` (so ``lenet5`` names ``models/lenet5.model``'s dump, and ``cnn`` the
@@ -283,11 +303,11 @@ def dump_path(model: str, make: bool = True) -> Path:
                          f"a dump (.json) or a model file (.model); if it is a built-in model "
                          f"newer than these dumps, run `make dump`")
     if (ROOT / "Makefile").is_file() and (ROOT / "Spec").is_dir():
-        res = subprocess.run(["make", "dump"], cwd=ROOT, capture_output=True, text=True)
+        returncode, output = _make_dump()
         path = _find_dump(model)
-        if res.returncode == 0 and path.exists():
+        if returncode == 0 and path.exists():
             return path
-        detail = f":\n{res.stdout[-2000:]}{res.stderr[-2000:]}"
+        detail = f":\n{output[-4000:]}"
     else:
         detail = " (not a source checkout: no Makefile)"
     looked = ", ".join(str(p) for p in [*locations("dumps", f"{model}.json"),

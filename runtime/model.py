@@ -657,7 +657,8 @@ class Model:
         themselves, not classes) there are no accuracies: ``test_loss`` is the mean loss over
         the test set instead (None with classes). ``callback(model, record)`` runs after each
         epoch with that epoch's record. On KeyboardInterrupt the weights keep every completed update,
-        ``model.history`` holds the finished epochs, and the interrupt propagates. A batch
+        ``model.history`` holds the finished epochs, and the interrupt propagates; interrupted
+        before its first update, the call leaves the velocity as it found it. A batch
         whose loss is NaN or infinite, or an epoch that leaves a weight so, raises
         ``DivergedError``: the weights are then those after the last complete epoch (the
         initial ones in the first), which ``model.history`` lists.
@@ -718,6 +719,7 @@ class Model:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=epochs * len(starts), unit="batch", desc=f"{self.name} train")
+        updated = False  # has an update been applied (a velocity kept or dropped)?
         try:
             for epoch in range(1, epochs + 1):
                 if shuffle:
@@ -740,6 +742,7 @@ class Model:
                         sgd_momentum_fn(w, g, vel, lr_c, mu_c)
                     else:
                         sgd_fn(w, g, lr_c)
+                    updated = True
                     total += loss * n
                     if bar is not None:
                         bar.update(1)
@@ -772,6 +775,10 @@ class Model:
                     bar.set_postfix(shown)
                 if callback is not None:
                     callback(self, record)
+        except KeyboardInterrupt:
+            if not updated:  # nothing learned: the velocity is the one the call found
+                self._vel, self._mu = vel_before
+            raise
         finally:
             if bar is not None:
                 bar.close()

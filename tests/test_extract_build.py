@@ -177,7 +177,7 @@ def test_default_dump_path_and_make_fallback(tmp_path, monkeypatch):
     there.write_text((DATA / "dot_hand.json").read_text())
     assert build.dump_path("dot") == there
     # other dumps are there, so a name that is none of them is a typo: no `make dump` for it
-    monkeypatch.setattr(build.subprocess, "run", lambda *a, **k: pytest.fail("ran make"))
+    monkeypatch.setattr(build, "_make_dump", lambda: pytest.fail("ran make"))
     with pytest.raises(ValueError, match=r"unknown model 'cnn': not a built-in model \(dot\)"):
         build.dump_path("cnn")
     assert build.dump_path("cnn", make=False) == tmp_path / "build" / "dump" / "cnn.json"
@@ -185,6 +185,29 @@ def test_default_dump_path_and_make_fallback(tmp_path, monkeypatch):
     there.unlink()
     with pytest.raises(FileNotFoundError, match="make dump"):
         build.dump_path("cnn")
+
+
+def test_make_fallback_shows_its_progress(tmp_path, monkeypatch, capsys):
+    """The first call in a checkout without dumps runs `make dump`, which can take minutes (or
+    wait for another build): its `build-dump:` lines reach stderr as they come; the rest of its
+    output is kept for an error."""
+    monkeypatch.setattr(build, "ROOT", tmp_path)
+    (tmp_path / "Spec").mkdir()
+    (tmp_path / "Makefile").write_text(
+        "dump:\n"
+        "\t@echo 'build-dump: another Agda build is running in this checkout; waiting' >&2\n"
+        "\t@echo 'Checking Spec.Main'\n"
+        "\t@mkdir -p build/dump && echo 'build-dump: wrote build/dump/dot.json' >&2\n"
+        f"\t@cp '{DATA / 'dot_hand.json'}' build/dump/dot.json\n")
+    assert build.dump_path("dot") == tmp_path / "build" / "dump" / "dot.json"
+    err = capsys.readouterr().err
+    assert err == ("build-dump: another Agda build is running in this checkout; waiting\n"
+                   "build-dump: wrote build/dump/dot.json\n")
+    (tmp_path / "build" / "dump" / "dot.json").unlink()
+    (tmp_path / "Makefile").write_text("dump:\n\t@echo 'Checking Spec.Main'; false\n")
+    with pytest.raises(FileNotFoundError, match=r"did not create one:\nChecking Spec.Main"):
+        build.dump_path("dot")
+    assert capsys.readouterr().err == ""
 
 
 def test_cli_unknown_name_is_one_line_and_runs_no_make(tmp_path):

@@ -137,6 +137,51 @@ def test_a_first_epoch_divergence_gives_back_the_velocity_the_call_found(monkeyp
     assert fresh.velocity is None and fresh.velocity_momentum is None
 
 
+def interrupt_at_first_gradient(monkeypatch):
+    """Ctrl-C arrives in the first batch, before any update."""
+    fn = Kernels.fn
+
+    def interrupting(self, name):
+        f = fn(self, name)
+        if name != "batch_grad":
+            return f
+
+        def grad(*a):
+            raise KeyboardInterrupt
+
+        return grad
+
+    monkeypatch.setattr(Kernels, "fn", interrupting)
+
+
+def test_an_interrupt_before_the_first_update_leaves_the_velocity_as_it_was(monkeypatch, tmp_path):
+    """Nothing learned, nothing changed: a fresh momentum run gains no (zero) velocity, plain SGD
+    does not drop the one it found, another mu's stays with its mu; through the CLI, a fresh
+    momentum run interrupted at once writes a weights file without a velocity."""
+    use_backend("double", monkeypatch)
+    x, y = data()
+    kw = dict(batch_size=20, lr=0.5, threads=1, progress=False)
+    m = runtime.load("cnn", seed=1)
+    m.train(x, y, epochs=1, momentum=0.5, **kw)
+    found = m.velocity
+    fresh = runtime.load("cnn", seed=1)
+    interrupt_at_first_gradient(monkeypatch)
+    for model, mu in [(fresh, 0.9), (m, 0.0), (m, 0.9)]:
+        with pytest.raises(KeyboardInterrupt):
+            model.train(x, y, epochs=2, momentum=mu, **kw)
+    assert fresh.velocity is None and fresh.velocity_momentum is None
+    assert m.velocity_momentum == 0.5
+    assert all(m.velocity[n].tobytes() == found[n].tobytes() for n in found)
+    out = tmp_path / "run"
+    rc = main(["train", "cnn", "--epochs", "2", "--batch-size", "20", "--threads", "1",
+               "--train-limit", "60", "--test-limit", "20", "--momentum", "0.9", "--out",
+               str(out), "--no-progress"])
+    assert rc == 130
+    with np.load(out / "weights.npz") as f:
+        assert not [k for k in f.files if k.startswith("velocity/")]
+        assert json.loads(str(f["__meta__"]))["version"] == 1
+
+
 def test_cli_keeps_the_last_good_epoch(tmp_path, monkeypatch, capsys):
     use_backend("double", monkeypatch)
     x, y = data()
