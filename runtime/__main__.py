@@ -24,7 +24,7 @@ float targets of the model's target shape (a regression: the test loss replaces 
 too, which ``--weights`` with ``--momentum`` continues (resumed training goes on exactly).
 ``predict`` prints the accuracy (the loss, for float targets) and, with ``--out FILE.npz`` or
 ``FILE.csv``, writes the outputs and predicted classes (then the labels may be absent: data to
-predict).
+predict; weights trained on float targets, a regression, then give the outputs alone).
 """
 
 from __future__ import annotations
@@ -319,8 +319,9 @@ def cmd_predict(args) -> int:
     m.require_data("predict", predict=True)
     if labels is not None:
         labels = m.check_labels(labels, len(images))
-    regression = labels is not None and is_regression(labels)
-    if regression:  # float targets: the loss is the measure, not an accuracy
+    # float targets: a regression; without labels, what the weights were trained on says
+    regression = (is_regression(labels) if labels is not None else m.targets == "values")
+    if regression and labels is not None:  # float targets: the loss is the measure
         print(f"loss {m.mean_loss(images, labels, threads=args.threads):.6g} (mean over "
               f"{len(images)} {args.split} images)")
     elif out is None:  # classes, and nothing to write: the accuracy (evaluate's checks)
@@ -436,7 +437,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=None,
                    help="also write the predictions here: FILE.npz (arrays outputs and labels, "
                         "the predicted classes) or FILE.csv (label, out0, out1, ...); with "
-                        "--out the data's labels (y_test) may be left out")
+                        "--out the data's labels (y_test) may be left out (then weights "
+                        "trained on float targets give the outputs alone)")
     p.set_defaults(func=cmd_predict)
 
     args = ap.parse_args(argv)

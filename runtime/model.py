@@ -24,7 +24,9 @@ optimizer keeps its state: the next ``train`` with momentum continues it, ``m.sa
 with the weights and ``runtime.load`` reads it back, so training resumed from a file follows
 the same trajectory as training that never stopped (from a file saved at the end of an epoch,
 as the command line saves one after each). ``m.reset_velocity()`` drops it; a ``train``
-without momentum that runs an epoch does too.
+without momentum that runs an epoch does too. ``m.targets`` records what training fitted,
+``"classes"`` (integer labels) or ``"values"`` (float targets: a regression), None before any;
+it is saved with the weights, so predictions on unlabelled data know which they are.
 
 Every entry point checks its arguments (shapes, dtypes, finiteness, ranges) and raises
 ``ValueError`` before any C code runs. Training allocates its buffers (packed inputs of one
@@ -259,7 +261,8 @@ class Model:
     ``prediction``/``loss`` (output names), ``dump`` (the dump file)."""
 
     def __init__(self, model, precision: str, params: dict[str, np.ndarray], dump=None,
-                 velocity: dict[str, np.ndarray] | None = None, momentum: float | None = None):
+                 velocity: dict[str, np.ndarray] | None = None, momentum: float | None = None,
+                 targets: str | None = None):
         spec = model_spec(model, dump)
         self.spec = spec
         self.name = spec.name
@@ -290,6 +293,8 @@ class Model:
         self._vel, self._mu = None, None  # SGD momentum's velocity (an M_params), and its mu
         if velocity is not None:
             self._set_velocity(velocity, momentum)
+        # what the weights were trained on: "classes", "values" (a regression) or None (unknown)
+        self.targets = targets
 
     # what the dump says
     param_shapes = property(lambda self: dict(self.spec.param_shapes))
@@ -385,7 +390,7 @@ class Model:
         keep = self._vel is not None and self.spec.trained  # none without trained parameters
         return save_weights(path, self.params, self.spec, self.precision,
                             velocity=self.velocity if keep else None,
-                            momentum=self._mu if keep else None)
+                            momentum=self._mu if keep else None, targets=self.targets)
 
     @property
     def velocity(self) -> dict[str, np.ndarray] | None:
@@ -703,6 +708,8 @@ class Model:
             src_img, src_hot = images, onehot
         starts = range(0, n_all, bs)
         classes = not is_regression(labels)  # accuracies; else the test loss
+        if epochs > 0:
+            self.targets = "classes" if classes else "values"
 
         history: dict[str, list] = {
             "epoch": [],
@@ -833,7 +840,7 @@ def load(
     if init not in ("sac", "random"):
         raise ValueError(f"init must be 'sac' or 'random', not {init!r}")
     spec = model_spec(model, dump)
-    velocity = momentum = None
+    velocity = momentum = targets = None
     source = None  # the file the arrays came from, named in an error about them
     if weights is None:
         precision = precision or "f32"
@@ -855,8 +862,10 @@ def load(
         params, meta, velocity = read_weights(weights, spec.name, spec.param_shapes)
         precision = precision or meta["precision"]
         momentum, source = meta.get("momentum"), f"{weights}"
+        targets = meta.get("targets")
     try:
-        return Model(spec, precision, params, velocity=velocity, momentum=momentum)
+        return Model(spec, precision, params, velocity=velocity, momentum=momentum,
+                     targets=targets)
     except ValueError as e:  # a const's shape, a velocity for a const: name the file
         if source is None:
             raise

@@ -21,6 +21,10 @@ SGD with momentum, one array ``velocity/NAME`` per trained parameter (its shape)
 ``__meta__`` adds ``momentum`` (the ``mu`` it was accumulated with) and ``velocity`` (the
 names), so that training resumed from the file continues exactly where it stopped. Files
 without a velocity stay version 1 (readable by the runtimes before version 2); both are read.
+``__meta__`` may also hold ``targets``, what the weights were trained on: ``"classes"``
+(integer labels, one-hot) or ``"values"`` (float targets, a regression), so that predictions
+on data without labels are written as classes or as values alone; readers that do not know
+the key ignore it, so it needs no new version.
 ``save_weights`` writes atomically (``runtime._files.atomic_write``: a temporary file in the
 target directory, flushed and fsync'ed, given the permissions of the umask, then
 ``os.replace``d over the target), so a reader (or a crash) never sees half a file.
@@ -45,6 +49,7 @@ VERSION = 1           # written without a velocity
 VERSION_VELOCITY = 2  # written with one (a momentum training's state)
 VERSIONS = (VERSION, VERSION_VELOCITY)
 VELOCITY = "velocity/"  # the prefix of a velocity entry's name in the archive
+TARGETS = ("classes", "values")  # __meta__'s optional record of what training fitted
 
 DTYPES = {"f32": np.dtype(np.float32), "f64": np.dtype(np.float64)}
 
@@ -169,13 +174,14 @@ def _shapes_of(model, params) -> tuple[str, dict[str, tuple[int, ...]]]:
 def save_weights(path: str | os.PathLike, params: Mapping[str, np.ndarray], model,
                  precision: str, shapes: Mapping[str, tuple[int, ...]] | None = None,
                  velocity: Mapping[str, np.ndarray] | None = None,
-                 momentum: float | None = None) -> Path:
+                 momentum: float | None = None, targets: str | None = None) -> Path:
     """Write ``params`` to ``path`` (.npz) atomically; returns the path.
 
     ``model``: a ``ModelSpec``/``Model`` (its name and parameter shapes are used), or a model
     name; ``shapes`` (name -> shape) then defaults to the shapes of the arrays. ``velocity``
     (name -> array, every trained parameter: a model's consts have none) and ``momentum``, the
-    state of SGD with momentum, make a version-2 file (module docstring)."""
+    state of SGD with momentum, make a version-2 file (module docstring). ``targets``
+    (``"classes"`` or ``"values"``) records what the weights were trained on."""
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{path} is a directory: weights are saved to a file (.npz)")
@@ -183,6 +189,8 @@ def save_weights(path: str | os.PathLike, params: Mapping[str, np.ndarray], mode
     if shapes is not None:
         expected = {n: tuple(s) for n, s in shapes.items()}
     check_precision(precision)
+    if targets not in TARGETS + (None,):
+        raise ValueError(f"targets must be one of {TARGETS} or None, got {targets!r}")
     if set(params) != set(expected):
         raise ValueError(f"expected parameters {sorted(expected)}, got {sorted(params)}")
     for n, s in expected.items():
@@ -193,6 +201,7 @@ def save_weights(path: str | os.PathLike, params: Mapping[str, np.ndarray], mode
         "model": name,
         "precision": precision,
         "shapes": {n: list(s) for n, s in expected.items()},
+        **({} if targets is None else {"targets": targets}),
     }
     arrays = {n: np.ascontiguousarray(params[n]) for n in expected}
     if velocity is not None:
@@ -288,6 +297,8 @@ def _load_weights(path: Path, model, shapes) -> tuple[dict, dict]:
             raise _Bad(f"weights are for model {meta.get('model')!r}, not {model!r}")
         if meta.get("precision") not in DTYPES:
             raise _Bad(f"unknown precision {meta.get('precision')!r} in __meta__")
+        if meta.get("targets", "classes") not in TARGETS:
+            raise _Bad(f"__meta__'s targets is {meta['targets']!r}, expected one of {TARGETS}")
         recorded = meta.get("shapes")
         if not isinstance(recorded, dict) or not all(
             isinstance(s, list) and all(isinstance(d, int) for d in s) for s in recorded.values()

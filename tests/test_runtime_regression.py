@@ -122,3 +122,21 @@ def test_a_vector_regression_predicts_outputs_not_classes(tmp_path, capsys):
     assert "predicted labels" not in capsys.readouterr().out
     with np.load(tmp_path / "p.npz") as z:
         assert z.files == ["outputs"] and z["outputs"].shape == (9, 2)
+    # data without targets: the weights file records that they were fitted to values
+    with np.load(out / "weights.npz") as f:
+        assert json.loads(str(f["__meta__"]))["targets"] == "values"
+    np.savez(path, x_train=x, y_train=np.stack([y, -y], 1), x_test=x[:9])
+    assert main(["predict", str(model), "--weights", str(out / "weights.npz"), "--data",
+                 str(path), "--out", str(tmp_path / "q.csv")]) == 0
+    assert "predicted labels" not in capsys.readouterr().out
+    assert (tmp_path / "q.csv").read_text().splitlines()[0] == "out0,out1"
+    # trained on classes (the same data, as labels 0/1), the same file gives classes
+    cls = tmp_path / "cls.npz"
+    np.savez(cls, x_train=x, y_train=(y > 0).astype(np.int64), x_test=x[:9],
+             y_test=(y[:9] > 0).astype(np.int64))
+    assert main(["train", str(model), "--data", str(cls), "--epochs", "1", "--out",
+                 str(tmp_path / "cls"), "--no-progress"]) == 0
+    assert main(["predict", str(model), "--weights", str(tmp_path / "cls" / "weights.npz"),
+                 "--data", str(path), "--out", str(tmp_path / "r.csv")]) == 0
+    assert "outputs and predicted labels" in capsys.readouterr().out
+    assert (tmp_path / "r.csv").read_text().splitlines()[0] == "label,out0,out1"

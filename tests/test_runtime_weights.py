@@ -115,6 +115,29 @@ def test_weights_round_trip_in_meta(saved):
         assert m2.params[n].tobytes() == m.params[n].tobytes()
 
 
+def test_what_the_weights_were_trained_on_is_kept(saved, tmp_path):
+    """``targets``: unknown (None, no key) for fresh weights, "classes" after training on labels,
+    kept by save and load; a file with another value is refused, naming it."""
+    m, good = saved
+    with np.load(good) as f:
+        assert "targets" not in json.loads(str(f["__meta__"]))
+    assert runtime.load("cnn", weights=good).targets is None
+    x, y = runtime.load_mnist(runtime.DEFAULT_DATA, "train", 20)
+    m.train(x, y, epochs=1, batch_size=10, threads=1, progress=False)
+    assert m.targets == "classes"
+    m.save(tmp_path / "t.npz")
+    assert runtime.load("cnn", weights=tmp_path / "t.npz").targets == "classes"
+    with np.load(tmp_path / "t.npz") as f:
+        meta = json.loads(str(f["__meta__"]))
+    assert meta["targets"] == "classes" and meta["version"] == 1
+    _rewrite(tmp_path / "t.npz",
+             replace={"__meta__": _npy(np.array(json.dumps({**meta, "targets": "labels"})))})
+    with pytest.raises(ValueError, match=rf"t.npz: __meta__'s targets is 'labels', expected "):
+        runtime.load("cnn", weights=tmp_path / "t.npz")
+    with pytest.raises(ValueError, match="targets must be one of"):
+        save_weights(tmp_path / "u.npz", m.get_params(), m.spec, "f32", targets="labels")
+
+
 def test_a_velocity_is_checked_like_the_weights(tmp_path, monkeypatch):
     """A file of a momentum training (version 2): its velocity entries and __meta__ must agree,
     with the parameters' shapes, finite; what is wrong is named."""
