@@ -130,6 +130,10 @@ def parse_args(argv=None):
                     help="comma-separated batch sizes (training batch and inference call)")
     ap.add_argument("--infer-batch", type=int, default=None,
                     help="images per inference call (default: the batch size)")
+    ap.add_argument("--infer-min-time", type=float, default=0.1, metavar="S",
+                    help="an inference timing repeats its pass over the images until S seconds "
+                         "have gone by and reports the time per pass (a pass can take 10 ms, "
+                         "which one descheduled thread doubles); 0: one pass")
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     ap.add_argument("--impls", default=",".join(IMPLS),
                     help=f"comma-separated subset of {', '.join(IMPLS)}")
@@ -157,6 +161,8 @@ def parse_args(argv=None):
         if w not in ("train", "infer"):
             ap.error(f"unknown workload {w!r}")
     args.fixed_batches = args.batches
+    if not args.infer_min_time >= 0:
+        ap.error("--infer-min-time must be 0 or more seconds")
     if args.reps < 1 or (args.batches is not None and args.batches < 1) \
             or any(args.images // b < 1 for b in args.batch):
         ap.error("--batches and --reps must be at least 1, --images at least the batch")
@@ -176,20 +182,20 @@ def infer_batch(args, batch: int) -> int:
 def measure(args, workers: dict, configs: list[tuple], log=print) -> list[dict]:
     """``configs``: (model key, workload, batch, threads, label), timed in rotating order."""
 
-    def run_one(mk, wl, b, t, lab, batches, images):
+    def run_one(mk, wl, b, t, lab, batches, images, min_time):
         return workers[IMPLS[lab][0]].ask(cmd="time", model=mk, impl=lab, threads=t,
                                           workload=wl, batch=b, batches=batches, images=images,
-                                          infer_batch=infer_batch(args, b))
+                                          infer_batch=infer_batch(args, b), min_time=min_time)
 
     for mk, wl, b, t, lab in configs:  # warm-up: caches, thread pools, allocator, page faults
         run_one(mk, wl, b, t, lab, min(n_batches(args, b), 2),
-                min(n_batches(args, b) * b, 2 * infer_batch(args, b)))
+                min(n_batches(args, b) * b, 2 * infer_batch(args, b)), 0)
     samples = []
     for rep in range(args.reps):
         k = rep % len(configs)
         for pos, (mk, wl, b, t, lab) in enumerate(configs[k:] + configs[:k]):
             n = n_batches(args, b) * b
-            r = run_one(mk, wl, b, t, lab, n_batches(args, b), n)
+            r = run_one(mk, wl, b, t, lab, n_batches(args, b), n, args.infer_min_time)
             samples.append({"rep": rep, "position": pos, "model": mk, "workload": wl,
                             "batch": b, "threads": t, "impl": lab, "images": n, **r})
             log(f"  rep {rep + 1}/{args.reps} {mk:7s} {wl:5s} b{b:<5d} {t}T {lab:22s} "
@@ -298,7 +304,10 @@ def markdown(meta: dict, rows: list[dict], agreements: dict, speedups: list[dict
            f"- models: {', '.join(f'{m} ({v})' for m, v in meta['models'].items())}",
            f"- workload: {meta['images']} images per row at batch {meta['batch'][0]} (SGD lr "
            f"{meta['lr']}; at another batch as many whole batches as fit in --images "
-           f"{meta['args']['images']}), inference over the same images in calls of the batch; "
+           f"{meta['args']['images']}), inference over the same images in calls of the batch"
+           + (f" (each timing repeats the pass until {meta['args']['infer_min_time']:g} s "
+              f"have gone by: the time of one pass, averaged)"
+              if meta["args"].get("infer_min_time") else "") + "; "
            f"data {meta['data_source']}",
            f"- {meta['reps']} interleaved repetitions per row; time = median, spread = min-max; "
            f"`x gen` = median time over the generated C's (above 1: the generated C is faster)",

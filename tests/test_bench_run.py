@@ -106,6 +106,12 @@ def test_c_only_run_writes_results(tmp_path, capsys, kernel_cache):
     # every configuration timed once per repetition
     assert len(res["samples"]) == 2 * 2 * 2 * 2
     assert all(s["seconds"] > 0 for s in res["samples"])
+    # an inference timing repeats its pass (300 images: about a millisecond) for 0.1 s at least
+    for s in res["samples"]:
+        if s["workload"] == "infer":
+            assert s["passes"] > 1 and s["seconds"] * s["passes"] >= 0.1, s
+        else:
+            assert s["passes"] == 1, s
     train = [r for r in res["results"] if r["workload"] == "train"]
     assert all(r["flops"] > 0 and r["gflops"] > 0 for r in train)
     assert all(r["model"] == "cnn" and r["batch"] == 100 for r in res["results"])
@@ -114,6 +120,7 @@ def test_c_only_run_writes_results(tmp_path, capsys, kernel_cache):
     out = capsys.readouterr().out
     assert "| cnn | train | 100 | 2 | handwritten-c |" in out
     assert "| cnn | infer | 100 | 1 | generated-c |" in out
+    assert "repeats the pass until 0.1 s have gone by" in out
 
 
 def test_unavailable_generated_code_is_reported_not_fatal(tmp_path, capsys):
