@@ -278,8 +278,10 @@ def _make_dump() -> tuple[int, str]:
     """
     import sys
 
-    proc = subprocess.Popen(["make", "dump"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    # --no-print-directory: under an outer make (``make test``) MAKEFLAGS would add
+    # "Entering directory" lines to the output an error quotes
+    proc = subprocess.Popen(["make", "--no-print-directory", "dump"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines = []
     for line in proc.stdout:
         lines.append(line)
