@@ -38,7 +38,11 @@ Cache: one directory per (model, precision, key) under ``cache_dir()`` (a per-us
 directory, or ``$PROVED_KERNELS_CACHE``), where key hashes the sources, the cffi declarations,
 the flags, gcc's and cffi's versions, Python's ABI and the CPU. A build happens in a private
 temporary directory under a file lock and is published with an atomic rename, so concurrent
-builders (threads or processes) all succeed and all load the same module.
+builders (threads or processes) all succeed and all load the same module. Beside the modules,
+``generated/`` names the module each (dump, precision, options, extractor sources, CPU) gave,
+so that loading a model again imports it without generating its sources, and
+``schema-checked/`` marks the dumps that passed the schema (``extract.dump``); ``dumps/`` holds
+the dumps compiled from model files (``runtime.spec``).
 """
 from __future__ import annotations
 
@@ -46,6 +50,7 @@ import hashlib
 import importlib.util
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -331,5 +336,49 @@ def load(model, precision: str = "f32", dump=None, options=None) -> tuple:
         m = dump_mod.load(dump) if isinstance(dump, (str, Path)) else dump_mod.parse(dump)
     else:
         m = model
-    g = generate(m, precision, options or Options())
-    return build(m.name, precision, g.files, g.cdef)
+    options = options or Options()
+    # a Model handed in may be a pass's output, which keeps its dump's hash: generate it
+    index = _generated_index(m, precision, options) if isinstance(model, str) else None
+    if index is not None and index.is_file():  # generated and built before: import it
+        name = index.read_text().strip()
+        if re.fullmatch(r"_pk_\w+", name) and (cache_dir() / name / "ok").exists():
+            return _import(name, cache_dir() / name)
+    g = generate(m, precision, options)
+    out = build(m.name, precision, g.files, g.cdef)
+    if index is not None:
+        key = _key(g.files, g.cdef, CFLAGS)
+        try:
+            index.parent.mkdir(parents=True, exist_ok=True)
+            atomic = index.with_name(f"{index.name}.tmp{os.getpid()}")
+            atomic.write_text(f"_pk_{m.name}_{precision}_{key}\n")
+            os.replace(atomic, index)
+        except OSError:  # a read-only cache: generate again next time
+            pass
+    return out
+
+
+@lru_cache(maxsize=None)
+def _code_hash() -> str:
+    """A hash of the extractor's own sources and templates: what the generated C depends on
+    besides the dump, the precision, the options and the processor."""
+    h = hashlib.sha256()
+    templates = locate("templates")
+    files = [*PACKAGE.glob("*.py"), *(p for p in templates.rglob("*") if p.is_file())]
+    for path in sorted(files):
+        h.update(str(path.relative_to(path.parent if path.suffix == ".py" else templates))
+                 .encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _generated_index(m, precision: str, options) -> Path | None:
+    """Where the module generated from this dump (its hash), precision and options is named,
+    so that loading a model again skips generating its sources (seconds for a large model):
+    ``generated/<key>`` in the cache, a file holding the module's name; None for a model
+    without a dump hash."""
+    if not m.dump_hash:
+        return None
+    h = hashlib.sha256()
+    for part in [m.dump_hash, precision, repr(options), _code_hash(), _cpu(), platform.machine(),
+                 sys.version, " ".join(CFLAGS)]:
+        h.update(part.encode() + b"\0")
+    return cache_dir() / "generated" / h.hexdigest()[:32]

@@ -54,7 +54,7 @@ def test_cache_hit_does_not_rebuild(tmp_path, monkeypatch):
     m = dump.load(DATA / "chain_hand.json")
     g = generate(m, "f64")
     build.build(m.name, "f64", g.files, g.cdef)
-    (d,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    (d,) = [p for p in tmp_path.iterdir() if p.is_dir() and p.name.startswith("_pk_")]
     stamp = (d / "ok").stat().st_mtime_ns
     so = [p for p in d.iterdir() if p.suffix == ".so"]
     assert len(so) == 1
@@ -68,8 +68,8 @@ def test_cache_hit_does_not_rebuild(tmp_path, monkeypatch):
 
 
 def test_a_failed_build_leaves_nothing_in_the_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("PROVED_KERNELS_CACHE", str(tmp_path))
     m = dump.load(DATA / "chain_hand.json")
+    monkeypatch.setenv("PROVED_KERNELS_CACHE", str(tmp_path))
     g = generate(m, "f64")
     broken = {**g.files, "chain.c": g.files["chain.c"] + "\nthis is not C;\n"}
     with pytest.raises(Exception):
@@ -366,3 +366,34 @@ loss {loss} = sqerr({o}, {y}) + {m}
     if shutil.which("g++") is None:
         pytest.skip("g++ not installed")
     cuda_host.compile_host(tmp_path / "cuda", g.files)
+
+
+def test_loading_a_model_again_does_not_generate_its_sources_again(tmp_path, monkeypatch):
+    """build.load remembers which module a dump (its hash), precision and options gave: the
+    second load imports it without generating (seconds for a large model); other options, or
+    a module gone from the cache, generate again."""
+    monkeypatch.setenv("PROVED_KERNELS_CACHE", str(tmp_path))
+    from extract import sources
+    calls = []
+    real = sources.generate
+
+    def counting(m, precision, options=None):
+        calls.append((m.name, precision, options))
+        return real(m, precision, options)
+
+    monkeypatch.setattr(sources, "generate", counting)
+    path = str(DATA / "dot_hand.json")
+    ffi, lib = build.load("dot", "f64", dump=path)
+    assert len(calls) == 1
+    ffi2, lib2 = build.load("dot", "f64", dump=path)
+    assert len(calls) == 1 and lib2 is lib
+    build.load("dot", "f32", dump=path)
+    build.load("dot", "f64", dump=path, options=Options(lanes=16))
+    assert [c[1] for c in calls] == ["f64", "f32", "f64"]
+    # an index naming a module that is no longer there: generated and built again
+    (index,) = [p for p in (tmp_path / "generated").iterdir()
+                if p.read_text().startswith("_pk_dot_f64_") and
+                build._generated_index(dump.load(path), "f64", Options()) == p]
+    index.write_text("_pk_dot_f64_gone\n")
+    build.load("dot", "f64", dump=path)
+    assert len(calls) == 4

@@ -300,3 +300,25 @@ def test_onnx_names_are_names_the_c_can_take(raw, name):
     from extract.onnx_import import _Importer
     got = _Importer._ident(None, raw, set())
     assert got == name and dump.name_problem(got) is None
+
+
+def test_the_schema_is_checked_once_per_dump(monkeypatch):
+    """The schema backstop costs seconds on a large dump: a dump that passed is remembered in
+    the cache, and loading it again skips it; another dump is checked."""
+    validator, schema_hash = dump._validator()
+    calls = []
+
+    class Counting:
+        def iter_errors(self, data):
+            calls.append(data["generator"])
+            return validator.iter_errors(data)
+
+    monkeypatch.setattr(dump, "_validator", lambda: (Counting(), schema_hash))
+    d = dot()
+    d["generator"] = f"test {id(calls)}"  # a dump no other test has checked
+    dump.parse(d)
+    dump.parse(copy.deepcopy(d))
+    assert calls == [d["generator"]]
+    d["generator"] += " again"
+    dump.parse(d)
+    assert calls == [f"test {id(calls)}", d["generator"]]

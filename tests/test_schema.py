@@ -179,3 +179,33 @@ def test_constant_position_is_a_tree_of_naturals(validator, pos, ok):
     if pos == [9, 9]:
         with pytest.raises(oracle.DumpError):
             oracle.check_shapes(dump)
+
+
+def _fast():
+    from extract import dump as extract_dump
+    extract_dump._validator.cache_clear()
+    return extract_dump._validator()[0]
+
+
+def test_the_extractors_lookup_by_op_is_in_use():
+    # the validator extract.dump checks with replaces the node's allOf of if/then by a lookup
+    node = _fast().schema["$defs"]["node"]
+    assert "allOf" not in node and len(node["x-by-op"]) == len(oracle.OPS)
+
+
+@pytest.mark.parametrize("path", DATA, ids=[os.path.basename(p) for p in DATA])
+def test_the_extractors_validator_accepts_what_the_schema_accepts(validator, path):
+    with open(path, encoding="utf-8") as f:
+        dump = json.load(f)
+    assert errors(validator, dump) == [] and errors(_fast(), dump) == []
+
+
+@pytest.mark.parametrize("name,mutate,where", MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_the_extractors_validator_rejects_what_the_schema_rejects(validator, name, mutate,
+                                                                  where):
+    dump = _dot()
+    mutate(dump)
+    best = jsonschema.exceptions.best_match
+    plain, fast = best(validator.iter_errors(dump)), best(_fast().iter_errors(dump))
+    assert fast is not None and fast.json_path.startswith(where), name
+    assert (fast.json_path, fast.message) == (plain.json_path, plain.message)
