@@ -314,7 +314,11 @@ class _Importer:
                                       f"dimension {bad[0]!r} is not a fixed positive size "
                                       f"(dynamic shapes are not supported"
                                       + ("; only the leading batch axis may be symbolic"
-                                         if self.batch else "") + ")")
+                                         if self.batch else
+                                         "; a symbolic leading axis is the batch with "
+                                         "batch=True or \"auto\" (--batch yes|auto)"
+                                         if not isinstance(dims[vi.name][0], int)
+                                         and bad[0] == dims[vi.name][0] else "") + ")")
             n = self._fresh(vi.name, "input")
             names[vi.name], inputs[vi.name] = n, tuple(d)
             self.decls.append(f"input  {n} : {_shape_text(d)}")

@@ -282,6 +282,15 @@ def test_empty_dynamic_and_sequence_inputs_are_named():
     with pytest.raises(OnnxImportError, match=r"graph input 'x' of shape \['N', 3\]: dimension "
                                               r"'N' is not a fixed positive size"):
         import_onnx(m, batch=False)
+    # the backend's prepare takes the whole tensor as one sample by default: its error says
+    # how to make a symbolic leading axis the batch
+    with pytest.raises(OnnxImportError, match=r"a symbolic leading axis is the batch with "
+                                              r"batch=True or \"auto\""):
+        backend.prepare(m)
+    m2 = _one_node("Relu", [("x", [3, "M"])], ("y", [3, "M"]))
+    with pytest.raises(OnnxImportError) as info:
+        import_onnx(m2, batch=False)
+    assert "batch=True" not in str(info.value)  # not the leading axis: no such hint
     # a sequence input reaches the importer through the backend (it is not an integer input
     # to specialise), which names it
     seq = helper.make_tensor_sequence_value_info("x", TensorProto.FLOAT, [3])
