@@ -42,8 +42,11 @@ thread at a time (load two models for two threads).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import signal
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -56,6 +59,40 @@ from .weights import (check_precision, init_params, read_consts, read_plain, rea
                       save_weights)
 
 __all__ = ["DivergedError", "Model", "Params", "load", "default_threads"]
+
+
+@contextlib.contextmanager
+def _interrupt_between_batches():
+    """Ctrl-C during training, taken between batches: yields ``interrupted()``, which raises the
+    KeyboardInterrupt of a Ctrl-C received since. Python raises a Ctrl-C wherever the main
+    thread is, and one that lands in a finaliser or a weakref callback (the garbage collector
+    runs them at any time) is printed as "Exception ignored" and lost: training went on. A
+    second Ctrl-C before the check raises at once. Only in the main thread, and only when the
+    handler is Python's own (an application's handler is left alone).
+
+    >>> with _interrupt_between_batches() as interrupted:
+    ...     for batch in batches: step(batch); interrupted()
+    """
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield lambda: None
+        return
+    pending = []
+
+    def on_sigint(signum, frame):
+        if pending:
+            raise KeyboardInterrupt
+        pending.append(signum)
+
+    def interrupted():
+        if pending:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield interrupted
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 class DivergedError(FloatingPointError):
@@ -661,9 +698,10 @@ class Model:
         (of the SGD loop alone). With float targets for ``labels`` (a regression: the targets
         themselves, not classes) there are no accuracies: ``test_loss`` is the mean loss over
         the test set instead (None with classes). ``callback(model, record)`` runs after each
-        epoch with that epoch's record. On KeyboardInterrupt the weights keep every completed update,
-        ``model.history`` holds the finished epochs, and the interrupt propagates; interrupted
-        before its first update, the call leaves the velocity as it found it. A batch
+        epoch with that epoch's record. Ctrl-C is taken between batches (and after the
+        callback): the weights keep every completed update, ``model.history`` holds the finished
+        epochs, and the KeyboardInterrupt propagates; interrupted before its first update, the
+        call leaves the velocity as it found it. A batch
         whose loss is NaN or infinite, or an epoch that leaves a weight so, raises
         ``DivergedError``: the weights are then those after the last complete epoch (the
         initial ones in the first), which ``model.history`` lists.
@@ -727,68 +765,71 @@ class Model:
 
             bar = tqdm(total=epochs * len(starts), unit="batch", desc=f"{self.name} train")
         updated = False  # has an update been applied (a velocity kept or dropped)?
-        try:
-            for epoch in range(1, epochs + 1):
-                if shuffle:
-                    perm[:] = rng.permutation(n_all)
-                    np.take(images, perm, axis=0, out=src_img)
-                    np.take(onehot, perm, axis=0, out=src_hot)
-                np.copyto(start, flat)
-                if momentum:
-                    np.copyto(start_vel, flat_vel)
-                total = 0.0
-                t0 = time.perf_counter()
-                for b, s in enumerate(starts, 1):
-                    n = batch.pack(src_img[s : s + bs], src_hot[s : s + bs])
-                    grad_fn(w, batch.c, n, threads, ws, g, loss_c)
-                    loss = float(loss_c[0])
-                    if not math.isfinite(loss):
-                        self._diverged(start, f"the loss of batch {b} of epoch {epoch} is "
-                                              f"{loss}", lr, start_vel, vel_before)
+        with _interrupt_between_batches() as interrupted:
+            try:
+                for epoch in range(1, epochs + 1):
+                    if shuffle:
+                        perm[:] = rng.permutation(n_all)
+                        np.take(images, perm, axis=0, out=src_img)
+                        np.take(onehot, perm, axis=0, out=src_hot)
+                    np.copyto(start, flat)
                     if momentum:
-                        sgd_momentum_fn(w, g, vel, lr_c, mu_c)
-                    else:
-                        sgd_fn(w, g, lr_c)
-                    updated = True
-                    total += loss * n
+                        np.copyto(start_vel, flat_vel)
+                    total = 0.0
+                    t0 = time.perf_counter()
+                    for b, s in enumerate(starts, 1):
+                        n = batch.pack(src_img[s : s + bs], src_hot[s : s + bs])
+                        grad_fn(w, batch.c, n, threads, ws, g, loss_c)
+                        loss = float(loss_c[0])
+                        if not math.isfinite(loss):
+                            self._diverged(start, f"the loss of batch {b} of epoch {epoch} is "
+                                                  f"{loss}", lr, start_vel, vel_before)
+                        if momentum:
+                            sgd_momentum_fn(w, g, vel, lr_c, mu_c)
+                        else:
+                            sgd_fn(w, g, lr_c)
+                        updated = True
+                        total += loss * n
+                        if bar is not None:
+                            bar.update(1)
+                        interrupted()
+                    seconds = time.perf_counter() - t0
+                    if not np.isfinite(flat).all():
+                        bad = next(n for n, a in self.params.items() if not np.isfinite(a).all())
+                        self._diverged(start, f"epoch {epoch} left NaN or inf in {bad}", lr,
+                                      start_vel, vel_before)
+                    train_acc = (self.evaluate(images, labels, threads) if eval_train and classes
+                                 else None)
+                    record = {
+                        "epoch": epoch,
+                        "loss": total / n_all,
+                        "train_accuracy": train_acc,
+                        "test_accuracy": (self.evaluate(t_images, t_labels, threads)
+                                          if test is not None and classes else None),
+                        "test_loss": (self.mean_loss(t_images, t_labels, threads)
+                                      if test is not None and not classes else None),
+                        "seconds": seconds,
+                        "images_per_s": n_all / seconds if seconds > 0 else float("inf"),
+                    }
+                    for key, value in record.items():
+                        history[key].append(value)
                     if bar is not None:
-                        bar.update(1)
-                seconds = time.perf_counter() - t0
-                if not np.isfinite(flat).all():
-                    bad = next(n for n, a in self.params.items() if not np.isfinite(a).all())
-                    self._diverged(start, f"epoch {epoch} left NaN or inf in {bad}", lr,
-                                  start_vel, vel_before)
-                train_acc = (self.evaluate(images, labels, threads) if eval_train and classes
-                             else None)
-                record = {
-                    "epoch": epoch,
-                    "loss": total / n_all,
-                    "train_accuracy": train_acc,
-                    "test_accuracy": (self.evaluate(t_images, t_labels, threads)
-                                      if test is not None and classes else None),
-                    "test_loss": (self.mean_loss(t_images, t_labels, threads)
-                                  if test is not None and not classes else None),
-                    "seconds": seconds,
-                    "images_per_s": n_all / seconds if seconds > 0 else float("inf"),
-                }
-                for key, value in record.items():
-                    history[key].append(value)
+                        shown = {"loss": f"{record['loss']:.4f}"}
+                        if record["test_accuracy"] is not None:
+                            shown["test"] = f"{record['test_accuracy']:.3f}"
+                        if record["test_loss"] is not None:
+                            shown["test loss"] = f"{record['test_loss']:.4f}"
+                        bar.set_postfix(shown)
+                    if callback is not None:
+                        callback(self, record)
+                    interrupted()
+            except KeyboardInterrupt:
+                if not updated:  # nothing learned: the velocity is the one the call found
+                    self._vel, self._mu = vel_before
+                raise
+            finally:
                 if bar is not None:
-                    shown = {"loss": f"{record['loss']:.4f}"}
-                    if record["test_accuracy"] is not None:
-                        shown["test"] = f"{record['test_accuracy']:.3f}"
-                    if record["test_loss"] is not None:
-                        shown["test loss"] = f"{record['test_loss']:.4f}"
-                    bar.set_postfix(shown)
-                if callback is not None:
-                    callback(self, record)
-        except KeyboardInterrupt:
-            if not updated:  # nothing learned: the velocity is the one the call found
-                self._vel, self._mu = vel_before
-            raise
-        finally:
-            if bar is not None:
-                bar.close()
+                    bar.close()
         return history
 
 

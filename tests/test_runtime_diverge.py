@@ -353,3 +353,28 @@ def test_cli_shuffle_and_limits(tmp_path, monkeypatch, capsys):
         assert info.value.code == 2
         assert "whole number" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_ctrl_c_that_lands_in_a_finaliser_still_stops_training(monkeypatch):
+    """Python raises a Ctrl-C wherever the main thread is; in a finaliser (the garbage collector
+    runs them at any time) it is printed as "Exception ignored" and lost. Training takes
+    Ctrl-C between batches instead: the run stops after the epoch it arrived in, with that
+    epoch kept, and Python's own handler is back afterwards."""
+    import os
+    import signal
+
+    use_backend("double", monkeypatch)
+    x, y = data()
+
+    class Finalised:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):  # the handler runs here, inside the finaliser
+                pass
+
+    m = runtime.load("cnn", seed=1)
+    with pytest.raises(KeyboardInterrupt):
+        m.train(x, y, epochs=3, batch_size=20, lr=0.1, threads=1, progress=False,
+                callback=lambda model, record: Finalised())
+    assert m.history["epoch"] == [1]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
