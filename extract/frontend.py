@@ -66,7 +66,8 @@ BOM = "\ufeff"
 
 def _check_names(dump_text: str, source: str, shown: str) -> None:
     """What the extractor refuses of a dump the elaborator accepted (a name the generated C
-    cannot take, arrays past its int indices) is the model's mistake: a ``ModelError`` at the
+    cannot take, arrays past its int indices, an output that reads the target) is the model's
+    mistake: a ``ModelError`` at the
     line that declares the name, before anything is generated. Anything else is left to
     whoever reads the dump."""
     import json
@@ -92,6 +93,14 @@ def _check_names(dump_text: str, source: str, shown: str) -> None:
             return
         name = data[where[1]][int(where[2])]["name"]
         raise ModelError(f"{shown}:{line_of(name)}: {exc.message}") from None
+    target = dict(model.data).get("target")
+    for key, out in model.outputs:
+        path = _reading(model, out, target) if target and key != "loss" else None
+        if path is not None:
+            through = f" through {', '.join(path)}" if path else ""
+            raise ModelError(f"{shown}:{line_of(out)}: output {out} reads the target {target}"
+                             f"{through}: a prediction is made without its target (predict "
+                             f"has none to give); an array the output needs is an input")
     for what, name in _unused(model):
         warnings.warn(f"{shown}:{line_of(name)}: {what} {name} is never read" +
                       (": its gradient is zero and training leaves it as it is"
@@ -121,6 +130,29 @@ class InlineSumWarning(UserWarning):
 class UnusedWarning(UserWarning):
     """A declaration or binding of a model file that nothing reads (legal, but most likely a
     mistake: a parameter that never learns, a binding computed for nothing)."""
+
+
+def _reading(model, name: str, wanted: str) -> list[str] | None:
+    """The bindings between binding ``name`` and the array ``wanted`` it reads (directly: []),
+    or None if it does not read it at all.
+
+    >>> _reading(model, "out", "y")   # h = x + y; out = logistic(h)
+    ['h']
+    """
+    from . import ir
+    exprs = {b.name: b.expr for b in model.chain}
+    via: dict[str, list[str]] = {name: []}
+    todo = [name]
+    while todo:
+        b = todo.pop(0)
+        reads = ir.reads(exprs[b])
+        if wanted in reads:
+            return via[b]
+        for r in sorted(reads):
+            if r in exprs and r not in via:
+                via[r] = [*via[b], r]
+                todo.append(r)
+    return None
 
 
 def _unused(model) -> list[tuple[str, str]]:

@@ -331,6 +331,42 @@ def test_names_the_c_cannot_take_are_the_models_line(tmp_path):
     assert files_under(tmp_path) == ["big.model", "m.model"]
 
 
+@pytest.mark.agda
+@needs_model_command
+def test_an_output_that_reads_the_target_is_the_outputs_line(tmp_path):
+    """predict has no target to give: an output that reads it (directly, or through bindings)
+    is an error at the output's line, through the CLI and runtime.load alike; reading it in
+    the loss is what the target is for."""
+    import runtime
+    from extract.frontend import ModelError
+
+    direct = UNUSED.replace("junk = h + h\n", "").replace("param  spare : 3\n", "").replace(
+        "output o = logistic(h)", "output o = logistic(h) + y")
+    (tmp_path / "d.model").write_text(direct)
+    res = run_cli(["d.model", "--out", "gen", "--no-build"], cwd=tmp_path)
+    assert res.returncode == 1
+    assert res.stderr.startswith("error: d.model:6: output o reads the target y: a prediction "
+                                 "is made without its target"), res.stderr
+    through = direct.replace("h = dense(w, x)", "g = dense(w, x) + y\nh = g + g").replace(
+        "logistic(h) + y", "logistic(h)")
+    (tmp_path / "t.model").write_text(through)
+    with pytest.raises(ModelError) as info:
+        runtime.load(tmp_path / "t.model")
+    assert info.value.line == 7 and "reads the target y through h, g:" in info.value.message
+    assert files_under(tmp_path) == ["d.model", "t.model"]
+
+
+@pytest.mark.agda
+@needs_model_command
+def test_an_empty_array_is_refused_where_its_shape_is_written(tmp_path):
+    text = UNUSED.replace("param  spare : 3", "param  spare : 0x3")
+    (tmp_path / "e.model").write_text(text)
+    res = run_cli(["e.model", "--out", "gen", "--no-build"], cwd=tmp_path)
+    assert res.returncode == 1
+    assert res.stderr == ("error: e.model:5: expected a shape without a dimension of size 0 "
+                          "(arrays are never empty), found 0x3\n"), res.stderr
+
+
 UNUSED = """model u
 input  x : 4
 target y : 2

@@ -183,3 +183,19 @@ h = x
  loss l = sum i : 3 . h[i]
 ") ≡ just "5: expected the end of the statement of line 4, found 'loss' (a line that starts with white space continues the statement before it)"
 _ = refl
+
+-- An empty array is refused where its shape is written: a declaration's
+-- and a binder's.
+_ : error-of (elaborate "
+model m
+param w : 0x28x28
+loss  l = sum i : 3 . w[0][0][0]
+") ≡ just "3: expected a shape without a dimension of size 0 (arrays are never empty), found 0x28x28"
+_ = refl
+
+_ : error-of (elaborate "
+model m
+input x : 3
+loss  l = sum i : 3x0 . x[0]
+") ≡ just "4: expected a shape without a dimension of size 0 (arrays are never empty), found 3x0"
+_ = refl

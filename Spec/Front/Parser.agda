@@ -79,9 +79,19 @@ module _ (l : ℕ) where
       if keyword w then err what (token l′ k (word w) ∷ ts) else ok (w , ts)
     pName what ts = err what ts
 
+    -- A declared or bound shape has no dimension of size 0: an empty array
+    -- holds nothing to train or compute, and would only fail later.
+    nonEmpty : ∀ {A : Set} → List ℕ → Ts → A → Result A
+    nonEmpty ns ts x =
+      if List.any (ℕ._≡ᵇ 0) ns
+      then err "a shape without a dimension of size 0 (arrays are never empty)" ts
+      else ok x
+
     pShape : Ts → P S
-    pShape (token _ _ (nat n) ∷ ts)     = ok (ι n , ts)
-    pShape (token _ _ (dims n ns) ∷ ts) = ok (shapeOf n ns , ts)
+    pShape (token l′ k (nat n) ∷ ts) =
+      nonEmpty (n ∷ []) (token l′ k (nat n) ∷ ts) (ι n , ts)
+    pShape (token l′ k (dims n ns) ∷ ts) =
+      nonEmpty (n ∷ ns) (token l′ k (dims n ns) ∷ ts) (shapeOf n ns , ts)
     pShape ts = err "a shape (such as 28x28)" ts
 
     -- More tokens on a later line than the statement's first: an indented line, which
