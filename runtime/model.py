@@ -373,6 +373,8 @@ class Model:
         if not spec.has_data:
             how = ("exactly one `input` and one `target` line" if spec.source else
                    'a "data" entry naming both')
+            if spec.input_shapes:
+                how += f"; its inputs: {', '.join(spec.input_shapes)}"
             raise ValueError(
                 f"{what}: {spec.describe()} declares no features/target (it needs {how}), so "
                 f"it cannot take images and labels; batch_gradients takes its inputs by name")

@@ -144,6 +144,9 @@ def test_half_declared_data_loads_but_does_not_train(tmp_path, monkeypatch):
         m.train(x, y, progress=False)
     with pytest.raises(ValueError, match="declares no features/target"):
         m.predict(x)
+    with pytest.raises(ValueError, match=r"\(it needs a \"data\" entry naming both; its inputs: "
+                                         r"target, inp\)"):
+        m.evaluate(x, y)
     loss, g = m.batch_gradients({"inp": x, "target": np.eye(10)[y].reshape(4, 10, 1, 1, 1, 1)})
     ref = runtime.load("cnn")
     ref_loss, ref_g = ref.loss_and_gradients(x, y)

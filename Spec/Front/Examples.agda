@@ -199,3 +199,10 @@ input x : 3
 loss  l = sum i : 3x0 . x[0]
 ") ≡ just "4: expected a shape without a dimension of size 0 (arrays are never empty), found 3x0"
 _ = refl
+
+_ : error-of (elaborate "
+model m
+input x : 3x4
+loss  l = sum i : 3 . x[i][0]
+") ≡ just "4: binding l: [0]: an index is an index variable (the i of for i : S . a[i]), not a number"
+_ = refl

@@ -68,6 +68,9 @@ expand Γ sc (shape s)           = fail ("the shape " ++ show s ++ " is not an a
 expand Γ sc (bind for i s b)    = expand (Γ ▹ ix s) (i ∷ sc) b >>= λ t → ok (For s t)
 expand Γ sc (bind sum i s b)    = expand (Γ ▹ ix s) (i ∷ sc) b >>= λ t → ok (Sum s t)
 expand Γ sc (bind tile i s b)   = expand (Γ ▹ ix s) (i ∷ sc) b >>= λ t → ok (Tile s t)
+expand Γ sc (sel a (num n)) =
+  fail ("[" ++ showℕ n ++ "]: an index is an index variable (the i of for i : S . a[i]), "
+        ++ "not a number")
 expand Γ sc (sel a i)   = expand Γ sc a >>= λ a′ → expand Γ sc i >>= λ i′ → ok (Sel a′ i′)
 expand Γ sc (add a b)   = expand Γ sc a >>= λ a′ → expand Γ sc b >>= λ b′ → ok (Add a′ b′)
 expand Γ sc (sub a b)   = expand Γ sc a >>= λ a′ → expand Γ sc b >>= λ b′ → ok (Add a′ (Neg b′))
