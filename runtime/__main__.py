@@ -142,8 +142,11 @@ def cmd_train(args) -> int:
     before = _earlier_history(out / "history.json") if same and args.epochs else None
     offset = len(before["epoch"]) if before else 0
     if offset:
-        print(f"note: continuing the history in {out / 'history.json'} (epochs 1-{offset}); "
-              f"this run's epochs are {offset + 1}-{offset + args.epochs}", flush=True)
+        first, last = offset + 1, offset + args.epochs
+        print(f"note: continuing the history in {out / 'history.json'} ("
+              + ("epoch 1" if offset == 1 else f"epochs 1-{offset}") + "); this run's "
+              + (f"epoch is {first}" if first == last else f"epochs are {first}-{last}"),
+              flush=True)
 
     def save(model):
         try:

@@ -396,7 +396,7 @@ def test_a_run_resumed_where_it_was_saved_continues_its_history(tmp_path, monkey
     assert main(["train", "cnn", *common, "--epochs", "1", "--out", str(out), "--weights",
                  str(out / "weights.npz")]) == 0
     text = capsys.readouterr().out
-    assert "continuing the history in" in text and "this run's epochs are 3-3" in text
+    assert "continuing the history in" in text and "(epochs 1-2); this run's epoch is 3\n" in text
     assert re.search(r"^epoch 3/3  loss", text, re.M), text
     joined = json.loads((out / "history.json").read_text())
     assert joined["epoch"] == [1, 2, 3]
