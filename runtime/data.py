@@ -38,6 +38,11 @@ def _is_npz(path: Path) -> bool:
 def _open_npz(path: Path):
     if not path.is_file():
         raise FileNotFoundError(f"data file {path} does not exist")
+    with open(path, "rb") as f:
+        head = f.read(6)
+    if not head.startswith((b"PK", b"\x93NUMPY")):  # numpy would call it pickled data
+        raise DataError(f"{path}: not a NumPy .npz archive (it begins {head!r}, an .npz is a "
+                        f"zip archive of x_train, y_train, ...: numpy.savez writes one)")
     try:
         z = np.load(path, allow_pickle=False)
     except (OSError, ValueError, zipfile.BadZipFile) as e:

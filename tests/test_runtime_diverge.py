@@ -320,7 +320,11 @@ def test_not_an_npz(tmp_path, capsys):
     np.save(npy, np.zeros((3, 28, 28), np.float32))
     objects = tmp_path / "o.npz"
     np.savez(objects, x_train=np.array([None, 1], dtype=object), y_train=np.zeros(2, int))
+    text = tmp_path / "t.txt"
+    text.write_text("hello\n")
     for data, message in ((path, "d.npz: not a NumPy .npz archive"),
+                          (text, "t.txt: not a NumPy .npz archive (it begins b'hello\\n', an "
+                                 ".npz is a zip archive"),
                           (npy, "x.npy: a single array (.npy), not an .npz archive"),
                           (objects, "o.npz: x_train: Object arrays cannot be loaded")):
         assert main(["train", "cnn", "--data", str(data), "--no-progress", "--out",
