@@ -76,6 +76,8 @@ SUPPORTED = {
     "Gather": "of constants (shape arithmetic)", "Concat": "of constants (shape arithmetic)",
     "Slice": "of constants (shape arithmetic)",
     "Cast": "of a constant; of a tensor, to a float type",
+    "BatchNormalization": "inference (training_mode 0), constant statistics: folded to "
+                          "x · a + b per channel",
 }
 
 _FLOAT_TYPES = {1: "float32", 11: "float64"}
@@ -183,6 +185,7 @@ class _Importer:
         self.env: dict[str, _T] = {}
         self.squeezed: dict[int, _T] = {}  # id(constant) -> its squeezed form
         self.alive: list = []               # constants whose id() is a key above
+        self.at: int | str = "?"            # the index in graph.node of the node translated
 
     # -- names ----------------------------------------------------------------------------------
 
@@ -209,7 +212,10 @@ class _Importer:
     # -- errors ---------------------------------------------------------------------------------
 
     def _where(self, node) -> str:
-        return f"node {node.name or '(unnamed)'!r} ({node.op_type})"
+        # an unnamed node by its position in graph.node (from 0): "node #3 (MaxPool)"
+        if node.name:
+            return f"node {node.name!r} ({node.op_type})"
+        return f"node #{self.at} ({node.op_type})"
 
     def fail(self, node, what: str):
         raise OnnxImportError(f"{self._where(node)}: {what}")
@@ -323,7 +329,7 @@ class _Importer:
             names[vi.name], inputs[vi.name] = n, tuple(d)
             self.decls.append(f"input  {n} : {_shape_text(d)}")
             self.env[vi.name] = _T(tuple(d), n)
-        for node in g.node:
+        for self.at, node in enumerate(g.node):
             if node.domain not in ("", "ai.onnx"):
                 self.fail(node, f"operator domain {node.domain!r} is not supported")
             f = getattr(self, "op_" + node.op_type, None)
@@ -607,6 +613,56 @@ class _Importer:
             self.fail(node, "only a tensor `value` is supported")
         v = self.nh.to_array(a["value"])
         self.out_const(node, v.astype(np.float64) if v.dtype.kind == "f" else v, fixed=True)
+
+    def op_BatchNormalization(self, node, a):
+        """Inference mode (PyTorch's ``model.eval()`` export): with constant statistics,
+        ``scale · (x − mean) / √(var + ε) + B`` is ``x · s + t`` per channel (axis 1 of the ONNX
+        tensor), ``s = scale / √(var + ε)`` and ``t = B − mean · s`` folded with NumPy in
+        float64; then a ``Mul`` and an ``Add`` of constants of shape C×1×…×1 (the parameters
+        ``SCALE_folded`` and ``B_folded``, or consts if the statistics all are)."""
+        if a.get("training_mode", 0) != 0:
+            self.fail(node, f"training_mode={a['training_mode']}: the statistics of the batch "
+                            f"(training mode) are not expressible; export in eval mode")
+        if a.get("is_test", 1) != 1:   # opset 6 and before: is_test=0 is training mode
+            self.fail(node, f"is_test={a['is_test']}: the statistics of the batch (training "
+                            f"mode) are not expressible; export in eval mode")
+        if any(node.output[1:]):
+            self.fail(node, "the running mean and variance outputs (training mode) are not "
+                            "supported")
+        self.only(node, a, {"epsilon": lambda v: True, "momentum": lambda v: True,
+                            "training_mode": lambda v: True, "is_test": lambda v: True,
+                            "spatial": lambda v: v == 1})   # opset 7-8; 1 by default
+        if len(node.input) != 5 or not all(node.input):
+            self.fail(node, f"{len(node.input)} inputs: X, scale, B, input_mean and input_var "
+                            f"are required")
+        x = self.operand(node, 0)
+        scale, bias, mean, var = (self.const_of(node, k, what) for k, what in
+                                  [(1, "the scale"), (2, "the bias B"), (3, "the mean"),
+                                   (4, "the variance")])
+        rank = len(x.shape) + (self.batch and not x.const)   # with the batch axis
+        if rank < 2:
+            self.fail(node, f"an input of shape {x.shape}: no channel axis (N×C×…)")
+        C = (((1,) if self.batch and not x.const else ()) + x.shape)[1]
+        if any(v.shape != (C,) for v in (scale, bias, mean, var)):
+            self.fail(node, f"scale, B, mean and variance of shapes {scale.shape}, {bias.shape}, "
+                            f"{mean.shape}, {var.shape}: each must have the {C} channels")
+        eps = float(a.get("epsilon", 1e-5))
+        f64 = [np.asarray(v, np.float64) for v in (scale, bias, mean, var)]
+        s = f64[0] / np.sqrt(f64[3] + eps)
+        t = f64[1] - f64[2] * s
+        per = (C,) + (1,) * (rank - 2)
+        fixed = all(self.operand(node, k).fixed for k in range(1, 5))
+        s = _T(per, f"{node.input[1]}_folded", s.reshape(per), fixed)
+        t = _T(per, f"{node.input[2]}_folded", t.reshape(per), fixed)
+        tmp = f"{node.output[0]}_scaled"
+        node2 = type(node)()
+        node2.CopyFrom(node)
+        del node2.output[:]
+        node2.output.append(tmp)
+        self.broadcast(node2, [x, s],
+                       lambda p, q, numpy=False: p * q if numpy else f"({p}) * ({q})")
+        self.broadcast(node, [self.env[tmp], t],
+                       lambda p, q, numpy=False: p + q if numpy else f"{p} + {q}")
 
     # -- convolution and pooling ----------------------------------------------------------------
 

@@ -144,7 +144,7 @@ def test_mnist_conv_fine_tunes_with_the_trainer(tmp_path, kernel_cache):
 OPERATORS = ("Add", "Sub", "Mul", "Div", "Max", "Sum", "Relu", "Sigmoid", "Tanh", "Exp", "Log", "Neg",
              "Reciprocal", "Identity", "Conv", "MaxPool", "AveragePool", "MatMul", "Gemm",
              "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Softmax",
-             "LogSoftmax", "ReduceSum", "ReduceMean", "Pow")
+             "LogSoftmax", "ReduceSum", "ReduceMean", "Pow", "BatchNormalization")
 # element types other than float32/float64 are out of scope: not collected at all
 _OTHER_TYPES = re.compile(r"_(u?int\d+|float16|bfloat16|bool|string)(_|$)|_expanded")
 
@@ -218,7 +218,8 @@ def test_onnx_pytorch_converted(case, kernel_cache):
 RUNNER = ("Conv2d", "Conv2d_no_bias", "Conv2d_padding", "Conv2d_strided", "ReLU", "Sigmoid",
           "Softmax", "Softmin", "LogSoftmax", "Linear", "Linear_no_bias", "log_softmax_lastdim",
           "log_softmax_dim3", "softmax_lastdim", "softmax_functional_dim3", "AvgPool2d",
-          "AvgPool2d_stride", "Tanh")
+          "AvgPool2d_stride", "Tanh", "BatchNorm1d_3d_input_eval", "BatchNorm2d_eval",
+          "BatchNorm2d_momentum_eval", "BatchNorm3d_eval", "BatchNorm3d_momentum_eval")
 _BT = onnx.backend.test.BackendTest(backend.Backend, __name__)
 for _name in RUNNER:
     _BT.include(rf"^test_{_name}_cpu$")
@@ -669,3 +670,126 @@ def test_a_batch_size_fixed_at_export_is_named():
         [numpy_helper.from_array(np.ones((6, 3), np.float32), "w")])
     with pytest.warns(OnnxBatchWarning, match=r"'x' of shape \[4, 6\]"):
         import_onnx(helper.make_model(flat, opset_imports=[helper.make_opsetid("", 13)]))
+
+
+# ---------------------------------------------------------------------------------------------
+# BatchNormalization in inference mode: folded to x · a + b per channel
+
+def _batchnorm(shape, opset=15, attrs=None, consts=("s", "b", "m", "v"), outputs=("out",),
+               name="n1", seed=6):
+    """A one-node BatchNormalization of ``x`` (``shape``, channels on axis 1) with non-trivial
+    statistics: those named in ``consts`` are initializers, the others graph inputs."""
+    rng = np.random.default_rng(seed)
+    C = shape[1]
+    stats = {"s": rng.normal(size=C), "b": rng.normal(size=C), "m": rng.normal(size=C),
+             "v": rng.uniform(0.2, 3.0, size=C)}
+    node = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], list(outputs),
+                            name=name, **(attrs or {}))
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)]
+        + [helper.make_tensor_value_info(k, TensorProto.FLOAT, [C]) for k in stats
+           if k not in consts],
+        [helper.make_tensor_value_info(outputs[0], TensorProto.FLOAT, shape)]
+        + [helper.make_tensor_value_info(o, TensorProto.FLOAT, [C]) for o in outputs[1:]],
+        [numpy_helper.from_array(np.asarray(v, np.float32), k) for k, v in stats.items()
+         if k in consts])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize("shape, batch, opset, attrs", [
+    (["N", 3, 4, 5], True, 15, {"epsilon": 1e-3, "training_mode": 0}),
+    (["N", 3], True, 9, {}),
+    ([2, 3, 4, 5], False, 14, {"epsilon": 0.25}),
+    ([2, 3], False, 15, {"momentum": 0.5}),
+], ids=["NCHW", "NC", "NCHW-whole", "NC-whole"])
+def test_batch_normalization_folds_as_onnx_computes_it(kernel_cache, shape, batch, opset, attrs):
+    """scale · (x − mean) / √(var + ε) + B is x · a + b per channel (axis 1 of N×C×H×W and
+    of N×C): against ONNX's reference evaluator, batched or as one sample; a and b are weights
+    (params), the statistics are not."""
+    from onnx.reference import ReferenceEvaluator
+    model = _batchnorm(shape, opset, attrs)
+    imp = import_onnx(model, batch=batch, loss="sqerr")
+    assert sorted(imp.params) == ["b_folded", "s_folded"] and imp.consts == (), imp.text
+    assert imp.params["s_folded"].shape == (3,), imp.params["s_folded"].shape
+    n = 5 if batch else None
+    x = np.random.default_rng(7).normal(size=[n if d == "N" else d for d in shape])
+    # the oracle at opset 15: onnx.reference's BatchNormalization_9 fills in the default
+    # momentum and then takes the batch's statistics, though opset 9's one output is test mode
+    oracle = onnx.ModelProto()
+    oracle.CopyFrom(model)
+    oracle.opset_import[0].version = 15
+    want = ReferenceEvaluator(oracle).run(None, {"x": x.astype(np.float32)})[0]
+    got = np.asarray(_load_f64(imp).predict(x if batch else x[None])).reshape(want.shape)
+    # the reference computes in float32: relative to the outputs' scale
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6 * np.abs(want).max())
+
+
+def test_a_pytorch_batchnorm_in_eval_mode_imports(tmp_path, kernel_cache):
+    """``Conv2d → BatchNorm2d → ReLU → Flatten → Linear`` in eval mode, with random running
+    statistics, exported keeping the BatchNormalization (PyTorch's default eval export folds
+    it into the Conv): the imported model's outputs are PyTorch's, its gradients central
+    differences'."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3), torch.nn.BatchNorm2d(4),
+                              torch.nn.ReLU(), torch.nn.Flatten(),
+                              torch.nn.Linear(4 * 4 * 4, 3)).double().eval()
+    bn = net[1]
+    with torch.no_grad():
+        bn.running_mean.copy_(torch.randn(4, dtype=torch.float64))
+        bn.running_var.copy_(torch.rand(4, dtype=torch.float64) * 2 + 0.1)
+        bn.weight.copy_(torch.randn(4, dtype=torch.float64))
+        bn.bias.copy_(torch.randn(4, dtype=torch.float64))
+    path = tmp_path / "bn.onnx"
+    torch.onnx.export(net, torch.zeros(1, 1, 6, 6, dtype=torch.float64), str(path),
+                      dynamo=False, training=torch.onnx.TrainingMode.PRESERVE,
+                      do_constant_folding=False,
+                      input_names=["x"], output_names=["out"],
+                      dynamic_axes={"x": {0: "N"}, "out": {0: "N"}})
+    graph_ops = [n.op_type for n in onnx.load(str(path)).graph.node]
+    assert "BatchNormalization" in graph_ops, graph_ops
+    imp = import_onnx(onnx.load(str(path)), batch=True, loss="sqerr")
+    assert imp.batch and any(k.endswith("_folded") for k in imp.params), sorted(imp.params)
+    assert not any("running" in k for k in imp.params), sorted(imp.params)
+    m = _load_f64(imp)
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(5, 1, 6, 6))
+    with torch.no_grad():   # the imported weights are float32: give PyTorch the same
+        for p in [net[0].weight, net[0].bias, net[4].weight, net[4].bias]:
+            p.copy_(p.float().double())
+        want = net(torch.from_numpy(x)).numpy()
+    # a and b are folded in float64 and stored as float32: a relative 6e-8 each
+    np.testing.assert_allclose(m.predict(x), want, rtol=1e-6, atol=1e-6)
+    _check_central_differences(m, {"x": x[:2], imp.target: rng.normal(size=(2, 3))}, rng)
+
+
+@pytest.mark.parametrize("kw, what", [
+    ({"attrs": {"training_mode": 1}}, "training_mode=1: the statistics of the batch"),
+    ({"consts": ("s", "b", "v")}, "the mean must be a constant"),
+    ({"consts": ("s", "b", "m")}, "the variance must be a constant"),
+    ({"outputs": ("out", "rm", "rv")}, "the running mean and variance outputs"),
+    ({"opset": 7, "attrs": {"spatial": 0}}, "attribute spatial=0 is not supported"),
+    ({"opset": 6, "attrs": {"is_test": 0}}, "is_test=0: the statistics of the batch"),
+])
+def test_a_batchnorm_in_training_mode_or_of_computed_statistics_is_named(kw, what):
+    with pytest.raises(OnnxImportError) as e:
+        import_onnx(_batchnorm([1, 3, 4, 4], **kw), batch=True)
+    assert str(e.value).startswith("node 'n1' (BatchNormalization): " + what), str(e.value)
+
+
+def test_an_unnamed_node_is_named_by_its_position_and_operator():
+    """``node #1 (MaxPool)``: its index in graph.node; a named node keeps its name."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("MaxPool", ["r"], ["out"], kernel_shape=[2, 2], ceil_mode=1)]
+    graph = helper.make_graph(
+        nodes, "net", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1, 5, 5])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(OnnxImportError, match=r"^node #1 \(MaxPool\): attribute ceil_mode=1 "):
+        import_onnx(model)
+    with pytest.raises(OnnxImportError, match=r"^node #0 \(BatchNormalization\): training_mode"):
+        import_onnx(_batchnorm([1, 3, 4, 4], attrs={"training_mode": 1}, name=""))
+    model.graph.node[1].name = "pool"
+    with pytest.raises(OnnxImportError, match=r"^node 'pool' \(MaxPool\): attribute ceil_mode"):
+        import_onnx(model)
