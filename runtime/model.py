@@ -55,8 +55,8 @@ import numpy as np
 
 from ._kernels import Kernels
 from .spec import ModelSpec, model_spec
-from .weights import (check_precision, init_params, read_consts, read_plain, read_weights,
-                      save_weights)
+from .weights import (check_precision, init_params, names_differ, read_consts, read_plain,
+                      read_weights, save_weights)
 
 __all__ = ["DivergedError", "Model", "Params", "load", "default_threads"]
 
@@ -414,7 +414,7 @@ class Model:
         """Copy ``params`` (name -> array of the parameter's shape) into the C buffer."""
         shapes = self.spec.param_shapes
         if set(params) != set(shapes):
-            raise ValueError(f"expected parameters {sorted(shapes)}, got {sorted(params)}")
+            raise ValueError(names_differ("parameters", shapes, params))
         checked = {n: self.params.check(n, params[n]) for n in shapes}  # all, before any copy
         for n, a in checked.items():
             np.copyto(self.params[n], a)

@@ -163,6 +163,19 @@ def read_plain(path: str | os.PathLike) -> dict[str, np.ndarray] | None:
         return None
 
 
+def names_differ(what: str, expected, got) -> str:
+    """The message for arrays named unlike the model's: what is missing, what is not the
+    model's.
+
+    >>> names_differ("parameters", ["w", "b"], ["w", "bias"])
+    "expected parameters ['b', 'w']: missing ['b'], not the model's ['bias']"
+    """
+    missing, extra = sorted(set(expected) - set(got)), sorted(set(got) - set(expected))
+    parts = ([f"missing {missing}"] if missing else []) + \
+        ([f"not the model's {extra}"] if extra else [])
+    return f"expected {what} {sorted(expected)}: {', '.join(parts)}"
+
+
 def _shapes_of(model, params) -> tuple[str, dict[str, tuple[int, ...]]]:
     """(model name, expected shapes) for saving: from a spec/Model, or a name and the arrays."""
     if isinstance(model, str):
@@ -192,7 +205,7 @@ def save_weights(path: str | os.PathLike, params: Mapping[str, np.ndarray], mode
     if targets not in TARGETS + (None,):
         raise ValueError(f"targets must be one of {TARGETS} or None, got {targets!r}")
     if set(params) != set(expected):
-        raise ValueError(f"expected parameters {sorted(expected)}, got {sorted(params)}")
+        raise ValueError(names_differ("parameters", expected, params))
     for n, s in expected.items():
         _writable(f"parameter {n}", params[n], s, path)
     meta = {

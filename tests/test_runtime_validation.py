@@ -107,8 +107,10 @@ def test_bad_parameters(model):
         model.set_params({**model.get_params(), "k1": np.zeros((6, 25), np.float32)})
     with pytest.raises(ValueError, match="finite"):
         model.set_params({**model.get_params(), "b": np.full(10, np.nan, np.float32)})
-    with pytest.raises(ValueError, match="expected parameters"):
+    with pytest.raises(ValueError, match=r"expected parameters \[.*\]: missing \['b', 'b1'"):
         model.set_params({"k1": model.params["k1"]})
+    with pytest.raises(ValueError, match=r"\]: not the model's \['bias'\]$"):
+        model.set_params({**model.get_params(), "bias": model.params["b"]})
 
 
 def test_bad_load_arguments(tmp_path, monkeypatch):
@@ -121,8 +123,8 @@ def test_bad_load_arguments(tmp_path, monkeypatch):
         runtime.load("cnn", init="zeros")
     np.savez(tmp_path / "other.npz", k1=np.zeros((6, 5, 5)))  # read as a dict: one is there
     with pytest.raises(ValueError, match=r"other\.npz \(an \.npz without __meta__.*\): expected "
-                                         r"parameters \['b', 'b1', 'b2', 'fc', 'k1', 'k2'\], "
-                                         r"got \['k1'\]"):
+                                         r"parameters \['b', 'b1', 'b2', 'fc', 'k1', 'k2'\]: "
+                                         r"missing \['b', 'b1', 'b2', 'fc', 'k2'\]$"):
         runtime.load("cnn", weights=tmp_path / "other.npz")
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="not a weights file"):
