@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -110,6 +111,9 @@ def cmd_train(args) -> int:
                          f"history.json and curves.png")
     # where training starts from: a weights file, or fresh parameters (with a file's consts)
     consts_only = args.weights is not None and read_consts(args.weights, m.spec) is not None
+    if args.init_given and args.weights is not None and not consts_only:
+        print(f"note: --init {args.init} is not used: the parameters come from {args.weights}",
+              flush=True)
     origin = (f"the starting weights (init {args.init}"
               + (f", the consts of {args.weights})" if consts_only else ")")
               if args.weights is None or consts_only else str(args.weights))
@@ -398,10 +402,10 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--out", type=Path, default=None,
                    help="where weights.npz, history.json and curves.png go (default: "
                         "out/<model name>)")
-    t.add_argument("--init", choices=("random", "sac"), default="random",
-                   help="initial weights: uniform +-1/sqrt(fan_in), or the SaC reference "
-                        "constants of the paper's experiment (1/fan_in; 1/length for rank-1 "
-                        "parameters: every unit of a layer the same, and it stays so)")
+    t.add_argument("--init", choices=("random", "sac"), default=None,
+                   help="initial weights (default random): uniform +-1/sqrt(fan_in), or the "
+                        "SaC reference constants of the paper's experiment (1/fan_in; 1/length "
+                        "for rank-1 parameters: every unit of a layer the same, and it stays so)")
     t.add_argument("--seed", type=int, default=0, help="seed of --init random and --shuffle")
     t.add_argument("--shuffle", action="store_true",
                    help="visit the training images in a new random order each epoch (drawn from "
@@ -445,6 +449,12 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_predict)
 
     args = ap.parse_args(argv)
+    cores = os.cpu_count()
+    if args.threads is not None and cores and args.threads > cores:
+        print(f"note: --threads {args.threads} on a machine of {cores} cores: the threads past "
+              f"{cores} take turns on them (no faster, often slower)", flush=True)
+    if hasattr(args, "init"):  # given or not: a note if --weights makes it unused
+        args.init_given, args.init = args.init is not None, args.init or "random"
     if getattr(args, "progress", False) and not sys.stderr.isatty():
         args.progress = False  # a bar's carriage returns would fill a log file
     try:

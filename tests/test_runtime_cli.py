@@ -438,3 +438,27 @@ def test_out_errors_notes_and_an_early_ctrl_c(tmp_path, monkeypatch, capsys):
     assert main(["train", "cnn", *common, "--out", str(tmp_path / "late")]) == 130
     err = capsys.readouterr().err
     assert err.strip() == "interrupted" and "Traceback" not in err
+
+
+def test_options_that_do_nothing_say_so(tmp_path, monkeypatch, capsys):
+    """--init with --weights of parameters is not used, and threads past the cores only take
+    turns: a note says so (and nothing when --init is left out, or the file holds consts
+    alone)."""
+    use_backend("double", monkeypatch)
+    common = ["--train-limit", "40", "--test-limit", "20", "--batch-size", "20", "--epochs", "1",
+              "--no-progress"]
+    out = tmp_path / "run"
+    assert main(["train", "cnn", *common, "--threads", "1", "--out", str(out)]) == 0
+    assert "note: --" not in capsys.readouterr().out
+    assert main(["train", "cnn", *common, "--threads", "1", "--out", str(tmp_path / "b"),
+                 "--weights", str(out / "weights.npz"), "--init", "sac"]) == 0
+    text = capsys.readouterr().out
+    assert f"note: --init sac is not used: the parameters come from {out / 'weights.npz'}\n" \
+        in text
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert main(["train", "cnn", *common, "--threads", "3", "--out", str(tmp_path / "c"),
+                 "--weights", str(out / "weights.npz")]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("note: --threads 3 on a machine of 2 cores: the threads past 2 take "
+                           "turns on them"), text
+    assert "--init" not in text
