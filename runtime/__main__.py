@@ -35,6 +35,8 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from . import DEFAULT_DATA
 from ._files import atomic_write, atomic_write_via
 from .data import has_split, load_split
@@ -105,6 +107,11 @@ def cmd_train(args) -> int:
     labels = m.check_training(images, labels, args.epochs, args.batch_size, args.lr,
                               args.threads, test, momentum=args.momentum)[1]
     regression = is_regression(labels)
+    flat = labels.reshape(len(labels), -1) if regression else None
+    if regression and flat.shape[1] > 1 and np.isin(flat, (0, 1)).all() and \
+            (flat.sum(axis=1) == 1).all():
+        print("note: the targets are floats that are one-hot rows: they train as values (no "
+              "accuracies); their classes as integers (argmax) train as classes", flush=True)
     out = Path(args.out) if args.out is not None else Path("out") / m.name
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {out} is a file; it names the directory of weights.npz, "

@@ -119,7 +119,8 @@ def test_a_vector_regression_predicts_outputs_not_classes(tmp_path, capsys):
                  "--no-progress"]) == 0
     assert main(["predict", str(model), "--weights", str(out / "weights.npz"), "--data",
                  str(path), "--out", str(tmp_path / "p.npz")]) == 0
-    assert "predicted labels" not in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "predicted labels" not in text and "one-hot" not in text
     with np.load(tmp_path / "p.npz") as z:
         assert z.files == ["outputs"] and z["outputs"].shape == (9, 2)
     # data without targets: the weights file records that they were fitted to values
@@ -140,3 +141,11 @@ def test_a_vector_regression_predicts_outputs_not_classes(tmp_path, capsys):
                  "--data", str(path), "--out", str(tmp_path / "r.csv")]) == 0
     assert "outputs and predicted labels" in capsys.readouterr().out
     assert (tmp_path / "r.csv").read_text().splitlines()[0] == "label,out0,out1"
+    # one-hot float targets train as values: a note says so (none for the floats above)
+    hot = tmp_path / "hot.npz"
+    onehot = np.eye(2)[(y > 0).astype(np.int64)]
+    np.savez(hot, x_train=x, y_train=onehot, x_test=x[:9], y_test=onehot[:9])
+    assert main(["train", str(model), "--data", str(hot), "--epochs", "1", "--out",
+                 str(tmp_path / "hot"), "--no-progress"]) == 0
+    assert "note: the targets are floats that are one-hot rows: they train as values" in \
+        capsys.readouterr().out
