@@ -15,6 +15,7 @@
 -- ring operations by Spec.Scalar.Derivatives (f′, max-sel):
 --   logistic′ x = logistic x · (1 − logistic x)   exp′ x = exp x
 --   log′ x = recip x      recip′ x = − (recip x · recip x)
+--   sqrt′ x = recip (sqrt x + sqrt x)
 --   relu′ x = step x      step′ x = 0
 --   max′ a b = (st , 1 − st) with st = step (a − b)
 -- (so relu′ 0 = step 0, which is 0 in Float: see Spec.Scalar.Float).
@@ -34,6 +35,7 @@ data Fn : Set where
   logistic   : Fn        -- 1 / (1 + e^(-x))
   exp log    : Fn        -- e^x, the natural logarithm
   recip      : Fn        -- 1 / x
+  sqrt       : Fn        -- the square root (NaN below 0 in Float)
   relu       : Fn        -- x if x > 0, else 0
   step       : Fn        -- 1 if x > 0, else 0 (relu's derivative; step 0 = 0)
 

@@ -50,6 +50,7 @@
 --      exp′ x      = exp x
 --      log′ x      = recip x
 --      recip′ x    = − (recip x · recip x)
+--      sqrt′ x     = recip (sqrt x + sqrt x)
 --      relu′ x     = step x     (at 0: step 0, which is 0 in Float)
 --      step′ x     = 0
 --      D(a ⊔ b)    = st · Da + (1 − st) · Db,  st = step (a − b)
@@ -212,7 +213,7 @@
 --                    division); over ℚ it is x · (1/n) for n ≥ 1 and
 --                    x · 0 for n = 0.  Both take relu x = x ⊔ 0, step x
 --                    = 1 if x > 0 else 0, max = _⊔_, and the constant 0
---                    for logistic, exp, log and recip (the theorems
+--                    for logistic, exp, log, recip, sqrt (the theorems
 --                    assume nothing of these).  Spec.Theorems.Instances
 --                    applies optimise-sound, ∇₀-correct, chain-adjoint
 --                    and chain-∇-correct to both, with their types

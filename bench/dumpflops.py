@@ -10,8 +10,9 @@ is exact for the lowered algorithm and does not depend on the lane kernels or re
 Conventions (those of ``bench/flops.py``): an add, subtract, multiply (also by a constant) or
 divide is 1 FLOP; a negation is free; ``s += x`` is one add; ``exp`` and ``log`` are one FLOP
 each and reported separately (``exp``); ``logistic`` is exp, add and divide (3 FLOPs);
-``recip`` one divide; ``relu``, ``step`` and ``max`` one comparison each (``cmp``, counted in
-the total). Per batch of B samples, on top of B times (forward + backward): the per-sample
+``recip`` one divide; ``sqrt`` one FLOP (an IEEE operation, like the divide, counted with the
+arithmetic); ``relu``, ``step`` and ``max`` one comparison each (``cmp``, counted in the
+total). Per batch of B samples, on top of B times (forward + backward): the per-sample
 parameter gradients are summed ((B - 1) P adds), averaged (P divides) and applied by SGD
 (P multiplies, P subtracts), P the number of parameters. Inference is the forward chain only.
 
@@ -30,7 +31,7 @@ from extract import code as C
 
 @dataclass
 class Ops:
-    arith: int = 0      # add, subtract, multiply, divide
+    arith: int = 0      # add, subtract, multiply, divide, sqrt
     exp: int = 0        # exp and log
     cmp: int = 0        # relu, step, max
 
@@ -46,7 +47,8 @@ class Ops:
 
 
 _UNARY = {"logistic": Ops(2, 1, 0), "exp": Ops(0, 1, 0), "log": Ops(0, 1, 0),
-          "recip": Ops(1, 0, 0), "relu": Ops(0, 0, 1), "step": Ops(0, 0, 1)}
+          "recip": Ops(1, 0, 0), "sqrt": Ops(1, 0, 0), "relu": Ops(0, 0, 1),
+          "step": Ops(0, 0, 1)}
 
 
 def _aval(a: C.Affine, env: dict) -> int:

@@ -9,10 +9,11 @@ Three layers, all immutable:
   conditions that always hold.
 - **scalar expressions** ``Lit``, ``Load``, ``Local``, ``Add``, ``Mul``, ``Neg``, ``Scale``
   (division by a positive integer), ``Un`` (an elementwise function: ``logistic``, ``exp``,
-  ``log``, ``recip``, ``relu``, ``step``), ``Max`` (``max(a, b)``), ``Select`` (``cond ? a : 0``) and ``Reduce``
-  (a sum over loop variables, turned into a scalar accumulator by the scheduler). The smart
-  constructors fold constants and push ``Select`` outwards; ``reduce`` removes a sum whose
-  body is non-zero at one point only (``Σ_t [t == e] x(t) = x(e)``).
+  ``log``, ``recip``, ``sqrt``, ``relu``, ``step``), ``Max`` (``max(a, b)``), ``Select``
+  (``cond ? a : 0``) and ``Reduce`` (a sum over loop variables, turned into a scalar
+  accumulator by the scheduler). The smart constructors fold constants and push ``Select``
+  outwards; ``reduce`` removes a sum whose body is non-zero at one point only (``Σ_t [t == e]
+  x(t) = x(e)``).
 - **statements** ``For``, ``Store`` (``=`` or ``+=`` into an output buffer), ``Decl``, ``Acc``
   and ``Assign`` of scalar locals, ``If``, ``Comment``, and ``Buffer``, a small local array
   (only the lanes pass makes them: one value of a scalar local per sample lane); and, in the
@@ -401,7 +402,9 @@ def scale(a: RExpr, n: int) -> RExpr:
 
 def un(fn: str, a: RExpr) -> RExpr:
     """``fn(a)``; nothing folds (``exp 0`` is 1, not 0), but a guarded argument of a function
-    that maps 0 to 0 (``relu``, ``step``) moves the guard outwards like ``neg`` does."""
+    that maps 0 to 0 (``relu``, ``step``) moves the guard outwards like ``neg`` does. ``sqrt 0``
+    is 0 as well but does not fold: over the validator's field (extract/field.py) sqrt is a
+    random function, whose value at 0 is not 0."""
     if fn in ("relu", "step"):
         if a == ZERO:
             return ZERO

@@ -4,9 +4,9 @@
 message that names the JSON path of the offending value (``$.chain[2].expr.body.a``):
 
 1. the top level: format, a version this extractor knows, the keys and their types;
-2. every expression: known ``op``, the fields that op needs, declared sort and shape equal to
-   the ones computed from the children (§4), relations between shapes (same tree structure),
-   constant positions within their shape,
+2. every expression: known ``op`` (of the dump's version: ``sqrt`` needs 4), the fields that op
+   needs, declared sort and shape equal to the ones computed from the children (§4), relations
+   between shapes (same tree structure), constant positions within their shape,
    de Bruijn indices in scope (§3), no ``d_`` placeholder in a forward binding, no gradient
    placeholder used before its entry;
 3. the gradient list (one entry per chain binding, last first, then one per param), names
@@ -32,9 +32,13 @@ from . import build, ir
 
 FORMAT = "ad-expression-dump"
 # 2 added ix_const and the elementwise functions exp, log, recip, relu, step (logistic was in 1);
-# 3 added the context role "const"; a dump of version k is one of version k + 1 without them
-VERSIONS = (1, 2, 3)
-ROLES = {1: ("input", "param"), 2: ("input", "param"), 3: ("input", "param", "const")}
+# 3 added the context role "const", 4 the elementwise function sqrt; a dump of version k is one
+# of version k + 1 without them
+VERSIONS = (1, 2, 3, 4)
+ROLES = {1: ("input", "param"), 2: ("input", "param"), 3: ("input", "param", "const"),
+         4: ("input", "param", "const")}
+# the nodes a dump must say a later version for (version 2's are read in a version 1 dump)
+SINCE = {"sqrt": 4}
 # the binary ops of "bin" (max is in version 2)
 BIN_FNS = ("plus", "mul", "max")
 SCHEMA = build.locate("schema")
@@ -45,7 +49,7 @@ int long register restrict return short signed sizeof static struct switch typed
 void volatile while _Bool _Complex _Imaginary _Alignas _Alignof _Atomic _Generic _Noreturn
 _Static_assert _Thread_local bool true false class new delete template this namespace operator
 private public protected virtual friend typename using real size_t NULL main exp expf log logf
-logistic recip relu step fmax_ idx sample imin imax
+logistic recip relu step fmax_ idx sample imin imax sqrt sqrtf
 memcpy memset omp_get_num_threads omp_get_thread_num share barrier part nparts blocks forward_n
 backward_n LANE_LOOP BLOCK STRIDE_INPUTS STRIDE_VALUES STRIDE_GRADS dim3 uint3 gridDim blockDim
 blockIdx threadIdx Launch pk_launch pk_cuda_host pk_cuda_host_order std PK_CUDA_HOST_H
@@ -56,7 +60,8 @@ asm alignas alignof concept requires co_await co_return co_yield final override
 """.split()) | frozenset(
     # the lane kernels' vector helpers (templates/c/model.c.j2), full (v) and half (h) width
     p + h for p in "vh" for h in """real mask bits ints load store store_v splat sel fmax_ fmax_a
-    fmax_b relu relu_x step step_x exp exp_at exp_x logistic logistic_at logistic_x""".split()
+    fmax_b relu relu_x step step_x exp exp_at exp_x logistic logistic_at logistic_x sqrt sqrt_at
+    sqrt_x""".split()
 ) | {"VEXP_MINMAX", "VEXP_AVX512", "HEXP_MINMAX", "HEXP_AVX512"}
 # C's and C++'s keywords (the CUDA compiles as C++), and every identifier the generated C and
 # CUDA use where a model's names are in scope (a name of a model becomes a kernel's parameter
@@ -146,9 +151,10 @@ _BINDER_ROLE = {"imaps": "i", "imap": "i", "imapb": "i", "sum": "t",
 class _ExprParser:
     """Parses one top-level expression; ``forbidden`` are placeholder names not yet usable."""
 
-    def __init__(self, forbidden: dict[str, str], reserved: set[str]):
+    def __init__(self, forbidden: dict[str, str], reserved: set[str], version: int):
         self.forbidden = forbidden      # name -> reason
         self.reserved = reserved        # array names: binder names avoid them
+        self.version = version          # the dump's: a node of a later version is refused
         self.counts: dict[str, int] = {}
 
     def fresh(self, role: str, depth: int) -> str:
@@ -161,6 +167,9 @@ class _ExprParser:
         _req("op" in x, path, "missing key 'op'")
         op = x["op"]
         _req(isinstance(op, str) and op in _FIELDS, path + ".op", f"unknown node {op!r}")
+        _req(self.version >= SINCE.get(op, 1), path + ".op",
+             f"node {op!r} is in version {SINCE.get(op)}, but the dump says version "
+             f"{self.version}")
         for key in ("sort", "shape") + _FIELDS[op]:
             _req(key in x, path, f"missing key {key!r} of node {op!r}")
         extra = set(x) - {"op", "sort", "shape", *_FIELDS[op]}
@@ -290,7 +299,7 @@ class _ExprParser:
         a = self.ar(x, "a", scope, path)
         return ir.Un(a.shape, x["op"], a)
 
-    op_logistic = op_exp = op_log = op_recip = op_relu = op_step = unary
+    op_logistic = op_exp = op_log = op_recip = op_sqrt = op_relu = op_step = unary
 
     def op_bin(self, x, scope, path):
         fn = x["fn"]
@@ -422,6 +431,7 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
          "$.model", f"the model name must be a C identifier, got {data['model']!r}")
     _req(isinstance(data["generator"], str), "$.generator", "expected a string")
 
+    version = data["version"]
     used: dict[str, str] = {}
     scope: list[_Entry] = []
     context = []
@@ -431,7 +441,7 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
         _obj(c, path, ("name", "shape", "role"), ("fan_in",))
         name = _name(c["name"], path + ".name", used)
         shape = _shape(c["shape"], path + ".shape")
-        roles = ROLES[data.get("version", VERSIONS[-1])]
+        roles = ROLES[version]
         _req(c["role"] in roles, path + ".role",
              f"role must be {', '.join(map(repr, roles[:-1]))} or {roles[-1]!r}"
              + (" (const is in version 3)" if c["role"] == "const" else "")
@@ -469,7 +479,7 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
         shape = _shape(b["shape"], path + ".shape")
         forbidden = {e.name: "a forward binding may not use a derivative placeholder"
                      for e in scope if e.kind == "grad"}
-        expr = _ExprParser(forbidden, reserved).ar(b, "expr", scope, path)
+        expr = _ExprParser(forbidden, reserved, version).ar(b, "expr", scope, path)
         _req(expr.shape == shape, path + ".expr",
              f"binding {name!r} of shape {ir.show_shape(shape)} has an expression of shape "
              f"{ir.show_shape(expr.shape)}")
@@ -484,7 +494,7 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
     seed = _obj(data["seed"], "$.seed", ("of", "expr"))
     bindings = {b.name: b for b in chain}
     _req(isinstance(seed["of"], str) and seed["of"] in bindings, "$.seed.of", f"not a chain binding: {seed['of']!r}")
-    seed_expr = _ExprParser(dict(pending), reserved).ar(seed, "expr", scope, "$.seed")
+    seed_expr = _ExprParser(dict(pending), reserved, version).ar(seed, "expr", scope, "$.seed")
     _req(seed_expr.shape == bindings[seed["of"]].shape, "$.seed.expr",
          f"the seed of {seed['of']!r} must have shape "
          f"{ir.show_shape(bindings[seed['of']].shape)}, got {ir.show_shape(seed_expr.shape)}")
@@ -514,7 +524,7 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
         forbidden = dict(pending)
         if g["wrt"] in bindings:
             forbidden[g["name"]] = "a gradient may not use its own placeholder"
-        expr = _ExprParser(forbidden, reserved).ar(g, "expr", scope, path)
+        expr = _ExprParser(forbidden, reserved, version).ar(g, "expr", scope, path)
         _req(expr.shape == shape, path + ".expr",
              f"gradient {name!r} of shape {ir.show_shape(shape)} has an expression of shape "
              f"{ir.show_shape(expr.shape)}")

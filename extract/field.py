@@ -11,7 +11,8 @@ the trial's), so a kernel passes only if it applies each to the right argument:
 - ``logistic`` is a random function L into [1, p) (``logistic``), and ``exp(u)`` is
   ``L(-u)^-1 - 1`` (``exp``): one random function for both, so that the generated
   ``1 / (1 + exp(-x))`` is L(x) and a generated ``exp`` is the dump's;
-- ``log`` is a second random function G into [0, p) (``log``);
+- ``log`` is a second random function G into [0, p) (``log``), and ``sqrt`` a third, S
+  (``sqrt``), independent of the others (a sqrt left out, or made a log, is a wrong value);
 - ``relu`` and ``step`` compare their argument with 0: ``x <= 0`` is a random predicate N(x),
   true at 0 and a fair coin elsewhere (``nonpositive``); ``relu(x) = N(x) ? 0 : x``,
   ``step(x) = N(x) ? 0 : 1``; ``bin max`` compares the difference with 0 by the same predicate:
@@ -103,8 +104,8 @@ _GOLDEN = 0x9E3779B97F4A7C15
 
 
 def subkey(key: int, t: int) -> np.uint64:
-    """The key of the ``t``-th random function (1: log, 2: the predicate of relu and step);
-    L uses ``key`` itself. field.h: ``subkey``."""
+    """The key of the ``t``-th random function (1: log, 2: the predicate of relu and step,
+    3: sqrt); L uses ``key`` itself. field.h: ``subkey``."""
     with np.errstate(over="ignore"):
         return _mix(np.uint64((key + t * _GOLDEN) & _M64))
 
@@ -148,6 +149,12 @@ def log(a, key: int) -> np.ndarray:
     return _hash(a, subkey(key, 1)) % _P
 
 
+def sqrt(a, key: int) -> np.ndarray:
+    """The uninterpreted sqrt: a fourth keyed hash S into [0, p), independent of L, G and the
+    predicate (so ``sqrt(0)`` is S(0), not 0: nothing may fold it)."""
+    return _hash(a, subkey(key, 3)) % _P
+
+
 def nonpositive(a, key: int) -> np.ndarray:
     """``x <= 0`` as the field sees it: a random predicate N, true at 0 and a keyed fair coin
     elsewhere (the top bit of a third hash)."""
@@ -171,7 +178,7 @@ def maximum(a, b, key: int) -> np.ndarray:
 
 
 # the elementwise functions of the dump, by op; recip needs no key
-UNARY = {"logistic": logistic, "exp": exp, "log": log, "relu": relu, "step": step,
+UNARY = {"logistic": logistic, "exp": exp, "log": log, "sqrt": sqrt, "relu": relu, "step": step,
          "recip": lambda a, key: recip(a)}
 
 
@@ -451,9 +458,9 @@ def evaluate(dump: dict, values: dict, key: int, stats: dict | None = None,
 # ---------------------------------------------------------------------------------------------
 # degrees and the Schwartz-Zippel bound
 
-# the random functions behind the elementwise ones: L (logistic and exp), G (log), the
-# predicate N of relu, step and max (on a - b); recip is interpreted (the field inverse)
-RANDOM = {"L": ("logistic", "exp"), "G": ("log",), "N": ("relu", "step", "max")}
+# the random functions behind the elementwise ones: L (logistic and exp), G (log), S (sqrt),
+# the predicate N of relu, step and max (on a - b); recip is interpreted (the field inverse)
+RANDOM = {"L": ("logistic", "exp"), "G": ("log",), "S": ("sqrt",), "N": ("relu", "step", "max")}
 
 
 def degrees(dump: dict, exp_variable: bool = False) -> tuple[dict, dict]:
@@ -462,13 +469,13 @@ def degrees(dump: dict, exp_variable: bool = False) -> tuple[dict, dict]:
     rational functions of the context (degree 1) and of the random functions' values.
 
     The variable of L at a point is its value L(x) (``logistic`` is (1, 0), ``exp(u) = (1 -
-    L(-u)) / L(-u)`` is (1, 1)), or, ``exp_variable``, exp's value X(u) = L(-u)^-1 - 1
-    (``exp`` is (1, 0), ``logistic(x) = 1 / (1 + X(-x))`` is (0, 1)): the same random
-    function, two coordinates. G's values (``log``) have degree 1; ``relu`` has its argument's
-    degrees and ``step`` is constant, for each outcome of the predicate; ``recip`` swaps
-    numerator and denominator. ``a + b`` is (max(na + db, nb + da), da + db), ``a · b`` (na +
-    nb, da + db), a ``sum`` of s terms (n + (s - 1) d, s d) ((n, d) when its body does not read
-    the summed index). Upper bounds: 0 for a constant; for polynomials (no ``recip``, no
+    L(-u)) / L(-u)`` is (1, 1)), or, ``exp_variable``, exp's value X(u) = L(-u)^-1 - 1 (``exp``
+    is (1, 0), ``logistic(x) = 1 / (1 + X(-x))`` is (0, 1)): the same random function, two
+    coordinates. G's and S's values (``log``, ``sqrt``) have degree 1; ``relu`` has its
+    argument's degrees and ``step`` is constant, for each outcome of the predicate; ``recip``
+    swaps numerator and denominator. ``a + b`` is (max(na + db, nb + da), da + db), ``a · b``
+    (na + nb, da + db), a ``sum`` of s terms (n + (s - 1) d, s d) ((n, d) when its body does not
+    read the summed index). Upper bounds: 0 for a constant; for polynomials (no ``recip``, no
     ``exp``) the denominators are 0 and the numerators are the polynomial degrees."""
     args = {fn: (0, 0) for fn in (*UNARY, "max")}   # max: the degrees of a - b
 
@@ -490,7 +497,7 @@ def degrees(dump: dict, exp_variable: bool = False) -> tuple[dict, dict]:
                 return (0, 1) if exp_variable else (1, 0)
             if op == "exp":
                 return (1, 0) if exp_variable else (1, 1)
-            if op == "log":
+            if op in ("log", "sqrt"):
                 return 1, 0
             if op == "recip":
                 return a[1], a[0]
@@ -537,7 +544,7 @@ class Bound:
     - ``degree`` bounds the degree of the numerator of (dump's value - code's value): n + d for
       a binding of degrees (n, d), and n + d + 2 (T - 1) d for a mean of T such values (the
       batch gradients, T = samples; the batch loss, T = samples x loss elements);
-    - ``collisions`` = Σ over the random functions L, G, N of C(A, 2) e, A the applications
+    - ``collisions`` = Σ over the random functions L, G, S, N of C(A, 2) e, A the applications
       of the function in the trial and e = n + d of their arguments: two different arguments
       that happen to be equal;
     - ``zeros`` = Σ over ``recip`` and the predicate of A n: an argument that happens to be 0

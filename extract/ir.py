@@ -194,8 +194,9 @@ class Backslide(Node):
 
 
 # The elementwise functions (``un f`` of the Agda spec); each is its own op in the dump (§4):
-# logistic 1/(1 + e^-x), exp, log, recip 1/x, relu (x if x > 0 else 0), step (1 if x > 0 else 0).
-UNARY = ("logistic", "exp", "log", "recip", "relu", "step")
+# logistic 1/(1 + e^-x), exp, log, recip 1/x, sqrt (version 4), relu (x if x > 0 else 0), step
+# (1 if x > 0 else 0).
+UNARY = ("logistic", "exp", "log", "recip", "sqrt", "relu", "step")
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,8 @@ SUPPORTED = {
     "Div": "broadcasting (a · recip(b); by a whole-number constant: a / n)",
     "Max": "two or more inputs, broadcasting", "Sum": "broadcasting",
     "Relu": "", "Sigmoid": "", "Tanh": "", "Exp": "", "Log": "", "Neg": "", "Reciprocal": "",
-    "Identity": "", "Pow": "a constant whole exponent from 1 to 8 (repeated products)",
+    "Sqrt": "", "Identity": "",
+    "Pow": "a constant whole exponent from 1 to 8 (repeated products), or 0.5 (sqrt)",
     "Conv": "2-D, the same stride on both axes, dilation 1, group 1, the same padding on every side",
     "MaxPool": "2-D, square window and stride, no padding, floor mode",
     "AveragePool": "2-D, square window and stride, no padding, floor mode",
@@ -78,6 +79,7 @@ SUPPORTED = {
     "Cast": "of a constant; of a tensor, to a float type",
     "BatchNormalization": "inference (training_mode 0), constant statistics: folded to "
                           "x · a + b per channel",
+    "LayerNormalization": "the output Y (not Mean, InvStdDev), not over the batch axis",
 }
 
 _FLOAT_TYPES = {1: "float32", 11: "float64"}
@@ -86,7 +88,7 @@ _FLOAT_TYPES = {1: "float32", 11: "float64"}
 # C's are dump.name_problem's)
 _RESERVED = set("""
 for sum tile
-logistic exp log recip relu step max slide backslide block zerobut div mod
+logistic exp log recip relu step max sqrt sqrtf slide backslide block zerobut div mod
 dense conv conv2d avgpool maxpool maxall sqerr tanh fmax_ fmax fmin expf logf exp_ log_ i j k n
 """.split())
 
@@ -535,7 +537,8 @@ class _Importer:
 
     def op_Pow(self, node, a):
         """``x ** k`` for a constant whole ``k`` in 1..8: ``x * x * …`` (each factor the same
-        binding); another exponent has no form in the model language."""
+        binding); ``x ** 0.5``: ``sqrt(x)``; another exponent has no form in the model
+        language."""
         self.only(node, a, {})
         x, y = self.operand(node, 0), self.operand(node, 1)
         if x.const and y.const:
@@ -544,8 +547,11 @@ class _Importer:
         if not (y.const and y.value.size == 1):
             self.fail(node, "the exponent must be a constant (a scalar initializer or Constant)")
         k = float(y.value.reshape(()))
+        if k == 0.5:       # (x is not a constant: of two, the power is folded above)
+            self.bind(node, 0, x.shape, f"sqrt({x.text})")
+            return
         if not (k == int(k) and 1 <= k <= 8):
-            self.fail(node, f"the exponent {k:g} is not a whole number from 1 to 8")
+            self.fail(node, f"the exponent {k:g} is not a whole number from 1 to 8 (nor 0.5)")
         if x.const:
             self.out_const(node, x.value ** int(k))
         else:
@@ -603,6 +609,10 @@ class _Importer:
 
     def op_Reciprocal(self, node, a):
         self._unary(node, a, lambda x: f"recip({x})", lambda v: 1 / v)
+
+    def op_Sqrt(self, node, a):
+        # IEEE: NaN below 0, as ONNX's
+        self._unary(node, a, lambda x: f"sqrt({x})", np.sqrt)
 
     def op_Identity(self, node, a):
         self.only(node, a, {})
@@ -663,6 +673,78 @@ class _Importer:
                        lambda p, q, numpy=False: p * q if numpy else f"({p}) * ({q})")
         self.broadcast(node, [self.env[tmp], t],
                        lambda p, q, numpy=False: p + q if numpy else f"{p} + {q}")
+
+    def op_LayerNormalization(self, node, a):
+        """Over the axes from ``axis`` to the last (opset 17), as ONNX's function body computes
+        it: ``mean = Σ x / n``, ``c = x − mean``, ``var = Σ c² / n``, ``Y = c · recip(sqrt(var +
+        ε)) · Scale + B``, Scale and B broadcast against X. The mean, ``c`` and the inverse
+        standard deviation are bindings (``Y_mean``, ``Y_centred``, ``Y_var``, ``Y_invstd``:
+        computed once, per position of the axes before ``axis``), ε a ``const`` (the language
+        writes no decimals: ``Y_eps``, its value with the weights). Only the output Y: the
+        Mean and InvStdDev outputs are refused."""
+        extra = [(what, o) for what, o in zip(("Mean", "InvStdDev"), node.output[1:]) if o]
+        if extra:
+            self.fail(node, " and ".join(f"the {what} output {o!r}" for what, o in extra)
+                      + (" are" if len(extra) > 1 else " is") + " not supported (only Y)")
+        self.only(node, a, {"axis": lambda v: True, "epsilon": lambda v: True,
+                            "stash_type": lambda v: v in _FLOAT_TYPES})
+        if len(node.input) < 2 or not node.input[1]:
+            self.fail(node, "no Scale input (X and Scale are required)")
+        x = self.operand(node, 0)
+        if x.const:
+            self.fail(node, "of a constant")
+        ts = [self.operand(node, k) for k in (1, 2) if len(node.input) > k and node.input[k]]
+        shape = x.shape
+        rank = len(shape) + self.batch       # ONNX's, with the batch axis
+        axis = a.get("axis", -1)
+        ax = axis + rank if axis < 0 else axis
+        if not 0 <= ax < rank:
+            self.fail(node, f"axis={axis} of an input of rank {rank}")
+        if self.batch:
+            if ax == 0:
+                self.fail(node, f"axis={axis} normalises over the batch axis")
+            ax -= 1
+            ts = [self._unbatch(node, t, len(shape)) if t.const else t for t in ts]
+        try:
+            out = tuple(np.broadcast_shapes(shape, *[t.shape for t in ts]))
+        except ValueError:
+            out = None
+        if out != shape:
+            two = len(ts) > 1
+            self.fail(node, f"Scale{' and B' if two else ''} of shape{'s' if two else ''} "
+                      + ", ".join(str(t.shape) for t in ts)
+                      + f" do{'' if two else 'es'} not broadcast to X's "
+                      + f"{'per-sample ' if self.batch else ''}shape {shape}")
+        outer, inner = shape[:ax], shape[ax:]
+        n = math.prod(inner)
+        idx = [f"i{k}" for k in range(len(shape))]
+        red = [f"r{k}" for k in range(ax, len(shape))]
+
+        def at(name, shp, ix):     # a trailing dimension 1 is absorbed (_lang)
+            return name + "".join(f"[{i}]" for i in ix[:len(_lang(shp))])
+
+        def mean_over(f):          # for the outer positions: Σ f(position) / n over the inner
+            body = f(idx[:ax] + red)
+            for r, d in reversed(list(zip(red, inner))):
+                body = f"sum {r} : {d} . {body}"
+            return _fors(idx[:ax], outer, f"({body}) / {n}" if n > 1 else body)
+
+        base = node.output[0]
+        mean, c, var, inv = (self._fresh(f"{base}_{w}", "binding")
+                             for w in ("mean", "centred", "var", "invstd"))
+        self._outdims = shape
+        scale, *bias = (self.elem(t, idx, len(shape), node) for t in ts)
+        eps = self.ref(_T((), f"{base}_eps", np.array(float(a.get("epsilon", 1e-5))), True),
+                       node)
+        self.lines.append((mean, mean_over(lambda ix: at(x.text, shape, ix)), mean))
+        self.lines.append((c, _fors(idx, shape, f"{at(x.text, shape, idx)} - "
+                                                f"{at(mean, outer, idx)}"), c))
+        self.lines.append((var, mean_over(lambda ix: f"{at(c, shape, ix)} * {at(c, shape, ix)}"),
+                           var))
+        self.lines.append((inv, _fors(idx[:ax], outer,
+                                      f"recip(sqrt({at(var, outer, idx)} + {eps}))"), inv))
+        body = " + ".join([f"{at(c, shape, idx)} * {at(inv, outer, idx)} * {scale}", *bias])
+        self.bind(node, 0, shape, _fors(idx, shape, body))
 
     # -- convolution and pooling ----------------------------------------------------------------
 

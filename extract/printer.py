@@ -2,10 +2,10 @@
 
 The two languages differ only by the strings in ``Language`` (qualifiers, ``restrict``
 spelling, and how a parallel loop is written: a ``for`` loop in C, one thread index per element
-in CUDA). The elementwise functions print the same in both: ``exp`` and ``log`` as libm's
-function for the real type (``MATHS``: ``expf``/``logf`` for float), ``recip`` as ``1 / x``,
-and ``logistic``, ``relu``, ``step`` and ``Max`` (``fmax_``) as calls of the small helpers the
-templates define.
+in CUDA). The elementwise functions print the same in both: ``exp``, ``log`` and ``sqrt`` as
+libm's function for the real type (``MATHS``: ``expf``/``logf``/``sqrtf`` for float), ``recip``
+as ``1 / x``, and ``logistic``, ``relu``, ``step`` and ``Max`` (``fmax_``) as calls of the small
+helpers the templates define.
 Expressions are printed with the fewest parentheses that keep C's parse (and so the evaluation
 order) equal to the tree: ``a + (b + c)`` keeps its parentheses, ``(a + b) + c`` prints as
 ``a + b + c``.
@@ -46,12 +46,13 @@ LANGUAGES = {"c": C, "cuda": CUDA}
 
 
 # the C function of each elementwise function (extract.ir.UNARY), by the real type; logistic,
-# relu and step are helpers of the generated file (templates), recip prints as a division
+# relu and step are helpers of the generated file (templates), recip prints as a division;
+# sqrt is correctly rounded, and under -fno-math-errno (extract/build.py) one instruction
 MATHS = {
-    "float": {"logistic": "logistic", "exp": "expf", "log": "logf", "relu": "relu",
-              "step": "step"},
-    "double": {"logistic": "logistic", "exp": "exp", "log": "log", "relu": "relu",
-               "step": "step"},
+    "float": {"logistic": "logistic", "exp": "expf", "log": "logf", "sqrt": "sqrtf",
+              "relu": "relu", "step": "step"},
+    "double": {"logistic": "logistic", "exp": "exp", "log": "log", "sqrt": "sqrt",
+               "relu": "relu", "step": "step"},
 }
 
 
@@ -192,9 +193,9 @@ class _Vector:
     without it (a parameter) is a scalar the vector operators broadcast. Returns None where
     the value needs a scalar function (``log``; ``logistic`` and ``exp`` on doubles): that loop
     stays a loop over lanes, which the compiler vectorises (libmvec). ``relu``, ``step`` and
-    ``max`` print as the vector helpers ``vrelu``, ``vstep`` and ``vfmax_``; on floats
-    (``real``), ``logistic`` and ``exp`` as ``vlogistic`` and ``vexp``, the template's inline
-    exp (no call per vector).
+    ``max`` print as the vector helpers ``vrelu``, ``vstep`` and ``vfmax_``; ``sqrt`` as
+    ``vsqrt`` (one ``vsqrtps``/``vsqrtpd``); on floats (``real``), ``logistic`` and ``exp`` as
+    ``vlogistic`` and ``vexp``, the template's inline exp (no call per vector).
 
     ``p``: the prefix of the vector type and helpers, ``v`` for the batch kernels' width and
     ``h`` for the kernels of half that width (``hreal``, ``hload``, ...: the C file has both)."""
@@ -267,12 +268,15 @@ class _Vector:
                 return f"{name}({', '.join(a[0] for a in args)})", 4, False
             vs = [a[0] if a[2] else f"{self.p}splat({a[0]})" for a in args]
             return f"{self.p}{name}({', '.join(vs)})", 4, True
-        if isinstance(e, c.Un) and e.fn in ("logistic", "exp") and self.real == "float":
+        if isinstance(e, c.Un) and (e.fn == "sqrt" or e.fn in ("logistic", "exp")
+                                    and self.real == "float"):
+            # vsqrt: sqrt lane by lane, a loop the compiler makes one vector instruction;
+            # vexp, vlogistic: the template's inline exp; on scalars, the scalar function
             a = self.expr(e.a)
             if a is None:
                 return None
             if not a[2]:
-                return f"{MATHS[self.real][e.fn]}({a[0]})", 4, False
+                return f"{MATHS[self.real or 'float'][e.fn]}({a[0]})", 4, False
             return f"{self.p}{e.fn}({a[0]})", 4, True
         return None                      # the other functions: scalar calls
 

@@ -10,9 +10,10 @@ IR (``extract/ir.py``) into a tree of presentation nodes (``extract/render_print
 How a binding is read. A binding whose expression is elementwise (variables of its own shape,
 the elementwise functions, ``bin``, ``minus``, ``scaledown``, ``zero``, ``one``) is written
 without indices (``c1 = σ(c11)``, products as ``⊙``). The functions are written σ (logistic),
-exp, log, x⁻¹ (recip), relu and step. Any other is written at a position of its result: every
-array node is evaluated *at a position* (a tuple of index terms, one per leaf of its shape), so
-maps, selections, blocks and windows turn into index arithmetic and only sums stay::
+exp, log, x⁻¹ (recip), √x (sqrt), relu and step. Any other is written at a position of its
+result: every array node is evaluated *at a position* (a tuple of index terms, one per leaf of
+its shape), so maps, selections, blocks and windows turn into index arithmetic and only sums
+stay::
 
     c11 = imap i0<6>. (sum t1<[5,5]>. slide(t1, inp) * (imaps i2<[24,24]>. k1[i0][t1]))
                       + (imaps i1<[24,24]>. b1[i0])
@@ -43,10 +44,10 @@ from pathlib import Path
 
 from . import ir
 from .render_math import (ZERO, IAdd, IConst, IFloor, IMod, IScale, ISub, IVar, MAdd, MApp,
-                          MArr, MConst, MElem, MIverson, MMax, MMul, MNeg, MPow, MScale, MSum,
-                          bounds, has_sum, iadd, ifloor, imod, iscale, isub, madd, mmul,
+                          MArr, MConst, MElem, MIverson, MMax, MMul, MNeg, MPow, MScale, MSqrt,
+                          MSum, bounds, has_sum, iadd, ifloor, imod, iscale, isub, madd, mmul,
                           units_zero)
-from .render_print import (Eq, Fence, Frac, Id, Num, Op, Page, Section, Space, Stack, Sub,
+from .render_print import (Eq, Fence, Frac, Id, Num, Op, Page, Section, Space, Sqrt, Stack, Sub,
                            SubSup, Sup, Txt, Under, html_page, latex_fragment, row, width)
 
 MAP_POOL = "ijklmn"           # positions of the array being defined
@@ -230,10 +231,13 @@ class Renderer:
         raise TypeError(f"not an array expression: {type(e).__name__}")
 
     def fn(self, name: str, m):
-        """An elementwise function of ``m``: σ(m), exp(m), log(m), m⁻¹, relu(m), step(m)."""
+        """An elementwise function of ``m``: σ(m), exp(m), log(m), m⁻¹, √m, relu(m) or
+        step(m)."""
         self.seen.add(name)
         if name == "recip":
             return MPow(m, -1)
+        if name == "sqrt":
+            return MSqrt(m)
         return MApp("σ" if name == "logistic" else name, m)
 
     def guard(self, conds: tuple, m):
@@ -325,13 +329,15 @@ class Renderer:
             return [self.name(m.name, m.idx)]
         if isinstance(m, MApp):
             return [row(Id(m.fn), Fence("(", self.lay(m.a), ")"))]
+        if isinstance(m, MSqrt):
+            return [Sqrt(self.lay(m.a))]
         if isinstance(m, MMax):
             return [row(Id("max"), Fence("(", row(self.lay(m.a), Op(","), self.lay(m.b)), ")"))]
         if isinstance(m, MIverson):
             return [row(*[Fence("[", self.cond(c), "]") for c in m.conds])]
         if isinstance(m, MPow):
             # x_p² is clear, ∂k^(1)_p² is not: brackets unless the name is a plain one
-            atom = isinstance(m.a, (MConst, MApp)) or (
+            atom = isinstance(m.a, (MConst, MApp, MSqrt)) or (
                 isinstance(m.a, (MElem, MArr)) and m.a.name not in self.grad_of
                 and not self._split(m.a.name)[1])
             base = self.lay(m.a) if atom else Fence("(", self.lay(m.a), ")")
@@ -516,6 +522,7 @@ class Renderer:
             ("exp", row(Id("exp"), Fence("(", x, ")")), "the exponential function"),
             ("log", row(Id("log"), Fence("(", x, ")")), "the natural logarithm"),
             ("recip", Sup(x, row(Op("−"), Num("1"))), "1/x, elementwise"),
+            ("sqrt", Sqrt(x), "the square root (NaN below 0)"),
             ("relu", row(Id("relu"), Fence("(", x, ")")), "x if x > 0, else 0"),
             ("step", row(Id("step"), Fence("(", x, ")")),
              "1 if x > 0, else 0 (the derivative of relu, taken to be 0 at 0)"),

@@ -8,9 +8,9 @@ from the ranges of its variables, so that a window's condition implied by them i
     isub(IVar("j"), IVar("t"))  with j < 12, t < 5  ->  bounds -4 .. 11: write [0 ≤ j − t < 8]
 
 Math nodes (``MConst``, ``MArr``, ``MElem``, ``MAdd``, ``MMul``, ``MNeg``, ``MScale``, ``MSum``,
-``MApp``, ``MMax``, ``MPow``, ``MIverson``) are the formula of an array expression at a position; ``madd``
-and ``mmul`` flatten sums and products, write ``a + (−b)`` as ``a − b`` and ``x · x`` as ``x²``,
-and put the Iverson brackets of a product in front.
+``MApp``, ``MSqrt``, ``MMax``, ``MPow``, ``MIverson``) are the formula of an array expression at a
+position; ``madd`` and ``mmul`` flatten sums and products, write ``a + (−b)`` as ``a − b`` and
+``x · x`` as ``x²``, and put the Iverson brackets of a product in front.
 """
 from __future__ import annotations
 
@@ -185,6 +185,12 @@ class MSum:
 @dataclass(frozen=True)
 class MApp:
     fn: str
+    a: object
+
+
+@dataclass(frozen=True)
+class MSqrt:
+    """√a (sqrt)"""
     a: object
 
 

@@ -3,8 +3,8 @@
 The renderer (``extract/render.py``) decides what to write; this module only decides how. Its
 input is a ``Page`` of sections of equation rows whose formulas are trees of a handful of
 presentation nodes (``Id``, ``Num``, ``Op``, ``Txt``, ``Row``, ``Sub``, ``Sup``, ``SubSup``,
-``Frac``, ``Fence``, ``Under``, ``Stack``, ``Space``), and each printer is one function over
-that tree plus a page skeleton::
+``Frac``, ``Sqrt``, ``Fence``, ``Under``, ``Stack``, ``Space``), and each printer is one function
+over that tree plus a page skeleton::
 
     Sub(Id("x"), Row((Id("i"), Op("+"), Id("p"))))
         mathml -> <msub><mi>x</mi><mrow><mi>i</mi><mo>+</mo><mi>p</mi></mrow></msub>
@@ -78,6 +78,12 @@ class Frac:
 
 
 @dataclass(frozen=True)
+class Sqrt:
+    """A square root: the radical sign over its body (``√x``)."""
+    body: "Prim"
+
+
+@dataclass(frozen=True)
 class Fence:
     """Brackets that grow with their content: ``(…)``, ``[…]``, ``⌊…⌋``."""
     open: str
@@ -103,7 +109,7 @@ class Space:
     em: float
 
 
-Prim = Union[Id, Num, Op, Txt, Row, Sub, Sup, SubSup, Frac, Fence, Under, Stack, Space]
+Prim = Union[Id, Num, Op, Txt, Row, Sub, Sup, SubSup, Frac, Sqrt, Fence, Under, Stack, Space]
 
 
 def row(*items) -> Prim:
@@ -163,6 +169,8 @@ def width(p: Prim) -> float:
         return width(p.base) + 0.7 * max(width(p.sub), width(p.sup))
     if isinstance(p, Frac):
         return max(width(p.num), width(p.den)) + 0.4
+    if isinstance(p, Sqrt):
+        return width(p.body) + 1.2
     if isinstance(p, Fence):
         return width(p.body) + 1.2
     if isinstance(p, Under):
@@ -201,6 +209,8 @@ def mathml(p: Prim) -> str:
         return f"<msubsup>{mathml(p.base)}{mathml(p.sub)}{mathml(p.sup)}</msubsup>"
     if isinstance(p, Frac):
         return f"<mfrac>{mathml(p.num)}{mathml(p.den)}</mfrac>"
+    if isinstance(p, Sqrt):
+        return f"<msqrt>{mathml(p.body)}</msqrt>"
     if isinstance(p, Fence):
         return (f"<mrow><mo>{e(p.open)}</mo>{mathml(p.body)}<mo>{e(p.close)}</mo></mrow>")
     if isinstance(p, Under):
@@ -339,6 +349,8 @@ def latex(p: Prim) -> str:
         return f"{_tex_base(p.base)}_{{{latex(p.sub)}}}^{{{latex(p.sup)}}}"
     if isinstance(p, Frac):
         return rf"\frac{{{latex(p.num)}}}{{{latex(p.den)}}}"
+    if isinstance(p, Sqrt):
+        return rf"\sqrt{{{latex(p.body)}}}"
     if isinstance(p, Fence):
         return (rf"\left{_tex_fence(p.open)} {latex(p.body)} \right{_tex_fence(p.close)}")
     if isinstance(p, Under):

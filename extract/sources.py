@@ -22,7 +22,7 @@ from .peel import peel_bounds
 from .registers import block_accumulators
 from .cpu import cpuinfo, flags
 from .lower import ExtractError, Kernel, Options, lower_to_loops
-from .printer import C, CUDA, Language, statements, thread_count
+from .printer import C, CUDA, MATHS, Language, statements, thread_count
 
 TEMPLATES = Path(__import__(__package__ + ".build", fromlist=["locate"]).locate("templates"))
 REALS = {"f32": ("float", "expf"), "f64": ("double", "exp")}
@@ -210,6 +210,7 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     common = {
         "M": M, "model": M, "version": __version__, "generator": model.generator,
         "dump_hash": model.dump_hash, "real": real, "exp": exp, "log": LOGS[precision],
+        "sqrt": MATHS[real]["sqrt"],
         "precision": precision,
         "params": params, "consts": [a.name for a in model.stored if a.role == "const"],
         "loss": loss, "prediction": prediction,
@@ -302,7 +303,7 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
             "backward_unused": [b for b in ("w", "x", "v", "g") if b not in lused_b],
             "uses": {f: re.search(rf"\b{p}{f}\(", bodies) is not None
                      for f in ("load", "store", "splat", "relu", "step", "fmax_", "exp",
-                               "logistic")},
+                               "logistic", "sqrt")},
             "transpose": transpose_program(width, names["shuf"], f"{p}real"),
             "transpose_rounds": width.bit_length() - 1,
             "forward_calls": [f"{k['function']}({', '.join(k['args'])})" for k in ks[:lnf]],

@@ -20,40 +20,42 @@ sample as ``blockIdx.y``). Every output element is compared with the dump evalua
 same field by extract/field.py, which is written from docs/dump-format.md and shares nothing
 with the extractor's lowering. Outputs start as "never written" (a value outside [0, p)).
 
-Arithmetic is exact: ``+ - *`` of F_p, ``scaledown n`` as multiplication by n^-1, the batch
-mean as multiplication by (number of samples)^-1, ``recip`` (printed ``1 / x``) as the field
-inverse with recip 0 = 0. The other elementwise functions are uninterpreted, random functions
-(keyed hashes, a new key per trial) that extract/field.py and field.h define alike:
-``logistic`` is a random L into [1, p), which the generated ``1 / (1 + exp(-x))`` computes
-exactly because the field's ``exp(u)`` is ``L(-u)^-1 - 1`` (so ``exp`` and ``logistic`` are one
-random function, seen through two coordinates); ``log`` is a second random function G; the
-comparison ``x <= 0`` of the generated ``relu`` and ``step`` helpers is a random predicate N
-(true at 0, a fair coin elsewhere), so ``relu(x) = N(x) ? 0 : x`` and ``step(x) = N(x) ? 0 :
-1``. No other comparison of reals compiles. So the check holds for every scalar structure the
-proofs' ``Laws`` describe and every logistic, exp, log and sign, not only for floats: what it
-cannot see is rounding, any property of exp and log themselves (exp(a + b) = exp(a) exp(b),
-log = exp^-1, ...), and the order (``x < 0`` and ``x <= 0`` differ only at 0).
+Arithmetic is exact: ``+ - *`` of F_p, ``scaledown n`` as multiplication by n^-1, the batch mean
+as multiplication by (number of samples)^-1, ``recip`` (printed ``1 / x``) as the field inverse
+with recip 0 = 0. The other elementwise functions are uninterpreted, random functions (keyed
+hashes, a new key per trial) that extract/field.py and field.h define alike: ``logistic`` is a
+random L into [1, p), which the generated ``1 / (1 + exp(-x))`` computes exactly because the
+field's ``exp(u)`` is ``L(-u)^-1 - 1`` (so ``exp`` and ``logistic`` are one random function,
+seen through two coordinates); ``log`` is a second random function G and ``sqrt`` (printed
+``sqrtf``, and ``vsqrt`` lane by lane) a third, S; the comparison ``x <= 0`` of the generated
+``relu`` and ``step`` helpers is a random predicate N (true at 0, a fair coin elsewhere), so
+``relu(x) = N(x) ? 0 : x`` and ``step(x) = N(x) ? 0 : 1``. No other comparison of reals
+compiles. So the check holds for every scalar structure the proofs' ``Laws`` describe and every
+logistic, exp, log, sqrt and sign, not only for floats: what it cannot see is rounding, any
+property of exp, log and sqrt themselves (exp(a + b) = exp(a) exp(b), log = exp^-1, sqrt(x)^2 =
+x, ...), and the order (``x < 0`` and ``x <= 0`` differ only at 0).
 
 Bound (Schwartz-Zippel). Fix the predicate's outcomes (the relu/step/max branches). Each output
 element is then a rational function of the inputs and of the random functions' values at the
-arguments they are applied to (fresh variables, uniform on sets of at least p - 1 elements:
-L's values in [1, p), or exp's, which avoid -1, G's in [0, p)); ``field.degrees`` bounds the
-degrees (n, d) of its numerator and denominator (without ``recip`` and ``exp``, d = 0 and n is
-the polynomial degree). If the generated code computes, for some element, a different rational
-function, of degrees at most the dump's, their difference has a nonzero numerator of degree at
-most n + d (n + d + 2 (T - 1) d for a mean of T values: the batch gradients and loss), at most
-D over the dump, and one trial misses it with probability at most (D + C + Z) / (p - 1)
-(``field.Bound``): C = Σ C(A, 2) e over L, G and N, with A the function's applications in the
-trial and e the n + d of their arguments (two different arguments that happen to be equal),
-and Z = Σ A n over ``recip`` and N (an argument that happens to be 0: recip 0 = 0 is not the
-rational function's value, N(0) is not a coin). Of L's two coordinates (its values or exp's)
-the smaller bound is reported. Independent trials multiply. Assumed of the generated code, as
-of any program close to the dump: degrees at most the dump's (degrees (n', d') would put
-max(n + d', n' + d) in place of n + d) and no more applications of each function. With
-``relu`` or ``step`` the bound is for the branch outcomes drawn: they are fair coins,
-independent of the field values while the arguments are distinct and nonzero (C and Z), so an
-element that is wrong only for a fraction q of its branches' outcomes passes one sample with
-probability at most 1 - q + (D + C + Z) / (p - 1); every sample and trial draws new outcomes.
+arguments they are applied to (fresh variables, uniform on sets of at least p - 1 elements: L's
+values in [1, p), or exp's, which avoid -1, G's and S's in [0, p)); ``field.degrees`` bounds
+the degrees (n, d) of its numerator and denominator (without ``recip`` and ``exp``, d = 0 and n
+is the polynomial degree). If the generated code computes, for some element, a different
+rational function, of degrees at most the dump's, their difference has a nonzero numerator of
+degree at most n + d (n + d + 2 (T - 1) d for a mean of T values: the batch gradients and
+loss), at most D over the dump, and one trial misses it with probability at most (D + C + Z) /
+(p - 1) (``field.Bound``): C = Σ C(A, 2) e over L, G, S and N, with A the function's
+applications in the trial and e the n + d of their arguments (two different arguments that
+happen to be equal), and Z = Σ A n over ``recip`` and N (an argument that happens to be 0:
+recip 0 = 0 is not the rational function's value, N(0) is not a coin). Of L's two coordinates
+(its values or exp's) the smaller bound is reported. Independent trials multiply. Assumed of
+the generated code, as of any program close to the dump: degrees at most the dump's (degrees
+(n', d') would put max(n + d', n' + d) in place of n + d) and no more applications of each
+function. With ``relu`` or ``step`` the bound is for the branch outcomes drawn: they are fair
+coins, independent of the field values while the arguments are distinct and nonzero (C and Z),
+so an element that is wrong only for a fraction q of its branches' outcomes passes one sample
+with probability at most 1 - q + (D + C + Z) / (p - 1); every sample and trial draws new
+outcomes.
 
 Exit status 0 when every element of every entry point equals the dump's; 1 with one line
 naming the first file, entry point, kernel, binding, sample and element that differ (in
@@ -584,7 +586,8 @@ class Report:
         b = self.sz
         out = [f"degree {b.degree:,}"]
         for names, fns in (("logistic/exp", ("logistic", "exp")), ("log", ("log",)),
-                           ("recip", ("recip",)), ("relu/step/max", ("relu", "step", "max"))):
+                           ("sqrt", ("sqrt",)), ("recip", ("recip",)),
+                           ("relu/step/max", ("relu", "step", "max"))):
             k = sum(b.calls.get(f, 0) for f in fns)
             if k:
                 used = [f for f in fns if b.calls.get(f, 0)]

@@ -42,8 +42,9 @@ the value of its argument). Unless bound by name first (``bind("c11", conv(...))
 the n-th dense/conv as ``z<n>`` (the next free ``z<k>`` if that name is taken), a pooling as
 ``p1``, ``p2``, ..., a maxall as ``m1``, .... A layer reads its input many times, so an input
 that is not a name is bound first (``h1``, ``h2``, ...). Elementwise operations (``logistic``,
-``relu``, ``exp``, ``log``, ``recip``, ``max``, ``+``, ``-``, ``*``, unary ``-``, ``/ N``) stay
-inline, on names; ``tanh``, a layer that reads its input four times, binds a non-name input.
+``relu``, ``exp``, ``log``, ``recip``, ``sqrt``, ``max``, ``+``, ``-``, ``*``, unary ``-``,
+``/ N``) stay inline, on names; ``tanh``, a layer that reads its input four times, binds a
+non-name input.
 ``bind(name, e)`` names a binding; ``expr(text)`` is the escape hatch for anything else
 (``for``, ``sum``, ``tile``, ``slide``, ...; written as given, never bound automatically).
 Names must be C identifiers not starting with ``d_``; which words are reserved is the
@@ -394,6 +395,10 @@ class ModelBuilder:
     def recip(self, e) -> Expr:
         """1 / e, elementwise."""
         return self._elementwise("recip", e)
+
+    def sqrt(self, e) -> Expr:
+        """√e, elementwise (NaN below 0; its gradient 1 / (2√e) is +inf at 0)."""
+        return self._elementwise("sqrt", e)
 
     def tanh(self, e) -> Expr:
         """``tanh(e)``, elementwise: a layer, ``2σ(2e) − 1``, that reads ``e`` four times (so

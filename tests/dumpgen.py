@@ -1,4 +1,4 @@
-"""Build expression dumps (docs/dump-format.md, version 1) from Python, for tests.
+"""Build expression dumps (docs/dump-format.md, versions 2 to 4) from Python, for tests.
 
 Terms are built with one function per node kind; each computes its node's sort and shape from
 its children, so a built term is well-shaped by construction (or the builder raises). Binders
@@ -253,13 +253,15 @@ def backslide(i: T, a: T) -> T:
     return T("backslide", "ar", plus_shape(s, p), {"s": s, "p": p, "i": i, "a": a})
 
 
-# the elementwise functions (§4), each its own op
+# the elementwise functions (§4), each its own op: UNARY those of versions 2 and 3 (random
+# dumps drawn with them keep their terms), UNARY_V4 all of them (sqrt is in version 4)
 UNARY = ("logistic", "exp", "log", "recip", "relu", "step")
+UNARY_V4 = (*UNARY, "sqrt")
 
 
 def un(fn: str, a: T) -> T:
-    """The elementwise function ``fn`` (one of ``UNARY``) of ``a``."""
-    if fn not in UNARY:
+    """The elementwise function ``fn`` (one of ``UNARY_V4``) of ``a``."""
+    if fn not in UNARY_V4:
         raise ValueError(f"not an elementwise function: {fn!r}")
     return T(fn, "ar", _need(a, "ar", f"{fn} a").shape, {"a": a})
 
@@ -278,6 +280,10 @@ def log(a: T) -> T:
 
 def recip(a: T) -> T:
     return un("recip", a)
+
+
+def sqrt(a: T) -> T:
+    return un("sqrt", a)
 
 
 def relu(a: T) -> T:
@@ -475,6 +481,8 @@ def nabla(e: T, s: T, delta: dict[str, T]) -> dict[str, T]:
         return nabla(f["a"], mul(s, recip(f["a"])), delta)
     if op == "recip":
         return nabla(f["a"], mul(s, minus(mul(recip(f["a"]), recip(f["a"])))), delta)
+    if op == "sqrt":  # sqrt′ = recip(sqrt a + sqrt a): E has no constant 2
+        return nabla(f["a"], mul(s, recip(plus(sqrt(f["a"]), sqrt(f["a"])))), delta)
     if op == "relu":
         return nabla(f["a"], mul(s, step(f["a"])), delta)
     if op == "step":  # its derivative is 0
@@ -537,7 +545,9 @@ def make_dump(model: str, context: Sequence[tuple[str, Any, str]],
         out_grads.append({"name": name, "wrt": wrt, "shape": _need(t, "ar", name).shape,
                           "expr": emit(t, scope(done))})
         done.add("d_" + wrt)
-    version = 3 if any(c["role"] == "const" for c in ctx) else 2   # const is in version 3
+    # sqrt is in version 4, const in version 3
+    version = 4 if "sqrt" in ops_used([out_chain, out_seed, out_grads]) else \
+        3 if any(c["role"] == "const" for c in ctx) else 2
     dump = {"format": "ad-expression-dump", "version": version, "model": model,
             "generator": generator, "context": ctx, "chain": out_chain, "seed": out_seed,
             "gradients": out_grads}
@@ -628,7 +638,7 @@ def save(dump: dict, path: str) -> None:
 # --------------------------------------------------------------------------------------------
 
 ALL_OPS = ("var", "zero", "one", "imaps", "sels", "imap", "sel", "imapb", "selb", "sum",
-           "zero_but", "slide", "backslide", *UNARY, "bin", "scaledown", "minus", "ix_const",
+           "zero_but", "slide", "backslide", *UNARY_V4, "bin", "scaledown", "minus", "ix_const",
            "div", "mod", "ix_plus", "ix_minus", "ix_minus_r")
 
 
@@ -645,10 +655,10 @@ class RandomExprs:
 
     ``fns``: the elementwise functions to use (``logistic`` is always among them). The
     default, ``logistic`` only, makes the same terms as before the others existed (the choices
-    are drawn in the same order); the others are applied where they are defined and well
-    conditioned: ``exp`` of a logistic (in (1, e)),
-    ``log`` and ``recip`` of ``1 + t·t`` (at least 1), ``relu`` and ``step`` of any term;
-    with all of ``UNARY``, also ``bin max`` of any two terms."""
+    are drawn in the same order), and so does ``UNARY`` without ``sqrt``; the others are
+    applied where they are defined and well conditioned: ``exp`` of a logistic (in (1, e)),
+    ``log``, ``recip`` and ``sqrt`` of ``1 + t·t`` (at least 1), ``relu`` and ``step`` of any
+    term; with all of ``UNARY``, also ``bin max`` of any two terms."""
 
     def __init__(self, rng: random.Random, arrays: Sequence[T], max_leaf: int = 3,
                  fns: Sequence[str] = ("logistic",)):
@@ -656,8 +666,9 @@ class RandomExprs:
         self.arrays = list(arrays)
         self.max_leaf = max_leaf
         self.fns = tuple(fns)
-        if not set(self.fns) <= set(UNARY):
-            raise ValueError(f"not elementwise functions: {sorted(set(self.fns) - set(UNARY))}")
+        if not set(self.fns) <= set(UNARY_V4):
+            raise ValueError(f"not elementwise functions: "
+                             f"{sorted(set(self.fns) - set(UNARY_V4))}")
 
     # shapes -----------------------------------------------------------------------------
     def random_shape(self, like: Any = None) -> Any:
@@ -786,8 +797,9 @@ class RandomExprs:
                     "log": lambda: log(positive()),
                     "recip": lambda: recip(positive()),
                     "relu": lambda: relu(self.ar(shp, d, ixs)),
-                    "step": lambda: step(self.ar(shp, d, ixs))}
-            ways += [(0.5, more[f]) for f in UNARY if f in self.fns and f != "logistic"]
+                    "step": lambda: step(self.ar(shp, d, ixs)),
+                    "sqrt": lambda: sqrt(positive())}
+            ways += [(0.5, more[f]) for f in UNARY_V4 if f in self.fns and f != "logistic"]
             if set(UNARY) <= set(self.fns):
                 ways.append((0.5, lambda: maximum(self.ar(shp, d, ixs), self.ar(shp, d, ixs))))
         ways = list(ways)
@@ -889,7 +901,7 @@ def random_dump(seed: int, depth: int = 3, n_context: int = 3, n_chain: int = 2,
                 model: str = "random", gradients: str = "random",
                 fns: Sequence[str] = ("logistic",)) -> dict:
     """A random well-shaped dump: random context, chain and seed expressions, with the
-    elementwise functions ``fns`` (``UNARY`` for all of them; see ``RandomExprs``).
+    elementwise functions ``fns`` (``UNARY_V4`` for all of them; see ``RandomExprs``).
 
     ``gradients="random"``: the gradient entries are arbitrary expressions of the right shapes
     (reading the context, the bindings and the ``d_`` placeholders already computed), not
@@ -1130,6 +1142,33 @@ def unary_hand() -> dict:
     return m.build()
 
 
+def sqrt_hand() -> dict:
+    """``sqrt`` (version 4) of a positive argument: whole-array of u = 1 + a² (a = w·x, a
+    [2, 3] matrix of products with the input), and under a map of 1 + v[i]², a parameter's
+    alone; the gradients as the spec writes sqrt′, the seed times recip(sqrt u + sqrt u)."""
+    m = Builder("sqrt_hand")
+    x = m.input("x", 3)
+    w, v = m.param("w", [2, 3]), m.param("v", 2)
+    S = [2, 3]
+    a = m.let("a", imap(2, lambda i: imaps(3, lambda j: w[i][j] * x[j])))
+    u = plus(one(S), a * a)                                     # 1 + a², at least 1
+    r = m.let("r", sqrt(u))
+    q = m.let("q", imaps(2, lambda i: sqrt(one(1) + v[i] * v[i])))
+    # loss = Σ_i Σ_j r[i][j] · q[i]
+    loss = m.let("loss", sum_(2, lambda i: sum_(3, lambda j: r[i][j] * q[i])))
+    m.seed(loss, one(1))
+    d_loss = m.grad(loss, one(1))
+    d_q = m.grad(q, imaps(2, lambda i: d_loss * sum_(3, lambda j: r[i][j])))
+    d_r = m.grad(r, imap(2, lambda i: imaps(3, lambda j: d_loss * q[i])))
+    # sqrt′ u = 1 / (sqrt u + sqrt u), u′ = a + a
+    d_a = m.grad(a, d_r * recip(sqrt(u) + sqrt(u)) * (a + a))
+    m.grad(w, imap(2, lambda i: imaps(3, lambda j: d_a[i][j] * x[j])))
+    m.grad(v, imaps(2, lambda i: d_q[i] * recip(sqrt(one(1) + v[i] * v[i])
+                                                + sqrt(one(1) + v[i] * v[i])) * (v[i] + v[i])))
+    m.output("loss", loss)
+    return m.build()
+
+
 def max_hand() -> dict:
     """``bin max``, whole-array and under maps, with hand-written gradients: the seed times
     st = step(a − b) goes to a, times 1 − st to b (a tie gives b)."""
@@ -1349,6 +1388,7 @@ EXAMPLES: dict[str, Callable[[], dict]] = {
     "ops_slide": ops_slide_hand,
     "pad_const": pad_const_hand,
     "unary": unary_hand,
+    "sqrt": sqrt_hand,
     "max": max_hand,
     "cnn_hand": cnn_hand,
     "cnn_ad": cnn_ad,

@@ -1,4 +1,4 @@
-"""An independent NumPy interpreter of the expression dump (docs/dump-format.md, versions 1 to 3).
+"""An independent NumPy interpreter of the expression dump (docs/dump-format.md, versions 1 to 4).
 
 This module is the test authority for everything that consumes a dump: the extractor's
 generated C and CUDA are compared against it. It is written from the format document alone,
@@ -43,7 +43,8 @@ from typing import Any, Callable
 import numpy as np
 
 FORMAT = "ad-expression-dump"
-VERSIONS = (1, 2, 3)
+VERSIONS = (1, 2, 3, 4)
+SINCE = {"sqrt": 4}  # a node a dump of an earlier version may not hold (§7)
 SEED_KEY = "$seed"  # key of the seed's value in evaluate's result (never a C identifier)
 
 SORTS = ("ar", "ix")
@@ -65,7 +66,8 @@ OPS: dict[str, tuple[str | None, dict[str, str]]] = {
     "zero_but": ("ar", {"i": "ix", "j": "ix", "a": "ar"}),
     "slide": ("ar", {"s": "shape", "p": "shape", "i": "ix", "a": "ar"}),
     "backslide": ("ar", {"s": "shape", "p": "shape", "i": "ix", "a": "ar"}),
-    **{f: ("ar", {"a": "ar"}) for f in ("logistic", "exp", "log", "recip", "relu", "step")},
+    **{f: ("ar", {"a": "ar"}) for f in ("logistic", "exp", "log", "recip", "sqrt", "relu",
+                                        "step")},
     "bin": ("ar", {"fn": "fn", "a": "ar", "b": "ar"}),
     "scaledown": ("ar", {"n": "n", "a": "ar"}),
     "minus": ("ar", {"a": "ar"}),
@@ -82,7 +84,7 @@ OPS: dict[str, tuple[str | None, dict[str, str]]] = {
 
 def unary(fn: str, x: np.ndarray, dtype) -> np.ndarray:
     """The elementwise functions of §4 in ``dtype`` (IEEE results where they are undefined:
-    ``log`` of a negative number is NaN, ``recip(0)`` is inf)."""
+    ``log`` and ``sqrt`` of a negative number are NaN, ``recip(0)`` is inf)."""
     x = np.asarray(x, dtype)
     zero, one = dtype.type(0), dtype.type(1)
     if fn == "logistic":
@@ -93,6 +95,8 @@ def unary(fn: str, x: np.ndarray, dtype) -> np.ndarray:
         return np.log(x)
     if fn == "recip":
         return one / x
+    if fn == "sqrt":
+        return np.sqrt(x)
     if fn == "relu":
         return np.where(x <= zero, zero, x)
     if fn == "step":
@@ -100,7 +104,7 @@ def unary(fn: str, x: np.ndarray, dtype) -> np.ndarray:
     raise ValueError(f"not an elementwise function: {fn!r}")
 
 
-UNARY = ("logistic", "exp", "log", "recip", "relu", "step")
+UNARY = ("logistic", "exp", "log", "recip", "sqrt", "relu", "step")
 
 
 def binary(fn: str, a: np.ndarray, b: np.ndarray, dtype) -> np.ndarray:
@@ -326,7 +330,8 @@ def check_shapes(dump: dict) -> None:
         claim(b["name"], path + ".name")
         shape = norm_shape(b["shape"], path + ".shape")
         scope = _top_scope(dump, k)
-        sort, got = _check_node(b["expr"], scope, path + ".expr", forbid_placeholders=set("*"))
+        sort, got = _check_node(b["expr"], scope, path + ".expr", forbid_placeholders=set("*"),
+                                version=dump["version"])
         _require(sort == "ar" and got == shape, path + ".expr",
                  f"binding of shape {show_shape(shape)} has an expression of sort {sort}, "
                  f"shape {show_shape(got)}")
@@ -337,7 +342,8 @@ def check_shapes(dump: dict) -> None:
     _require(isinstance(seed, dict) and set(seed) == {"of", "expr"}, "$.seed",
              "expected an object with keys of, expr")
     _require(seed["of"] in bindings, "$.seed.of", f"not a chain binding: {seed['of']!r}")
-    sort, got = _check_node(seed["expr"], full, "$.seed.expr", forbid_placeholders=set("*"))
+    sort, got = _check_node(seed["expr"], full, "$.seed.expr", forbid_placeholders=set("*"),
+                            version=dump["version"])
     _require(sort == "ar" and got == bindings[seed["of"]], "$.seed.expr",
              f"seed of {seed['of']!r} (shape {show_shape(bindings[seed['of']])}) has sort "
              f"{sort}, shape {show_shape(got)}")
@@ -361,7 +367,8 @@ def check_shapes(dump: dict) -> None:
         shape = norm_shape(g["shape"], path + ".shape")
         _require(shape == shapes[wrt], path + ".shape",
                  f"{wrt!r} has shape {show_shape(shapes[wrt])}, not {show_shape(shape)}")
-        sort, got = _check_node(g["expr"], full, path + ".expr", forbid_placeholders=pending)
+        sort, got = _check_node(g["expr"], full, path + ".expr", forbid_placeholders=pending,
+                                version=dump["version"])
         _require(sort == "ar" and got == shape, path + ".expr",
                  f"gradient of shape {show_shape(shape)} has sort {sort}, shape {show_shape(got)}")
         if name is not None:
@@ -383,14 +390,16 @@ def check_shapes(dump: dict) -> None:
 
 
 def _check_node(node: Any, scope: list[_Entry], path: str,
-                forbid_placeholders: set[str]) -> tuple[str, Any]:
+                forbid_placeholders: set[str], version: int = VERSIONS[-1]) -> tuple[str, Any]:
     """Check one node and everything under it; return its (sort, shape).
 
     ``forbid_placeholders``: names of ``d_`` placeholders that may not be read here (``{"*"}``:
-    none may)."""
+    none may). ``version``: the dump's (§7: ``sqrt`` is in version 4)."""
     _require(isinstance(node, dict), path, "a node is an object")
     op = node.get("op")
     _require(op in OPS, path + ".op", f"unknown op {op!r}")
+    _require(version >= SINCE.get(op, 1), path + ".op",
+             f"op {op!r} is in version {SINCE.get(op)}, not in a dump of version {version}")
     fixed_sort, fields = OPS[op]
     want = {"op", "sort", "shape", *fields}
     _require(set(node) == want, path, f"op {op!r} has keys {sorted(want)}; got {sorted(node)}")
@@ -403,7 +412,7 @@ def _check_node(node: Any, scope: list[_Entry], path: str,
 
     def child(f: str, extra: list[_Entry] = ()) -> tuple[str, Any]:
         got_sort, got_shape = _check_node(node[f], scope + list(extra), f"{path}.{f}",
-                                          forbid_placeholders)
+                                          forbid_placeholders, version)
         _require(got_sort == fields[f], f"{path}.{f}", f"expected sort {fields[f]}, got {got_sort}")
         return got_sort, got_shape
 

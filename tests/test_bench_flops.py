@@ -270,3 +270,20 @@ def test_dump_count_of_a_loop_nest_with_guards():
                                                        C.Load("y", C.Affine.of(j)))),)
     nest = (C.For(i, (C.For(j, body, lo=(C.Affine.of(i),)),)),)
     assert count_stmts(nest) == Ops(2 * 14, 0, 0)
+
+
+def test_dump_count_of_the_elementwise_functions():
+    """sqrt is one FLOP (an IEEE operation like the divide), exp and log one each counted as
+    exp, logistic exp, add and divide, relu a comparison."""
+    from bench.dumpflops import Ops, count_stmts
+    from extract import code as C
+    j = C.IVar("j", 6)
+    x = C.Load("x", C.Affine.of(j))
+    for fn, want in (("sqrt", Ops(6, 0, 0)), ("recip", Ops(6, 0, 0)), ("exp", Ops(0, 6, 0)),
+                     ("log", Ops(0, 6, 0)), ("logistic", Ops(12, 6, 0)), ("relu", Ops(0, 0, 6))):
+        nest = (C.For(j, (C.Store("y", C.Affine.of(j), "=", C.Un(fn, x)),)),)
+        assert count_stmts(nest) == want, fn
+    # sqrt(1 + x * x): two FLOPs and the root
+    nest = (C.For(j, (C.Store("y", C.Affine.of(j), "=",
+                              C.Un("sqrt", C.Add(C.Lit(1), C.Mul(x, x)))),)),)
+    assert count_stmts(nest) == Ops(18, 0, 0)

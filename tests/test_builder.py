@@ -463,6 +463,40 @@ def test_elementwise_functions_elaborate_and_extract():
     sources.generate(m, "f32")
 
 
+def sqrt_net():
+    """A softsign-like squashing z / sqrt(1 + z²) of a dense layer."""
+    b = ModelBuilder("sqrtnet")
+    x, y = b.input("x", 4), b.target("y", 3)
+    z = b.bind("z", b.dense(x, 3))
+    norm = b.bind("norm", b.sqrt(1 + z * z / 2))
+    out = b.output(z * b.recip(norm))
+    b.loss(b.sqerr(out, y))
+    return b, norm
+
+
+def test_sqrt_stays_inline_and_writes_sqrt():
+    b, norm = sqrt_net()
+    lines = [ln for ln in b.text().splitlines() if "=" in ln]
+    assert lines[:2] == ["z = dense(w1, x, b1)", "norm = sqrt(1 + z * z / 2)"], lines
+    assert "output out = z * recip(norm)" in lines and norm.shape == (3,)
+    with pytest.raises(ValueError, match="shapes 3 and 4 differ"):
+        b.sqrt(b.input("u", 3)) + b.input("v", 4)
+
+
+@pytest.mark.agda
+@pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
+def test_sqrt_elaborates_and_extracts():
+    """Needs an Agda executable with sqrt (dump version 4)."""
+    from extract import dump, sources
+    b, _ = sqrt_net()
+    d = json.loads(b.compile())
+    assert d["version"] == 4
+    norm = next(c for c in d["chain"] if c["name"] == "norm")
+    assert norm["expr"]["op"] == "sqrt"
+    g = sources.generate(dump.parse(d), "f32")
+    assert "sqrtf(" in g.files["sqrtnet.c"]
+
+
 @pytest.mark.agda
 @pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
 def test_cross_entropy_is_lenet5s_loss(kernel_cache):

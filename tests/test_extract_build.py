@@ -280,6 +280,8 @@ SPEC["inline_hand"] = ROOT / "tests" / "data" / "inline_hand.json"
 # consts: with parameters, and alone (nothing to train: the unused arguments)
 SPEC["const_hand"] = ROOT / "tests" / "data" / "const_hand.json"
 SPEC["const_only"] = ROOT / "tests" / "data" / "const_only.json"
+# sqrt (version 4): the vsqrt and hsqrt helpers, and sqrt of a parameter in a vector statement
+SPEC["sqrt"] = ROOT / "tests" / "data" / "sqrt.json"
 
 
 @pytest.mark.parametrize("lanes", [8, 16])

@@ -70,8 +70,8 @@ CASES = {
         shape=[5, 1]), f"{R}.body.a.i.shape", "declared [5, 1]"),
     "variable out of scope": (lambda d: d["chain"][0]["expr"]["body"]["b"]["a"].update(idx=7),
                               f"{R}.body.b.a.idx", "variable 7 out of scope"),
-    "unsupported version": (lambda d: d.update(version=4), "$.version",
-                            "unsupported dump version 4"),
+    "unsupported version": (lambda d: d.update(version=5), "$.version",
+                            "unsupported dump version 5"),
     "const before version 3": (lambda d: (d.update(version=2), d["context"][1].update(role="const")),
                                "$.context[1].role", "(const is in version 3)"),
     "unknown role": (lambda d: (d.update(version=3), d["context"][1].update(role="constant")),
@@ -147,6 +147,40 @@ def test_elementwise_functions_parse():
     assert ir.dump_tree(m.chain[1].expr).splitlines()[0] == "Un ar [2, 3] (fn=relu)"
 
 
+def test_sqrt_parses_in_a_version_4_dump():
+    d = json.loads((DATA / "sqrt.json").read_text())
+    assert d["version"] == 4
+    m = dump.parse(d)
+    r, q = m.chain[1].expr, m.chain[2].expr
+    assert isinstance(r, ir.Un) and r.fn == "sqrt" and r.shape == (2, 3)
+    assert ir.show(r) == "sqrt(one + (a * a))"
+    assert ir.dump_tree(q.body).splitlines()[0] == "Un ar 1 (fn=sqrt)"
+    # its gradient as the spec writes it: the seed times recip(sqrt u + sqrt u)
+    assert "recip(sqrt(one + (a * a)) + sqrt(one + (a * a)))" in ir.show(m.gradients[3].expr)
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_sqrt_before_version_4_is_one_clear_error_naming_where(version):
+    """§7: sqrt is in version 4; a dump that says an earlier version and holds one is refused
+    at the node, as a const in a version 1 or 2 dump is at its role."""
+    d = json.loads((DATA / "sqrt.json").read_text())
+    d["version"] = version
+    with pytest.raises(dump.DumpError) as info:
+        dump.parse(d)
+    assert info.value.path == "$.chain[1].expr.op", str(info.value)
+    assert info.value.message == (f"node 'sqrt' is in version 4, but the dump says version "
+                                  f"{version}")
+    # in a gradient too (the forward chain's sqrt made a relu)
+    d["chain"][1]["expr"]["op"] = "relu"
+    d["chain"][2]["expr"]["body"]["op"] = "exp"
+    with pytest.raises(dump.DumpError) as info:
+        dump.parse(d)
+    assert info.value.path.startswith("$.gradients[3].expr.") and \
+        info.value.path.endswith(".op"), str(info.value)
+    d["version"] = 4
+    dump.parse(d)
+
+
 @pytest.mark.parametrize("op", ["tanh", "Exp", "un"])
 def test_unknown_function_is_one_clear_error_naming_it_and_where(op):
     d = json.loads((DATA / "unary.json").read_text())
@@ -158,7 +192,8 @@ def test_unknown_function_is_one_clear_error_naming_it_and_where(op):
     assert f"unknown node {op!r}" in info.value.message
 
 
-@pytest.mark.parametrize("name", ["exp", "log", "logf", "recip", "relu", "step",
+@pytest.mark.parametrize("name", ["exp", "log", "logf", "recip", "relu", "step", "sqrt", "sqrtf",
+                                  "vsqrt", "hsqrt_at", "vsqrt_x",
                                   # what the lane kernels, the shared group and CUDA use
                                   "memcpy", "vreal", "hreal", "vload", "hsplat", "vstore_v",
                                   "part", "nparts", "BLOCK", "STRIDE_GRADS", "blockIdx",

@@ -208,7 +208,8 @@ def test_widen_gives_non_parameters_a_lane_index():
 def test_widen_turns_locals_into_buffers_and_keeps_log_a_lane_loop():
     j, t = IVar("j", 4, 0), IVar("t", 3, 1)
     for fn, want in (("log", "y[j * 8 + l] = logf(acc0[0][l]);"),     # one lane at a time
-                     ("logistic", "vstore(&y[j * 8], vlogistic(acc0[0]));")):
+                     ("logistic", "vstore(&y[j * 8], vlogistic(acc0[0]));"),
+                     ("sqrt", "vstore(&y[j * 8], vsqrt(acc0[0]));")):
         body = (For(j, (c.Decl("acc0", c.ZERO),
                         For(t, (c.Acc("acc0", Load("x", aff((j, 3), (t, 1)))),)),
                         Store("y", aff((j, 1)), "=", c.Un(fn, c.Local("acc0"))))),)
@@ -221,8 +222,9 @@ def test_widen_turns_locals_into_buffers_and_keeps_log_a_lane_loop():
 
 def test_recip_is_a_vector_division_and_the_other_functions_stay_lane_loops():
     """recip is a vector division; relu, step and max the vector helpers (same comparisons);
-    on floats exp and logistic the template's inline vexp and vlogistic; log, and exp and
-    logistic on doubles, stay loops over lanes (libmvec)."""
+    sqrt the helper vsqrt (floats and doubles); on floats exp and logistic the template's
+    inline vexp and vlogistic; log, and exp and logistic on doubles, stay loops over lanes
+    (libmvec)."""
     j = IVar("j", 4, 0)
     for fn, real, want in [
             ("recip", "float", "vstore(&y[j * 8], 1 / vload(&x[j * 8]));"),
@@ -232,7 +234,9 @@ def test_recip_is_a_vector_division_and_the_other_functions_stay_lane_loops():
             ("logistic", "double", "y[j * 8 + l] = logistic(x[j * 8 + l]);"),
             ("log", "float", "y[j * 8 + l] = logf(x[j * 8 + l]);"),
             ("relu", "float", "vstore(&y[j * 8], vrelu(vload(&x[j * 8])));"),
-            ("step", "float", "vstore(&y[j * 8], vstep(vload(&x[j * 8])));")]:
+            ("step", "float", "vstore(&y[j * 8], vstep(vload(&x[j * 8])));"),
+            ("sqrt", "float", "vstore(&y[j * 8], vsqrt(vload(&x[j * 8])));"),
+            ("sqrt", "double", "vstore(&y[j * 8], vsqrt(vload(&x[j * 8])));")]:
         body = (For(j, (Store("y", aff((j, 1)), "=", c.Un(fn, Load("x", aff((j, 1))))),)),)
         wide, lane = widen_to_lanes(body, set(), 8, {"x", "y"})
         assert want in statements(wide, C, 1, (lane, 8), real), (fn, real)
@@ -242,6 +246,106 @@ def test_recip_is_a_vector_division_and_the_other_functions_stay_lane_loops():
     wide, lane = widen_to_lanes(body, {"w"}, 8, {"x", "y", "w"})
     assert "vstore(&y[j * 8], vfmax_(vload(&x[j * 8]), vsplat(w[j])));" in \
         statements(wide, C, 1, (lane, 8))
+    # sqrt of a parameter in a vector statement: the scalar function, broadcast; at half width
+    # the h helpers
+    body = (For(j, (Store("y", aff((j, 1)), "=", Mul(Load("x", aff((j, 1))),
+                                                     c.Un("sqrt", Load("w", aff((j, 1)))))),)),)
+    wide, lane = widen_to_lanes(body, {"w"}, 8, {"x", "y", "w"})
+    for real, fn in (("float", "sqrtf"), ("double", "sqrt")):
+        assert f"vstore(&y[j * 8], vload(&x[j * 8]) * {fn}(w[j]));" in \
+            statements(wide, C, 1, (lane, 8), real)
+    body = (For(j, (Store("y", aff((j, 1)), "=", c.Un("sqrt", Load("x", aff((j, 1))))),)),)
+    wide, lane = widen_to_lanes(body, set(), 4, {"x", "y"})
+    assert "hstore(&y[j * 4], hsqrt(hload(&x[j * 4])));" in \
+        statements(wide, C, 1, (lane, 4, "h"), "double")
+
+
+SQRT_DRIVER = r"""
+#include "sqrt_hand.c"
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv)
+{
+    FILE *f = fopen(argv[1], "rb");
+    fseek(f, 0, SEEK_END);
+    const long n = ftell(f) / sizeof(real);
+    rewind(f);
+    real *x = malloc(n * sizeof(real)), *out = malloc(2 * n * sizeof(real));
+    if (fread(x, sizeof(real), n, f) != (size_t)n) return 2;
+    for (long i = 0; i + sqrt_hand_LANES <= n; i += sqrt_hand_LANES) {
+        vreal v;
+        memcpy(&v, &x[i], sizeof v);
+        const vreal r = vsqrt(v);
+        memcpy(&out[i], &r, sizeof r);
+    }
+    for (long i = 0; i + sqrt_hand_HLANES <= n; i += sqrt_hand_HLANES) {
+        hreal v;
+        memcpy(&v, &x[i], sizeof v);
+        const hreal r = hsqrt(v);
+        memcpy(&out[n + i], &r, sizeof r);
+    }
+    fwrite(out, sizeof(real), 2 * n, stdout);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("precision, lanes", [("f32", 16), ("f32", 8), ("f64", 8)])
+def test_vsqrt_is_sqrt_lane_by_lane_in_packed_instructions(tmp_path, precision, lanes):
+    """vsqrt and hsqrt (templates/c/model.c.j2) give, lane by lane, the correctly rounded
+    square root (NumPy's): NaN below 0 and at -inf, inf at inf, zeros as zeros, subnormals
+    included; and the compiler makes them packed square roots (sqrtps/sqrtpd, VEX-encoded or
+    not), never a call of the C library's function."""
+    import json
+    import re
+    import shutil
+    import subprocess
+    import sysconfig
+    from pathlib import Path
+
+    import numpy as np
+
+    from extract import build as xbuild
+    from extract import dump as xdump
+    from extract.lower import Options
+    from extract.sources import generate
+    if shutil.which("gcc") is None:
+        pytest.skip("no gcc")
+    d = json.loads((Path(__file__).resolve().parent / "data" / "sqrt.json").read_text())
+    files = generate(xdump.parse(d), precision, Options(lanes=lanes)).files
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert "vsqrt(" in files["sqrt_hand.c"] and "hsqrt(" in files["sqrt_hand.c"]
+    (tmp_path / "driver.c").write_text(SQRT_DRIVER)
+    dtype = np.float32 if precision == "f32" else np.float64
+    tiny = np.finfo(dtype).smallest_subnormal
+    special = [0.0, -0.0, 1.0, -1.0, 2.0, 4.0, 1e-30, tiny, -tiny, np.finfo(dtype).max,
+               -np.finfo(dtype).max, np.inf, -np.inf, np.nan, 0.25, 3.0]
+    rng = np.random.default_rng(0)
+    x = np.concatenate([special, np.exp(rng.uniform(-80, 80, 4000)),
+                        rng.uniform(-1, 1, 4000)]).astype(dtype)
+    x = x[:len(x) // 16 * 16]
+    x.tofile(tmp_path / "x.bin")
+    cflags = (sysconfig.get_config_var("CFLAGS") or "").split() + xbuild.CFLAGS
+    exe = tmp_path / "driver"
+    subprocess.run(["gcc", *cflags, "-I", str(tmp_path), str(tmp_path / "driver.c"), "-o",
+                    str(exe), *xbuild.LDFLAGS, "-lm"], check=True, capture_output=True,
+                   text=True)
+    res = subprocess.run([str(exe), str(tmp_path / "x.bin")], check=True, capture_output=True)
+    out = np.frombuffer(res.stdout, dtype)
+    with np.errstate(invalid="ignore"):
+        want = np.sqrt(x)
+    for k, what in enumerate(("vsqrt", "hsqrt")):
+        got = out[k * len(x):(k + 1) * len(x)]
+        assert np.array_equal(np.isnan(got), np.isnan(want)), what
+        ok = np.isnan(want) | (got == want)
+        assert ok.all(), f"{what}({x[~ok][0]!r}) = {got[~ok][0]!r}, want {want[~ok][0]!r}"
+    asm = subprocess.run(["gcc", *cflags, "-S", "-o", "-", "-I", str(tmp_path),
+                          str(tmp_path / "sqrt_hand.c")], check=True, capture_output=True,
+                         text=True).stdout
+    assert ("sqrtps" if precision == "f32" else "sqrtpd") in asm
+    assert not re.search(r"(call|jmp)\s+sqrtf?\b", asm)
 
 
 def test_vector_helpers_agree_with_the_scalar_ones(tmp_path):

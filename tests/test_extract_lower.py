@@ -107,6 +107,9 @@ def L(name):
     (c.Un("logistic", c.Neg(L("a"))), "logistic(-a[0])"),
     (c.Un("exp", c.Add(L("a"), L("b"))), "expf(a[0] + b[0])"),
     (c.Un("log", L("a")), "logf(a[0])"),
+    (c.Un("sqrt", c.Add(c.Lit(1), c.Mul(L("a"), L("a")))), "sqrtf(1 + a[0] * a[0])"),
+    (c.Mul(L("a"), c.Un("sqrt", L("b"))), "a[0] * sqrtf(b[0])"),
+    (c.Un("recip", c.Un("sqrt", L("b"))), "1 / sqrtf(b[0])"),
     (c.Un("relu", L("a")), "relu(a[0])"),
     (c.Un("step", c.Neg(L("a"))), "step(-a[0])"),
     (c.Un("recip", c.Add(c.Lit(1), L("a"))), "1 / (1 + a[0])"),
@@ -124,6 +127,9 @@ def test_maths_functions_follow_the_real_type():
     e = c.Un("exp", c.Un("log", L("a")))
     assert expr(e) == expr(e, 0, "float") == "expf(logf(a[0]))"
     assert expr(e, 0, "double") == "exp(log(a[0]))"
+    e = c.Un("sqrt", c.Un("sqrt", L("a")))
+    assert expr(e) == expr(e, 0, "float") == "sqrtf(sqrtf(a[0]))"
+    assert expr(e, 0, "double") == "sqrt(sqrt(a[0]))"
 
 
 def test_relu_and_step_move_a_guard_outwards():
@@ -132,6 +138,9 @@ def test_relu_and_step_move_a_guard_outwards():
     assert c.un("step", c.ZERO) == c.ZERO
     assert c.un("exp", c.ZERO) == c.Un("exp", c.ZERO)                       # exp 0 = 1
     assert c.un("recip", sel) == c.Un("recip", sel)
+    # sqrt 0 = 0, but the validator's sqrt is a random function: nothing moves, nothing folds
+    assert c.un("sqrt", sel) == c.Un("sqrt", sel)
+    assert c.un("sqrt", c.ZERO) == c.Un("sqrt", c.ZERO)
 
 
 def test_affine_layout():
@@ -229,6 +238,17 @@ def test_constant_index_is_a_constant_offset():
     zb = lambda p: ir.ZeroBut(4, ir.IxConst(3, 1), ir.IxConst(3, p), B)  # noqa: E731
     assert "y[j] = 0;" in text(kernel([("b", 4)], zb(2)))
     assert "y[j] = b[j];" in text(kernel([("b", 4)], zb(1)))
+
+
+def test_sqrt_of_a_padded_array_computes_sqrt_of_the_padding():
+    """sqrt(0) is computed, not folded (extract/code.py un): the padding's zeros pass through
+    sqrtf, where relu's guard moves outwards."""
+    pad = ir.Backslide((5, 6), (3, 3), (2, 3), ir.IxConst((3, 3), (1, 1)), A)
+    guard = "j0 >= 1 && j0 < 4 && j1 >= 1 && j1 < 5"
+    assert (f"y[j0 * 6 + j1] = sqrtf({guard} ? a[j0 * 4 + j1 - 5] : 0);"
+            in text(kernel([("a", (3, 4))], ir.Un((5, 6), "sqrt", pad))))
+    assert (f"y[j0 * 6 + j1] = {guard} ? relu(a[j0 * 4 + j1 - 5]) : 0;"
+            in text(kernel([("a", (3, 4))], ir.Un((5, 6), "relu", pad))))
 
 
 def test_cuda_maps_parallel_loops_to_threads():

@@ -83,6 +83,59 @@ def test_random_dumps_with_every_function_match_oracle(kernel_cache, precision, 
     check_against_oracle(d, precision, ALLOW_RECOMPUTE)
 
 
+@pytest.mark.parametrize("precision, seed", [("f64", 0), ("f64", 10), ("f32", 37), ("f32", 41)])
+def test_random_dumps_with_sqrt_match_oracle(kernel_cache, precision, seed):
+    """sqrt (version 4) too, in the forward chain, so the gradients hold its derivative."""
+    d = dumpgen.random_dump(seed, depth=3 if precision == "f64" else 2, model=f"rnd{seed}",
+                            gradients="ad", fns=dumpgen.UNARY_V4)
+    assert "sqrt" in dumpgen.ops_used(d["chain"])
+    check_against_oracle(d, precision, ALLOW_RECOMPUTE)
+
+
+def sqrt_ieee() -> dict:
+    """y = sqrt(x · w) over an input x and a parameter w, loss = Σ y, true gradients."""
+    b = dumpgen.Builder("sqrt_ieee")
+    x, w = b.input("x", 8), b.param("w", 8)
+    y = b.let("y", dumpgen.sqrt(x * w))
+    b.let("loss", dumpgen.sum_(8, lambda i: y[i]))
+    b.seed("loss", dumpgen.one(1))
+    b.autodiff()
+    b.output("prediction", y)
+    b.output("loss", "loss")
+    return b.build()
+
+
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+def test_sqrt_follows_ieee_as_the_oracle_does(kernel_cache, precision):
+    """§4: sqrt is IEEE's: NaN below 0 (and at -inf), inf at inf, 0 at 0, exact at squares;
+    its derivative recip(sqrt a + sqrt a) is inf at 0 (d_w = inf · x = NaN there). One sample
+    (M_forward/M_backward) and the lane kernels (M_batch_predict, full groups and a short one)
+    alike."""
+    d = sqrt_ieee()
+    assert d["version"] == 4
+    m, g, ffi, lib = built(d, precision)
+    dtype, M = DTYPES[precision], m.name
+    x = np.array([-2.0, -np.inf, 0.0, 0.25, 2.0, 16.0, np.inf, np.nan], dtype)
+    vals = {"x": x, "w": np.ones(8, dtype)}
+    want = oracle.evaluate(d, vals, dtype)
+    got = run_single(ffi, lib, m, vals, precision)
+    for name in ("y", "d_w"):
+        np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+    assert np.isnan(got["y"][[0, 1, 7]]).all() and got["y"][[3, 5]].tolist() == [0.5, 4.0]
+    assert np.isnan(got["d_w"][2]) and got["d_w"][5] == np.float64(0.125) * 16
+    n = 19
+    w, xs = ffi.new(f"{M}_params *"), ffi.new(f"{M}_inputs[{n}]")
+    _fill(ffi, w, m.params, vals, dtype)
+    for s in range(n):
+        _fill(ffi, xs[s], m.inputs, {"x": np.roll(x, s)}, dtype)
+    ws = ffi.new("char[]", getattr(lib, f"{M}_workspace_size")(1))
+    out = ffi.new("real[]", n * 8)
+    getattr(lib, f"{M}_batch_predict")(w, xs, n, 1, ws, out)
+    pred = np.frombuffer(ffi.buffer(out), dtype).reshape(n, 8)
+    for s in range(n):
+        np.testing.assert_array_equal(pred[s], np.roll(want["y"], s), err_msg=f"sample {s}")
+
+
 @pytest.mark.parametrize("seed", [200, 201])
 def test_random_deeper_dumps_both_strategies(kernel_cache, seed):
     d = dumpgen.random_dump(seed, depth=4, n_chain=3, model=f"rnd{seed}")
@@ -123,7 +176,7 @@ def _fill(ffi, cdata, model_arrays, values, dtype):
 
 @pytest.mark.parametrize("precision", ["f64", "f32"])
 @pytest.mark.parametrize("name", ["cnn_hand", "ops_slide", "ops_block", "chain_hand", "pad_const",
-                                  "unary", "pad_conv", "inline_hand", "const_hand"])
+                                  "unary", "sqrt", "pad_conv", "inline_hand", "const_hand"])
 def test_batch_grad_is_mean_of_samples_and_reproducible(kernel_cache, name, precision):
     check_batch_grad(hand(name), precision, Options(), 7)
 

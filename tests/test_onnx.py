@@ -144,7 +144,8 @@ def test_mnist_conv_fine_tunes_with_the_trainer(tmp_path, kernel_cache):
 OPERATORS = ("Add", "Sub", "Mul", "Div", "Max", "Sum", "Relu", "Sigmoid", "Tanh", "Exp", "Log", "Neg",
              "Reciprocal", "Identity", "Conv", "MaxPool", "AveragePool", "MatMul", "Gemm",
              "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Softmax",
-             "LogSoftmax", "ReduceSum", "ReduceMean", "Pow", "BatchNormalization")
+             "LogSoftmax", "ReduceSum", "ReduceMean", "Pow", "BatchNormalization", "Sqrt",
+             "LayerNormalization")
 # element types other than float32/float64 are out of scope: not collected at all
 _OTHER_TYPES = re.compile(r"_(u?int\d+|float16|bfloat16|bool|string)(_|$)|_expanded")
 
@@ -411,9 +412,31 @@ def test_pow_by_a_constant_whole_exponent(kernel_cache, k):
     x = rng.normal(size=(5, 4))
     np.testing.assert_allclose(m.predict(x), (x @ w.astype(np.float32)) ** k, rtol=1e-12)
     _check_central_differences(m, {"x": x, "y": rng.normal(size=(5, 3))}, rng)
-    for bad, message in [(2.5, "not a whole number"), (9.0, "not a whole number from 1 to 8")]:
+    for bad, message in [(2.5, "not a whole number"), (9.0, "not a whole number from 1 to 8"),
+                         (-0.5, "not a whole number")]:
         with pytest.raises(OnnxImportError, match=message):
             import_onnx(_net(nodes, {"w": w, "k": bad}))
+
+
+@pytest.mark.parametrize("op", ["Sqrt", "Pow 0.5"])
+def test_sqrt_and_pow_one_half(kernel_cache, op):
+    """``Sqrt`` and ``Pow`` by a constant 0.5 are ``sqrt``: against ONNX's reference evaluator
+    (of ``√(z · z + c)``, ``c > 0`` a parameter), with the gradients of one."""
+    from onnx.reference import ReferenceEvaluator
+    rng = np.random.default_rng(11)
+    root = (helper.make_node("Sqrt", ["s"], ["out"]) if op == "Sqrt"
+            else helper.make_node("Pow", ["s", "half"], ["out"]))
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["z"]), helper.make_node("Mul", ["z", "z"], ["zz"]),
+             helper.make_node("Add", ["zz", "c"], ["s"]), root]
+    inits = {"w": rng.normal(size=(4, 3)), "c": rng.uniform(0.5, 2.0, size=3)}
+    model = _net(nodes, {**inits, **({"half": 0.5} if op != "Sqrt" else {})})
+    imp = import_onnx(model, loss="sqerr")
+    assert "out = sqrt(s)" in imp.text, imp.text
+    x = rng.normal(size=(5, 4)).astype(np.float32).astype(np.float64)
+    want = ReferenceEvaluator(model).run(None, {"x": x.astype(np.float32)})[0]
+    m = _load_f64(imp)
+    np.testing.assert_allclose(m.predict(x), want, rtol=1e-6)
+    _check_central_differences(m, {"x": x, "y": rng.normal(size=(5, 3))}, rng)
 
 
 def test_a_folded_constant_is_a_const_too_and_a_folded_weight_a_param():
@@ -793,3 +816,121 @@ def test_an_unnamed_node_is_named_by_its_position_and_operator():
     model.graph.node[1].name = "pool"
     with pytest.raises(OnnxImportError, match=r"^node 'pool' \(MaxPool\): attribute ceil_mode"):
         import_onnx(model)
+
+
+# ---------------------------------------------------------------------------------------------
+# LayerNormalization: the mean, the centred input and the inverse standard deviation as bindings
+
+def _layernorm(shape, attrs=None, bias=True, outputs=("out",), scale_shape=None,
+               bias_shape=None, name="n1", seed=9):
+    """``x · w`` (``w`` a parameter of the sample's shape, so that the gradients pass through the
+    normalisation) then a LayerNormalization (opset 17) with a Scale and, with ``bias``, a B:
+    initializers of the normalised shape (or of ``scale_shape``, ``bias_shape``)."""
+    rng = np.random.default_rng(seed)
+    axis = (attrs or {}).get("axis", -1)
+    per = shape[1:] if shape[0] == "N" else shape
+    norm = tuple(d for d in shape[axis:] if d != "N")
+    inits = {"w": rng.uniform(0.5, 1.5, size=per), "s": rng.normal(size=scale_shape or norm)}
+    if bias:
+        inits["b"] = rng.normal(size=bias_shape or norm)
+    nodes = [helper.make_node("Mul", ["x", "w"], ["z"]),
+             helper.make_node("LayerNormalization", ["z", "s"] + (["b"] if bias else []),
+                              list(outputs), name=name, **(attrs or {}))]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info(outputs[0], TensorProto.FLOAT, shape)]
+        + [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs[1:] if o],
+        [numpy_helper.from_array(np.asarray(v, np.float32), k) for k, v in inits.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("shape, kw, batch", [
+    (["N", 6], {}, True),
+    (["N", 2, 3], {"attrs": {"axis": -2, "epsilon": 0.25}, "bias": False}, True),
+    (["N", 2, 3], {"attrs": {"axis": 1, "epsilon": 1e-3, "stash_type": 1}}, True),
+    ([2, 3, 4], {"attrs": {"axis": 1}, "scale_shape": (4,), "bias_shape": (3, 1)}, False),
+    ([3, 4], {"attrs": {"axis": 0, "epsilon": 0.5}}, False),
+], ids=["last", "last-two-no-B-eps", "last-two-axis1", "whole-broadcast-scale", "whole-all"])
+def test_layer_normalization_as_onnx_computes_it(kernel_cache, shape, kw, batch):
+    """Over the axes from ``axis`` to the last: the mean, the centred input, the variance and
+    the inverse standard deviation bound once each, ε a const; against ONNX's reference
+    evaluator, batched or as one sample, and the gradients against central differences."""
+    from onnx.reference import ReferenceEvaluator
+    model = _layernorm(shape, **kw)
+    imp = import_onnx(model, batch=batch, loss="sqerr")
+    assert imp.batch == batch
+    for b in ("out_mean", "out_centred", "out_var", "out_invstd"):
+        assert re.search(rf"^{b} = ", imp.text, re.M), imp.text
+    assert "recip(sqrt(" in imp.text and imp.consts == ("out_eps",), imp.text
+    eps = kw.get("attrs", {}).get("epsilon", 1e-5)
+    assert imp.params["out_eps"].ravel().tolist() == [np.float32(eps)]
+    assert sorted(imp.params) == sorted(["w", "s", "out_eps"] + (["b"] if kw.get("bias", True)
+                                                                  else [])), imp.text
+    rng = np.random.default_rng(10)
+    x = rng.normal(size=[5 if d == "N" else d for d in shape]).astype(np.float32)
+    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    m = _load_f64(imp)
+    xb = x.astype(np.float64) if batch else x[None].astype(np.float64)
+    got = np.asarray(m.predict(xb)).reshape(want.shape)
+    # the reference computes in float32: relative to the outputs' scale
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6 * np.abs(want).max())
+    y = rng.normal(size=(len(xb),) + tuple(imp.output_shape[1:] if batch else imp.output_shape))
+    _check_central_differences(m, {"x": xb[:2], imp.target: y[:2]}, rng)
+
+
+@pytest.mark.parametrize("opset", [13, 17])
+def test_a_pytorch_layernorm_imports(tmp_path, kernel_cache, opset):
+    """``Linear → LayerNorm → ReLU → Linear``: at opset 17 PyTorch exports a
+    LayerNormalization, before it ReduceMean, Sub, Pow 2, Add, Sqrt and Div; either imports,
+    its outputs PyTorch's, its gradients central differences'."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.LayerNorm(6), torch.nn.ReLU(),
+                              torch.nn.Linear(6, 3)).double().eval()
+    with torch.no_grad():
+        net[1].weight.copy_(torch.randn(6, dtype=torch.float64))
+        net[1].bias.copy_(torch.randn(6, dtype=torch.float64))
+    path = tmp_path / "ln.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(net, torch.zeros(1, 4, dtype=torch.float64), str(path), dynamo=False,
+                          opset_version=opset, input_names=["x"], output_names=["out"],
+                          dynamic_axes={"x": {0: "N"}, "out": {0: "N"}})
+    graph_ops = {n.op_type for n in onnx.load(str(path)).graph.node}
+    assert ("LayerNormalization" in graph_ops) == (opset >= 17), graph_ops
+    assert opset >= 17 or "Sqrt" in graph_ops, graph_ops
+    imp = import_onnx(onnx.load(str(path)), loss="sqerr")
+    assert imp.batch and "sqrt(" in imp.text, imp.text
+    m = _load_f64(imp)
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=(5, 4))
+    with torch.no_grad():   # the imported weights are float32: give PyTorch the same
+        for p in net.parameters():
+            p.copy_(p.float().double())
+        want = net(torch.from_numpy(x)).numpy()
+    # ε: a float32 const (PyTorch's 1e-5 rounded), relative 3e-8 of the variance's term
+    np.testing.assert_allclose(m.predict(x), want, rtol=1e-7, atol=1e-9)
+    _check_central_differences(m, {"x": x[:2], imp.target: rng.normal(size=(2, 3))}, rng)
+
+
+@pytest.mark.parametrize("kw, what", [
+    ({"outputs": ("out", "mean")}, "the Mean output 'mean' is not supported (only Y)"),
+    ({"outputs": ("out", "", "istd")}, "the InvStdDev output 'istd' is not supported"),
+    ({"outputs": ("out", "mean", "istd")},
+     "the Mean output 'mean' and the InvStdDev output 'istd' are not supported"),
+    ({"attrs": {"axis": 0}}, "axis=0 normalises over the batch axis"),
+    ({"attrs": {"axis": -2}}, "axis=-2 normalises over the batch axis"),
+    ({"attrs": {"axis": 2}}, "axis=2 of an input of rank 2"),
+    ({"attrs": {"stash_type": TensorProto.FLOAT16}}, "attribute stash_type=10 is not supported"),
+    ({"scale_shape": (5,)},
+     "Scale and B of shapes (5,), (6,) do not broadcast to X's per-sample shape (6,)"),
+    ({"scale_shape": (3,), "bias": False},
+     "Scale of shape (3,) does not broadcast to X's per-sample shape (6,)"),
+    ({"scale_shape": (2, 6), "bias": False}, "a constant of shape (2, 6) varies along the batch"),
+])
+def test_an_unsupported_layernorm_is_named(kw, what):
+    with pytest.raises(OnnxImportError) as e:
+        import_onnx(_layernorm(["N", 6], **kw), batch=True)
+    assert str(e.value).startswith("node 'n1' (LayerNormalization): " + what), str(e.value)
+    with pytest.raises(OnnxImportError, match=r"^node #1 \(LayerNormalization\): "):
+        import_onnx(_layernorm(["N", 6], name="", **kw), batch=True)

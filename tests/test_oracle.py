@@ -64,7 +64,7 @@ def test_load_accepts_path_string_and_dict():
     assert oracle.load(path) == oracle.load(text) == oracle.load(json.loads(text))
 
 
-@pytest.mark.parametrize("key,value", [("version", 4), ("version", True), ("format", "x")])
+@pytest.mark.parametrize("key,value", [("version", 5), ("version", True), ("format", "x")])
 def test_load_rejects_unknown_format_or_version(key, value):
     dump = g.dot_hand()
     dump[key] = value
@@ -339,7 +339,7 @@ def test_too_large_values_raise_instead_of_exhausting_memory():
 
 
 @pytest.mark.parametrize("name", ["dot_hand", "chain_hand", "ops_map", "ops_block", "ops_slide",
-                                  "pad_const", "unary"])
+                                  "pad_const", "unary", "sqrt"])
 def test_vector_and_naive_evaluators_agree_on_hand_dumps(name):
     d = hand(name)
     vals = g.random_context_values(d, 5)
@@ -378,7 +378,7 @@ def fd_check(dump, vals, coords=None, h=1e-6, rtol=1e-6, atol=1e-8, objective=ob
 
 
 @pytest.mark.parametrize("name", ["dot_hand", "chain_hand", "ops_map", "ops_block", "ops_slide",
-                                  "pad_const", "unary", "pad_conv", "const_hand"])
+                                  "pad_const", "unary", "sqrt", "pad_conv", "const_hand"])
 def test_hand_dump_gradients_match_finite_differences(name):
     d = hand(name)
     fd_check(d, g.random_context_values(d, 7))
@@ -399,6 +399,27 @@ def test_autodiff_gradients_with_every_function_match_finite_differences(seed):
     fd_check(d, g.random_context_values(d, seed), rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("seed", [51, 68, 77])
+def test_autodiff_gradients_through_sqrt_match_finite_differences(seed):
+    """sqrt (version 4) in the forward chain of random dumps, differentiated as the spec
+    declares it: the seed times recip(sqrt a + sqrt a). In these seeds (of the first 80) a
+    parameter's gradient goes through a sqrt: with sqrt taken for the identity the check
+    fails."""
+    d = g.random_dump(seed, gradients="ad", fns=g.UNARY_V4)
+    assert d["version"] == 4 and "sqrt" in g.ops_used(d["chain"])
+    fd_check(d, g.random_context_values(d, seed), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 5, 8])
+def test_evaluators_agree_on_random_dumps_with_sqrt(seed):
+    d = g.random_dump(seed, depth=3 + seed % 2, gradients="ad", fns=g.UNARY_V4)
+    assert "sqrt" in g.ops_used(d)
+    vals = g.random_context_values(d, seed)
+    a, b = oracle.evaluate(d, vals), oracle.evaluate(d, vals, method="naive")
+    for k in a:
+        np.testing.assert_allclose(a[k], b[k], rtol=1e-12, atol=1e-12, err_msg=k)
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_evaluators_agree_on_random_dumps_with_every_function(seed):
     d = g.random_dump(seed, depth=3 + seed % 2, gradients="ad", fns=g.UNARY)
@@ -410,7 +431,7 @@ def test_evaluators_agree_on_random_dumps_with_every_function(seed):
 
 @pytest.mark.parametrize("method", ["vector", "naive"])
 def test_elementwise_functions(method):
-    """§4: relu and step are 0 at 0 (and below), log and recip follow IEEE."""
+    """§4: relu and step are 0 at 0 (and below), log, recip and sqrt follow IEEE."""
     x = var("x", 6)
     vals = {"x": np.array([-2.0, -0.0, 0.0, 0.5, 1.0, 4.0])}
     want = {
@@ -420,6 +441,7 @@ def test_elementwise_functions(method):
         "step": [0, 0, 0, 1, 1, 1],
         "recip": [-0.5, -np.inf, np.inf, 2, 1, 0.25],
         "log": [np.nan, -np.inf, -np.inf, np.log(0.5), 0, np.log(4)],
+        "sqrt": [np.nan, -0.0, 0, np.sqrt(0.5), 1, 2],
     }
     for fn, w in want.items():
         got = oracle.evaluate_expr(g.emit(g.un(fn, x), ["x"]), [vals["x"]], method=method)
@@ -508,6 +530,16 @@ def test_check_shapes_accepts_all_built_dumps():
     for seed in range(20):
         oracle.check_shapes(g.random_dump(seed))
         oracle.check_shapes(g.random_dump(seed, fns=g.UNARY))
+        oracle.check_shapes(g.random_dump(seed, fns=g.UNARY_V4))
+
+
+def test_check_shapes_refuses_sqrt_before_version_4():
+    """§7: sqrt is in version 4 (as const is refused in a version 1 or 2 dump)."""
+    d = hand("sqrt")
+    oracle.check_shapes(d)
+    for version in (1, 2, 3):
+        d["version"] = version
+        _raises_at(d, "$.chain[1].expr.op", "'sqrt' is in version 4")
 
 
 def _raises_at(dump, path, words=""):
@@ -675,8 +707,11 @@ def test_random_dumps_use_constant_positions():
 def test_random_dumps_cover_every_op():
     used = set()
     for seed in range(40):
-        used |= g.ops_used(g.random_dump(seed, fns=g.UNARY))
+        used |= g.ops_used(g.random_dump(seed, fns=g.UNARY_V4))
     assert used == set(oracle.OPS)
-    # by default, the elementwise functions of version 1 only (logistic)
+    # by default, the elementwise functions of version 1 only (logistic); with UNARY, those of
+    # versions 2 and 3 (no sqrt: a version 2 dump)
     assert not set().union(*(g.ops_used(g.random_dump(s)) for s in range(40))) & {
-        "exp", "log", "recip", "relu", "step"}
+        "exp", "log", "recip", "relu", "step", "sqrt"}
+    assert "sqrt" not in set().union(*(g.ops_used(g.random_dump(s, fns=g.UNARY))
+                                       for s in range(40)))

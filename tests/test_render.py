@@ -54,6 +54,9 @@ def corpus() -> dict[str, dict]:
             out[f"random/{kind}/{seed}"] = dumpgen.random_dump(seed, gradients=kind)
     for seed in range(12):     # with every elementwise function (exp, log, recip, relu, step)
         out[f"random/fns/{seed}"] = dumpgen.random_dump(seed, gradients="ad", fns=dumpgen.UNARY)
+    for seed in (0, 10):       # and sqrt (version 4), in the chain and the gradients
+        out[f"random/sqrt/{seed}"] = dumpgen.random_dump(seed, gradients="ad",
+                                                         fns=dumpgen.UNARY_V4)
     for p in sorted((ROOT / "build" / "dump" / "zoo").glob("*.json")):  # after make dump
         out[f"zoo/{p.stem}"] = json.loads(p.read_text())
     return out
@@ -251,6 +254,8 @@ def ev(m, env: dict, vals: dict, shapes: dict):
         return ev(m.a, env, vals, shapes) / m.n
     if isinstance(m, rm.MPow):
         return ev(m.a, env, vals, shapes) ** m.k
+    if isinstance(m, rm.MSqrt):
+        return np.sqrt(ev(m.a, env, vals, shapes))
     if isinstance(m, rm.MApp):
         x = ev(m.a, env, vals, shapes)
         fns = {"σ": lambda x: 1.0 / (1.0 + np.exp(-x)), "exp": np.exp, "log": np.log,
@@ -294,7 +299,8 @@ def evaluate_formula(r: render.Renderer, shape, expr, vals: dict, shapes: dict,
 @pytest.mark.parametrize("key", [f"golden/{p.stem}" for p in GOLDEN]
                          + [f"data/{p.stem}" for p in DATA]
                          + [f"random/{k}/{s}" for k in ("random", "ad") for s in range(12)]
-                         + [f"random/fns/{s}" for s in range(6)])
+                         + [f"random/fns/{s}" for s in range(6)]
+                         + ["random/sqrt/0", "random/sqrt/10"])
 def test_formulas_mean_what_the_dump_means(key, dumps):
     """Every formula of the page, evaluated as written (index arithmetic, brackets, sums),
     equals the NumPy oracle's value of its binding or gradient, at every position."""
@@ -358,7 +364,7 @@ def test_pages_are_self_contained(dumps):
 
 
 MATHML = {"math", "mrow", "mi", "mn", "mo", "mtext", "msub", "msup", "msubsup", "mfrac",
-          "munder", "mtable", "mtr", "mtd", "mspace"}
+          "msqrt", "munder", "mtable", "mtr", "mtd", "mspace"}
 HTML_TAGS = {"body", "h1", "h2", "p", "ul", "li", "code"}
 
 
@@ -375,6 +381,24 @@ def test_specific_renderings():
     pad = render.latex(dump.parse(dumpgen.pad_const_hand()))
     assert (r"p_{i,\,j} &= \left[ 0\le i-1<3 \right]\left[ 0\le j-1<4 \right]\, x_{i-1,\,j-1}"
             in pad)                                                                # ix_const
+
+
+def test_sqrt_is_a_radical():
+    """sqrt (tests/data/sqrt.json) as √ over its argument: ``\\sqrt{…}`` in LaTeX, ``msqrt`` in
+    MathML, squared or inverted as a whole, and in the legend."""
+    model = dump.load(ROOT / "tests" / "data" / "sqrt.json")
+    tex = render.latex(model)
+    assert r"r &= \sqrt{1+a\odot a}" in tex                                 # whole arrays
+    assert r"q_{i} &= \sqrt{1+v_{i}^{2}}" in tex                             # an element
+    assert (r"{\left( \sqrt{1+v_{i}^{2}}+\sqrt{1+v_{i}^{2}} \right)}^{-1}" in tex)  # sqrt′
+    assert r"%   $\sqrt{x}$: the square root" in tex
+    page = render.html(model)
+    assert ("<msqrt><mrow><mn>1</mn><mo>+</mo><mi>a</mi><mo>⊙</mo><mi>a</mi></mrow></msqrt>"
+            in page)
+    assert "sqrt" not in math_text(page)
+    # (√x)²: the radical is an atom, squared without parentheses
+    square = render.Renderer(model).lay(rm.MPow(rm.MSqrt(rm.MArr("x")), 2))
+    assert latex(square) == r"{\sqrt{x}}^{2}"
 
 
 def test_long_right_hand_sides_are_broken():

@@ -53,6 +53,8 @@ def test_accepts_random_dumps(validator, seed, grads):
     assert errors(validator, dumpgen.random_dump(seed, gradients=grads)) == []
     assert errors(validator, dumpgen.random_dump(seed, gradients=grads,
                                                  fns=dumpgen.UNARY)) == []
+    assert errors(validator, dumpgen.random_dump(seed, gradients=grads,
+                                                 fns=dumpgen.UNARY_V4)) == []
 
 
 def test_accepts_unknown_optional_top_level_key(validator):
@@ -90,8 +92,11 @@ BODY = R + ("body",)      # the bin node
 MALFORMED = [
     *[(f"missing {k}", _del((k,)), "$") for k in
       ("format", "version", "model", "generator", "context", "chain", "seed", "gradients")],
-    ("wrong version", _set(("version",), 4), "$.version"),
+    ("wrong version", _set(("version",), 5), "$.version"),
     ("const before version 3", _set(("context", 1, "role"), "const"), "$.context[1].role"),
+    ("sqrt before version 4", _set(BODY + ("a",), {"op": "sqrt", "sort": "ar", "shape": 1,
+                                                  "a": {"op": "one", "sort": "ar", "shape": 1}}),
+     "$.chain[0].expr.body.a.op"),
     ("version as string", _set(("version",), "1"), "$.version"),
     ("wrong format", _set(("format",), "ad-dump"), "$.format"),
     ("unknown op", _set(BODY + ("op",), "pow"), "$.chain[0].expr.body.op"),
@@ -133,6 +138,20 @@ def test_oracle_rejects_what_the_schema_rejects(name, mutate, where):
     mutate(dump)
     with pytest.raises((oracle.DumpError, KeyError, TypeError)):
         oracle.check_shapes(dump)
+
+
+@pytest.mark.parametrize("version,ok", [(1, False), (2, False), (3, False), (4, True)])
+def test_sqrt_is_a_node_of_version_4(validator, version, ok):
+    """§7: the sqrt dump (tests/data/sqrt.json) is valid as version 4 only; an earlier version
+    is reported at each sqrt node's op, by the schema as written and by the extractor's
+    lookup of nodes by op alike."""
+    with open(os.path.join(ROOT, "tests", "data", "sqrt.json"), encoding="utf-8") as f:
+        dump = json.load(f)
+    dump["version"] = version
+    for v in (validator, _fast()):
+        paths = sorted({e.json_path for e in v.iter_errors(dump)})
+        assert (paths == []) if ok else ("$.chain[1].expr.op" in paths and
+                                         all(p.endswith(".op") for p in paths)), paths
 
 
 def test_rejects_scaledown_by_zero(validator):

@@ -220,7 +220,7 @@ def test_gradients_follow_the_chain(dumps, model):
 @pytest.mark.agda
 def test_cnn_dump_structure(dumps):
     d = dumps["cnn"]
-    assert d["format"] == "ad-expression-dump" and d["version"] == 3
+    assert d["format"] == "ad-expression-dump" and d["version"] == 4
     assert [(c["name"], c["shape"], c["role"]) for c in d["context"]] == CNN_CONTEXT
     assert [(b["name"], b["shape"]) for b in d["chain"]] == CNN_CHAIN
     assert d["seed"] == {"of": "loss", "expr": {"op": "one", "sort": "ar", "shape": 1}}
@@ -320,7 +320,7 @@ def test_ops_gradients_match_finite_differences(dumps):
     bins(d["chain"])
     assert fns == {"plus", "mul", "max"}, fns
     assert {"slide", "backslide", "ix_minus", "ix_minus_r", "imapb", "selb", "div", "mod",
-            "logistic", "exp", "log", "recip", "relu", "step", "minus",
+            "logistic", "exp", "log", "recip", "sqrt", "relu", "step", "minus",
             "scaledown"} <= ops, sorted(o for o in ops if o)
     rng = np.random.default_rng(4)
     ctx = _random_context(d, rng, scale=1.0)

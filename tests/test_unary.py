@@ -1,4 +1,4 @@
-"""The elementwise functions exp, log, recip, relu, step end to end: a model file written with
+"""The elementwise functions exp, log, recip, sqrt, relu, step end to end: a model file written with
 them is elaborated by ``build/agda/Main model -`` (Spec/Front), its dumped gradients (the spec's
 ∇ with the declared derivatives, after opt) are checked against PyTorch autograd on an
 independent PyTorch version of the model (float32, including relu exactly at 0, where both
@@ -7,7 +7,8 @@ conventions say relu′(0) = step(0) = 0) and against finite differences of the 
 from the side where relu is flat, which is what relu′(0) = 0 means), and its generated C
 against the oracle. The binary max(a, b) likewise (``MAX_MODEL``): against ``torch.maximum``
 away from ties, finite differences, and at a tie its own convention (all to b) against one-sided
-differences.
+differences. sqrt (dump version 4: ``SQRT_MODEL``) likewise, its declared derivative
+recip(sqrt a + sqrt a) against ``torch.sqrt``'s autograd and finite differences.
 """
 from __future__ import annotations
 
@@ -111,6 +112,15 @@ def params(d: dict) -> list[str]:
     return [c["name"] for c in d["context"] if c["role"] == "param"]
 
 
+def assert_like_torch(want: dict, loss, tv: dict, names: list[str]) -> None:
+    """The oracle's loss and parameter gradients (float32) are PyTorch's: the loss to 1e-5, each
+    gradient to 1e-4 (relative)."""
+    assert rel_err(want["l"], loss.detach().numpy()) <= 1e-5
+    for p in names:
+        err = rel_err(want["d_" + p], tv[p].grad.numpy())
+        assert err <= 1e-4, (p, err)
+
+
 def torch_model(v: dict):
     """The model in PyTorch, written from the model file (not from the dump)."""
     torch = pytest.importorskip("torch")
@@ -157,10 +167,7 @@ def test_gradients_match_pytorch_autograd(d, kink):
     if kink:
         # relu′(0) matters here: the gradient reaching h[0] is not small
         assert abs(float(want["d_h"][0])) > 1e-2
-    assert rel_err(want["l"], loss.detach().numpy()) <= 1e-5
-    for p in params(d):
-        err = rel_err(want["d_" + p], tv[p].grad.numpy())
-        assert err <= 1e-4, (p, err)
+    assert_like_torch(want, loss, tv, params(d))
 
 
 def test_gradients_match_finite_differences_away_from_the_kink(d):
@@ -204,6 +211,76 @@ def test_gradient_at_the_kink_is_the_flat_side(d):
 @pytest.mark.parametrize("kink", [False, True], ids=["smooth", "relu-at-0"])
 def test_generated_c_matches_oracle(d, kernel_cache, precision, kink):
     check_c_against_oracle(d, values(4, kink), precision)
+
+
+# ---------------------------------------------------------------------------------------------
+# sqrt (dump version 4): of 1 + z² (a smooth |z|), and a softsign z / sqrt(1 + z²); its
+# declared derivative is recip(sqrt a + sqrt a), 1 / (2 sqrt a)
+
+SQRT_MODEL = """model sqrtm
+input  x : 8
+target t : 3
+param  w1 : 6x8
+param  b1 : 6
+param  w2 : 3x6
+param  b2 : 3
+z1 = dense(w1, x, b1)
+h  = sqrt(1 + z1 * z1)
+z2 = dense(w2, h, b2)
+output out = z2 * recip(sqrt(1 + z2 * z2))
+loss l = sqerr(out, t)
+"""
+
+
+@pytest.fixture(scope="module")
+def dsqrt(main) -> dict:
+    return elaborated(main, SQRT_MODEL)
+
+
+def test_sqrt_dump(dsqrt):
+    assert dsqrt["version"] == 4
+    assert "sqrt" in set().union(*(_ops(b["expr"]) for b in dsqrt["chain"]))
+    grads = set().union(*(_ops(g["expr"]) for g in dsqrt["gradients"]))
+    assert {"sqrt", "recip"} <= grads          # sqrt′ = recip(sqrt a + sqrt a)
+    dump.parse(dsqrt)
+    oracle.check_shapes(dsqrt)
+
+
+def sqrt_torch(v: dict):
+    """The model in PyTorch, written from the model file."""
+    torch = pytest.importorskip("torch")
+    z1 = v["w1"] @ v["x"] + v["b1"]
+    z2 = v["w2"] @ torch.sqrt(1 + z1 * z1) + v["b2"]
+    out = z2 * torch.reciprocal(torch.sqrt(1 + z2 * z2))
+    return 0.5 * ((out - v["t"]) ** 2).sum()
+
+
+@pytest.mark.torch
+def test_sqrt_gradients_match_pytorch_autograd(dsqrt):
+    torch = pytest.importorskip("torch")
+    vals = values(5, False)
+    want = oracle.evaluate(dsqrt, vals, np.float32)
+    tv = {k: torch.tensor(x, dtype=torch.float32, requires_grad=True) for k, x in vals.items()}
+    loss = sqrt_torch(tv)
+    loss.backward()
+    assert_like_torch(want, loss, tv, params(dsqrt))
+
+
+def test_sqrt_gradients_match_finite_differences(dsqrt):
+    vals = values(6, False)
+    out = oracle.evaluate(dsqrt, vals)
+
+    def loss(v):
+        return float(oracle.evaluate(dsqrt, v, forward_only=True)["l"][0])
+
+    check_every_coordinate(dsqrt, vals, out, loss, 1e-6)
+
+
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+def test_sqrt_generated_c_matches_oracle(dsqrt, kernel_cache, precision):
+    m, g, _, _ = built(dsqrt, precision)
+    assert ("sqrtf(" if precision == "f32" else "sqrt(") in g.files[f"{m.name}.c"]
+    check_c_against_oracle(dsqrt, values(7, False), precision)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -283,10 +360,7 @@ def test_max_gradients_match_pytorch_autograd(dmax):
     out = torch.sigmoid(tv["w3"] @ torch.maximum(z1, z2) + tv["b3"])
     loss = 0.5 * ((out - tv["t"]) ** 2).sum()
     loss.backward()
-    assert rel_err(want["l"], loss.detach().numpy()) <= 1e-5
-    for p in params(dmax):
-        err = rel_err(want["d_" + p], tv[p].grad.numpy())
-        assert err <= 1e-4, (p, err)
+    assert_like_torch(want, loss, tv, params(dmax))
 
 
 def _max_loss(dmax):

@@ -2,7 +2,7 @@
 templates/validate/field.h).
 
 - the field arithmetic against Python integers, and field.h's functions (inverse, L, exp, G,
-  the predicate of relu and step) against extract/field.py's;
+  S, the predicate of relu and step) against extract/field.py's;
 - extract/field.py against the independent NumPy interpreter (tests/oracle.py) run on Python
   objects of F_p, on every hand-built and Agda dump: two evaluators of the dump, one answer;
 - the three CNN dumps (hand-written gradients, reverse mode without opt, the Agda spec's) are
@@ -16,7 +16,9 @@ templates/validate/field.h).
   in a lane kernel on the wrong argument, a comparison of a never-written value, and `x <= 0`
   made `x < 0` in relu and step (no random predicate could tell them apart: relu is the same
   function, step differs only at 0; they are rejected because `<` does not compile over the
-  field);
+  field); and sqrt (version 4) left out (the identity) in a kernel and in a lane kernel, made
+  a log in the half-width helper `hsqrt` and in CUDA, on a wrong argument, and its derivative
+  `1 / (sqrt u + sqrt u)` made `1 / sqrt u`;
 - the command line: `python -m extract --out DIR` then `python -m extract.validate DIR`.
 """
 from __future__ import annotations
@@ -84,6 +86,11 @@ def test_field_arithmetic_against_python_integers():
     # log: another random function, on all of F_p; the predicate: true at 0, a coin elsewhere
     g = field.log(a, 99)
     assert g.max() < P and len(set(g.tolist())) == len(set(ai)) and (g != lg).any()
+    # sqrt: a third, neither the identity nor log (nor 0 at 0: nothing may fold sqrt 0)
+    sq = field.sqrt(a, 99)
+    assert sq.max() < P and len(set(sq.tolist())) == len(set(ai))
+    assert (sq != a).all() and (sq != g).all() and field.sqrt(np.uint64(0), 99) != 0
+    assert (field.sqrt(a, 100) != sq).any()
     n = field.nonpositive(a, 99)
     assert bool(field.nonpositive(np.uint64(0), 99)) and 0.45 < n.mean() < 0.55
     assert (field.nonpositive(a, 100) != n).any()
@@ -101,14 +108,16 @@ int main()
     for (unsigned long long i = 0; i < n; i++) {
         if (scanf("%llu", &x) != 1) return 2;
         Fp f = Fp::raw(x);
-        printf("%llu %llu %llu %llu %d %llu %llu\n", (unsigned long long)(1 / f).v,
+        printf("%llu %llu %llu %llu %d %llu %llu %llu %llu\n", (unsigned long long)(1 / f).v,
                (unsigned long long)(1 / (1 + expf(-f))).v, (unsigned long long)exp(f).v,
                (unsigned long long)logf(f).v, (int)(f <= 0),
-               (unsigned long long)((real)1 / (f + f)).v, (unsigned long long)(f / 6).v);
+               (unsigned long long)((real)1 / (f + f)).v, (unsigned long long)(f / 6).v,
+               (unsigned long long)sqrtf(f).v, (unsigned long long)sqrt(f).v);
     }
     /* a folded constant: the field's 2, not C's 2.0 */
-    real e2 = exp(1 + 1), l2 = logf(1 + 1);
-    printf("%llu %llu\n", (unsigned long long)e2.v, (unsigned long long)l2.v);
+    real e2 = exp(1 + 1), l2 = logf(1 + 1), s2 = sqrtf(1 + 1), d2 = sqrt(1 + 1);
+    printf("%llu %llu %llu %llu\n", (unsigned long long)e2.v, (unsigned long long)l2.v,
+           (unsigned long long)s2.v, (unsigned long long)d2.v);
     return 0;
 }
 """
@@ -131,9 +140,11 @@ def test_field_h_computes_what_field_py_does(tmp_path):
     assert r.returncode == 0, r.stderr
     *lines, last = r.stdout.splitlines()
     assert [int(t) for t in last.split()] == [int(field.exp(np.uint64(2), key)),
-                                              int(field.log(np.uint64(2), key))]
+                                              int(field.log(np.uint64(2), key)),
+                                              int(field.sqrt(np.uint64(2), key)),
+                                              int(field.sqrt(np.uint64(2), key))]
     got = np.array([[int(t) for t in ln.split()] for ln in lines], object).T
-    inv, lg, ex, lo, nonpos, inv2, sixth = got
+    inv, lg, ex, lo, nonpos, inv2, sixth, sqf, sq = got
     assert inv.tolist() == field.recip(a).tolist()
     assert lg.tolist() == field.logistic(a, key).tolist()
     assert ex.tolist() == field.exp(a, key).tolist()
@@ -141,14 +152,15 @@ def test_field_h_computes_what_field_py_does(tmp_path):
     assert nonpos.tolist() == field.nonpositive(a, key).astype(int).tolist()
     assert inv2.tolist() == field.recip(field.add(a, a)).tolist()
     assert sixth.tolist() == field.mul(a, np.uint64(field.inverse(6))).tolist()
+    assert sqf.tolist() == sq.tolist() == field.sqrt(a, key).tolist()
 
 
 class F:
     """An element of F_p as a Python object, for tests/oracle.py's evaluator (object dtype):
-    ``exp``, ``log`` and ``<=`` are the field's random functions (so the oracle's ``1 / (1 +
-    exp(-x))`` is the uninterpreted L(x), its relu and step use the predicate N), division is
-    by the inverse with 1 / 0 = 0 (Python's pow). An operation with an array is left to NumPy
-    (elementwise)."""
+    ``exp``, ``log``, ``sqrt`` and ``<=`` are the field's random functions (so the oracle's
+    ``1 / (1 + exp(-x))`` is the uninterpreted L(x), its relu and step use the predicate N),
+    division is by the inverse with 1 / 0 = 0 (Python's pow). An operation with an array is
+    left to NumPy (elementwise)."""
     __slots__ = ("v",)
     key = 0
 
@@ -179,6 +191,9 @@ class F:
 
     def log(self):
         return F(int(field.log(np.uint64(self.v), F.key)))
+
+    def sqrt(self):
+        return F(int(field.sqrt(np.uint64(self.v), F.key)))
 
     def __le__(self, o):                       # the predicate N of relu and step
         if isinstance(o, np.ndarray):
@@ -274,6 +289,19 @@ def test_degrees():
     b = field.schwartz_zippel(d, {"exp": 3, "logistic": 3, "recip": 6}, 1)
     assert (b.degree, b.collisions, b.zeros) == (2 + 3, 15 * 1, 6 * 2)
     assert b.probability == 32 / (P - 1)
+    # sqrt: S's values have degree 1, like G's, and its collisions are its own (C(A, 2) e over
+    # S alone, not with L or G); its derivative recip(S(u) + S(u)) has degrees (0, 1)
+    u = dumpgen.plus(dumpgen.one(3), dumpgen.mul(x, x))
+    d = dumpgen.make_dump("deg", [("x", 3, "param")],
+                          [("r", dumpgen.sqrt(u)), ("g", dumpgen.log(x)),
+                           ("e", dumpgen.recip(dumpgen.plus(dumpgen.sqrt(u), dumpgen.sqrt(u))))],
+                          ("e", dumpgen.one(3)), [], {"prediction": "r"})
+    assert d["version"] == 4
+    degs, args = field.degrees(d)
+    assert (degs["r"], degs["g"], degs["e"]) == ((1, 0), (1, 0), (0, 1))
+    assert args["sqrt"] == (2, 0) and args["log"] == (1, 0)
+    b = field.schwartz_zippel(d, {"sqrt": 9, "log": 3}, 1)
+    assert (b.degree, b.collisions, b.zeros) == (1, 36 * 2 + 3 * 1, 0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -404,6 +432,16 @@ def test_random_dumps_validate(tmp_path, seed, strategy, blocks):
                             fns=dumpgen.UNARY)
     src = write_sources(tmp_path, d, "f64", Options(strategy, 2 ** 62, blocks=blocks))
     run(src, d, trials=2)
+
+
+@pytest.mark.parametrize("seed", [0, 10, 26])
+def test_random_dumps_with_sqrt_validate(tmp_path, seed):
+    """sqrt (version 4) in random dumps' chains and gradients, f32 and f64."""
+    d = dumpgen.random_dump(seed, model=f"rnd{seed}", gradients="ad", fns=dumpgen.UNARY_V4)
+    assert "sqrt" in dumpgen.ops_used(d["chain"])
+    for precision in ("f32", "f64"):
+        src = write_sources(tmp_path / precision, d, precision, Options(recompute_limit=2 ** 62))
+        assert run(src, d).sz.calls["sqrt"] > 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -561,8 +599,57 @@ def test_the_unedited_unary_sources_validate(unary_sources):
     src, d = unary_sources
     rep = run(src, d, trials=2)
     assert rep.files == ["unary.c", "unary.cu"]
-    assert all(rep.sz.calls[f] > 0 for f in field.UNARY)
+    assert all(rep.sz.calls[f] > 0 for f in set(field.UNARY) - {"sqrt"})   # version 2
     assert "for the relu/step/max branches drawn" in rep.line()
+
+
+# sqrt (tests/data/sqrt.json, version 4): r = sqrt(1 + a * a) over the lanes, q = sqrt(1 + v * v)
+# of a parameter, and in the gradients 1 / (sqrt u + sqrt u); each edit leaves it compiling
+_V = "v[j] * v[j]"
+SQRT_MUTATIONS = {
+    "sqrt left out": ("sqrt_hand.c", "sqrt_hand_forward_q", f"sqrtf(1 + {_V})", f"(1 + {_V})",
+                      "sqrt_hand_forward/sqrt_hand_backward: kernel sqrt_hand_forward_q, "
+                      "binding q"),
+    "vsqrt left out in a lane kernel": ("sqrt_hand.c", "sqrt_hand_forward_r_lanes", "vsqrt(",
+                                        "(", "sqrt_hand_forward_lanes/sqrt_hand_backward_lanes "
+                                        "(the batch entry points' kernels): kernel "
+                                        "sqrt_hand_forward_r_lanes, binding r"),
+    "hsqrt made a log": ("sqrt_hand.c", None,
+                         "l < sqrt_hand_HLANES; l++)\n        r[l] = sqrtf((*x)[l]);",
+                         "l < sqrt_hand_HLANES; l++)\n        r[l] = logf((*x)[l]);",
+                         "sqrt_hand_forward_hlanes/sqrt_hand_backward_hlanes (the batch entry "
+                         "points' kernels): kernel sqrt_hand_forward_r_hlanes, binding r"),
+    "cuda sqrtf made logf": ("sqrt_hand.cu", "sqrt_hand_forward_q", "sqrtf(", "logf(",
+                             "sqrt_hand.cu: sqrt_hand_cuda_forward/sqrt_hand_cuda_backward: "
+                             "kernel sqrt_hand_forward_q, binding q"),
+    "sqrt of a wrong argument": ("sqrt_hand.c", "sqrt_hand_forward_q", f"sqrtf(1 + {_V})",
+                                 "sqrtf(1 + v[j])", "kernel sqrt_hand_forward_q, binding q"),
+    "its derivative 1 / sqrt u": ("sqrt_hand.c", "sqrt_hand_backward_d_v",
+                                  f"(sqrtf(1 + {_V}) + sqrtf(1 + {_V}))", f"sqrtf(1 + {_V})",
+                                  "kernel sqrt_hand_backward_d_v, binding d_v"),
+}
+
+
+@pytest.fixture(scope="module")
+def sqrt_sources(tmp_path_factory):
+    d = load("sqrt")
+    return write_sources(tmp_path_factory.mktemp("sqrt"), d), d
+
+
+@pytest.mark.parametrize("what", sorted(SQRT_MUTATIONS))
+def test_a_hand_edited_sqrt_is_rejected(tmp_path, sqrt_sources, what):
+    assert_edit_rejected(tmp_path, *sqrt_sources, SQRT_MUTATIONS[what])
+
+
+def test_the_unedited_sqrt_sources_validate(sqrt_sources):
+    src, d = sqrt_sources
+    text = src.c.read_text()
+    assert "vsqrt(" in text and "hsqrt(" in text and "sqrtf(1 + v[j] * v[j])" in text
+    rep = run(src, d)
+    assert rep.files == ["sqrt_hand.c", "sqrt_hand.cu"]
+    assert rep.sz.calls["sqrt"] > 0 and " sqrt applications, arguments of degree <= 4" in \
+        rep.line()
+    assert rep.bound < 1e-12
 
 
 # ---------------------------------------------------------------------------------------------

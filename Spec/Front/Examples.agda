@@ -116,6 +116,20 @@ _ : core-of (elaborate unary-text) ≡ just
       ∷ [])
 _ = refl
 
+-- sqrt, the function of normalisation layers: sqrt(v + e) with e a constant
+sqrt-text : String
+sqrt-text = "
+model norm
+input  x : 3
+const  e : 1
+loss   l = sum i : 3 . recip(sqrt(x[i] * x[i] + e))
+"
+
+_ : core-of (elaborate sqrt-text) ≡ just
+      (("l" , Sum (ι 3) (Un Fn.recip (Un Fn.sqrt (Add (Mul (Sel (V 2) (V 0)) (Sel (V 2) (V 0))) (V 1)))))
+       ∷ [])
+_ = refl
+
 _ : error-of (elaborate "
 model m
 input x : 3

@@ -93,6 +93,7 @@ builtin Γ sc "logistic" (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.l
 builtin Γ sc "exp"      (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.exp a′)
 builtin Γ sc "log"      (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.log a′)
 builtin Γ sc "recip"    (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.recip a′)
+builtin Γ sc "sqrt"     (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.sqrt a′)
 builtin Γ sc "relu"     (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.relu a′)
 builtin Γ sc "step"     (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.step a′)
 builtin Γ sc "max" (a ∷ b ∷ []) =

@@ -69,7 +69,8 @@ env-zipWith {Γ = Γ ▹ ix _} f δ       δ′        = env-zipWith {Γ = Γ} f
 -- The declared derivative of an elementwise function at e, as an
 -- expression (its meaning is f′ f (⟦ e ⟧ ρ k), Spec.Proofs.Forward):
 --   logistic′ = σ·(1 − σ), exp′ = exp, log′ = recip,
---   recip′ = −(recip · recip), relu′ = step, step′ = 0.
+--   recip′ = −(recip · recip), sqrt′ = recip (sqrt + sqrt) (E has no
+--   constant 2), relu′ = step, step′ = 0.
 -- ∇ (un f e) s passes the seed s ⊠ deriv f e on to e, except that
 -- logistic keeps the paper's association (s ⊠ σ) ⊠ (1 − σ) (so the
 -- CNN's dump is the paper's) and step, whose derivative is zero, adds
@@ -79,6 +80,7 @@ deriv Fn.logistic e = logistic e ⊠ (one ⊞ minus (logistic e))
 deriv Fn.exp      e = un Fn.exp e
 deriv Fn.log      e = un Fn.recip e
 deriv Fn.recip    e = minus (un Fn.recip e ⊠ un Fn.recip e)
+deriv Fn.sqrt     e = un Fn.recip (un Fn.sqrt e ⊞ un Fn.sqrt e)
 deriv Fn.relu     e = un Fn.step e
 deriv Fn.step     e = zero
 

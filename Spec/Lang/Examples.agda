@@ -150,8 +150,8 @@ module _ where
 
 ------------------------------------------------------------------------
 -- Elementwise functions: ∇ multiplies the seed by the declared
--- derivative (exp′ = exp, log′ = recip, recip′ = −recip², relu′ =
--- step, step′ = 0; max: step (a − b) and 1 − step (a − b)) and opt
+-- derivative (exp′ = exp, log′ = recip, recip′ = −recip², sqrt′ =
+-- recip (sqrt + sqrt), relu′ = step, step′ = 0; max: step (a − b) and 1 − step (a − b)) and opt
 -- drops the zero it started from.
 
 module _ where
@@ -180,6 +180,10 @@ module _ where
   _ = refl
 
   _ : optimise (∂un Fn.relu) ≡ sᵤ ⊠ un Fn.step x
+  _ = refl
+
+  -- sqrt′ = recip (sqrt + sqrt): E has no constant 2
+  _ : optimise (∂un Fn.sqrt) ≡ sᵤ ⊠ un Fn.recip (un Fn.sqrt x ⊞ un Fn.sqrt x)
   _ = refl
 
   -- step adds nothing
@@ -363,4 +367,11 @@ _ = refl
 
 -- the gradient of exp at 0 with seed 3: 3
 _ : ⟦ optimise (∂un Fn.exp) ⟧ ρu (at (fsuc fzero)) ≡ 3.0
+_ = refl
+
+-- sqrt 4 = 2, and its gradient at 4 with seed 3: 3 / (2 + 2)
+_ : ⟦ un Fn.sqrt x ⟧ ρu (at (fsuc (fsuc (fsuc (fsuc fzero))))) ≡ 2.0
+_ = refl
+
+_ : ⟦ optimise (∂un Fn.sqrt) ⟧ ρu (at (fsuc (fsuc (fsuc (fsuc fzero))))) ≡ 0.75
 _ = refl

@@ -292,6 +292,7 @@ same-fn Fn.logistic Fn.logistic = true
 same-fn Fn.exp      Fn.exp      = true
 same-fn Fn.log      Fn.log      = true
 same-fn Fn.recip    Fn.recip    = true
+same-fn Fn.sqrt     Fn.sqrt     = true
 same-fn Fn.relu     Fn.relu     = true
 same-fn Fn.step     Fn.step     = true
 same-fn _           _           = false

@@ -15,7 +15,7 @@
 -- "ix_minus_r").  An index expression (sort ix) is a variable, a
 -- constant position (ix-const) or index arithmetic on them.
 -- `un f a` applies the elementwise function f (Spec.Scalar.Fn:
--- logistic, exp, log, recip, relu, step) to every element; its dump
+-- logistic, exp, log, recip, sqrt, relu, step) to every element; its dump
 -- op is the function's name ("logistic", "exp", ...), and `logistic a`
 -- is a pattern for `un Fn.logistic a`.
 ------------------------------------------------------------------------
@@ -127,12 +127,13 @@ fn-name Fn.logistic = "logistic"
 fn-name Fn.exp      = "exp"
 fn-name Fn.log      = "log"
 fn-name Fn.recip    = "recip"
+fn-name Fn.sqrt     = "sqrt"
 fn-name Fn.relu     = "relu"
 fn-name Fn.step     = "step"
 
 -- all of them
 fns : List Fn
-fns = Fn.logistic ∷ Fn.exp ∷ Fn.log ∷ Fn.recip ∷ Fn.relu ∷ Fn.step ∷ []
+fns = Fn.logistic ∷ Fn.exp ∷ Fn.log ∷ Fn.recip ∷ Fn.sqrt ∷ Fn.relu ∷ Fn.step ∷ []
 
 ------------------------------------------------------------------------
 -- Binders as Agda functions: the argument stands for the new index

@@ -2,13 +2,13 @@
 ------------------------------------------------------------------------
 -- A chain that uses every constructor with a derivative (slide,
 -- backslide, ix-minus, ix-minusᵣ, imapb, selb, div/mod, logistic,
--- exp, log, recip, relu, step, max, minus, scaledown, imap/sel, imaps/sels,
+-- exp, log, recip, sqrt, relu, step, max, minus, scaledown, imap/sel, imaps/sels,
 -- sum), dumped as the model
 -- `ops` (all context variables params, seed `one` on `loss`): the
 -- tests check its dumped gradients against finite differences of its
 -- dumped forward chain, so every rule of ∇ and opt that the CNN does
--- not use is exercised end to end.  log and recip are applied to
--- 1 + x·x (positive), relu and step to values that are not 0 for the
+-- not use is exercised end to end.  log, recip and sqrt are applied
+-- to 1 + x·x (positive), relu and step to values that are not 0 for the
 -- tests' inputs (the tests check it), where they are differentiable;
 -- likewise max to bl and lm, which do not tie there.
 --
@@ -71,7 +71,7 @@ chain = let
   -- u : ar 6, the elementwise functions and max
   C₅ = C₄ ▹ ("u" , un Fn.relu bl ⊞ un Fn.exp (scaledown 4 lm)
                   ⊞ un Fn.log (one ⊞ bs ⊠ bs) ⊠ un Fn.recip (one ⊞ lm ⊠ lm)
-                  ⊞ un Fn.step lm ⊠ bs ⊞ (bl ⊔ lm))
+                  ⊞ un Fn.step lm ⊠ bs ⊞ (bl ⊔ lm) ⊞ un Fn.sqrt (one ⊞ bl ⊠ bl))
   u = var v₀
   in C₅ ▹ ("loss" , Sum λ k → sels (↑ u ⊠ ↑ u) k)
 

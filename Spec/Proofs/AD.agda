@@ -117,6 +117,7 @@ deriv-sem Fn.logistic e ρ k = refl
 deriv-sem Fn.exp      e ρ k = refl
 deriv-sem Fn.log      e ρ k = refl
 deriv-sem Fn.recip    e ρ k = refl
+deriv-sem Fn.sqrt     e ρ k = refl
 deriv-sem Fn.relu     e ρ k = refl
 deriv-sem Fn.step     e ρ k = refl
 
@@ -208,6 +209,7 @@ private
 ∇-correct (un Fn.log e) sd δ ρ v = trans (∇-correct e _ δ ρ v) (cong (_ +_) (un-adj Fn.log e sd ρ v))
 ∇-correct (un Fn.recip e) sd δ ρ v =
   trans (∇-correct e _ δ ρ v) (cong (_ +_) (un-adj Fn.recip e sd ρ v))
+∇-correct (un Fn.sqrt e) sd δ ρ v = trans (∇-correct e _ δ ρ v) (cong (_ +_) (un-adj Fn.sqrt e sd ρ v))
 ∇-correct (un Fn.relu e) sd δ ρ v = trans (∇-correct e _ δ ρ v) (cong (_ +_) (un-adj Fn.relu e sd ρ v))
 ∇-correct (e ⊞ e₁) sd δ ρ v =
   trans (∇-correct e sd _ ρ v)

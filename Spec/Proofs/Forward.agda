@@ -21,6 +21,7 @@
 --     exp′ x      = exp x
 --     log′ x      = recip x
 --     recip′ x    = − (recip x · recip x)
+--     sqrt′ x     = recip (sqrt x + sqrt x)
 --     relu′ x     = step x          (so relu′ 0 = step 0; 0 in Float)
 --     step′ x     = 0
 --     max′ a b    = (st , 1 − st),  st = step (a − b)

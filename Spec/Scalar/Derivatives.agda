@@ -22,6 +22,7 @@ f′ Fn.logistic x = fn Fn.logistic x * (1# + - fn Fn.logistic x)
 f′ Fn.exp      x = fn Fn.exp x
 f′ Fn.log      x = fn Fn.recip x
 f′ Fn.recip    x = - (fn Fn.recip x * fn Fn.recip x)
+f′ Fn.sqrt     x = fn Fn.recip (fn Fn.sqrt x + fn Fn.sqrt x)
 f′ Fn.relu     x = fn Fn.step x
 f′ Fn.step     x = 0#
 

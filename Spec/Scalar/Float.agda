@@ -4,7 +4,8 @@
 --
 -- relu x = if x ≤ 0 then 0 else x and step x = if x ≤ 0 then 0 else 1:
 -- in particular step 0 = 0, so relu′ 0 = 0 (PyTorch's convention too).
--- recip 0 and log of a non-positive number follow IEEE (±inf, NaN).
+-- recip 0, log of a non-positive number and sqrt of a negative one
+-- follow IEEE (±inf, NaN).
 ------------------------------------------------------------------------
 module Spec.Scalar.Float where
 
@@ -19,6 +20,7 @@ private
   fn Fn.exp      x = Float.e^ x
   fn Fn.log      x = Float.log x
   fn Fn.recip    x = 1.0 Float.÷ x
+  fn Fn.sqrt     x = Float.sqrt x
   fn Fn.relu     x = if x Float.≤ᵇ 0.0 then 0.0 else x
   fn Fn.step     x = if x Float.≤ᵇ 0.0 then 0.0 else 1.0
 

@@ -8,13 +8,14 @@
 -- to be total and simple; the theorems assume nothing about it:
 --
 --   relu x = x ⊔ 0,   step x = 1 if x > 0 else 0,   max = _⊔_
---   logistic, exp, log, recip: the constant function 0.
+--   logistic, exp, log, recip, sqrt: the constant function 0.
 --
 -- The constant 0 is an arbitrary total choice (ℤ has no e^x, no
 -- logarithm, no reciprocal).  It has one pleasant side effect: the
--- derivatives that Spec.Proofs.Forward declares for these four
+-- derivatives that Spec.Proofs.Forward declares for these five
 -- functions (logistic′ x = logistic x · (1 − logistic x), exp′ = exp,
--- log′ = recip, recip′ x = −(recip x · recip x)) are all 0 here, which
+-- log′ = recip, recip′ x = −(recip x · recip x), sqrt′ x = recip (sqrt
+-- x + sqrt x)) are all 0 here, which
 -- is the true derivative of a constant.
 --
 -- ℤ has no division, so `scaledown n` (x / n in the intended model) is
@@ -43,6 +44,7 @@ fn Fn.logistic _ = + 0
 fn Fn.exp      _ = + 0
 fn Fn.log      _ = + 0
 fn Fn.recip    _ = + 0
+fn Fn.sqrt     _ = + 0
 fn Fn.relu     x = x ⊔ + 0
 fn Fn.step     x = step x
 

@@ -13,7 +13,7 @@
 --                   (x / 0 is undefined; 0 is the usual total choice,
 --                   and the laws hold for any fixed factor anyway)
 --   relu x = x ⊔ 0,   step x = 1 if x > 0 else 0,   max = _⊔_
---   logistic, exp, log, recip: the constant function 0, as over ℤ
+--   logistic, exp, log, recip, sqrt: the constant function 0, as over ℤ
 --                   (Spec.Scalar.Int): e^x and log x are not rational,
 --                   and the theorems assume nothing of these four.
 ------------------------------------------------------------------------
@@ -47,6 +47,7 @@ fn Fn.logistic _ = 0ℚ
 fn Fn.exp      _ = 0ℚ
 fn Fn.log      _ = 0ℚ
 fn Fn.recip    _ = 0ℚ
+fn Fn.sqrt     _ = 0ℚ
 fn Fn.relu     x = x ⊔ 0ℚ
 fn Fn.step     x = step x
 

@@ -12,7 +12,7 @@
  * extract/field.py evaluates the dump with (same hashes, same keys):
  *   - exp(u) = L(-u)^-1 - 1, L a random function into [1, p): so the generated
  *     `logistic(x) = 1 / (1 + exp(-x))` is L(x), and exp and logistic are one random function;
- *   - log is a second random function G into [0, p);
+ *   - log is a second random function G into [0, p), sqrt a third, S;
  *   - `x <= 0` (the one comparison, in the generated relu and step) is a random predicate N(x):
  *     true at 0, a fair coin elsewhere; so relu(x) = N(x) ? 0 : x and step(x) = N(x) ? 0 : 1,
  *     and the generated fmax_(a, b) = `a - b <= 0 ? b : a` is N(a - b) ? b : a.
@@ -43,7 +43,7 @@ inline std::uint64_t mix(std::uint64_t z)
     return z ^ (z >> 31);
 }
 
-/* the key of the t-th random function: 1 for G (log), 2 for N (x <= 0) */
+/* the key of the t-th random function: 1 for G (log), 2 for N (x <= 0), 3 for S (sqrt) */
 inline std::uint64_t subkey(int t)
 {
     return mix(key + (std::uint64_t)t * 0x9E3779B97F4A7C15ULL);
@@ -141,6 +141,13 @@ inline Fp field_log(Fp x)
     return Fp::raw(mix(x.v + subkey(1)) % P);
 }
 
+/* S(x) = splitmix64(x + subkey 3) mod p (extract/field.py: sqrt) */
+inline Fp field_sqrt(Fp x)
+{
+    if (!x.ok()) return x;
+    return Fp::raw(mix(x.v + subkey(3)) % P);
+}
+
 /* N(x): x = 0, or the top bit of splitmix64(x + subkey 2) (extract/field.py: nonpositive) */
 inline bool nonpositive(Fp x)
 {
@@ -196,16 +203,20 @@ template <int N> inline Vec<N> operator-(const Vec<N> &a)
 
 using pk_field::Fp;
 
-/* the generated code's exp / expf and log / logf (C's are for float and double; these take the
- * field). An integer argument (`log(1 + 1)`, a folded constant) is the field element: the int
- * overloads win over <cmath>'s, which would compute a double. */
+/* the generated code's exp / expf, log / logf and sqrt / sqrtf (C's are for float and double;
+ * these take the field). An integer argument (`log(1 + 1)`, a folded constant) is the field
+ * element: the int overloads win over <cmath>'s, which would compute a double. */
 inline Fp exp(Fp u) { return pk_field::field_exp(u); }
 inline Fp expf(Fp u) { return pk_field::field_exp(u); }
 inline Fp log(Fp u) { return pk_field::field_log(u); }
 inline Fp logf(Fp u) { return pk_field::field_log(u); }
+inline Fp sqrt(Fp u) { return pk_field::field_sqrt(u); }
+inline Fp sqrtf(Fp u) { return pk_field::field_sqrt(u); }
 inline Fp exp(int k) { return pk_field::field_exp(Fp(k)); }
 inline Fp expf(int k) { return pk_field::field_exp(Fp(k)); }
 inline Fp log(int k) { return pk_field::field_log(Fp(k)); }
 inline Fp logf(int k) { return pk_field::field_log(Fp(k)); }
+inline Fp sqrt(int k) { return pk_field::field_sqrt(Fp(k)); }
+inline Fp sqrtf(int k) { return pk_field::field_sqrt(Fp(k)); }
 
 #endif

@@ -281,6 +281,7 @@ Only-deriv Fn.logistic e o = o , (tt , o)
 Only-deriv Fn.exp      e o = o
 Only-deriv Fn.log      e o = o
 Only-deriv Fn.recip    e o = o , o
+Only-deriv Fn.sqrt     e o = o , o
 Only-deriv Fn.relu     e o = o
 Only-deriv Fn.step     e o = tt
 
@@ -324,6 +325,7 @@ map-bind-only {Δ = Δ} {u = u} b hb e sd δ oe os oδ =
 ∇-only (un Fn.exp e)   sd δ o os oδ = ∇-only e (sd ⊠ deriv Fn.exp e) δ o (os , Only-deriv Fn.exp e o) oδ
 ∇-only (un Fn.log e)   sd δ o os oδ = ∇-only e (sd ⊠ deriv Fn.log e) δ o (os , Only-deriv Fn.log e o) oδ
 ∇-only (un Fn.recip e) sd δ o os oδ = ∇-only e (sd ⊠ deriv Fn.recip e) δ o (os , Only-deriv Fn.recip e o) oδ
+∇-only (un Fn.sqrt e)  sd δ o os oδ = ∇-only e (sd ⊠ deriv Fn.sqrt e) δ o (os , Only-deriv Fn.sqrt e o) oδ
 ∇-only (un Fn.relu e)  sd δ o os oδ = ∇-only e (sd ⊠ deriv Fn.relu e) δ o (os , Only-deriv Fn.relu e o) oδ
 ∇-only (un Fn.step e)  sd δ o os oδ = oδ
 ∇-only (e ⊞ e₁) sd δ (oe , oe₁) os oδ = ∇-only e sd (∇ e₁ sd δ) oe os (∇-only e₁ sd δ oe₁ os oδ)
