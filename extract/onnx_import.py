@@ -64,7 +64,8 @@ SUPPORTED = {
     "Max": "two or more inputs, broadcasting", "Sum": "broadcasting",
     "Relu": "", "Sigmoid": "", "Tanh": "", "Exp": "", "Log": "", "Neg": "", "Reciprocal": "",
     "Sqrt": "", "Identity": "",
-    "Pow": "a constant whole exponent from 1 to 8 (repeated products), or 0.5 (sqrt)",
+    "Pow": "a constant whole exponent from 1 to 8 (repeated products), or 0.5 (sqrt), "
+           "-0.5 (recip(sqrt))",
     "Conv": "2-D, the same stride on both axes, dilation 1, group 1, the same padding on every side",
     "MaxPool": "2-D, square window and stride, no padding, floor mode",
     "AveragePool": "2-D, square window and stride, no padding, floor mode",
@@ -537,8 +538,8 @@ class _Importer:
 
     def op_Pow(self, node, a):
         """``x ** k`` for a constant whole ``k`` in 1..8: ``x * x * …`` (each factor the same
-        binding); ``x ** 0.5``: ``sqrt(x)``; another exponent has no form in the model
-        language."""
+        binding); ``x ** 0.5``: ``sqrt(x)``, ``x ** -0.5`` (RMS normalisation's):
+        ``recip(sqrt(x))``; another exponent has no form in the model language."""
         self.only(node, a, {})
         x, y = self.operand(node, 0), self.operand(node, 1)
         if x.const and y.const:
@@ -547,11 +548,11 @@ class _Importer:
         if not (y.const and y.value.size == 1):
             self.fail(node, "the exponent must be a constant (a scalar initializer or Constant)")
         k = float(y.value.reshape(()))
-        if k == 0.5:       # (x is not a constant: of two, the power is folded above)
-            self.bind(node, 0, x.shape, f"sqrt({x.text})")
+        if k in (0.5, -0.5):  # (x is not a constant: of two, the power is folded above)
+            self.bind(node, 0, x.shape, f"sqrt({x.text})" if k > 0 else f"recip(sqrt({x.text}))")
             return
         if not (k == int(k) and 1 <= k <= 8):
-            self.fail(node, f"the exponent {k:g} is not a whole number from 1 to 8 (nor 0.5)")
+            self.fail(node, f"the exponent {k:g} is not a whole number from 1 to 8 (nor ±0.5)")
         if x.const:
             self.out_const(node, x.value ** int(k))
         else:

@@ -413,15 +413,16 @@ def test_pow_by_a_constant_whole_exponent(kernel_cache, k):
     np.testing.assert_allclose(m.predict(x), (x @ w.astype(np.float32)) ** k, rtol=1e-12)
     _check_central_differences(m, {"x": x, "y": rng.normal(size=(5, 3))}, rng)
     for bad, message in [(2.5, "not a whole number"), (9.0, "not a whole number from 1 to 8"),
-                         (-0.5, "not a whole number")]:
+                         (-1.5, "not a whole number"), (0.0, "not a whole number")]:
         with pytest.raises(OnnxImportError, match=message):
             import_onnx(_net(nodes, {"w": w, "k": bad}))
 
 
-@pytest.mark.parametrize("op", ["Sqrt", "Pow 0.5"])
+@pytest.mark.parametrize("op", ["Sqrt", "Pow 0.5", "Pow -0.5"])
 def test_sqrt_and_pow_one_half(kernel_cache, op):
-    """``Sqrt`` and ``Pow`` by a constant 0.5 are ``sqrt``: against ONNX's reference evaluator
-    (of ``√(z · z + c)``, ``c > 0`` a parameter), with the gradients of one."""
+    """``Sqrt`` and ``Pow`` by a constant 0.5 are ``sqrt``, by -0.5 ``recip(sqrt(…))``: against
+    ONNX's reference evaluator (of ``√(z · z + c)``, ``c > 0`` a parameter), with the gradients
+    of one."""
     from onnx.reference import ReferenceEvaluator
     rng = np.random.default_rng(11)
     root = (helper.make_node("Sqrt", ["s"], ["out"]) if op == "Sqrt"
@@ -429,9 +430,10 @@ def test_sqrt_and_pow_one_half(kernel_cache, op):
     nodes = [helper.make_node("MatMul", ["x", "w"], ["z"]), helper.make_node("Mul", ["z", "z"], ["zz"]),
              helper.make_node("Add", ["zz", "c"], ["s"]), root]
     inits = {"w": rng.normal(size=(4, 3)), "c": rng.uniform(0.5, 2.0, size=3)}
-    model = _net(nodes, {**inits, **({"half": 0.5} if op != "Sqrt" else {})})
+    half = {"Sqrt": {}, "Pow 0.5": {"half": 0.5}, "Pow -0.5": {"half": -0.5}}[op]
+    model = _net(nodes, {**inits, **half})
     imp = import_onnx(model, loss="sqerr")
-    assert "out = sqrt(s)" in imp.text, imp.text
+    assert ("out = recip(sqrt(s))" if op == "Pow -0.5" else "out = sqrt(s)") in imp.text, imp.text
     x = rng.normal(size=(5, 4)).astype(np.float32).astype(np.float64)
     want = ReferenceEvaluator(model).run(None, {"x": x.astype(np.float32)})[0]
     m = _load_f64(imp)
