@@ -150,8 +150,9 @@ def log(a, key: int) -> np.ndarray:
 
 
 def sqrt(a, key: int) -> np.ndarray:
-    """The uninterpreted sqrt: a fourth keyed hash S into [0, p), independent of L, G and the
-    predicate (so ``sqrt(0)`` is S(0), not 0: nothing may fold it)."""
+    """The uninterpreted sqrt: a random function S into [0, p), a keyed hash under its own
+    subkey (3), independent of L, G and the predicate (so ``sqrt(0)`` is S(0), not 0: nothing
+    may fold it)."""
     return _hash(a, subkey(key, 3)) % _P
 
 

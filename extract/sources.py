@@ -25,8 +25,8 @@ from .lower import ExtractError, Kernel, Options, lower_to_loops
 from .printer import C, CUDA, MATHS, Language, statements, thread_count
 
 TEMPLATES = Path(__import__(__package__ + ".build", fromlist=["locate"]).locate("templates"))
-REALS = {"f32": ("float", "expf"), "f64": ("double", "exp")}
-LOGS = {"f32": "logf", "f64": "log"}
+# the C real type of a precision; its functions are the printer's (MATHS: expf, logf, sqrtf)
+REALS = {"f32": "float", "f64": "double"}
 # samples per group in the C batch entry points (extract/lanes.py): 8 floats fill an AVX2
 # register, 8 doubles an AVX-512 one or two AVX2 ones; 16 floats an AVX-512 register, the
 # default on AMD's AVX-512 processors (see wide_lanes)
@@ -195,7 +195,8 @@ def _structs(model: ir.Model) -> list:
 
 
 def generate(model: ir.Model, precision: str = "f32", options: Options = Options()) -> Generated:
-    real, exp = REALS[precision]
+    real = REALS[precision]
+    maths = MATHS[real]
     env = _env()
     M = model.name
     fwd, bwd = lower_to_loops(model, options)
@@ -209,8 +210,8 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     params = [{"name": p.name, "grad": model.param_gradient(p.name).name} for p in model.params]
     common = {
         "M": M, "model": M, "version": __version__, "generator": model.generator,
-        "dump_hash": model.dump_hash, "real": real, "exp": exp, "log": LOGS[precision],
-        "sqrt": MATHS[real]["sqrt"],
+        "dump_hash": model.dump_hash, "real": real, "exp": maths["exp"], "log": maths["log"],
+        "sqrt": maths["sqrt"],
         "precision": precision,
         "params": params, "consts": [a.name for a in model.stored if a.role == "const"],
         "loss": loss, "prediction": prediction,
@@ -323,7 +324,7 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     bodies += "\n" + "\n".join(k["body"] for s in sets for k in (*s["kernels"], *s["acc_kernels"]))
     uses = {f: re.search(rf"\b{f}\(", bodies) is not None
             for f in ("logistic", "relu", "step", "fmax_", "imax")}
-    uses["log"] = re.search(rf"\b{LOGS[precision]}\(", bodies) is not None
+    uses["log"] = re.search(rf"\b{maths['log']}\(", bodies) is not None
     uses["lane_loop"] = re.search(r"^\s*LANE_LOOP$", bodies, re.M) is not None
     used_f = {_bundle(model.arrays[n]) for k in fwd for n in (*k.reads, k.name)}
     used_b = {_bundle(model.arrays[n]) for k in bwd for n in (*k.reads, k.name)}

@@ -28,17 +28,18 @@ ROOT = Path(__file__).resolve().parent.parent
 
 pytestmark = pytest.mark.agda
 
-# softplus through exp and log (log of a positive number), relu, recip of a positive number,
-# step in the forward pass (its derivative is 0: only the factor z2 is differentiated)
-MODEL = """model unary
-input  x : 8
+# the declarations of both models of this file (``values`` draws their context)
+HEAD = """input  x : 8
 target t : 3
 param  w1 : 6x8
 param  b1 : 6
 param  w2 : 3x6
 param  b2 : 3
 z1 = dense(w1, x, b1)
-h  = relu(z1)
+"""
+# softplus through exp and log (log of a positive number), relu, recip of a positive number,
+# step in the forward pass (its derivative is 0: only the factor z2 is differentiated)
+MODEL = "model unary\n" + HEAD + """h  = relu(z1)
 e  = log(1 + exp(z1))
 z2 = dense(w2, h + e, b2)
 q  = recip(1 + z2 * z2)
@@ -217,15 +218,7 @@ def test_generated_c_matches_oracle(d, kernel_cache, precision, kink):
 # sqrt (dump version 4): of 1 + z² (a smooth |z|), and a softsign z / sqrt(1 + z²); its
 # declared derivative is recip(sqrt a + sqrt a), 1 / (2 sqrt a)
 
-SQRT_MODEL = """model sqrtm
-input  x : 8
-target t : 3
-param  w1 : 6x8
-param  b1 : 6
-param  w2 : 3x6
-param  b2 : 3
-z1 = dense(w1, x, b1)
-h  = sqrt(1 + z1 * z1)
+SQRT_MODEL = "model sqrtm\n" + HEAD + """h  = sqrt(1 + z1 * z1)
 z2 = dense(w2, h, b2)
 output out = z2 * recip(sqrt(1 + z2 * z2))
 loss l = sqerr(out, t)
