@@ -29,9 +29,10 @@ one to train): softmax cross-entropy on a vector output (``loss="ce"``; of the l
 output is a ``Softmax`` of them, which stays the output) or squared error (``"sqerr"``) against
 a ``target`` input of the output's shape.
 
-Anything the model language cannot express exactly (strides, dilations, groups, asymmetric or
-``-inf`` padding, ceil mode, dynamic shapes, integer tensors, …) raises ``OnnxImportError``
-naming the node, its operator and what is unsupported — never an approximate model.
+Anything the model language cannot express exactly (strides that differ per axis, dilations,
+groups, padding that differs per side, ceil mode, ``erf``, dynamic shapes, integer tensors, …)
+raises ``OnnxImportError`` naming the node, its operator and what is unsupported — never an
+approximate model.
 """
 from __future__ import annotations
 
@@ -64,11 +65,15 @@ SUPPORTED = {
     "Max": "two or more inputs, broadcasting", "Sum": "broadcasting",
     "Relu": "", "Sigmoid": "", "Tanh": "", "Exp": "", "Log": "", "Neg": "", "Reciprocal": "",
     "Sqrt": "", "Identity": "",
+    "Gelu": "approximate='tanh' (opset 20): x·σ(2u), u = √(2/π)·(x + 0.044715·x³); not the "
+            "default erf form",
     "Pow": "a constant whole exponent from 1 to 8 (repeated products), or 0.5 (sqrt), "
            "-0.5 (recip(sqrt))",
     "Conv": "2-D, the same stride on both axes, dilation 1, group 1, the same padding on every side",
-    "MaxPool": "2-D, square window and stride, no padding, floor mode",
-    "AveragePool": "2-D, square window and stride, no padding, floor mode",
+    "MaxPool": "2-D, square window and stride, floor mode; padding the same on every side, "
+               "smaller than the window (-inf: padded by conv2d, + log of padded ones)",
+    "AveragePool": "2-D, square window and stride, floor mode; padding the same on every side, "
+                   "smaller than the window (zeros: padded by conv2d), count_include_pad 0 or 1",
     "MatMul": "rank 1 or 2 operands", "Gemm": "alpha, beta, transA, transB",
     "Reshape": "", "Flatten": "", "Transpose": "", "Squeeze": "", "Unsqueeze": "",
     "Softmax": "the last axis", "LogSoftmax": "the last axis",
@@ -81,6 +86,13 @@ SUPPORTED = {
     "BatchNormalization": "inference (training_mode 0), constant statistics: folded to "
                           "x · a + b per channel",
     "LayerNormalization": "the output Y (not Mean, InvStdDev), not over the batch axis",
+}
+
+# why an operator of today's networks is not translated (the error names it)
+_UNSUPPORTED = {
+    "Erf": "the error function erf has no form in the model language (no erf, and none of "
+           "its operations composes it exactly); PyTorch's nn.GELU(approximate=\"tanh\") "
+           "(another function, tanh's form) exports without it, and imports",
 }
 
 _FLOAT_TYPES = {1: "float32", 11: "float64"}
@@ -189,6 +201,7 @@ class _Importer:
         self.squeezed: dict[int, _T] = {}  # id(constant) -> its squeezed form
         self.alive: list = []               # constants whose id() is a key above
         self.at: int | str = "?"            # the index in graph.node of the node translated
+        self.derived: dict = {}             # the consts and bindings of paddings, once each
 
     # -- names ----------------------------------------------------------------------------------
 
@@ -337,8 +350,9 @@ class _Importer:
                 self.fail(node, f"operator domain {node.domain!r} is not supported")
             f = getattr(self, "op_" + node.op_type, None)
             if f is None:
-                self.fail(node, "operator not supported (supported: "
-                          + ", ".join(sorted(SUPPORTED)) + ")")
+                why = _UNSUPPORTED.get(node.op_type)
+                self.fail(node, "operator not supported" + (f": {why}" if why else "")
+                          + " (supported: " + ", ".join(sorted(SUPPORTED)) + ")")
             self._batch_size_check(node)
             try:
                 f(node, self.attrs(node))
@@ -615,6 +629,46 @@ class _Importer:
         # IEEE: NaN below 0, as ONNX's
         self._unary(node, a, lambda x: f"sqrt({x})", np.sqrt)
 
+    # 2·√(2/π) and the coefficient of x³ of GELU's tanh form (ONNX's Gelu, PyTorch's
+    # nn.GELU(approximate="tanh"))
+    _GELU_SCALE = 2.0 * math.sqrt(2.0 / math.pi)
+    _GELU_CUBIC = 0.044715
+
+    def op_Gelu(self, node, a):
+        """``approximate="tanh"``: ``0.5·x·(1 + tanh(u))``, ``u = √(2/π)·(x + 0.044715·x³)``,
+        is ``x·σ(2u)`` (``0.5·(1 + tanh u) = σ(2u)``): the binding ``Y_2u = (x + x·x·x·k)·s``
+        with the consts ``Y_cubic`` (``k = 0.044715``) and ``Y_scale`` (``s = 2·√(2/π)``), then
+        ``Y = x * logistic(Y_2u)``. The default ``approximate="none"`` is ``x·Φ(x)``, of the
+        error function: the model language has no ``erf``, so it is refused."""
+        approx = a.get("approximate", b"none")
+        approx = approx.decode() if isinstance(approx, bytes) else approx
+        self.only(node, a, {"approximate": lambda v: True})
+        if self.opset < 20:
+            self.fail(node, f"Gelu is an operator of opset 20; the model imports opset "
+                            f"{self.opset}")
+        if approx == "none":
+            self.fail(node, "approximate='none' (the default) is x·Φ(x), of the error function "
+                            "erf, which the model language does not have (nor any exact form "
+                            "of it); approximate='tanh' (PyTorch's nn.GELU(approximate="
+                            "\"tanh\")) is supported")
+        if approx != "tanh":
+            self.fail(node, f"approximate={approx!r} is not supported (only 'tanh')")
+        x = self.operand(node, 0)
+        if x.const:
+            v = x.value
+            self.out_const(node, 0.5 * v * (1 + np.tanh(math.sqrt(2 / math.pi)
+                                                         * (v + self._GELU_CUBIC * v ** 3))))
+            return
+        base = node.output[0]
+        k = self.ref(_T((), f"{base}_cubic", np.array(self._GELU_CUBIC), True), node)
+        s = self.ref(_T((), f"{base}_scale", np.array(self._GELU_SCALE), True), node)
+        shape = _lang(x.shape)
+        idx = [f"i{j}" for j in range(len(shape))]
+        e = x.text + "".join(f"[{i}]" for i in idx)
+        u = self._fresh(f"{base}_2u", "binding")
+        self.lines.append((u, _fors(idx, shape, f"({e} + {e} * {e} * {e} * {k}) * {s}"), u))
+        self.bind(node, 0, x.shape, f"{x.text} * logistic({u})")
+
     def op_Identity(self, node, a):
         self.only(node, a, {})
         self.env[node.output[0]] = self.operand(node, 0)
@@ -770,7 +824,9 @@ class _Importer:
         elif auto not in ("NOTSET", "VALID"):
             self.fail(node, f"auto_pad={auto!r} is not supported")
         if len(set(pads)) != 1:
-            self.fail(node, f"pads={pads}: only the same padding on every side is supported")
+            self.fail(node, f"pads={pads}: only the same padding on every side is supported "
+                            f"(conv2d pads symmetrically, and the model language writes no "
+                            f"constant offset to place an array at or crop it from)")
         return pads[0]
 
     def op_Conv(self, node, a):
@@ -810,6 +866,85 @@ class _Importer:
         else:
             self.bind(node, 0, out, f"conv2d({x.text}, {', '.join(args)})")
 
+    def _pool_pad(self, node, a, k: int, s: int, H: int, W: int) -> int:
+        """The padding of a pooling: ``pads`` or ``auto_pad`` SAME (ONNX's: the total padding
+        of a dimension ``n`` is ``(⌈n/s⌉ − 1)·s + k − n``, its half, rounded down, before for
+        SAME_UPPER); only the same on every side, smaller than the window."""
+        auto = a.get("auto_pad", b"NOTSET")
+        auto = auto.decode() if isinstance(auto, bytes) else auto
+        if auto in ("SAME_UPPER", "SAME_LOWER"):
+            lo, hi = [], []
+            for n in (H, W):
+                total = max((-(-n // s) - 1) * s + k - n, 0)
+                lo.append(total // 2 if auto == "SAME_UPPER" else total - total // 2)
+                hi.append(total - lo[-1])
+            pads, what = lo + hi, f"auto_pad={auto} pads {lo + hi} (begins, ends)"
+        elif auto in ("NOTSET", "VALID"):
+            pads = list(a.get("pads", [0] * 4)) if auto == "NOTSET" else [0] * 4
+            what = f"pads={pads}"
+        else:
+            self.fail(node, f"auto_pad={auto!r} is not supported")
+        if len(pads) != 4:
+            self.fail(node, f"{what}: 2-D pooling takes four pads")
+        if len(set(pads)) != 1:
+            self.fail(node, f"{what}: only the same padding on every side is supported (the "
+                            f"model language pads symmetrically, as conv2d does: it writes no "
+                            f"constant offset to place an array at)")
+        if pads[0] >= k:
+            self.fail(node, f"{what}: a padding as large as the window {k}×{k} (a window of "
+                            f"padding alone)")
+        return pads[0]
+
+    def _ones(self, shape: tuple[int, ...]) -> str:
+        """A const of ones of ``shape`` (as written: ``1x1x1`` is not absorbed), declared once:
+        ``pad_one`` (1×1×1, the kernel of the 1×1 convolution that pads) and ``pad_ones_HxW``
+        (the unpadded plane, whose padding marks where the padding is)."""
+        key = ("ones", shape)
+        if key not in self.derived:
+            p = self._fresh("pad_one" if shape == (1, 1, 1)
+                            else "pad_ones_" + "x".join(map(str, shape)), "param")
+            self.derived[key] = p
+            self.params[p] = np.ones(shape, np.float32)
+            self.decls.append(f"const  {p} : {'x'.join(map(str, shape))}   -- ones (for a "
+                              f"padding)")
+            self.consts.append(p)
+        return self.derived[key]
+
+    def _padded_ones(self, node, H: int, W: int, P: int) -> str:
+        """Ones of shape H×W padded by P zeros on each side: 1 inside, 0 in the padding (a
+        binding of consts alone: no gradient)."""
+        key = ("padded ones", H, W, P)
+        if key not in self.derived:
+            name = self._fresh(f"{node.output[0]}_pad_ones", "binding")
+            self.lines.append((name, f"sum u : 1 . conv2d({self._ones((H, W))}, "
+                                     f"{self._ones((1, 1, 1))}, {P})[u]", name))
+            self.derived[key] = name
+        return self.derived[key]
+
+    def _padded(self, node, x: _T, P: int, fill: str | None) -> str:
+        """``x`` with ``P`` zeros on each side of its last two dimensions, as a binding: each
+        H×W plane padded by ``conv2d`` with the 1×1 kernel ``1`` (``sum u : 1 . conv2d(a, one,
+        P)[u]``: a single product by 1, exact), so the zeros are placed where ``conv2d`` places
+        its own. ``fill="-inf"``: ``+ log(ones padded)``, ``0`` inside and ``−inf`` in the
+        padding (MaxPool's: ONNX's max ignores the padding; a weight or const is finite, so the
+        infinity is computed)."""
+        H, W = x.shape[-2:]
+        base = node.output[0]
+        outer = x.shape[:-2]
+        idx = [f"i{j}" for j in range(len(outer))]
+        plane = x.text + "".join(f"[{i}]" for i in idx)
+        body = f"(sum u : 1 . conv2d({plane}, {self._ones((1, 1, 1))}, {P})[u])"
+        if fill == "-inf":
+            key = ("-inf", H, W, P)
+            if key not in self.derived:
+                ninf = self._fresh(f"{base}_pad_ninf", "binding")
+                self.lines.append((ninf, f"log({self._padded_ones(node, H, W, P)})", ninf))
+                self.derived[key] = ninf
+            body += f" + {self.derived[key]}"
+        name = self._fresh(f"{base}_padded", "binding")
+        self.lines.append((name, _fors(idx, outer, body), name))
+        return name
+
     def _pool(self, node, a, layer):
         if len(node.output) > 1 and node.output[1]:
             self.fail(node, "the Indices output is not supported")
@@ -821,20 +956,41 @@ class _Importer:
         if len(s) != 2 or s[0] != s[1]:
             self.fail(node, f"strides={s}: only the same stride on both axes is supported")
         self.only(node, a, {"kernel_shape": lambda v: True, "strides": lambda v: True,
-                            "pads": lambda p: not any(p), "ceil_mode": lambda c: c == 0,
+                            "pads": lambda p: True, "ceil_mode": lambda c: c == 0,
                             "dilations": lambda d: all(v == 1 for v in d),
-                            "auto_pad": lambda p: (p.decode() if isinstance(p, bytes) else p)
-                            in ("NOTSET", "VALID"),
+                            "auto_pad": lambda p: True,
                             "storage_order": lambda v: True,
                             "count_include_pad": lambda v: True})
         self._spatial(node, x, "pooling")
         kk, ss = k[0], s[0]
         H, W = x.shape[-2:]
-        if kk > H or kk > W:
-            self.fail(node, f"the window {kk}×{kk} does not fit in {H}×{W}")
-        out = x.shape[:-2] + ((H - kk) // ss + 1, (W - kk) // ss + 1)
+        P = self._pool_pad(node, a, kk, ss, H, W)
+        if kk > H + 2 * P or kk > W + 2 * P:
+            self.fail(node, f"the window {kk}×{kk} does not fit in {H}×{W}"
+                      + (f" padded by {P}" if P else ""))
+        out = x.shape[:-2] + ((H + 2 * P - kk) // ss + 1, (W + 2 * P - kk) // ss + 1)
         arg = f"{kk}" if kk == ss else f"{kk}, {ss}"
-        self.bind(node, 0, out, f"{layer}({x.text}, {arg})")
+        if not P:
+            self.bind(node, 0, out, f"{layer}({x.text}, {arg})")
+            return
+        if H == 1 or W == 1:
+            self.fail(node, f"padding an input of spatial shape {H}×{W} (a trailing dimension "
+                            f"1 is absorbed in the model language)")
+        padded = self._padded(node, x, P, "-inf" if layer == "maxpool" else None)
+        if layer == "maxpool" or a.get("count_include_pad", 0):
+            self.bind(node, 0, out, f"{layer}({padded}, {arg})")
+            return
+        # count_include_pad=0: the mean of the window's elements that are not padding, Σ/n:
+        # the mean of all k² times recip of the mean of the padded ones (n/k²)
+        base = node.output[0]
+        cnt = self._fresh(f"{base}_pad_count", "binding")
+        self.lines.append((cnt, f"{layer}({self._padded_ones(node, H, W, P)}, {arg})", cnt))
+        pooled = self._fresh(f"{base}_pooled", "binding")
+        self.lines.append((pooled, f"{layer}({padded}, {arg})", pooled))
+        idx = [f"i{j}" for j in range(len(out))]
+        at = "".join(f"[{i}]" for i in idx)
+        body = f"{pooled}{at} * recip({cnt}[{idx[-2]}][{idx[-1]}])"
+        self.bind(node, 0, out, _fors(idx, out, body))
 
     def op_MaxPool(self, node, a):
         self._pool(node, a, "maxpool")

@@ -145,7 +145,7 @@ OPERATORS = ("Add", "Sub", "Mul", "Div", "Max", "Sum", "Relu", "Sigmoid", "Tanh"
              "Reciprocal", "Identity", "Conv", "MaxPool", "AveragePool", "MatMul", "Gemm",
              "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Softmax",
              "LogSoftmax", "ReduceSum", "ReduceMean", "Pow", "BatchNormalization", "Sqrt",
-             "LayerNormalization")
+             "LayerNormalization", "Gelu")
 # element types other than float32/float64 are out of scope: not collected at all
 _OTHER_TYPES = re.compile(r"_(u?int\d+|float16|bfloat16|bool|string)(_|$)|_expanded")
 
@@ -220,7 +220,8 @@ RUNNER = ("Conv2d", "Conv2d_no_bias", "Conv2d_padding", "Conv2d_strided", "ReLU"
           "Softmax", "Softmin", "LogSoftmax", "Linear", "Linear_no_bias", "log_softmax_lastdim",
           "log_softmax_dim3", "softmax_lastdim", "softmax_functional_dim3", "AvgPool2d",
           "AvgPool2d_stride", "Tanh", "BatchNorm1d_3d_input_eval", "BatchNorm2d_eval",
-          "BatchNorm2d_momentum_eval", "BatchNorm3d_eval", "BatchNorm3d_momentum_eval")
+          "BatchNorm2d_momentum_eval", "BatchNorm3d_eval", "BatchNorm3d_momentum_eval",
+          "MaxPool2d")
 _BT = onnx.backend.test.BackendTest(backend.Backend, __name__)
 for _name in RUNNER:
     _BT.include(rf"^test_{_name}_cpu$")
@@ -936,3 +937,207 @@ def test_an_unsupported_layernorm_is_named(kw, what):
     assert str(e.value).startswith("node 'n1' (LayerNormalization): " + what), str(e.value)
     with pytest.raises(OnnxImportError, match=r"^node #1 \(LayerNormalization\): "):
         import_onnx(_layernorm(["N", 6], name="", **kw), batch=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Gelu: the tanh form is x·σ(2u), u = √(2/π)·(x + 0.044715·x³); the erf form is refused
+
+def _gelu(shape, approximate="tanh", opset=20, name="n1", seed=13):
+    """``x · w`` (``w`` a parameter of the sample's shape, so that the gradients pass through
+    the activation) then a Gelu."""
+    rng = np.random.default_rng(seed)
+    per = shape[1:] if shape[0] == "N" else shape
+    attrs = {} if approximate is None else {"approximate": approximate}
+    nodes = [helper.make_node("Mul", ["x", "w"], ["z"]),
+             helper.make_node("Gelu", ["z"], ["out"], name=name, **attrs)]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, shape)],
+        [numpy_helper.from_array(rng.uniform(0.5, 2.0, size=per).astype(np.float32), "w")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize("shape, batch", [(["N", 6], True), ([2, 3, 4], False)],
+                         ids=["batched", "whole"])
+def test_gelu_tanh_as_onnx_computes_it(kernel_cache, shape, batch):
+    """``0.5·x·(1 + tanh(u))`` is ``x·σ(2u)``: one binding of ``2u``, its two constants consts,
+    then ``x * logistic(2u)``; against ONNX's reference evaluator (its function body, in
+    float32), batched or as one sample, and the gradients against central differences."""
+    from onnx.reference import ReferenceEvaluator
+    model = _gelu(shape)
+    imp = import_onnx(model, batch=batch, loss="sqerr")
+    assert re.search(r"^output out = z \* logistic\(out_2u\)$", imp.text, re.M), imp.text
+    assert imp.consts == ("out_cubic", "out_scale"), imp.text
+    assert imp.params["out_cubic"].ravel().tolist() == [np.float32(0.044715)]
+    assert imp.params["out_scale"].ravel().tolist() == [np.float32(2 * np.sqrt(2 / np.pi))]
+    rng = np.random.default_rng(14)
+    x = (rng.normal(size=[5 if d == "N" else d for d in shape]) * 2).astype(np.float32)
+    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    m = _load_f64(imp)
+    xb = x.astype(np.float64) if batch else x[None].astype(np.float64)
+    got = np.asarray(m.predict(xb)).reshape(want.shape)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6 * np.abs(want).max())
+    y = rng.normal(size=(len(xb),) + tuple(imp.output_shape[1:] if batch else imp.output_shape))
+    _check_central_differences(m, {"x": xb[:2], imp.target: y[:2]}, rng)
+
+
+@pytest.mark.parametrize("opset", [17, 18, 20])
+def test_a_pytorch_gelu_tanh_imports(tmp_path, kernel_cache, opset):
+    """``Linear → GELU(approximate="tanh") → Linear``: at opset 20 PyTorch exports a Gelu,
+    before it Mul, Add, Tanh and Constants (x·x·x, 0.044715, √(2/π), 1, 0.5); either imports,
+    its outputs PyTorch's, its gradients central differences'."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.GELU(approximate="tanh"),
+                              torch.nn.Linear(6, 3)).double().eval()
+    with torch.no_grad():     # pre-activations of a few units: both of GELU's sides
+        net[0].weight.mul_(4.0)
+    path = tmp_path / "gelu.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(net, torch.zeros(1, 4, dtype=torch.float64), str(path), dynamo=False,
+                          opset_version=opset, input_names=["x"], output_names=["out"],
+                          dynamic_axes={"x": {0: "N"}, "out": {0: "N"}})
+    graph_ops = {n.op_type for n in onnx.load(str(path)).graph.node}
+    assert ("Gelu" in graph_ops) == (opset >= 20), graph_ops
+    assert opset >= 20 or "Tanh" in graph_ops, graph_ops
+    imp = import_onnx(onnx.load(str(path)), loss="sqerr")
+    assert imp.batch and ("logistic(" if opset >= 20 else "tanh(") in imp.text, imp.text
+    m = _load_f64(imp)
+    rng = np.random.default_rng(15)
+    x = rng.normal(size=(5, 4))
+    with torch.no_grad():   # the imported weights are float32: give PyTorch the same
+        for p in net.parameters():
+            p.copy_(p.float().double())
+        want = net(torch.from_numpy(x)).numpy()
+    # the constants are float32 consts (0.044715, √(2/π) rounded): relative 3e-8 of u
+    np.testing.assert_allclose(m.predict(x), want, rtol=1e-6, atol=1e-9)
+    _check_central_differences(m, {"x": x[:2], imp.target: rng.normal(size=(2, 3))}, rng)
+
+
+@pytest.mark.parametrize("kw, what", [
+    ({"approximate": None}, "approximate='none' (the default) is x·Φ(x), of the error "
+                            "function erf, which the model language does not have"),
+    ({"approximate": "none"}, "approximate='none' (the default) is x·Φ(x)"),
+    ({"approximate": "fast"}, "approximate='fast' is not supported (only 'tanh')"),
+    ({"opset": 18}, "Gelu is an operator of opset 20; the model imports opset 18"),
+])
+def test_an_erf_gelu_is_named(kw, what):
+    with pytest.raises(OnnxImportError) as e:
+        import_onnx(_gelu(["N", 6], **kw), batch=True)
+    assert str(e.value).startswith("node 'n1' (Gelu): " + what), str(e.value)
+
+
+def test_erf_is_named_with_the_reason():
+    """PyTorch's default ``nn.GELU()`` before opset 20 exports an Erf: the error says that the
+    language has no erf, and which GELU imports."""
+    m = _one_node("Erf", [("x", [1, 3])], ("y", [1, 3]))
+    with pytest.raises(OnnxImportError) as e:
+        import_onnx(m)
+    assert str(e.value).startswith(
+        "node 'n1' (Erf): operator not supported: the error function erf has no form in the "
+        "model language"), str(e.value)
+    assert 'nn.GELU(approximate="tanh")' in str(e.value) and "(supported: " in str(e.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Padded pooling: the same padding on every side, placed by conv2d (a 1×1 kernel of 1)
+
+def _pool_net(op, attrs, shape=("N", 2, 5, 6), name="n1", seed=16):
+    """``x · w`` (``w`` a parameter of the sample's shape) then a pooling."""
+    rng = np.random.default_rng(seed)
+    per = shape[1:] if shape[0] == "N" else shape
+    nodes = [helper.make_node("Mul", ["x", "w"], ["z"]),
+             helper.make_node(op, ["z"], ["out"], name=name, **attrs)]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(rng.uniform(0.5, 2.0, size=per).astype(np.float32), "w")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+
+
+_PADDED_POOLS = {
+    "max-pads1-stride2": ("MaxPool", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1],
+                                      "strides": [2, 2]}),
+    "max-same-lower": ("MaxPool", {"kernel_shape": [3, 3], "auto_pad": "SAME_LOWER"}),
+    "avg-pads1-stride2": ("AveragePool", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1],
+                                          "strides": [2, 2]}),
+    "avg-pads2-include": ("AveragePool", {"kernel_shape": [3, 3], "pads": [2, 2, 2, 2],
+                                          "count_include_pad": 1}),
+    "avg-same-upper-stride2": ("AveragePool", {"kernel_shape": [3, 3], "auto_pad": "SAME_UPPER",
+                                               "strides": [2, 2]}, (7, 5)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_PADDED_POOLS))
+def test_padded_pooling_as_onnx_computes_it(kernel_cache, case):
+    """Each H×W plane padded by ``conv2d`` with a 1×1 kernel of 1 (zeros where ``conv2d``
+    puts its own), ``−inf`` for MaxPool (``+ log`` of padded ones), and AveragePool's mean of
+    the elements that are not padding (``count_include_pad`` 0: ``recip`` of the pooled
+    padded ones); against ONNX's reference evaluator, and the gradients against central
+    differences."""
+    from onnx.reference import ReferenceEvaluator
+    op, attrs, *hw = _PADDED_POOLS[case]
+    hw = hw[0] if hw else (5, 6)   # SAME at stride 2 pads 5 and 7 by 1 on each side, 6 not
+    model = _pool_net(op, attrs, ("N", 2) + hw)
+    imp = import_onnx(model, batch=True, loss="sqerr")
+    assert "conv2d(z[i0], pad_one, " in imp.text, imp.text
+    assert ("log(out_pad_ones)" in imp.text) == (op == "MaxPool"), imp.text
+    assert ("recip(out_pad_count" in imp.text) == (case in ("avg-pads1-stride2",
+                                                            "avg-same-upper-stride2")), imp.text
+    assert all(imp.params[c].min() == imp.params[c].max() == 1 for c in imp.consts), imp.consts
+    rng = np.random.default_rng(17)
+    x = rng.normal(size=(4, 2) + hw).astype(np.float32)
+    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    assert imp.output_shape[1:] == want.shape[1:], (imp.output_shape, want.shape)
+    m = _load_f64(imp)
+    got = np.asarray(m.predict(x.astype(np.float64))).reshape(want.shape)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    _check_central_differences(m, {"x": x[:2].astype(np.float64),
+                                   imp.target: rng.normal(size=(2,) + want.shape[1:])}, rng)
+
+
+@pytest.mark.parametrize("pool", ["max", "avg", "avg-exclude"])
+def test_a_pytorch_padded_pooling_imports(tmp_path, kernel_cache, pool):
+    """``Conv2d → MaxPool2d(3, 2, padding=1)`` (ResNet's stem) or ``AvgPool2d(3, 2,
+    padding=1)`` (PyTorch counts the padding by default; ``count_include_pad=False`` not)
+    ``→ Flatten → Linear``: its outputs PyTorch's, its gradients central differences'."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    layer = {"max": torch.nn.MaxPool2d(3, 2, padding=1),
+             "avg": torch.nn.AvgPool2d(3, 2, padding=1),
+             "avg-exclude": torch.nn.AvgPool2d(3, 2, padding=1, count_include_pad=False)}[pool]
+    net = torch.nn.Sequential(torch.nn.Conv2d(1, 2, 3), layer, torch.nn.Flatten(),
+                              torch.nn.Linear(2 * 3 * 3, 3)).double().eval()
+    path = tmp_path / "pool.onnx"
+    torch.onnx.export(net, torch.zeros(1, 1, 7, 7, dtype=torch.float64), str(path),
+                      dynamo=False, input_names=["x"], output_names=["out"],
+                      dynamic_axes={"x": {0: "N"}, "out": {0: "N"}})
+    imp = import_onnx(onnx.load(str(path)), loss="sqerr")
+    assert imp.batch and "pad_one" in imp.text, imp.text
+    m = _load_f64(imp)
+    rng = np.random.default_rng(18)
+    x = rng.normal(size=(5, 1, 7, 7))
+    with torch.no_grad():   # the imported weights are float32: give PyTorch the same
+        for p in net.parameters():
+            p.copy_(p.float().double())
+        want = net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(m.predict(x), want, rtol=1e-12, atol=1e-13)
+    _check_central_differences(m, {"x": x[:2], imp.target: rng.normal(size=(2, 3))}, rng)
+
+
+@pytest.mark.parametrize("op, attrs, what", [
+    ("MaxPool", {"kernel_shape": [3, 3], "pads": [1, 0, 1, 0]},
+     "pads=[1, 0, 1, 0]: only the same padding on every side is supported (the model language "
+     "pads symmetrically"),
+    ("AveragePool", {"kernel_shape": [2, 2], "auto_pad": "SAME_UPPER"},
+     "auto_pad=SAME_UPPER pads [0, 0, 1, 1] (begins, ends): only the same padding on every side"),
+    ("MaxPool", {"kernel_shape": [2, 2], "pads": [2, 2, 2, 2]},
+     "pads=[2, 2, 2, 2]: a padding as large as the window 2×2"),
+    ("AveragePool", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "ceil_mode": 1},
+     "attribute ceil_mode=1 is not supported"),
+])
+def test_a_padding_pooling_cannot_express_is_named(op, attrs, what):
+    with pytest.raises(OnnxImportError) as e:
+        import_onnx(_pool_net(op, attrs), batch=True)
+    assert str(e.value).startswith(f"node 'n1' ({op}): " + what), str(e.value)
