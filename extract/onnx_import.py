@@ -151,6 +151,13 @@ def _lang(shape) -> tuple:
     return shape
 
 
+def _root(a: np.ndarray) -> int:
+    """The id of the array whose memory ``a`` views (a reshaped constant is a view of it)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return id(a)
+
+
 def _shape_text(shape) -> str:
     shape = _lang(shape)
     return "x".join(str(d) for d in shape) if shape else "1"
@@ -197,6 +204,10 @@ class _Importer:
         self.params: dict[str, np.ndarray] = {}
         self.consts: list[str] = []      # of params: the graph's constants (declared const)
         self.param_of: dict[int, str] = {}  # id(array) -> param name
+        # id(_root(array)) of Conv kernels declared as they are -> their param; of the
+        # constants declared by ref: a kernel read so too would be two parameters
+        self.kernels: dict[int, str] = {}
+        self.declared: set[int] = set()
         self.env: dict[str, _T] = {}
         self.squeezed: dict[int, _T] = {}  # id(constant) -> its squeezed form
         self.alive: list = []               # constants whose id() is a key above
@@ -266,11 +277,18 @@ class _Importer:
         if not t.const:
             return t.text
         key = id(t.value)
+        if _root(t.value) in self.kernels:
+            raise OnnxImportError(
+                (f"{self._where(node)}: " if node is not None else "")
+                + f"{t.text!r} is the kernel of a Conv, declared "
+                f"{self.kernels[_root(t.value)]}; it cannot be read as "
+                f"{_shape_text(t.value.shape)} too (two parameters of one array)")
         if key not in self.param_of:
             if t.value.size == 0:
                 self.fail(node, "an empty constant")
             p = self._fresh(t.text or "w", "param")
             self.param_of[key] = p
+            self.declared.add(_root(t.value))
             self.alive.append(t.value)
             shape = _lang(t.value.shape) or (1,)
             self.params[p] = np.ascontiguousarray(t.value.reshape(shape), dtype=np.float32)
@@ -847,24 +865,82 @@ class _Importer:
             self.fail(node, f"auto_pad={auto!r} with strides={a['strides']} is not supported")
         pad = self._pads(node, a, w.shape[2:])
         per = self._spatial(node, x, "a convolution")
-        args = [self.ref(w, node)]
+        C, H, W = x.shape[-3:]
+        if w.shape[1] != C:
+            self.fail(node, f"the kernel has {w.shape[1]} channels, the input {C}")
+        U, kh, kw = w.shape[0], w.shape[2], w.shape[3]
+        out = (U, (H + 2 * pad - kh) // stride + 1, (W + 2 * pad - kw) // stride + 1)
+        # The model language absorbs a trailing dimension 1 (`for` of a scalar), so a plane
+        # H×1 is the vector H: the planes are convolved transposed, 1×H (`for j : 1` of the
+        # vector; 1×1 of a scalar), with the kernel transposed (the same padding on every
+        # side, the same stride on both axes: the transposed output), and the output read
+        # back transposed. A declared shape is kept as written, so the kernel is declared as
+        # it is, U×C×1×1 included.
+        flip = W == 1
+        args = [self._kernel(node, w, flip and (kh, kw) != (1, 1))]   # 1×1: its own transpose
         if b is not None:
             args.append(self.ref(b, node))
         if pad or stride != 1:
             args.append(str(pad))
         if stride != 1:
             args.append(str(stride))
-        C, H, W = x.shape[-3:]
-        if w.shape[1] != C:
-            self.fail(node, f"the kernel has {w.shape[1]} channels, the input {C}")
-        out = (w.shape[0], (H + 2 * pad - w.shape[2]) // stride + 1,
-               (W + 2 * pad - w.shape[3]) // stride + 1)
-        if per:
-            n = x.shape[0]
-            self.bind(node, 0, (n,) + out,
-                      f"for n : {n} . conv2d({x.text}[n], {', '.join(args)})")
-        else:
-            self.bind(node, 0, out, f"conv2d({x.text}, {', '.join(args)})")
+        n = x.shape[0] if per else None
+        each = f"for n : {n} . " if per else ""   # n, i, j, k: reserved, never a name
+        at = "[n]" if per else ""
+        src = self.ref(x, node)
+        if flip:
+            src = self._fresh(f"{node.output[0]}_planes_t", "binding")
+            self.lines.append((src, f"{each}for i : {C} . for j : {'1x1' if H == 1 else '1'} . "
+                                    f"{self.ref(x, node)}{at}[i]", src))
+        conv = f"{each}conv2d({src}{at}, {', '.join(args)})"
+        shape = ((n,) if per else ()) + out
+        if not flip and out[2] != 1:
+            self.bind(node, 0, shape, conv)
+            return
+        # conv2d's output U×H′×1 (or, transposed, U×W′×H′) keeps its trailing 1: read into
+        # the language's shape of U×H′×W′, element by element
+        raw = self._fresh(f"{node.output[0]}_conv", "binding")
+        self.lines.append((raw, conv, raw))
+        self.bind(node, 0, shape, f"{each}for i : {out[0]} . for j : {out[1]} . "
+                                  f"for k : {out[2]} . {raw}{at}[i][{'k][j' if flip else 'j][k'}]")
+
+    def _kernel(self, node, w: _T, flip: bool) -> str:
+        """The kernel of a ``Conv`` as ``conv2d`` takes it, U×C×kh×kw as written (its trailing
+        1s kept: ``_lang`` would absorb them), transposed (U×C×kw×kh) for transposed planes."""
+        if not flip and _lang(w.shape) == tuple(w.shape):
+            return self.ref(w, node)
+        dims = "×".join(map(str, w.shape))
+        if not w.const:
+            self.fail(node, f"a computed kernel of shape {dims}"
+                      + (" of an input whose last dimension is 1" if flip else "")
+                      + ": the model language absorbs a trailing dimension 1 of an array it "
+                        "computes (a kernel of the graph, declared, keeps it)")
+        key = ("kernel", id(w.value), flip)
+        if key not in self.derived:
+            root = _root(w.value)
+            if root in self.declared:
+                self.fail(node, f"the kernel {w.text!r} of shape {dims} is read by another "
+                                f"operation too, as {_shape_text(w.shape)} (two parameters of "
+                                f"one array)")
+            if root in self.kernels:
+                self.fail(node, f"the kernel {w.text!r} of shape {dims} is the kernel of "
+                                f"another Conv too, declared {self.kernels[root]} there "
+                                f"(an input ending in 1 takes its kernel transposed)")
+            value = w.value.transpose(0, 1, 3, 2) if flip else w.value
+            p = self._fresh((w.text or "w") + ("_t" if flip else ""), "param")
+            self.derived[key] = p
+            self.kernels[root] = f"{p} : {'x'.join(map(str, value.shape))}"
+            self.alive.append(w.value)
+            self.params[p] = np.ascontiguousarray(value, dtype=np.float32)
+            shape = "x".join(map(str, value.shape))
+            if not w.fixed:
+                self.decls.append(f"param  {p} : {shape}" + ("   -- transposed (an input "
+                                  "H×1 is convolved as 1×H)" if flip else ""))
+            else:
+                self.decls.append(f"const  {p} : {shape}   -- a constant of the graph (its "
+                                  f"value with the weights)" + (", transposed" if flip else ""))
+                self.consts.append(p)
+        return self.derived[key]
 
     def _pool_pad(self, node, a, k: int, s: int, H: int, W: int) -> int:
         """The padding of a pooling: ``pads`` or ``auto_pad`` SAME (ONNX's: the total padding
@@ -970,15 +1046,19 @@ class _Importer:
                       + (f" padded by {P}" if P else ""))
         out = x.shape[:-2] + ((H + 2 * P - kk) // ss + 1, (W + 2 * P - kk) // ss + 1)
         arg = f"{kk}" if kk == ss else f"{kk}, {ss}"
+        if W == 1 and (kk, ss) != (1, 1):
+            # the plane H×1 is the vector H: the layer would pool the two dimensions before
+            self.fail(node, f"pooling an input of spatial shape {H}×{W} (a trailing dimension "
+                            f"1 is absorbed in the model language)")
         if not P:
-            self.bind(node, 0, out, f"{layer}({x.text}, {arg})")
+            self._bind_layer(node, out, f"{layer}({x.text}, {arg})")
             return
         if H == 1 or W == 1:
             self.fail(node, f"padding an input of spatial shape {H}×{W} (a trailing dimension "
                             f"1 is absorbed in the model language)")
         padded = self._padded(node, x, P, "-inf" if layer == "maxpool" else None)
         if layer == "maxpool" or a.get("count_include_pad", 0):
-            self.bind(node, 0, out, f"{layer}({padded}, {arg})")
+            self._bind_layer(node, out, f"{layer}({padded}, {arg})")
             return
         # count_include_pad=0: the mean of the window's elements that are not padding, Σ/n:
         # the mean of all k² times recip of the mean of the padded ones (n/k²)
@@ -991,6 +1071,17 @@ class _Importer:
         at = "".join(f"[{i}]" for i in idx)
         body = f"{pooled}{at} * recip({cnt}[{idx[-2]}][{idx[-1]}])"
         self.bind(node, 0, out, _fors(idx, out, body))
+
+    def _bind_layer(self, node, shape, expr: str) -> None:
+        """Bind a pooling: its output …×M′×1 keeps the trailing 1 (the layer's shape, not
+        absorbed), so it is read into the language's shape, element by element."""
+        if shape[-1] != 1:
+            self.bind(node, 0, shape, expr)
+            return
+        raw = self._fresh(f"{node.output[0]}_pooled", "binding")
+        self.lines.append((raw, expr, raw))
+        idx = [f"i{j}" for j in range(len(shape))]
+        self.bind(node, 0, shape, _fors(idx, shape, raw + "".join(f"[{i}]" for i in idx)))
 
     def op_MaxPool(self, node, a):
         self._pool(node, a, "maxpool")

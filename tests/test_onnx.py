@@ -1136,8 +1136,181 @@ def test_a_pytorch_padded_pooling_imports(tmp_path, kernel_cache, pool):
      "pads=[2, 2, 2, 2]: a padding as large as the window 2×2"),
     ("AveragePool", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "ceil_mode": 1},
      "attribute ceil_mode=1 is not supported"),
+    ("MaxPool", {"kernel_shape": [1, 1], "strides": [2, 2]},
+     "pooling an input of spatial shape 5×1 (a trailing dimension 1 is absorbed"),
 ])
 def test_a_padding_pooling_cannot_express_is_named(op, attrs, what):
+    shape = ("N", 2, 5, 1) if "5×1" in what else ("N", 2, 5, 6)
     with pytest.raises(OnnxImportError) as e:
-        import_onnx(_pool_net(op, attrs), batch=True)
+        import_onnx(_pool_net(op, attrs, shape), batch=True)
     assert str(e.value).startswith(f"node 'n1' ({op}): " + what), str(e.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Convolutions with a dimension 1: a 1×1 kernel (ResNet's bottlenecks, MobileNet's pointwise
+# convolutions), an input or output plane H×1 or 1×1. The model language absorbs a trailing
+# dimension 1 of what it computes, not of what is declared: the kernel is declared as it is
+# (U×C×1×1), a plane H×1 convolved transposed (1×H, the kernel transposed), an output U×H′×1
+# read back into the language's U×H′.
+
+def _conv_net(x_shape, w_shape, attrs=None, bias=True, seed=21):
+    rng = np.random.default_rng(seed)
+    inits = [numpy_helper.from_array(rng.normal(size=w_shape).astype(np.float32), "w")]
+    if bias:
+        inits.append(numpy_helper.from_array(rng.normal(size=w_shape[:1]).astype(np.float32),
+                                             "b"))
+    node = helper.make_node("Conv", ["x", "w"] + (["b"] if bias else []), ["out"], name="n1",
+                            **(attrs or {}))
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+_CONVS_WITH_ONES = {
+    "1x1": ((3, 5, 6), (4, 3, 1, 1), {}),
+    "1x1-one-channel": ((1, 5, 6), (4, 1, 1, 1), {}),
+    "1x1-one-channel-one-output": ((1, 4, 4), (1, 1, 1, 1), {}),
+    "1x1-stride2-no-bias": ((3, 5, 6), (2, 3, 1, 1), {"strides": [2, 2]}, False),
+    "1x1-padded": ((2, 3, 4), (3, 2, 1, 1), {"pads": [1, 1, 1, 1]}),
+    "kernel-3x1": ((2, 5, 6), (3, 2, 3, 1), {}),
+    "column-3x1-padded": ((2, 7, 1), (3, 2, 3, 1), {"pads": [1, 1, 1, 1]}),
+    "column-3x1-stride2": ((2, 7, 1), (3, 2, 3, 1), {"pads": [1, 1, 1, 1], "strides": [2, 2]}),
+    "column-1x1": ((2, 7, 1), (3, 2, 1, 1), {}),
+    "column-one-channel": ((1, 6, 1), (2, 1, 2, 1), {}),
+    "point-1x1": ((3, 1, 1), (4, 3, 1, 1), {}),
+    "point-1x1-padded": ((2, 1, 1), (3, 2, 1, 1), {"pads": [1, 1, 1, 1]}),
+    "point-one-channel": ((1, 1, 1), (2, 1, 1, 1), {}),
+    "row-1x3-stride2": ((2, 1, 6), (3, 2, 1, 3), {"strides": [2, 2]}),
+    "output-Hx1": ((2, 5, 4), (3, 2, 3, 4), {}),
+    "output-1x1": ((2, 3, 3), (4, 2, 3, 3), {}),
+}
+
+
+@pytest.mark.parametrize("case, batch", [(c, True) for c in sorted(_CONVS_WITH_ONES)] + [
+    (c, False) for c in ("1x1", "column-3x1-padded", "point-1x1", "output-Hx1")])
+def test_a_conv_with_a_dimension_one_as_onnx_computes_it(kernel_cache, case, batch):
+    """Against ONNX's reference evaluator (with a batch axis, and a few as one rank-4
+    sample); the gradients against central differences."""
+    from onnx.reference import ReferenceEvaluator
+    x_shape, w_shape, attrs, *bias = _CONVS_WITH_ONES[case]
+    model = _conv_net(("N",) + x_shape if batch else (2,) + x_shape, w_shape, attrs,
+                      bias=bias[0] if bias else True)
+    imp = import_onnx(model, batch=batch, loss="sqerr")
+    rng = np.random.default_rng(22)
+    x = rng.normal(size=(3 if batch else 2,) + x_shape).astype(np.float32)
+    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    assert imp.output_shape[1:] == want.shape[1:], (imp.output_shape, want.shape)
+    m = _load_f64(imp)
+    xs = x.astype(np.float64) if batch else x.astype(np.float64)[None]
+    got = np.asarray(m.predict(xs)).reshape(want.shape)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    # the runtime's arrays have the language's shapes (H×1 is H)
+    lang = m.spec.input_shapes
+    xs = xs[:2]
+    inputs = {"x": xs.reshape(xs.shape[:1] + tuple(lang["x"])),
+              imp.target: rng.normal(size=xs.shape[:1] + tuple(lang[imp.target]))}
+    _check_central_differences(m, inputs, rng)
+    # declared as it is (U×C×1×1), or transposed for a column
+    flip = x_shape[-1] == 1 and w_shape[2:] != (1, 1)
+    w_decl = "x".join(map(str, w_shape[:2] + w_shape[:1:-1] if flip else w_shape))
+    decl = rf"^param  w{'_t' if flip else ''} : {w_decl}\b"
+    assert re.search(decl, imp.text, re.M), imp.text
+
+
+@pytest.mark.parametrize("net", ["bottleneck", "squeeze", "column"])
+def test_a_pytorch_pointwise_conv_imports(tmp_path, kernel_cache, net):
+    """``nn.Conv2d(C, U, 1)``: a ResNet bottleneck (1×1, 3×3 padded, 1×1 to one channel), a
+    squeeze (a 1×1 kernel on one channel, an average over the whole plane, then a 1×1
+    kernel on the 3×1×1 means), a column input N×2×7×1 (a 3×1 kernel padded, then a 1×1 one):
+    its outputs PyTorch's, its gradients central differences'."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    nn = torch.nn
+    shape, layers = {
+        "bottleneck": ((3, 5, 6), [nn.Conv2d(3, 4, 1), nn.ReLU(), nn.Conv2d(4, 4, 3, padding=1),
+                                   nn.ReLU(), nn.Conv2d(4, 1, 1), nn.Flatten(),
+                                   nn.Linear(5 * 6, 3)]),
+        "squeeze": ((1, 6, 6), [nn.Conv2d(1, 3, 1), nn.ReLU(), nn.AvgPool2d(6),
+                                nn.Conv2d(3, 3, 1), nn.Flatten()]),
+        "column": ((2, 7, 1), [nn.Conv2d(2, 4, (3, 1), padding=1), nn.Tanh(),
+                               nn.Conv2d(4, 2, 1), nn.Flatten(), nn.Linear(2 * 7 * 3, 3)]),
+    }[net]
+    model = nn.Sequential(*layers).double().eval()
+    path = tmp_path / "net.onnx"
+    torch.onnx.export(model, torch.zeros((1,) + shape, dtype=torch.float64), str(path),
+                      dynamo=False, input_names=["x"], output_names=["out"],
+                      dynamic_axes={"x": {0: "N"}, "out": {0: "N"}})
+    imp = import_onnx(onnx.load(str(path)), loss="sqerr")
+    assert imp.batch, imp.text
+    m = _load_f64(imp)
+    rng = np.random.default_rng(23)
+    x = rng.normal(size=(5,) + shape)
+    with torch.no_grad():   # the imported weights are float32: give PyTorch the same
+        for p in model.parameters():
+            p.copy_(p.float().double())
+        want = model(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(m.predict(x), want, rtol=1e-12, atol=1e-13)
+    xs = x[:2].reshape((2,) + tuple(m.spec.input_shapes["x"]))   # 2×7×1 is 2×7
+    _check_central_differences(m, {"x": xs, imp.target: rng.normal(size=(2, 3))}, rng)
+    assert any(v.ndim == 4 and v.shape[2:] == (1, 1) for v in imp.params.values()), imp.text
+
+
+def test_a_conv_kernel_the_language_cannot_declare_is_named():
+    """A computed kernel ending in 1 (the language absorbs the 1 of what it computes), and a
+    Conv kernel U×C×1×1 that another operation reads too (one initializer, two shapes)."""
+    rng = np.random.default_rng(24)
+    w = numpy_helper.from_array(rng.normal(size=(4, 3, 1, 1)).astype(np.float32), "w")
+    nodes = [helper.make_node("Conv", ["x", "k"], ["out"], name="n1")]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 5, 6]),
+                     helper.make_tensor_value_info("k", TensorProto.FLOAT, [4, 3, 1, 1])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)])
+    with pytest.raises(OnnxImportError) as e:
+        import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    assert str(e.value).startswith("node 'n1' (Conv): a computed kernel of shape 4×3×1×1: the "
+                                   "model language absorbs a trailing dimension 1"), str(e.value)
+    # one initializer 4×4×1×1: a Conv's kernel, and added to its output (4×4×5×6)
+    w = numpy_helper.from_array(rng.normal(size=(4, 4, 1, 1)).astype(np.float32), "w")
+    conv = helper.make_node("Conv", ["x", "w"], ["c"], name="n1")
+    for nodes, what in [
+            ([conv, helper.make_node("Add", ["c", "w"], ["out"], name="n2")],
+             "node 'n2' (Add): 'w' is the kernel of a Conv, declared w : 4x4x1x1; it cannot "
+             "be read as 4x4 too (two parameters of one array)"),
+            ([helper.make_node("Add", ["x", "w"], ["c"], name="n2"),
+              helper.make_node("Conv", ["c", "w"], ["out"], name="n1")],
+             "node 'n1' (Conv): the kernel 'w' of shape 4×4×1×1 is read by another operation "
+             "too, as 4x4 (two parameters of one array)"),
+            ([conv, helper.make_node("Conv", ["c", "w"], ["out"], name="n2")], None)]:
+        graph = helper.make_graph(
+            nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 5, 6])],
+            [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)], [w])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        if what is None:   # two Convs of one kernel: one parameter
+            imp = import_onnx(model, batch=False)
+            assert list(imp.params) == ["w"] and "conv2d(c[n], w)" in imp.text, imp.text
+            continue
+        with pytest.raises(OnnxImportError) as e:
+            import_onnx(model, batch=False)
+        assert str(e.value) == what, str(e.value)
+    # the kernel of a Conv of a column N×C×H×1 is transposed (but a 1×1 kernel): another
+    # Conv reading it is not
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="n1"),
+             helper.make_node("Conv", ["x", "w"], ["c2"], name="n2"),
+             helper.make_node("Add", ["c", "c2"], ["out"], name="n3")]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, 5, 1])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)], [w])
+    imp = import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    assert list(imp.params) == ["w"], imp.text   # 1×1: its own transpose
+    w = numpy_helper.from_array(rng.normal(size=(4, 4, 3, 1)).astype(np.float32), "w")
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="n1", pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["c", "w"], ["out"], name="n2")]   # of 4×5×3: not
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4, 5, 1])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)], [w])
+    with pytest.raises(OnnxImportError) as e:
+        import_onnx(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]))
+    assert str(e.value) == ("node 'n2' (Conv): the kernel 'w' of shape 4×4×3×1 is the kernel "
+                            "of another Conv too, declared w_t : 4x4x1x3 there (an input "
+                            "ending in 1 takes its kernel transposed)"), str(e.value)
