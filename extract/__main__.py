@@ -1,6 +1,6 @@
 """``python -m extract MODEL [--dump FILE] [--dump-out FILE] [--out DIR] [--show]
 [--precision f32|f64] [--no-build] [--strategy auto|dest|element] [--recompute-limit N]
-[--html [FILE]] [--latex [FILE]]``
+[--no-winograd] [--html [FILE]] [--latex [FILE]]``
 
 ``python -m extract import MODEL.onnx [--out DIR] [--name NAME] [--loss ce|sqerr|auto]
 [--batch auto|yes|no] [--check]``: translate an ONNX model into a model file and its weights
@@ -86,6 +86,9 @@ def main(argv=None) -> int:
     ap.add_argument("--block", type=int, choices=(8, 16), default=0,
                     help="most outputs a lane kernel holds in registers (default: "
                          "$PROVED_KERNELS_BLOCK, else 16 with AVX-512, else 8)")
+    ap.add_argument("--no-winograd", action="store_true",
+                    help="the lane kernels sum convolution rows directly, not by Winograd's "
+                         "F(m, r) (extract/winograd.py)")
     ap.add_argument("--recompute-limit", type=int, default=1,
                     help="largest tolerated recomputation factor of a sum (see extract/lower.py)")
     ap.add_argument("--html", nargs="?", const="", metavar="FILE",
@@ -120,7 +123,8 @@ def main(argv=None) -> int:
                 print(f"wrote {written}")
             return 0
         gen = generate(model, args.precision, Options(args.strategy, args.recompute_limit,
-                                                       lanes=args.lanes, block=args.block))
+                                                       lanes=args.lanes, block=args.block,
+                                                       winograd=not args.no_winograd))
         if args.dump_out is not None:
             args.dump_out.parent.mkdir(parents=True, exist_ok=True)
             build.write_if_changed(args.dump_out, compiled if compiled is not None else

@@ -612,9 +612,11 @@ class Comment(Stmt):
 
 @dataclass(frozen=True, eq=True)
 class Buffer(Stmt):
-    """``real name[size];``: a local array, read with ``Load`` and written with ``Store``."""
+    """``real name[size];``: a local array, read with ``Load`` and written with ``Store``;
+    ``shared``: in a lane kernel, one for every sample (no lane index: extract/lanes.py)."""
     name: str
     size: int
+    shared: bool = False
 
 
 @dataclass(frozen=True, eq=True)

@@ -21,7 +21,10 @@ of a kernel (the batch entry points put one after every kernel). A loop is divid
 - it assigns no scalar local declared outside it, no loop inside it reuses a variable in
   scope, and it is not the loop over the lanes.
 
-A kernel that declares a local or a buffer at its top level runs on thread 0 whole. Each
+Buffers at the top of a kernel, and the loops after them that write only those buffers,
+come first and run on every thread, each filling its own copy (extract/winograd.py's
+transformed rows: the CNN's ``c21`` is then divided among its output channels). A kernel that
+declares a local or a buffer at its top level after that runs on thread 0 whole. Each
 element is computed by one thread with the terms and the order of the undivided kernel, so
 the values are bitwise those of one thread.
 
@@ -140,9 +143,27 @@ def _divide(loop: For, lane: IVar | None):
     return None
 
 
+def _own(stmts) -> int:
+    """How many leading statements are buffers and loops that write only those buffers (the
+    transformed rows of extract/winograd.py): every thread fills its own copy."""
+    buffers = set()
+    for n, s in enumerate(stmts):
+        if isinstance(s, Buffer):
+            buffers.add(s.name)
+            continue
+        writes = []
+        if not (isinstance(s, For) and _walk(s.body, {s.var}, set(), writes, [])
+                and all(array in buffers for array, _, _ in writes)):
+            return n
+    return len(stmts)
+
+
 def divide_among_threads(stmts, lane: IVar | None = None) -> tuple:
     """A kernel body as parts for the threads of a shared group (see the module doc);
     ``lane``: the loop over the samples of a group, never divided."""
+    own = _own(stmts)
+    if own:
+        return (*stmts[:own], *divide_among_threads(stmts[own:], lane))
     if any(isinstance(s, (Decl, Buffer, Acc, Assign)) for s in stmts):
         return (OnePart(tuple(stmts)),)
     parts, alone = [], []

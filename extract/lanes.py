@@ -1,12 +1,13 @@
 """widen_to_lanes: a loop nest over one sample becomes a loop nest over ``width`` samples at
 once, the sample innermost ("lanes"), for the batch entry points of the C file.
 
-Every array except the parameters (which all samples share) gets a lane index: element ``e``
+Every array except the parameters and the buffers computed from them alone (``Buffer``
+with ``shared``: extract/winograd.py), which all samples share, gets a lane index: element ``e``
 of sample ``l`` of a group sits at ``e * width + l``. Each statement that computes a value
 (``Store``, ``Decl``, ``Acc``, ``Assign``) is wrapped in a loop over the lanes; a scalar local
 becomes a ``Buffer`` of ``width`` values. The loops over the sample's elements keep their order,
-so every lane computes its value with the same operations, in the same order, as the one-sample
-nest; what changes is that the innermost loop now has a constant trip count and unit stride
+so every lane computes its value with the same operations, in the same order, as the nest it
+is given (for a convolution in Winograd's form, not the one-sample kernel's); what changes is that the innermost loop now has a constant trip count and unit stride
 whatever the shape of the layer (rows of 5 or 8 outputs vectorise badly; 8 samples do not).
 The parameters are read once per lane group and broadcast.
 
@@ -81,6 +82,8 @@ class _Widen:
                 out.append(For(s.var, self.stmts(s.body), s.parallel, s.lo, s.hi))
             elif isinstance(s, If):
                 out.append(If(s.cond, self.stmts(s.body)))
+            elif isinstance(s, Store) and s.array in self.shared:
+                out.append(s)       # a shared buffer (extract/winograd.py): parameters only
             elif isinstance(s, Store):
                 out.append(self.per_lane(Store(s.array, self.offset(s.offset), s.op,
                                                self.expr(s.value))))
@@ -91,6 +94,9 @@ class _Widen:
                 out.append(self.per_lane(Store(s.name, self.at, "+=", self.expr(s.value))))
             elif isinstance(s, c.Assign):
                 out.append(self.per_lane(Store(s.name, self.at, "=", self.expr(s.value))))
+            elif isinstance(s, Buffer) and s.shared:
+                self.shared.add(s.name)
+                out.append(s)
             elif isinstance(s, Buffer):
                 out.append(Buffer(s.name, s.size * self.width))
             elif isinstance(s, c.Comment):

@@ -86,6 +86,7 @@ class Options:
     recompute_limit: int = 1      # largest tolerated recomputation factor of a reduction
     threads: bool = False         # parallel loops are thread indices (CUDA): keep them whole
     blocks: bool = True           # lane kernels hold output blocks in registers (registers.py)
+    winograd: bool = True         # lane kernels sum convolution rows by F(m, r) (winograd.py)
     fuse: bool = True             # parameter gradients added into the accumulator (fuse.py)
     inline: bool = True           # lane kernels compute elementwise bindings read once where
                                   # they are read (inline.py)

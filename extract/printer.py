@@ -374,7 +374,7 @@ class _Printer:
             # calls: the CNN's logistic c1, a loop over lanes on Zen 5 before vlogistic, took
             # 1.22 instead of 0.74 us per image, bench/PROFILE.md)
             self.line("LANE_LOOP")
-        if self.vector and isinstance(s, c.Buffer):
+        if self.vector and isinstance(s, c.Buffer) and not s.shared:
             self.vector.buffers.add(s.name)
             self.line(f"{self.vector.p}real {s.name}[{s.size // self.vector.width}];")
             return

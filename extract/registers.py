@@ -235,7 +235,8 @@ def _edge_body(edges, reds: list, inner: list, term: Store, names: _Names):
     return tuple(x for p in pieces for x in p)
 
 
-def _block(s: For, names: _Names, limit: int = BLOCK):
+def _block(s: For, names: _Names, limit: int = BLOCK, zero: bool = False):
+    """``zero``: the block starts from 0 instead of loading the output (``_zeroed``)."""
     found = _perfect(s, bounds=True)
     if found is None:
         return None
@@ -330,12 +331,52 @@ def _block(s: For, names: _Names, limit: int = BLOCK):
         if len(body) != 1 or not _no_guards(body):
             return None
     block = (Buffer(name, size),
-             over_block(Store(name, at, "=", Load(store.array, offset))),
+             over_block(Store(name, at, "=", Lit(0) if zero else Load(store.array, offset))),
              *body,
              over_block(Store(store.array, offset, "=", Load(name, at))))
     for v in reversed(outer):
         block = (For(v, block),)
     return block
+
+
+def _offsets(vs: list, store: Store):
+    """The offsets ``store`` writes over the loops ``vs`` (affine in the loops outside), with
+    their multiplicity, or None."""
+    from collections import Counter
+    size = 1
+    for v in vs:
+        size *= v.extent
+    if size > ENUMERATE or any(not isinstance(a, IVar) for a, _ in store.offset.terms):
+        return None
+    return Counter(store.offset.subst({v: Affine.of(k) for v, k in p.items()})
+                   for p in _points(vs))
+
+
+def _zeroed(prev, s: For) -> bool:
+    """Whether ``prev``, the statement before the accumulation nest ``s``, sets to 0 each
+    element ``s`` adds into, once, and no other: then a block of ``s`` can start from 0 and
+    ``prev`` go (extract/winograd.py's products: a pass of stores and one of loads fewer, 0.3
+    µs per image of the CNN's ``c11``)."""
+    zero, acc = _nest_store(prev), _perfect(s)
+    if zero is None or acc is None or any(f.lo or f.hi for f in acc[0]) \
+            or not all(isinstance(f, For) and not (f.lo or f.hi) for f in _loops(prev)):
+        return False
+    (zvs, z), (loops, a) = zero, acc
+    if not (z.op == "=" and isinstance(z.value, Lit) and z.value.value == 0
+            and z.array == a.array):
+        return False
+    zs = _offsets(zvs, z)
+    acc_s = _offsets([f.var for f in loops if a.offset.coeff(f.var)], a)
+    return (zs is not None and acc_s is not None and set(zs) == set(acc_s)
+            and max(zs.values()) == 1)
+
+
+def _loops(s) -> list:
+    out = []
+    while isinstance(s, For):
+        out.append(s)
+        s = s.body[0] if len(s.body) == 1 else None
+    return out
 
 
 def _points(vs: list):
@@ -372,10 +413,11 @@ def _same_order(old: list, new: list, offset: Affine) -> bool:
     return bool(np.all(r[1:][same] > r[:-1][same]))
 
 
-def _window(s: For, names: _Names, window: int = WINDOW):
+def _window(s: For, names: _Names, window: int = WINDOW, zero: bool = False):
     """Scatter form (``d_s1[t2 + i0] += ...``, several points per element): the longest run of
     innermost loops whose part of the offset covers a short contiguous range that they write
-    more than once; the range is held in a buffer across those loops, in their order. The
+    more than once; the range is held in a buffer across those loops, in their order, and
+    across the loops just outside them that the offset does not mention. The
     loops with the smallest stride of the output move innermost first (keeping their relative
     order) when that keeps every element's order of terms (``_same_order``)."""
     found = _perfect(s)
@@ -405,14 +447,27 @@ def _window(s: For, names: _Names, window: int = WINDOW):
         span = hi - lo + 1
         if span > window or len(values) != span or span >= size:
             continue
+        # the loops just outside that the output does not move along (sums: extract/
+        # winograd.py's channels) run inside the window too
+        while k and store.offset.coeff(vs[k - 1]) == 0:
+            k -= 1
+        if zero:
+            # from 0 only when the windows of the loops outside are disjoint
+            if any(store.offset.coeff(v) == 0 for v in vs[:k]):
+                return None
+            starts = [(store.offset - inner).subst({v: Affine.of(x) for v, x in p.items()}
+                                                   ).const for p in _points(vs[:k])]
+            if len(starts) * span != len({a + lo + q for a in starts for q in range(span)}):
+                return None
         name = names.fresh(f"{store.array}_acc")
         q = IVar(names.fresh("q"), span, 10 ** 5)
         at = store.offset - inner + Affine.of(lo)       # the window's first element
         body = Store(name, inner - Affine.of(lo), "+=", store.value)
-        for v in reversed(inner_vs):
+        for v in reversed(vs[k:]):
             body = For(v, (body,))
         block = (Buffer(name, span),
-                 For(q, (Store(name, Affine.of(q), "=", Load(store.array, at + Affine.of(q))),)),
+                 For(q, (Store(name, Affine.of(q), "=",
+                               Lit(0) if zero else Load(store.array, at + Affine.of(q))),)),
                  body,
                  For(q, (Store(store.array, at + Affine.of(q), "=", Load(name, Affine.of(q))),)))
         for v in reversed(vs[:k]):
@@ -498,10 +553,17 @@ def block_accumulators(stmts, taken: set = frozenset(), limit: int = BLOCK) -> t
         out = []
         for s in ss:
             if isinstance(s, For):
-                blocked = _block(s, names, limit)
+                zero = bool(out) and _zeroed(out[-1], s)
+                blocked = _block(s, names, limit, zero)
                 if blocked is None:
-                    blocked = _window(s, names, WINDOW * limit // BLOCK)
+                    blocked = _window(s, names, WINDOW * limit // BLOCK, zero)
+                if blocked is None and zero:
+                    zero = False
+                    blocked = _block(s, names, limit) or \
+                        _window(s, names, WINDOW * limit // BLOCK)
                 if blocked is not None:
+                    if zero:
+                        out.pop()
                     out.extend(blocked)
                 else:
                     out.append(For(s.var, walk(s.body), s.parallel, s.lo, s.hi))

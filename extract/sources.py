@@ -20,6 +20,7 @@ from .inline import inline_bindings
 from .lanes import widen_to_lanes
 from .peel import peel_bounds
 from .registers import block_accumulators
+from .winograd import winograd_rows
 from .cpu import cpuinfo, flags
 from .lower import ExtractError, Kernel, Options, lower_to_loops
 from .printer import C, CUDA, MATHS, Language, statements, thread_count
@@ -251,10 +252,15 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     lused_f = {_bundle(lmodel.arrays[n]) for k in lfwd for n in (*k.reads, k.name)}
     lused_b = {_bundle(lmodel.arrays[n]) for k in lbwd for n in (*k.reads, k.name)}
     bnames = [k.name for k in lbwd]
-    # register blocks do not depend on the width: computed once for both sets
-    blocked = {k.name: block_accumulators(peel_bounds(k.body, taken), taken, block)
-               if options.blocks else k.body
-               for k in (*lfwd, *lbwd)}
+    # Winograd's rows and register blocks do not depend on the width: computed once for both
+    # sets; the kernel rows through G have no lane index (extract/winograd.py)
+    blocked = {}
+    for k in (*lfwd, *lbwd):
+        body = k.body
+        if options.winograd:
+            body, rows = winograd_rows(body, shared, taken)
+        blocked[k.name] = block_accumulators(peel_bounds(body, taken), taken, block) \
+            if options.blocks else body
 
     def lane_set(width: int, p: str, parts: bool = False) -> dict:
         """The lane kernels at ``width`` samples, named with prefix ``p`` (lane_names);

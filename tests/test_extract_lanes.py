@@ -160,9 +160,10 @@ def test_an_init_and_its_accumulation_are_distributed_for_rows():
     to gain)."""
     before = (weight_gradient(),)
     after = block_accumulators(before, limit=16)
-    assert len(after) == 2 and order(after[0]) == ["c", "a2", "b2"]
-    assert order(after[1]) == ["c_o", "a"]
-    assert after[1].body[0].body[0].size == 15
+    # the init, distributed, zeroes exactly what the accumulation adds into: the blocks
+    # start from 0 and the init goes (test_a_block_starts_from_zero_...)
+    assert len(after) == 1 and order(after[0]) == ["c_o", "a"]
+    assert after[0].body[0].body[0].size == 15
     assert run(after, "dk") == run(before, "dk")
     assert len(block_accumulators(before)) == 1
     swapped = (weight_gradient(init_first=False),)
@@ -188,6 +189,62 @@ def test_an_init_and_its_accumulation_are_distributed_for_rows():
     overlapping = (For(v, (init, acc)),)
     kept = block_accumulators(overlapping, limit=16)
     assert len(kept) == 1 and run(kept, "y") == run(overlapping, "y")
+
+
+def starts(stmts) -> list:
+    """The values the blocks of ``stmts`` start from: the first store into each ``_acc``
+    buffer."""
+    out = []
+
+    def walk(ss):
+        for s in ss:
+            if isinstance(s, For):
+                walk(s.body)
+            elif isinstance(s, Store) and s.array.endswith("_acc") and s.op == "=" \
+                    and not out[-1:] == [s.array]:
+                out.append(s.value)
+                out.append(s.array)
+    walk(stmts)
+    return out[::2]
+
+
+def test_a_block_starts_from_zero_where_the_nest_before_zeroed_it():
+    """A nest that sets to 0 exactly the elements an accumulation adds into, just before it
+    (extract/winograd.py's products, a weight gradient): the blocks start from 0 and the
+    zeroing goes; every element still receives its 0, then its terms in order."""
+    loops, st = conv_forward()
+    j1, j2 = IVar("z1", 4, 0), IVar("z2", 6, 1)
+    zero = nest([j1, j2], Store("y", aff((j1, 6), (j2, 1)), "=", c.Lit(0)))
+    before = (zero, nest(loops, st))
+    after = block_accumulators(before)
+    assert len(after) == 1 and starts(after) == [c.Lit(0)]
+    assert run(after, "y") == run(before, "y")
+    # zeroes fewer elements (a row left out), or other values: kept, the blocks load
+    for other in (nest([IVar("z1", 3, 0), j2], zero.body[0].body[0]),
+                  nest([j1, j2], Store("y", aff((j1, 6), (j2, 1)), "=", c.Lit(1)))):
+        kept = block_accumulators((other, nest(loops, st)))
+        assert kept[0] == other and isinstance(starts(kept)[0], Load)
+        assert run(kept, "y") == run((other, nest(loops, st)), "y")
+    # the scatter form: windows that no two iterations outside share start from 0 (a full
+    # convolution of each row i, y[i, b + j] += d[i, j] * k[b]) ...
+    i, b, j = IVar("i", 4, 0), IVar("b", 3, 1), IVar("j", 4, 2)
+    st = Store("y", aff((i, 6), (b, 1), (j, 1)), "+=",
+               Mul(Load("d", aff((i, 4), (j, 1))), Load("k", aff((b, 1)))))
+    y = [IVar("z1", 4, 0), IVar("z2", 6, 1)]
+    zero = nest(y, Store("y", aff((y[0], 6), (y[1], 1)), "=", c.Lit(0)))
+    before = (zero, nest([i, b, j], st))
+    after = block_accumulators(before)
+    assert len(after) == 1 and starts(after) == [c.Lit(0)]
+    assert run(after, "y") == run(before, "y")
+    # ... but not windows that two iterations of loops outside add into (rows a + i)
+    loops, st = input_gradient()
+    a, b, i, j = loops
+    y = [IVar("z1", 6, 0), IVar("z2", 6, 1)]
+    zero = nest(y, Store("y", aff((y[0], 6), (y[1], 1)), "=", c.Lit(0)))
+    rows = (zero, nest([a, i, b, j], st))
+    kept = block_accumulators(rows)
+    assert kept[0] == zero and all(isinstance(v, Load) for v in starts(kept))
+    assert run(kept, "y") == run(rows, "y")
 
 
 def test_widen_gives_non_parameters_a_lane_index():

@@ -379,9 +379,11 @@ def test_both_lane_counts_validate(tmp_path, lanes):
 @pytest.mark.parametrize("block", [8, 16])
 def test_both_block_limits_validate(tmp_path, block):
     """Register blocks of one row and of two (extract/registers.py), whatever the processor
-    (sources.default_block): the CNN's convolutions and their weight gradients."""
+    (sources.default_block): the CNN's convolutions as direct sums (not Winograd's rows,
+    which tests/test_extract_winograd.py and the hand edits below cover) and their weight
+    gradients."""
     d = load("cnn_hand")
-    src = write_sources(tmp_path, d, "f32", Options(block=block), cuda=False)
+    src = write_sources(tmp_path, d, "f32", Options(block=block, winograd=False), cuda=False)
     assert ("c21_acc[16]" in src.c.read_text()) == (block == 16)
     assert run(src, d).files == ["cnn.c"]
 
@@ -491,10 +493,11 @@ MUTATIONS = {
     "a half-width group in the batch entry": ("cnn.c", "cnn_hlanes_grad", " acc, m, part,",
                                               " acc, m - 1, part,",
                                               "cnn_batch_grad with 1 thread(s): the mean of"),
-    # iteration 2 of 6 left out where two threads share a group, and only there
+    # the first of the 2 blocks of 3 channels left out where two threads share a group, and
+    # only there
     "a shared group's division": ("cnn.c", "cnn_backward_d_k1_hlanes",
-                                  "i0 < (part + 1) * 6 / nparts;",
-                                  "i0 < (part + 1) * 6 / nparts - (nparts == 2);",
+                                  "i0_o < (part + 1) * 2 / nparts;",
+                                  "i0_o < (part + 1) * 2 / nparts - (nparts == 2);",
                                   "cnn_batch_grad with 2 thread(s) on the first 3 samples: the "
                                   "mean of d_k1 (parameter k1)"),
     # the loss of a shared group left out (thread 0's part of a kernel)
@@ -508,6 +511,17 @@ MUTATIONS = {
     "gather": ("cnn.c", "cnn_gather_hlanes", "cnn_htranspose(t);", "(void)t;",
                "cnn_gather_hlanes (samples into lanes): kernel cnn_gather_hlanes, binding "
                "target, sample 1 (lane 1)"),
+    # Winograd's rows (extract/winograd.py): each of its three transforms, and the padding of
+    # the scatter form's windows
+    "winograd input rows": ("cnn.c", "cnn_forward_c21_lanes", "17 * vload", "16 * vload",
+                            "kernel cnn_forward_c21_lanes, binding c21"),
+    "winograd kernel rows": ("cnn.c", "cnn_forward_c11_hlanes", ") / 18;", ") / 17;",
+                             "kernel cnn_forward_c11_hlanes, binding c11"),
+    "winograd output rows": ("cnn.c", "cnn_backward_d_s1_lanes", "+ 16 * sum3[0]",
+                             "+ 15 * sum3[0]", "kernel cnn_backward_d_s1_lanes, binding d_s1"),
+    "winograd padding": ("cnn.c", "cnn_backward_d_s1_lanes", "odd1_0[0] = -(4 * vload",
+                         "odd1_0[0] = -(4 * vload(&d_c21[xr * 128]) + 4 * vload",
+                         "kernel cnn_backward_d_s1_lanes, binding d_s1"),
     "cuda kernel": ("cnn.cu", "cnn_forward_c21", "acc0 +=", "acc0 -=",
                     "cnn.cu: cnn_cuda_forward/cnn_cuda_backward: kernel cnn_forward_c21"),
     "cuda thread guard": ("cnn.cu", "cnn_backward_d_k2", "if (idx >= 1800)",

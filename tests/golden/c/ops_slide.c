@@ -267,15 +267,10 @@ static void ops_slide_forward_c_lanes(const real *restrict x,
                                       const real *restrict k,
                                       real *restrict c)
 {
-    for (int j0 = 0; j0 < 4; j0++) {
-        for (int j1 = 0; j1 < 3; j1++) {
-            vstore(&c[j0 * 24 + j1 * 8], vsplat(0));
-        }
-    }
     vreal c_acc[12];
     for (int j0 = 0; j0 < 4; j0++) {
         for (int j1 = 0; j1 < 3; j1++) {
-            c_acc[j0 * 3 + j1] = vload(&c[j0 * 24 + j1 * 8]);
+            c_acc[j0 * 3 + j1] = vsplat(0);
         }
     }
     for (int t0_0 = 0; t0_0 < 2; t0_0++) {
@@ -366,14 +361,9 @@ static void ops_slide_backward_d_x_lanes(const real *restrict k,
                                          const real *restrict d_c,
                                          real *restrict d_x)
 {
-    for (int j0 = 0; j0 < 5; j0++) {
-        for (int j1 = 0; j1 < 4; j1++) {
-            vstore(&d_x[j0 * 32 + j1 * 8], vsplat(0));
-        }
-    }
     vreal d_x_acc[20];
     for (int q = 0; q < 20; q++) {
-        d_x_acc[q] = vload(&d_x[q * 8]);
+        d_x_acc[q] = vsplat(0);
     }
     for (int t1_0 = 0; t1_0 < 2; t1_0++) {
         for (int i0_0 = 0; i0_0 < 4; i0_0++) {
@@ -589,32 +579,24 @@ static void ops_slide_forward_c_hlanes(const real *restrict x,
                                        int part,
                                        int nparts)
 {
-    (void)nparts;
-    if (part == 0) {
-        for (int j0 = 0; j0 < 4; j0++) {
-            for (int j1 = 0; j1 < 3; j1++) {
-                hstore(&c[j0 * 12 + j1 * 4], hsplat(0));
-            }
+    hreal c_acc[12];
+    for (int j0 = 0; j0 < 4; j0++) {
+        for (int j1 = 0; j1 < 3; j1++) {
+            c_acc[j0 * 3 + j1] = hsplat(0);
         }
-        hreal c_acc[12];
-        for (int j0 = 0; j0 < 4; j0++) {
-            for (int j1 = 0; j1 < 3; j1++) {
-                c_acc[j0 * 3 + j1] = hload(&c[j0 * 12 + j1 * 4]);
-            }
-        }
-        for (int t0_0 = 0; t0_0 < 2; t0_0++) {
-            for (int t0_1 = 0; t0_1 < 2; t0_1++) {
-                for (int j0 = 0; j0 < 4; j0++) {
-                    for (int j1 = 0; j1 < 3; j1++) {
-                        c_acc[j0 * 3 + j1] += hsplat(x[t0_0 * 4 + j0 * 4 + t0_1 + j1] * k[t0_0 * 2 + t0_1]);
-                    }
+    }
+    for (int t0_0 = 0; t0_0 < 2; t0_0++) {
+        for (int t0_1 = 0; t0_1 < 2; t0_1++) {
+            for (int j0 = 0; j0 < 4; j0++) {
+                for (int j1 = 0; j1 < 3; j1++) {
+                    c_acc[j0 * 3 + j1] += hsplat(x[t0_0 * 4 + j0 * 4 + t0_1 + j1] * k[t0_0 * 2 + t0_1]);
                 }
             }
         }
-        for (int j0 = 0; j0 < 4; j0++) {
-            for (int j1 = 0; j1 < 3; j1++) {
-                hstore(&c[j0 * 12 + j1 * 4], c_acc[j0 * 3 + j1]);
-            }
+    }
+    for (int j0 = part * 4 / nparts; j0 < (part + 1) * 4 / nparts; j0++) {
+        for (int j1 = 0; j1 < 3; j1++) {
+            hstore(&c[j0 * 12 + j1 * 4], c_acc[j0 * 3 + j1]);
         }
     }
 }
@@ -710,25 +692,20 @@ static void ops_slide_backward_d_x_hlanes(const real *restrict k,
                                           int nparts)
 {
     (void)nparts;
-    if (part == 0) {
-        for (int j0 = 0; j0 < 5; j0++) {
-            for (int j1 = 0; j1 < 4; j1++) {
-                hstore(&d_x[j0 * 16 + j1 * 4], hsplat(0));
-            }
-        }
-        hreal d_x_acc[20];
-        for (int q = 0; q < 20; q++) {
-            d_x_acc[q] = hload(&d_x[q * 4]);
-        }
-        for (int t1_0 = 0; t1_0 < 2; t1_0++) {
-            for (int i0_0 = 0; i0_0 < 4; i0_0++) {
-                for (int t1_1 = 0; t1_1 < 2; t1_1++) {
-                    for (int i0_1 = 0; i0_1 < 3; i0_1++) {
-                        d_x_acc[t1_0 * 4 + i0_0 * 4 + t1_1 + i0_1] += hload(&d_c2[i0_0 * 12 + i0_1 * 4]) * k[t1_0 * 2 + t1_1] / 2;
-                    }
+    hreal d_x_acc[20];
+    for (int q = 0; q < 20; q++) {
+        d_x_acc[q] = hsplat(0);
+    }
+    for (int t1_0 = 0; t1_0 < 2; t1_0++) {
+        for (int i0_0 = 0; i0_0 < 4; i0_0++) {
+            for (int t1_1 = 0; t1_1 < 2; t1_1++) {
+                for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+                    d_x_acc[t1_0 * 4 + i0_0 * 4 + t1_1 + i0_1] += hload(&d_c2[i0_0 * 12 + i0_1 * 4]) * k[t1_0 * 2 + t1_1] / 2;
                 }
             }
         }
+    }
+    if (part == 0) {
         for (int q = 0; q < 20; q++) {
             hstore(&d_x[q * 4], d_x_acc[q]);
         }
