@@ -21,10 +21,12 @@ of a kernel (the batch entry points put one after every kernel). A loop is divid
 - it assigns no scalar local declared outside it, no loop inside it reuses a variable in
   scope, and it is not the loop over the lanes.
 
-Buffers at the top of a kernel, and the loops after them that write only those buffers,
-come first and run on every thread, each filling its own copy (extract/winograd.py's
-transformed rows: the CNN's ``c21`` is then divided among its output channels). A kernel that
-declares a local or a buffer at its top level after that runs on thread 0 whole. Each
+Buffers at the top of a kernel, and the loops after them that fill only those buffers from
+arrays the kernel does not write, come first and run on every thread, each filling its own
+copy, when no later statement writes those buffers and the rest of the kernel has a divided
+loop (extract/winograd.py's transformed rows: the CNN's ``c21`` is then divided among its
+output channels). A kernel that declares a local or a buffer at its top level otherwise runs
+on thread 0 whole. Each
 element is computed by one thread with the terms and the order of the undivided kernel, so
 the values are bitwise those of one thread.
 
@@ -144,18 +146,34 @@ def _divide(loop: For, lane: IVar | None):
 
 
 def _own(stmts) -> int:
-    """How many leading statements are buffers and loops that write only those buffers (the
-    transformed rows of extract/winograd.py): every thread fills its own copy."""
-    buffers = set()
-    for n, s in enumerate(stmts):
+    """How many leading statements are buffers and loops that write only those buffers from
+    what the kernel does not write (the transformed rows of extract/winograd.py), where no
+    later statement writes those buffers: every thread fills its own copy, the same."""
+    buffers, written = set(), set()
+    _writes_of(stmts, written)
+    n = 0
+    for s in stmts:
         if isinstance(s, Buffer):
             buffers.add(s.name)
-            continue
-        writes = []
-        if not (isinstance(s, For) and _walk(s.body, {s.var}, set(), writes, [])
-                and all(array in buffers for array, _, _ in writes)):
-            return n
-    return len(stmts)
+        else:
+            writes, reads = [], []
+            if not (isinstance(s, For) and _walk(s.body, {s.var}, set(), writes, reads)
+                    and all(array in buffers for array, _, _ in writes)
+                    and all(x.array in buffers or x.array in private
+                            or x.array not in written for x, _, private in reads)):
+                break
+        n += 1
+    later = set()
+    _writes_of(stmts[n:], later)
+    return 0 if later & buffers else n
+
+
+def _writes_of(stmts, out: set) -> None:
+    for s in stmts:
+        if isinstance(s, (For, If)):
+            _writes_of(s.body, out)
+        elif isinstance(s, Store):
+            out.add(s.array)
 
 
 def divide_among_threads(stmts, lane: IVar | None = None) -> tuple:
@@ -163,7 +181,10 @@ def divide_among_threads(stmts, lane: IVar | None = None) -> tuple:
     ``lane``: the loop over the samples of a group, never divided."""
     own = _own(stmts)
     if own:
-        return (*stmts[:own], *divide_among_threads(stmts[own:], lane))
+        rest = divide_among_threads(stmts[own:], lane)
+        if any(isinstance(p, Divided) or isinstance(p, For) for p in rest):
+            return (*stmts[:own], *rest)
+        return (OnePart(tuple(stmts)),)     # nothing divided: thread 0 alone, as before
     if any(isinstance(s, (Decl, Buffer, Acc, Assign)) for s in stmts):
         return (OnePart(tuple(stmts)),)
     parts, alone = [], []

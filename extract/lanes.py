@@ -1,14 +1,16 @@
 """widen_to_lanes: a loop nest over one sample becomes a loop nest over ``width`` samples at
 once, the sample innermost ("lanes"), for the batch entry points of the C file.
 
-Every array except the parameters and the buffers computed from them alone (``Buffer``
-with ``shared``: extract/winograd.py), which all samples share, gets a lane index: element ``e``
-of sample ``l`` of a group sits at ``e * width + l``. Each statement that computes a value
-(``Store``, ``Decl``, ``Acc``, ``Assign``) is wrapped in a loop over the lanes; a scalar local
-becomes a ``Buffer`` of ``width`` values. The loops over the sample's elements keep their order,
-so every lane computes its value with the same operations, in the same order, as the nest it
-is given (for a convolution in Winograd's form, not the one-sample kernel's); what changes is that the innermost loop now has a constant trip count and unit stride
-whatever the shape of the layer (rows of 5 or 8 outputs vectorise badly; 8 samples do not).
+Every array except the parameters and the buffers computed from them alone (``Buffer`` with
+``shared``: extract/winograd.py), which all samples share, gets a lane index: element ``e`` of
+sample ``l`` of a group sits at ``e * width + l``. Each statement that computes a value
+(``Store``, ``Decl``, ``Acc``, ``Assign``) is wrapped in a loop over the lanes (a store into a
+shared buffer is not); a scalar local becomes a ``Buffer`` of ``width`` values. The loops over
+the sample's elements keep their order, so every lane computes its value with the same
+operations, in the same order, as the nest it is given (for a convolution in Winograd's form,
+not the one-sample kernel's); what changes is that the innermost loop now has a constant trip
+count and unit stride whatever the shape of the layer (rows of 5 or 8 outputs vectorise badly;
+8 samples do not).
 The parameters are read once per lane group and broadcast.
 
 Before (one sample; ``k2`` a parameter)::

@@ -74,12 +74,19 @@ channels): enough independent FMA chains to cover the latency of two FMA pipes. 
 window (scatter form) may then hold 24 outputs instead of 12 (LeNet-5's input gradient of its
 second convolution: 10 + 5 - 1 = 14 columns).
 
+A block or window starts from 0 instead of loading the output where the statement just before
+the nest sets to 0 exactly the elements the nest adds into (``_zeroed``: compared as affine
+offsets in the loops outside), and that statement goes; a window only when the windows of the
+loops outside it are disjoint. The values are those of the zeroing and the loads (0 + x).
+
 Before blocking, a loop whose body is an init of an output then its accumulation (a weight
 gradient's zeroing and sum, inside the loop over its channels) is split in two where that
 changes nothing (``_distribute``), so that the accumulation is one perfect nest and a block
 can span that loop; only with room for rows (limit 16).
 """
 from __future__ import annotations
+
+from collections import Counter
 
 from .bounds import tighten_bounds
 from .ir import fresh_name
@@ -339,14 +346,16 @@ def _block(s: For, names: _Names, limit: int = BLOCK, zero: bool = False):
     return block
 
 
+ZEROED = 1 << 16    # points _zeroed may enumerate (0.44 s at 16K points in Python)
+
+
 def _offsets(vs: list, store: Store):
     """The offsets ``store`` writes over the loops ``vs`` (affine in the loops outside), with
     their multiplicity, or None."""
-    from collections import Counter
     size = 1
     for v in vs:
         size *= v.extent
-    if size > ENUMERATE or any(not isinstance(a, IVar) for a, _ in store.offset.terms):
+    if size > ZEROED or any(not isinstance(a, IVar) for a, _ in store.offset.terms):
         return None
     return Counter(store.offset.subst({v: Affine.of(k) for v, k in p.items()})
                    for p in _points(vs))
@@ -358,8 +367,7 @@ def _zeroed(prev, s: For) -> bool:
     ``prev`` go (extract/winograd.py's products: a pass of stores and one of loads fewer, 0.3
     µs per image of the CNN's ``c11``)."""
     zero, acc = _nest_store(prev), _perfect(s)
-    if zero is None or acc is None or any(f.lo or f.hi for f in acc[0]) \
-            or not all(isinstance(f, For) and not (f.lo or f.hi) for f in _loops(prev)):
+    if zero is None or acc is None or any(f.lo or f.hi for f in (*acc[0], *_loops(prev))):
         return False
     (zvs, z), (loops, a) = zero, acc
     if not (z.op == "=" and isinstance(z.value, Lit) and z.value.value == 0
@@ -557,10 +565,9 @@ def block_accumulators(stmts, taken: set = frozenset(), limit: int = BLOCK) -> t
                 blocked = _block(s, names, limit, zero)
                 if blocked is None:
                     blocked = _window(s, names, WINDOW * limit // BLOCK, zero)
-                if blocked is None and zero:
+                if blocked is None and zero:     # windows that overlap: loaded, not from 0
                     zero = False
-                    blocked = _block(s, names, limit) or \
-                        _window(s, names, WINDOW * limit // BLOCK)
+                    blocked = _window(s, names, WINDOW * limit // BLOCK)
                 if blocked is not None:
                     if zero:
                         out.pop()

@@ -258,7 +258,7 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     for k in (*lfwd, *lbwd):
         body = k.body
         if options.winograd:
-            body, rows = winograd_rows(body, shared, taken)
+            body = winograd_rows(body, shared, taken)
         blocked[k.name] = block_accumulators(peel_bounds(body, taken), taken, block) \
             if options.blocks else body
 

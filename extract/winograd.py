@@ -10,21 +10,23 @@ products are first summed over everything else the nest sums (channels, kernel r
 row of outputs is transformed once. The CNN's ``c21`` (F(4, 5)) takes 46,080 products per
 sample instead of 115,200, plus the transforms (bench/PROFILE.md).
 
-Before (one sample; ``s1`` a binding, ``k2`` a parameter)::
+Before (one sample, output channel ``i0`` of 12; ``s1`` a binding, ``k2`` a parameter)::
 
     for t1_0 < 6:  for t1_1 < 5:  for t1_2 < 5:  for j1 < 8:  for j2 < 8:
-        c21[j1 * 8 + j2] += s1[t1_0 * 144 + (t1_1 + j1) * 12 + t1_2 + j2] * k2[t1_0 * 25 + t1_1 * 5 + t1_2];
+        c21[i0 * 64 + j1 * 8 + j2] += s1[t1_0 * 144 + (t1_1 + j1) * 12 + t1_2 + j2]
+                                      * k2[i0 * 150 + t1_0 * 25 + t1_1 * 5 + t1_2];
 
-After (``k2_w`` and ``s1_w`` at the top of the kernel; ``k2_w`` without a lane index)::
+After (``k2_w`` and ``s1_w`` at the top of the kernel, ``k2_w`` without a lane index; the
+rest where the nest was)::
 
     real k2_w[8 * 360]:  k2_w[k * 360 + p] = (G k2[p * 5 .. p * 5 + 4])[k]
     real s1_w[2 * 8 * 72]:  s1_w[(T * 8 + k) * 72 + p] = (Bᵀ s1[p * 12 + 4 T .. + 7])[k]
     real c21_w[8 * 8];
     for T < 2:
-        c21_w = 0
-        for j1 < 8:  for k < 8:  for t1_0 < 6:  for t1_1 < 5:
-            c21_w[k * 8 + j1] += s1_w[(T * 8 + k) * 72 + t1_0 * 12 + t1_1 + j1] * k2_w[k * 360 + t1_0 * 5 + t1_1];
-        for yr < 8:  c21[yr * 8 + 4 T + q] += (Aᵀ c21_w[yr], c21_w[8 + yr], ...)[q]   (q < 4)
+        for j1 < 8:  for k < 8:  for t1_0 < 6:  for t1_1 < 5:      (the blocks start from 0)
+            c21_w[k * 8 + j1] += s1_w[(T * 8 + k) * 72 + t1_0 * 12 + t1_1 + j1]
+                                 * k2_w[k * 360 + i0 * 30 + t1_0 * 5 + t1_1];
+        for yr < 8:  c21[i0 * 64 + yr * 8 + 4 T + q] += (Aᵀ (c21_w[yr], c21_w[8 + yr], ...))[q]
 
 The middle nest is an ordinary accumulation nest, which registers.py blocks (8 rows × 2 of
 the ``k``). The rows of ``Bᵀ`` of a pair of points ±p share their sums over the even and the
@@ -41,13 +43,16 @@ statement is ``out[O] += x[X] * w[W]`` with ``w`` a parameter and ``x`` an array
 does not write: ``j`` an output loop and ``t`` a loop of ``r`` taps with coefficient 1 in ``X``
 and ``O`` (gather: ``X = .. + j + t``, ``O = .. + j``; scatter: ``X = .. + j``, ``O = .. + j +
 t``) and ``W = .. + t``; ``m`` 4, or 2, dividing the row of outputs (``r`` 3 to 5, or to 7 at
-2). The buffers live on the stack: at most ``LIMIT`` elements per sample.
+2). The buffers live on the stack (``LIMIT``, ``SHARED``). Rows the nest never reaches
+(offsets with gaps) are transformed too: they add 0 to elements inside the original's range.
 
 Exact wherever 2, 3 and 5 are invertible: extract/validate.py checks the emitted kernels over
 GF(2^61 - 1) like any other. In floating point the sums are in another order, the error like the
 direct sums' (float: 2e-7 of the largest gradient of the CNN's batch, against 1e-5 allowed by
 the oracle tests): the lane kernels no longer give the bits of the one-sample kernels, and
-``Options(winograd=False)`` (``--no-winograd``) restores the direct sums.
+``Options(winograd=False)`` (``--no-winograd``) restores the direct sums. An infinity or a
+NaN in a row spreads over its tile (``inf - inf``), where the direct sums keep it to the
+outputs that read it.
 """
 from __future__ import annotations
 
@@ -60,8 +65,11 @@ from . import code as c
 from .code import Affine, Buffer, For, If, IVar, Load, Store, in_range, names_in
 from .ir import fresh_name
 
-LIMIT = 8192        # elements of the three buffers of one nest (on the stack; the two with a
-                    # lane index hold that many per sample)
+# the buffers live on the stack: at most LIMIT elements per sample for the two with a lane
+# index (the input's rows, the products), SHARED for the parameter's rows; f64 at 16 lanes,
+# 512 KiB and 64 KiB (the CNN's largest, d_s1: 2,880 and 2,880)
+LIMIT = 4096
+SHARED = 8192
 POINTS = (0, 1, -1, 2, -2, Fraction(1, 2), Fraction(-1, 2))
 
 
@@ -263,7 +271,6 @@ class _Rewrite:
         self.written = set()
         self._writes(stmts)
         self.top = []           # the transforms of x and w, at the top of the kernel
-        self.shared_buffers = set()
         self.rank = 10 ** 5
 
     def _writes(self, ss):
@@ -348,7 +355,7 @@ class _Rewrite:
         orest = st.offset - Affine.of(j) - (Affine() if gather else Affine.of(t))
         orow = _Row.of(orest, keep=inner)
         outer = orest - orow.row.scale(orow.step)          # the loops outside, constants
-        if (xrow.rows + orow.rows) * tiles * n + wrow.rows * n > LIMIT:
+        if xrow.rows * tiles * n + orow.rows * n > LIMIT or wrow.rows * n > SHARED:
             return None
         # the kernel rows through G (reversed for the scatter form), once per call
         V = self.fresh(f"{w.array}_w")
@@ -357,7 +364,6 @@ class _Rewrite:
         self.top += [Buffer(V, wrow.rows * n, shared=True),
                      For(p, tuple(Store(V, Affine.of(p) + k * wrow.rows, "=",
                                         _combination(F.G[k], taps)) for k in range(n)))]
-        self.shared_buffers.add(V)
         # the rows of x through Bᵀ, tile by tile (the scatter form's windows padded with 0)
         U = self.fresh(f"{x.array}_w")
         p = self.ivar("xr", xrow.rows)
@@ -412,9 +418,10 @@ class _Rewrite:
 
 
 def winograd_rows(stmts, shared: set, taken: set = frozenset()) -> tuple:
-    """The statements with every eligible nest in Winograd's form (see the module doc), and the
-    names of the buffers without a lane index (the kernel rows through G); ``shared``: the
-    parameters; ``taken``: names a new buffer or loop variable must not take."""
+    """The statements with every eligible nest in Winograd's form (see the module doc; the
+    parameter's rows through G in a ``Buffer`` with ``shared``, which extract/lanes.py gives no
+    lane index); ``shared``: the parameters; ``taken``: names a new buffer or loop variable
+    must not take."""
     rw = _Rewrite(stmts, shared, taken)
     body = rw.stmts(tuple(stmts))
-    return (*rw.top, *body), rw.shared_buffers
+    return (*rw.top, *body)

@@ -268,3 +268,26 @@ def test_a_buffer_is_private_to_its_block_only():
                    Store("z", aff((i, 1)), "=", Load("x", aff((i, 1)))),
                    Store("y", Affine.of(0), "+=", Load("x", aff((i, 1))))))
     assert not divisible(loop)
+
+
+def test_a_kernels_own_buffers_are_filled_on_every_thread():
+    """extract/winograd.py's transformed rows: a buffer at the top of a kernel, filled from
+    what the kernel does not write, is filled by every thread (each its own copy, the same)
+    and the rest divided. Not when a later statement writes the buffer (each thread would
+    update its own copy, for its share only: a reviewer's counterexample), nor when the fill
+    reads what the kernel writes, nor when nothing after it is divided."""
+    i, j = IVar("i", 8, 0), IVar("j", 8, 1)
+    buf = Buffer("b", 8)
+    fill = For(i, (Store("b", aff((i, 1)), "=", Load("x", aff((i, 1)))),))
+    use = For(j, (Store("y", aff((j, 1)), "=",
+                        Mul(Load("b", aff((j, 1))), Load("w", aff((j, 1))))),))
+    parts = check((buf, fill, use), "y")
+    assert parts[:2] == (buf, fill) and isinstance(parts[2], Divided)
+    bump = For(i, (Store("b", aff((i, 1)), "+=", Lit(1)),))
+    mirror = For(j, (Store("z", aff((j, 1)), "=", Load("b", aff((j, -1), const=7))),))
+    kernel = (buf, fill, use, bump, mirror)
+    assert divide_among_threads(kernel) == (OnePart(kernel),)
+    fill_y = For(i, (Store("b", aff((i, 1)), "=", Load("y", aff((i, 1)))),))
+    assert divide_among_threads((buf, fill_y, use)) == (OnePart((buf, fill_y, use)),)
+    total = For(j, (Store("y", Affine.of(0), "+=", Load("b", aff((j, 1)))),))
+    assert divide_among_threads((buf, fill, total)) == (OnePart((buf, fill, total)),)

@@ -225,6 +225,17 @@ def test_a_block_starts_from_zero_where_the_nest_before_zeroed_it():
         kept = block_accumulators((other, nest(loops, st)))
         assert kept[0] == other and isinstance(starts(kept)[0], Load)
         assert run(kept, "y") == run((other, nest(loops, st)), "y")
+    # inside a loop outside the nests (o): the zeroing covers y[8o .. 8o + 7] and the sums
+    # add into y[4o .. 4o + 7], the same offsets were o left out (a reviewer's regression:
+    # the check once compared the constant parts alone)
+    o, z, t, j = IVar("o", 2, 0), IVar("z", 8, 1), IVar("t", 3, 1), IVar("j", 8, 2)
+    shifted = (For(o, (nest([z], Store("y", aff((o, 8), (z, 1)), "=", c.Lit(0))),
+                       nest([t, j], Store("y", aff((o, 4), (j, 1)), "+=",
+                                          Mul(Load("x", aff((j, 1), (t, 1))),
+                                              Load("k", aff((t, 1)))))))),)
+    kept = block_accumulators(shifted)
+    assert kept[0].body[0] == shifted[0].body[0] and isinstance(starts(kept)[0], Load)
+    assert run(kept, "y") == run(shifted, "y")
     # the scatter form: windows that no two iterations outside share start from 0 (a full
     # convolution of each row i, y[i, b + j] += d[i, j] * k[b]) ...
     i, b, j = IVar("i", 4, 0), IVar("b", 3, 1), IVar("j", 4, 2)

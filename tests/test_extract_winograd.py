@@ -64,8 +64,16 @@ def test_the_cnn_convolutions_take_the_form_in_the_lane_kernels_only():
     assert "_w[" not in source(Options(winograd=False))
 
 
-def test_a_nest_whose_buffers_exceed_the_limit_stays_direct(monkeypatch):
-    monkeypatch.setattr(winograd, "LIMIT", 3000)        # c11: 2,576 elements; c21, d_s1 more
+def test_a_nest_whose_buffers_exceed_the_limits_stays_direct(monkeypatch):
+    """Elements per sample of the input's rows and the products: c11 1,344 + 192, c21 1,152 +
+    64, d_s1 2,304 + 576; of the parameter's rows: c11 240, c21 and d_s1 2,880."""
+    monkeypatch.setattr(winograd, "LIMIT", 2000)
+    c = source()
+    assert "inp_w[" in kernel(c, "cnn_forward_c11_lanes")
+    assert "s1_w[" in kernel(c, "cnn_forward_c21_lanes")
+    assert "_w[" not in kernel(c, "cnn_backward_d_s1_lanes")
+    monkeypatch.setattr(winograd, "LIMIT", 4096)
+    monkeypatch.setattr(winograd, "SHARED", 1000)
     c = source()
     assert "inp_w[" in kernel(c, "cnn_forward_c11_lanes")
     assert "_w[" not in kernel(c, "cnn_forward_c21_lanes")

@@ -692,20 +692,20 @@ static void ops_slide_backward_d_x_hlanes(const real *restrict k,
                                           int nparts)
 {
     (void)nparts;
-    hreal d_x_acc[20];
-    for (int q = 0; q < 20; q++) {
-        d_x_acc[q] = hsplat(0);
-    }
-    for (int t1_0 = 0; t1_0 < 2; t1_0++) {
-        for (int i0_0 = 0; i0_0 < 4; i0_0++) {
-            for (int t1_1 = 0; t1_1 < 2; t1_1++) {
-                for (int i0_1 = 0; i0_1 < 3; i0_1++) {
-                    d_x_acc[t1_0 * 4 + i0_0 * 4 + t1_1 + i0_1] += hload(&d_c2[i0_0 * 12 + i0_1 * 4]) * k[t1_0 * 2 + t1_1] / 2;
+    if (part == 0) {
+        hreal d_x_acc[20];
+        for (int q = 0; q < 20; q++) {
+            d_x_acc[q] = hsplat(0);
+        }
+        for (int t1_0 = 0; t1_0 < 2; t1_0++) {
+            for (int i0_0 = 0; i0_0 < 4; i0_0++) {
+                for (int t1_1 = 0; t1_1 < 2; t1_1++) {
+                    for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+                        d_x_acc[t1_0 * 4 + i0_0 * 4 + t1_1 + i0_1] += hload(&d_c2[i0_0 * 12 + i0_1 * 4]) * k[t1_0 * 2 + t1_1] / 2;
+                    }
                 }
             }
         }
-    }
-    if (part == 0) {
         for (int q = 0; q < 20; q++) {
             hstore(&d_x[q * 4], d_x_acc[q]);
         }
