@@ -107,9 +107,11 @@ def test_c_only_run_writes_results(tmp_path, capsys, kernel_cache):
     assert len(res["samples"]) == 2 * 2 * 2 * 2
     assert all(s["seconds"] > 0 for s in res["samples"])
     # an inference timing repeats its pass (300 images: about a millisecond) for 0.1 s at least
+    # (one pass alone where it took that long: a machine busy with other work, 2026-11-27)
     for s in res["samples"]:
         if s["workload"] == "infer":
-            assert s["passes"] > 1 and s["seconds"] * s["passes"] >= 0.1, s
+            assert s["seconds"] * s["passes"] >= 0.1, s
+            assert s["passes"] > 1 or s["seconds"] >= 0.1, s
         else:
             assert s["passes"] == 1, s
     train = [r for r in res["results"] if r["workload"] == "train"]
