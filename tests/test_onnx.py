@@ -881,6 +881,27 @@ def test_layer_normalization_as_onnx_computes_it(kernel_cache, shape, kw, batch)
     _check_central_differences(m, {"x": xb[:2], imp.target: y[:2]}, rng)
 
 
+def _export_and_import(torch, net, path, opset: int, seed: int):
+    """``net`` (float64, 4 inputs) exported by PyTorch's TorchScript exporter at ``opset``,
+    imported with a squared-error loss and loaded in float64: (the import; the exported
+    operators; the model; a generator of ``seed``; 5 inputs drawn from it; PyTorch's outputs
+    for them with its weights rounded to float32, as the import stores them)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(net, torch.zeros(1, 4, dtype=torch.float64), str(path), dynamo=False,
+                          opset_version=opset, input_names=["x"], output_names=["out"],
+                          dynamic_axes={"x": {0: "N"}, "out": {0: "N"}})
+    graph = onnx.load(str(path))
+    imp = import_onnx(graph, loss="sqerr")
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(5, 4))
+    with torch.no_grad():   # the imported weights are float32: give PyTorch the same
+        for p in net.parameters():
+            p.copy_(p.float().double())
+        want = net(torch.from_numpy(x)).numpy()
+    return imp, {n.op_type for n in graph.graph.node}, _load_f64(imp), rng, x, want
+
+
 @pytest.mark.parametrize("opset", [13, 17])
 def test_a_pytorch_layernorm_imports(tmp_path, kernel_cache, opset):
     """``Linear → LayerNorm → ReLU → Linear``: at opset 17 PyTorch exports a
@@ -893,24 +914,11 @@ def test_a_pytorch_layernorm_imports(tmp_path, kernel_cache, opset):
     with torch.no_grad():
         net[1].weight.copy_(torch.randn(6, dtype=torch.float64))
         net[1].bias.copy_(torch.randn(6, dtype=torch.float64))
-    path = tmp_path / "ln.onnx"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(net, torch.zeros(1, 4, dtype=torch.float64), str(path), dynamo=False,
-                          opset_version=opset, input_names=["x"], output_names=["out"],
-                          dynamic_axes={"x": {0: "N"}, "out": {0: "N"}})
-    graph_ops = {n.op_type for n in onnx.load(str(path)).graph.node}
-    assert ("LayerNormalization" in graph_ops) == (opset >= 17), graph_ops
-    assert opset >= 17 or "Sqrt" in graph_ops, graph_ops
-    imp = import_onnx(onnx.load(str(path)), loss="sqerr")
+    imp, ops, m, rng, x, want = _export_and_import(torch, net, tmp_path / "ln.onnx", opset,
+                                                   seed=12)
+    assert ("LayerNormalization" in ops) == (opset >= 17), ops
+    assert opset >= 17 or "Sqrt" in ops, ops
     assert imp.batch and "sqrt(" in imp.text, imp.text
-    m = _load_f64(imp)
-    rng = np.random.default_rng(12)
-    x = rng.normal(size=(5, 4))
-    with torch.no_grad():   # the imported weights are float32: give PyTorch the same
-        for p in net.parameters():
-            p.copy_(p.float().double())
-        want = net(torch.from_numpy(x)).numpy()
     # ε: a float32 const (PyTorch's 1e-5 rounded), relative 3e-8 of the variance's term
     np.testing.assert_allclose(m.predict(x), want, rtol=1e-7, atol=1e-9)
     _check_central_differences(m, {"x": x[:2], imp.target: rng.normal(size=(2, 3))}, rng)
@@ -992,24 +1000,11 @@ def test_a_pytorch_gelu_tanh_imports(tmp_path, kernel_cache, opset):
                               torch.nn.Linear(6, 3)).double().eval()
     with torch.no_grad():     # pre-activations of a few units: both of GELU's sides
         net[0].weight.mul_(4.0)
-    path = tmp_path / "gelu.onnx"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(net, torch.zeros(1, 4, dtype=torch.float64), str(path), dynamo=False,
-                          opset_version=opset, input_names=["x"], output_names=["out"],
-                          dynamic_axes={"x": {0: "N"}, "out": {0: "N"}})
-    graph_ops = {n.op_type for n in onnx.load(str(path)).graph.node}
-    assert ("Gelu" in graph_ops) == (opset >= 20), graph_ops
-    assert opset >= 20 or "Tanh" in graph_ops, graph_ops
-    imp = import_onnx(onnx.load(str(path)), loss="sqerr")
+    imp, ops, m, rng, x, want = _export_and_import(torch, net, tmp_path / "gelu.onnx", opset,
+                                                   seed=15)
+    assert ("Gelu" in ops) == (opset >= 20), ops
+    assert opset >= 20 or "Tanh" in ops, ops
     assert imp.batch and ("logistic(" if opset >= 20 else "tanh(") in imp.text, imp.text
-    m = _load_f64(imp)
-    rng = np.random.default_rng(15)
-    x = rng.normal(size=(5, 4))
-    with torch.no_grad():   # the imported weights are float32: give PyTorch the same
-        for p in net.parameters():
-            p.copy_(p.float().double())
-        want = net(torch.from_numpy(x)).numpy()
     # the constants are float32 consts (0.044715, √(2/π) rounded): relative 3e-8 of u
     np.testing.assert_allclose(m.predict(x), want, rtol=1e-6, atol=1e-9)
     _check_central_differences(m, {"x": x[:2], imp.target: rng.normal(size=(2, 3))}, rng)
