@@ -4,11 +4,11 @@ along its rows by Winograd's minimal filtering F(m, r), ``m`` outputs of an ``r`
 
 The ``m`` outputs ``y[q] = Σ_t x[q + t] w[t]`` of a tile are ``Aᵀ ((G w) ⊙ (Bᵀ x))`` over the
 ``n`` inputs they read (Toom-Cook at the points 0, ±1, ±2, ±1/2 and ∞: ``matrices`` builds the
-three exactly, in fractions, and checks them). ``G w`` reads parameters only; ``Bᵀ x`` serves
-every output channel and kernel row that reads the same row of ``x``; ``Aᵀ`` is linear, so the
-products are first summed over everything else the nest sums (channels, kernel rows) and each
-row of outputs is transformed once. The CNN's ``c21`` (F(4, 5)) takes 46,080 products per
-sample instead of 115,200, plus the transforms (bench/PROFILE.md).
+three exactly, in fractions, and checks them). ``G w`` of a parameter is made once per call;
+``Bᵀ x`` serves every output channel and kernel row that reads the same row of ``x``; ``Aᵀ`` is
+linear, so the products are first summed over everything else the nest sums (channels, kernel
+rows) and each row of outputs is transformed once. The CNN's ``c21`` (F(4, 5)) takes 46,080
+products per sample instead of 115,200, plus the transforms (bench/PROFILE.md).
 
 Before (one sample, output channel ``i0`` of 12; ``s1`` a binding, ``k2`` a parameter)::
 
@@ -38,13 +38,29 @@ row: ``G`` over the reversed row of ``w``, ``Bᵀ`` over windows that start ``r 
 tile, each tile written out with its own padding; then the middle nest slides a window of rows
 (registers.py).
 
+A weight gradient has the gather form too, the taps a sample's own array: ``d_k2[.. q] +=
+s1[.. j + q] * d_c21[.. j]`` gives 5 outputs ``q`` (the kernel row) of a row of 8 taps ``j``
+(the output gradient's row). A row that long is cut into chunks of ``s`` taps, each an F(m,
+s) over the window the chunk reads, and the chunks are summed with the rest (``sizes``: F(5,
+4), 2 chunks for ``d_k2``, 6 for ``d_k1``). Taps that are not parameters go through G where
+the nest was, for the rows its loops reach (one output channel's), a lane index on them, the
+rows of ±p paired and each scaled by a product with ``1/d``, a constant (``recip``)::
+
+    vreal d_c21_w[2 * 8 * 8]:
+        d_c21_w[(ch * 8 + k) * 8 + p] = (G d_c21[i0, p, 4 ch .. 4 ch + 3])[k]
+    for T < 1:  for i1_0 < 6:  for i1_1 < 5:  for k < 8:  for ch < 2:  for t2_1 < 8:
+        d_k2_w[k * 30 + i1_0 * 5 + i1_1] += s1_w[(ch * 8 + k) * 72 + i1_0 * 12 + t2_1 + i1_1]
+                                            * d_c21_w[(ch * 8 + k) * 8 + t2_1];
+
 Applied to a perfect nest without bounds or guards, inside loops without bounds, whose one
-statement is ``out[O] += x[X] * w[W]`` with ``w`` a parameter and ``x`` an array the kernel
-does not write: ``j`` an output loop and ``t`` a loop of ``r`` taps with coefficient 1 in ``X``
-and ``O`` (gather: ``X = .. + j + t``, ``O = .. + j``; scatter: ``X = .. + j``, ``O = .. + j +
-t``) and ``W = .. + t``; ``m`` 4, or 2, dividing the row of outputs (``r`` 3 to 5, or to 7 at
-2). The buffers live on the stack (``LIMIT``, ``SHARED``). Rows the nest never reaches
-(offsets with gaps) are transformed too: they add 0 to elements inside the original's range.
+statement is ``out[O] += x[X] * w[W]`` with ``x`` not a parameter, neither written by the
+kernel: ``j`` an output loop and ``t`` a loop of ``r`` taps with coefficient 1 in ``X`` and
+``O`` (gather: ``X = .. + j + t``, ``O = .. + j``; scatter: ``X = .. + j``, ``O = .. + j + t``)
+and ``W = .. + t``; ``m`` 4, or 2, dividing the row of outputs (``r`` 3 to 5, or to 7 at 2), or
+in the gather form chunks (``sizes``). The buffers live on the stack (``LIMIT``, ``SHARED``);
+a nest whose buffers do not fit is tried again inside its outermost loop. Rows the nest never
+reaches (offsets with gaps) are transformed too: they add 0 to elements inside the original's
+range.
 
 Exact wherever 2, 3 and 5 are invertible: extract/validate.py checks the emitted kernels over
 GF(2^61 - 1) like any other. In floating point the sums are in another order, the error like the
@@ -65,9 +81,10 @@ from . import code as c
 from .code import Affine, Buffer, For, If, IVar, Load, Store, in_range, names_in
 from .ir import fresh_name
 
-# the buffers live on the stack: at most LIMIT elements per sample for the two with a lane
-# index (the input's rows, the products), SHARED for the parameter's rows; f64 at 16 lanes,
-# 512 KiB and 64 KiB (the CNN's largest, d_s1: 2,880 and 2,880)
+# the buffers live on the stack: at most LIMIT elements per sample for those with a lane
+# index (the input's rows, the products, taps that are not parameters), SHARED for the
+# parameter's rows; f64 at 16 lanes, 512 KiB and 64 KiB (the CNN's largest, d_s1: 2,880 and
+# 2,880; d_k1: 2,536)
 LIMIT = 4096
 SHARED = 8192
 POINTS = (0, 1, -1, 2, -2, Fraction(1, 2), Fraction(-1, 2))
@@ -84,6 +101,16 @@ class Matrices:
     @property
     def n(self) -> int:
         return self.m + self.r - 1
+
+    @property
+    def Gdiv(self) -> tuple:
+        """The denominator of each row of ``G``."""
+        return tuple(math.lcm(*(Fraction(x).denominator for x in row)) for row in self.G)
+
+    @property
+    def Gd(self) -> tuple:
+        """``G``'s rows times their denominators: whole numbers."""
+        return tuple(tuple(int(x * d) for x in row) for row, d in zip(self.G, self.Gdiv))
 
 
 def _inverse(rows: list) -> list:
@@ -260,6 +287,28 @@ def _nest(s: For):
     return (loops, s) if isinstance(s, Store) else None
 
 
+def sizes(width: int, r: int, chunked: bool = True):
+    """(m, s) for ``width`` outputs of an ``r``-tap row, or None: F(4, r) (``r`` 3 to 5) or
+    F(2, r) (to 7) over tiles of ``m`` outputs when they divide the row; else, where ``chunked``,
+    the taps in chunks of ``s`` (``s`` dividing ``r``) each an F(m, s) with ``m`` dividing the
+    row and ``m + s - 1 <= 8``, the one of fewest products per output, if at most half the
+    direct ones (a weight gradient: 5 outputs of 24 taps by F(5, 4), 2.5 times fewer)."""
+    if 3 <= r <= 7:
+        if width % 4 == 0 and r <= 5:
+            return 4, r
+        if width % 2 == 0:
+            return 2, r
+    best = None
+    for s in range(2, min(r, len(POINTS) + 1)):
+        for m in range(2, len(POINTS) + 3 - s):
+            if r % s or width % m or not chunked:
+                continue
+            key = (Fraction(m * s, m + s - 1), s)
+            if key[0] >= 2 and (best is None or key > best[0]):
+                best = key, (m, s)
+    return best and best[1]
+
+
 def _plain(a: Affine) -> bool:
     return all(isinstance(v, IVar) for v, _ in a.terms)
 
@@ -311,29 +360,29 @@ class _Rewrite:
         a, b = v.a, v.b
         if not (isinstance(a, Load) and isinstance(b, Load)):
             return None
-        if a.array in self.shared and b.array not in self.shared:
-            a, b = b, a
-        x, w = a, b
-        if (w.array not in self.shared or x.array in self.shared or x.array == st.array
-                or x.array in self.written or w.array in self.written
-                or not all(_plain(o) for o in (st.offset, x.offset, w.offset))):
+        if not all(_plain(o) for o in (st.offset, a.offset, b.offset)):
             return None
         nest = [f.var for f in loops]
-        for j in nest:
-            for t in nest:
-                if j == t or st.offset.coeff(j) != 1 or x.offset.coeff(j) != 1 \
-                        or w.offset.coeff(t) != 1 or w.offset.coeff(j) != 0:
-                    continue
-                gather = x.offset.coeff(t) == 1 and st.offset.coeff(t) == 0
-                scatter = x.offset.coeff(t) == 0 and st.offset.coeff(t) == 1
-                if not (gather or scatter):
-                    continue
-                r = t.extent
-                width = j.extent if gather else j.extent + r - 1     # outputs in a row
-                m = 4 if width % 4 == 0 and r <= 5 else 2 if width % 2 == 0 and r <= 7 else 0
-                if r < 3 or m == 0:
-                    continue
-                return x, w, j, t, gather, m
+        # the parameter as the taps first (the convolutions), then either way round (a
+        # weight gradient: the output's gradient as the taps, a long row cut into chunks)
+        pairs = [(a, b), (b, a)] if b.array in self.shared else [(b, a), (a, b)]
+        for x, w in pairs:
+            if (x.array in self.shared or st.array in (x.array, w.array)
+                    or x.array in self.written or w.array in self.written):
+                continue
+            for j in nest:
+                for t in nest:
+                    if j == t or st.offset.coeff(j) != 1 or x.offset.coeff(j) != 1 \
+                            or w.offset.coeff(t) != 1 or w.offset.coeff(j) != 0:
+                        continue
+                    gather = x.offset.coeff(t) == 1 and st.offset.coeff(t) == 0
+                    scatter = x.offset.coeff(t) == 0 and st.offset.coeff(t) == 1
+                    if not (gather or scatter):
+                        continue
+                    width = j.extent if gather else j.extent + t.extent - 1
+                    size = sizes(width, t.extent, chunked=gather)
+                    if size is not None:
+                        return x, w, j, t, gather, *size
         return None
 
     def nest(self, s: For):
@@ -344,56 +393,82 @@ class _Rewrite:
         found = self.match(loops, st)
         if found is None:
             return None
-        x, w, j, t, gather, m = found
-        F = matrices(m, t.extent)
-        n, r = F.n, F.r
+        x, w, j, t, gather, m, size = found
+        F = matrices(m, size)
+        n, r = F.n, t.extent
+        chunks = r // size
         width = j.extent if gather else j.extent + r - 1
         tiles = width // m
         inner = {f.var for f in loops}
+        laned = w.array not in self.shared
         xrow = _Row.of(x.offset - Affine.of(j) - (Affine.of(t) if gather else Affine()))
-        wrow = _Row.of(w.offset - Affine.of(t))
+        wrest = w.offset - Affine.of(t)
+        wrow = _Row.of(wrest, keep=inner if laned else None)
+        wouter = wrest - wrow.row.scale(wrow.step) if laned else Affine()
         orest = st.offset - Affine.of(j) - (Affine() if gather else Affine.of(t))
         orow = _Row.of(orest, keep=inner)
         outer = orest - orow.row.scale(orow.step)          # the loops outside, constants
-        if xrow.rows * tiles * n + orow.rows * n > LIMIT or wrow.rows * n > SHARED:
+        vsize = wrow.rows * chunks * n
+        if xrow.rows * tiles * chunks * n + orow.rows * n + (vsize if laned else 0) > LIMIT \
+                or vsize > SHARED:
             return None
-        # the kernel rows through G (reversed for the scatter form), once per call
+        # the rows of taps through G, chunk by chunk (the scatter form's reversed): a
+        # parameter's once per call, at the top; another array's where the nest was, the rows
+        # its loops reach
         V = self.fresh(f"{w.array}_w")
         p = self.ivar("wr", wrow.rows)
-        taps = [Load(w.array, wrow.offset(p) + (i if gather else r - 1 - i)) for i in range(r)]
-        self.top += [Buffer(V, wrow.rows * n, shared=True),
-                     For(p, tuple(Store(V, Affine.of(p) + k * wrow.rows, "=",
-                                        _combination(F.G[k], taps)) for k in range(n)))]
-        # the rows of x through Bᵀ, tile by tile (the scatter form's windows padded with 0)
+        wfill = []
+        for ch in range(chunks):
+            taps = [Load(w.array, wouter + wrow.offset(p)
+                         + (size * ch + i if gather else r - 1 - i)) for i in range(size)]
+            if laned:       # once per row of every sample: ±p paired, a product by 1/d
+                decls, ys = _rows_of(F.Gd, taps, self.fresh)
+                ys = [y if d == 1 else c.mul(y, c.Un("recip", c.Lit(d)))
+                      for y, d in zip(ys, F.Gdiv)]
+            else:
+                decls, ys = (), [_combination(g, taps) for g in F.G]
+            wfill += [*decls, *(Store(V, Affine.of(p) + (ch * n + k) * wrow.rows, "=", y)
+                                for k, y in enumerate(ys))]
+        vfill = [Buffer(V, vsize, shared=not laned), For(p, tuple(wfill))]
+        if not laned:
+            self.top += vfill
+        # the rows of x through Bᵀ, tile by tile and chunk by chunk (the scatter form's windows
+        # padded with 0)
         U = self.fresh(f"{x.array}_w")
         p = self.ivar("xr", xrow.rows)
         T = self.ivar("T", tiles)
-        def at(tt, k: int) -> Affine:
-            return (Affine.of(tt).scale(n) + k).scale(xrow.rows) + Affine.of(p)
-        def tile(tt) -> tuple:
+
+        def at(tt, ch: int, k: int) -> Affine:
+            return ((Affine.of(tt).scale(chunks) + ch).scale(n) + k).scale(xrow.rows) \
+                + Affine.of(p)
+
+        def tile(tt, ch: int = 0) -> tuple:
             """Bᵀ over the window of tile ``tt`` (a loop variable, or a number: the scatter
-            form's tiles, each with its own padding, are written out)."""
+            form's tiles, each with its own padding, are written out) and chunk ``ch``."""
             window = []
             for i in range(n):
-                pos = Affine.of(tt).scale(m) + (i if gather else i - (r - 1))
+                pos = Affine.of(tt).scale(m) + (size * ch + i if gather else i - (r - 1))
                 e = Load(x.array, xrow.offset(p) + pos)
                 window.append(e if gather else c.select(in_range(pos, j.extent), e))
             decls, rows = _rows_of(F.BT, window, self.fresh,
                                    "" if isinstance(tt, IVar) else f"_{tt}")
-            return (*decls, *(Store(U, at(tt, k), "=", e) for k, e in enumerate(rows)))
-        self.top += [Buffer(U, xrow.rows * tiles * n),
-                     For(p, (For(T, tile(T)),) if gather
-                         else sum((tile(tt) for tt in range(tiles)), ()))]
+            return (*decls, *(Store(U, at(tt, ch, k), "=", e) for k, e in enumerate(rows)))
+        self.top += [Buffer(U, xrow.rows * tiles * chunks * n),
+                     For(p, (For(T, sum((tile(T, ch) for ch in range(chunks)), ())),)
+                         if gather else sum((tile(tt) for tt in range(tiles)), ()))]
         # tile by tile: the products summed over the rest of the nest (the loops the outputs
-        # move along outside, then the sums, then the pairs that add up to a row of outputs:
-        # registers.py blocks the first kind and slides a window along the last), then each
-        # row of outputs through Aᵀ
+        # move along outside, then the sums, the chunks among them, then the pairs that add up
+        # to a row of outputs: registers.py blocks the first kind and slides a window along the
+        # last), then each row of outputs through Aᵀ
         M = self.fresh(f"{st.array}_w")
         T = IVar(self.fresh("T"), tiles, j.rank)
         k = IVar(self.fresh("k"), n, t.rank)
+        C = IVar(self.fresh("ch"), chunks, t.rank) if chunks > 1 else None
+        ch = Affine.of(C) if C else Affine()
         mat = Affine.of(k).scale(orow.rows) + orow.index()
-        uat = (Affine.of(T).scale(n) + Affine.of(k)).scale(xrow.rows) + xrow.index()
-        vat = Affine.of(k).scale(wrow.rows) + wrow.index()
+        uat = ((Affine.of(T).scale(chunks) + ch).scale(n) + Affine.of(k)).scale(xrow.rows) \
+            + xrow.index()
+        vat = (ch.scale(n) + Affine.of(k)).scale(wrow.rows) + wrow.index()
         coeff = dict(orow.row.terms)
 
         def paired(v: IVar) -> bool:
@@ -401,6 +476,7 @@ class _Rewrite:
         others = [f for f in loops if f.var not in (j, t)]
         order = [*(f for f in others if f.var in coeff and not paired(f.var)),
                  For(k, ()),
+                 *([For(C, ())] if C else []),
                  *(f for f in others if f.var not in coeff),
                  *(f for f in others if paired(f.var))]
         body = Store(M, mat, "+=", c.mul(Load(U, uat), Load(V, vat)))
@@ -413,7 +489,7 @@ class _Rewrite:
         decls, ys = _columns_of(F.AT, prods, self.fresh)
         outputs = For(p, (*decls, *(Store(st.array, dest + q, "+=", y)
                                     for q, y in enumerate(ys))))
-        return [Buffer(M, orow.rows * n),
+        return [*(vfill if laned else ()), Buffer(M, orow.rows * n),
                 For(T, (For(z, (Store(M, Affine.of(z), "=", c.Lit(0)),)), body, outputs))]
 
 

@@ -59,19 +59,46 @@ def test_the_cnn_convolutions_take_the_form_in_the_lane_kernels_only():
             assert f"real {w}_w[" in body and f"{vec} {w}_w[" not in body   # one for all lanes
             assert f"{vec} {x}_w[" in body
         assert "_w[" not in kernel(c, name)                 # the one-sample kernel: direct
-    # the weight gradients are not of the form (d_k2 sums along the image, not a kernel row)
-    assert "_w[" not in kernel(c, "cnn_backward_d_k2_lanes")
+    # the weight gradients in chunks: 5 outputs along a kernel row, the output gradient's row
+    # (24 or 8 long) its taps, F(5, 4) chunk by chunk; those rows belong to one sample each
+    for name, x, w, chunks in [("cnn_backward_d_k1", "inp", "d_c11", 6),
+                               ("cnn_backward_d_k2", "s1", "d_c21", 2)]:
+        for p, vec in (("_lanes", "vreal"), ("_hlanes", "hreal")):
+            body = kernel(c, name + p)
+            assert f"{vec} {w}_w[" in body and f"{vec} {x}_w[" in body
+            assert f"for (int ch = 0; ch < {chunks}; ch++)" in body
+        assert "_w[" not in kernel(c, name)
+    assert "vreal d_c11_w[1152];" in kernel(c, "cnn_backward_d_k1_lanes")  # a whole channel
     assert "_w[" not in source(Options(winograd=False))
+
+
+@pytest.mark.parametrize("width, r, want", [
+    (24, 5, (4, 5)), (8, 5, (4, 5)), (24, 3, (4, 3)), (6, 7, (2, 7)),   # whole rows of taps
+    (5, 24, (5, 4)), (5, 8, (5, 4)), (5, 6, (5, 3)), (24, 8, (4, 4)),   # in chunks
+    (5, 5, None), (5, 10, None), (7, 24, None), (10, 2, None)])         # neither
+def test_the_sizes_of_the_tiles_and_chunks(width, r, want):
+    """F(m, s) chunk by chunk only where a whole row does not fit and the products are at most
+    half the direct ones: 5 outputs of 10 taps would take 5 chunks of F(5, 2), 30 products
+    for 50; a row of 7 outputs has no tile."""
+    assert winograd.sizes(width, r) == want
+    if want and want[1] < r:
+        assert winograd.sizes(width, r, chunked=False) is None
 
 
 def test_a_nest_whose_buffers_exceed_the_limits_stays_direct(monkeypatch):
     """Elements per sample of the input's rows and the products: c11 1,344 + 192, c21 1,152 +
-    64, d_s1 2,304 + 576; of the parameter's rows: c11 240, c21 and d_s1 2,880."""
+    64, d_s1 2,304 + 576; with the output gradient's rows as well, d_k1 1,344 + 40 + 1,152,
+    d_k2 1,152 + 240 + 128 (per output channel); of the parameter's rows: c11 240, c21 and
+    d_s1 2,880."""
     monkeypatch.setattr(winograd, "LIMIT", 2000)
     c = source()
     assert "inp_w[" in kernel(c, "cnn_forward_c11_lanes")
     assert "s1_w[" in kernel(c, "cnn_forward_c21_lanes")
+    assert "d_c21_w[" in kernel(c, "cnn_backward_d_k2_lanes")
     assert "_w[" not in kernel(c, "cnn_backward_d_s1_lanes")
+    # d_k1 over a whole channel does not fit: the nest inside its image rows does, a row of
+    # the output gradient at a time (6 chunks of 8)
+    assert "vreal d_c11_w[48];" in kernel(c, "cnn_backward_d_k1_lanes")
     monkeypatch.setattr(winograd, "LIMIT", 4096)
     monkeypatch.setattr(winograd, "SHARED", 1000)
     c = source()

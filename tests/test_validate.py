@@ -493,11 +493,11 @@ MUTATIONS = {
     "a half-width group in the batch entry": ("cnn.c", "cnn_hlanes_grad", " acc, m, part,",
                                               " acc, m - 1, part,",
                                               "cnn_batch_grad with 1 thread(s): the mean of"),
-    # the first of the 2 blocks of 3 channels left out where two threads share a group, and
+    # the last of each thread's 3 channels left out where two threads share a group, and
     # only there
     "a shared group's division": ("cnn.c", "cnn_backward_d_k1_hlanes",
-                                  "i0_o < (part + 1) * 2 / nparts;",
-                                  "i0_o < (part + 1) * 2 / nparts - (nparts == 2);",
+                                  "i0 < (part + 1) * 6 / nparts;",
+                                  "i0 < (part + 1) * 6 / nparts - (nparts == 2);",
                                   "cnn_batch_grad with 2 thread(s) on the first 3 samples: the "
                                   "mean of d_k1 (parameter k1)"),
     # the loss of a shared group left out (thread 0's part of a kernel)
@@ -522,6 +522,13 @@ MUTATIONS = {
     "winograd padding": ("cnn.c", "cnn_backward_d_s1_lanes", "odd1_0[0] = -(4 * vload",
                          "odd1_0[0] = -(4 * vload(&d_c21[xr * 128]) + 4 * vload",
                          "kernel cnn_backward_d_s1_lanes, binding d_s1"),
+    # the chunked form of a weight gradient: the output gradient's rows (one per sample),
+    # and the chunks taken in the wrong order
+    "winograd gradient rows": ("cnn.c", "cnn_backward_d_k2_lanes", "((real)1 / 18)",
+                               "((real)1 / 17)", "kernel cnn_backward_d_k2_lanes, binding d_k2"),
+    "winograd chunks": ("cnn.c", "cnn_backward_d_k1_hlanes", "d_c11_w[ch * 192 + ",
+                        "d_c11_w[(5 - ch) * 192 + ",
+                        "kernel cnn_backward_d_k1_hlanes, binding d_k1"),
     "cuda kernel": ("cnn.cu", "cnn_forward_c21", "acc0 +=", "acc0 -=",
                     "cnn.cu: cnn_cuda_forward/cnn_cuda_backward: kernel cnn_forward_c21"),
     "cuda thread guard": ("cnn.cu", "cnn_backward_d_k2", "if (idx >= 1800)",
