@@ -42,7 +42,8 @@ A weight gradient has the gather form too, the taps a sample's own array: ``d_k2
 s1[.. j + q] * d_c21[.. j]`` gives 5 outputs ``q`` (the kernel row) of a row of 8 taps ``j``
 (the output gradient's row). A row that long is cut into chunks of ``s`` taps, each an F(m,
 s) over the window the chunk reads, and the chunks are summed with the rest (``sizes``: F(5,
-4), 2 chunks for ``d_k2``, 6 for ``d_k1``). Taps that are not parameters go through G where
+4), 2 chunks for ``d_k2``, 6 for ``d_k1``; LeNet-5's ``d_k2``, 10 taps, takes 3, the last of
+2 taps and its window past the row's end padded with 0). Taps that are not parameters go through G where
 the nest was, for the rows its loops reach (one output channel's), a lane index on them, the
 rows of ±p paired and each scaled by a product with ``1/d``, a constant (``recip``)::
 
@@ -289,21 +290,23 @@ def _nest(s: For):
 
 def sizes(width: int, r: int, chunked: bool = True):
     """(m, s) for ``width`` outputs of an ``r``-tap row, or None: F(4, r) (``r`` 3 to 5) or
-    F(2, r) (to 7) over tiles of ``m`` outputs when they divide the row; else, where ``chunked``,
-    the taps in chunks of ``s`` (``s`` dividing ``r``) each an F(m, s) with ``m`` dividing the
-    row and ``m + s - 1 <= 8``, the one of fewest products per output, if at most half the
-    direct ones (a weight gradient: 5 outputs of 24 taps by F(5, 4), 2.5 times fewer)."""
+    F(2, r) (to 7) over tiles of ``m`` outputs when they divide the row; else, where ``chunked``
+    (the gather form), the taps in chunks of ``s`` (the whole row when ``s = r``; the last
+    chunk shorter where ``s`` does not divide ``r``) each an F(m, s) with ``m`` dividing the row
+    and ``m + s - 1 <= 8``, the one of fewest products per output, if at most half the direct
+    ones (a weight gradient: 5 outputs of 24 taps by F(5, 4), 2.5 times fewer; of 10 taps, 3
+    chunks of F(5, 4), 2.08 times; 5 outputs of 3 taps by F(5, 3), 2.14 times)."""
     if 3 <= r <= 7:
         if width % 4 == 0 and r <= 5:
             return 4, r
         if width % 2 == 0:
             return 2, r
     best = None
-    for s in range(2, min(r, len(POINTS) + 1)):
+    for s in range(2, min(r, len(POINTS)) + 1):
         for m in range(2, len(POINTS) + 3 - s):
-            if r % s or width % m or not chunked:
+            if width % m or not chunked:
                 continue
-            key = (Fraction(m * s, m + s - 1), s)
+            key = (Fraction(m * r, -(-r // s) * (m + s - 1)), s)
             if key[0] >= 2 and (best is None or key > best[0]):
                 best = key, (m, s)
     return best and best[1]
@@ -396,7 +399,8 @@ class _Rewrite:
         x, w, j, t, gather, m, size = found
         F = matrices(m, size)
         n, r = F.n, t.extent
-        chunks = r // size
+        chunks = -(-r // size)              # the last one shorter: its missing taps are 0
+        ragged = chunks * size != r
         width = j.extent if gather else j.extent + r - 1
         tiles = width // m
         inner = {f.var for f in loops}
@@ -410,7 +414,7 @@ class _Rewrite:
         outer = orest - orow.row.scale(orow.step)          # the loops outside, constants
         vsize = wrow.rows * chunks * n
         if xrow.rows * tiles * chunks * n + orow.rows * n + (vsize if laned else 0) > LIMIT \
-                or vsize > SHARED:
+                or not laned and vsize > SHARED:
             return None
         # the rows of taps through G, chunk by chunk (the scatter form's reversed): a
         # parameter's once per call, at the top; another array's where the nest was, the rows
@@ -421,19 +425,23 @@ class _Rewrite:
         for ch in range(chunks):
             taps = [Load(w.array, wouter + wrow.offset(p)
                          + (size * ch + i if gather else r - 1 - i)) for i in range(size)]
+            have = [size * ch + i < r for i in range(size)]
+
+            def cut(rows):
+                return [[g if h else 0 for g, h in zip(row, have)] for row in rows]
             if laned:       # once per row of every sample: ±p paired, a product by 1/d
-                decls, ys = _rows_of(F.Gd, taps, self.fresh)
+                decls, ys = _rows_of(cut(F.Gd), taps, self.fresh)
                 ys = [y if d == 1 else c.mul(y, c.Un("recip", c.Lit(d)))
                       for y, d in zip(ys, F.Gdiv)]
             else:
-                decls, ys = (), [_combination(g, taps) for g in F.G]
+                decls, ys = (), [_combination(g, taps) for g in cut(F.G)]
             wfill += [*decls, *(Store(V, Affine.of(p) + (ch * n + k) * wrow.rows, "=", y)
                                 for k, y in enumerate(ys))]
         vfill = [Buffer(V, vsize, shared=not laned), For(p, tuple(wfill))]
         if not laned:
             self.top += vfill
         # the rows of x through Bᵀ, tile by tile and chunk by chunk (the scatter form's windows
-        # padded with 0)
+        # and the last chunk's past the row padded with 0)
         U = self.fresh(f"{x.array}_w")
         p = self.ivar("xr", xrow.rows)
         T = self.ivar("T", tiles)
@@ -443,19 +451,23 @@ class _Rewrite:
                 + Affine.of(p)
 
         def tile(tt, ch: int = 0) -> tuple:
-            """Bᵀ over the window of tile ``tt`` (a loop variable, or a number: the scatter
-            form's tiles, each with its own padding, are written out) and chunk ``ch``."""
+            """Bᵀ over the window of tile ``tt`` (a loop variable, or a number: the tiles of the
+            scatter form or of a short last chunk, each with its own padding, are written out)
+            and chunk ``ch``."""
             window = []
             for i in range(n):
                 pos = Affine.of(tt).scale(m) + (size * ch + i if gather else i - (r - 1))
                 e = Load(x.array, xrow.offset(p) + pos)
-                window.append(e if gather else c.select(in_range(pos, j.extent), e))
+                window.append(c.select(in_range(pos, width + r - 1), e) if gather
+                              else c.select(in_range(pos, j.extent), e))
             decls, rows = _rows_of(F.BT, window, self.fresh,
                                    "" if isinstance(tt, IVar) else f"_{tt}")
             return (*decls, *(Store(U, at(tt, ch, k), "=", e) for k, e in enumerate(rows)))
         self.top += [Buffer(U, xrow.rows * tiles * chunks * n),
                      For(p, (For(T, sum((tile(T, ch) for ch in range(chunks)), ())),)
-                         if gather else sum((tile(tt) for tt in range(tiles)), ()))]
+                         if gather and not ragged
+                         else sum((tile(tt, ch) for tt in range(tiles)
+                                   for ch in range(chunks)), ()))]
         # tile by tile: the products summed over the rest of the nest (the loops the outputs
         # move along outside, then the sums, the chunks among them, then the pairs that add up
         # to a row of outputs: registers.py blocks the first kind and slides a window along the

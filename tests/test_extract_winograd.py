@@ -1,11 +1,14 @@
 """Winograd's rows (extract/winograd.py): its matrices compute a correlation; the CNN's two
-convolutions and its input gradient take the form in the lane kernels, and only there; the batch
-gradients agree with those of the direct sums. The emitted transforms over the field, and hand
-edits of each: tests/test_validate.py."""
+convolutions, its input gradient and its weight gradients (in chunks) take the form in the lane
+kernels, and only there; the batch gradients agree with those of the direct sums; hand-built
+nests of each form, rewritten, give the direct sums exactly over the rationals. The emitted
+transforms over the field, and hand edits of each: tests/test_validate.py."""
 from __future__ import annotations
 
 import json
+import math
 import re
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +17,8 @@ import pytest
 import dumpgen
 from conftest import DTYPES, array_view, rel_err
 from extract import build, dump, winograd
+from extract import code as c
+from loopnest import nest
 from extract.lower import Options
 from extract.sources import generate
 
@@ -75,13 +80,15 @@ def test_the_cnn_convolutions_take_the_form_in_the_lane_kernels_only():
 @pytest.mark.parametrize("width, r, want", [
     (24, 5, (4, 5)), (8, 5, (4, 5)), (24, 3, (4, 3)), (6, 7, (2, 7)),   # whole rows of taps
     (5, 24, (5, 4)), (5, 8, (5, 4)), (5, 6, (5, 3)), (24, 8, (4, 4)),   # in chunks
-    (5, 5, None), (5, 10, None), (7, 24, None), (10, 2, None)])         # neither
+    (5, 3, (5, 3)), (5, 10, (5, 4)),             # a whole row, F(5, 3); a short last chunk
+    (5, 5, None), (3, 26, None), (7, 24, None), (10, 2, None)])         # neither
 def test_the_sizes_of_the_tiles_and_chunks(width, r, want):
-    """F(m, s) chunk by chunk only where a whole row does not fit and the products are at most
-    half the direct ones: 5 outputs of 10 taps would take 5 chunks of F(5, 2), 30 products
-    for 50; a row of 7 outputs has no tile."""
+    """F(4, r) or F(2, r) over a whole row first (the only sizes of the scatter form); else, in
+    the gather form, F(m, s) chunk by chunk (or the whole row, s = r; the last chunk may be
+    shorter) where the products are at most half the direct ones: 3 outputs of 26 taps would
+    take 5 chunks of F(3, 6), 40 products for 78; a row of 7 outputs has no tile."""
     assert winograd.sizes(width, r) == want
-    if want and want[1] < r:
+    if want and (want[1] < r or want[0] not in (2, 4)):
         assert winograd.sizes(width, r, chunked=False) is None
 
 
@@ -107,21 +114,25 @@ def test_a_nest_whose_buffers_exceed_the_limits_stays_direct(monkeypatch):
     assert "_w[" not in kernel(c, "cnn_backward_d_s1_lanes")
 
 
-def batch_grad(precision: str, options: Options, n: int, nthreads: int, seed: int = 3):
-    d = json.loads((DATA / "cnn_hand.json").read_text())
-    m = dump.parse(d)
+LENET5 = Path(__file__).resolve().parent.parent / "build" / "dump" / "zoo" / "lenet5.json"
+
+
+def batch_grad(precision: str, options: Options, n: int, nthreads: int, seed: int = 3,
+               path: Path = DATA / "cnn_hand.json"):
+    m = dump.parse(json.loads(path.read_text()))
+    M = m.name
     g = generate(m, precision, options)
-    ffi, lib = build.build(m.name, precision, g.files, g.cdef)
+    ffi, lib = build.build(M, precision, g.files, g.cdef)
     dtype = DTYPES[precision]
-    w, xs = ffi.new("cnn_params *"), ffi.new(f"cnn_inputs[{n}]")
+    w, xs = ffi.new(f"{M}_params *"), ffi.new(f"{M}_inputs[{n}]")
     rng = np.random.default_rng(seed)
     array_view(ffi, w, dtype)[:] = rng.uniform(-0.3, 0.3, array_view(ffi, w, dtype).size)
     x = array_view(ffi, xs, dtype)
     x[:] = rng.uniform(0, 1, x.size)
-    ws = ffi.new("char[]", lib.cnn_workspace_size(nthreads))
-    grad, loss = ffi.new("cnn_params *"), ffi.new("real *")
+    ws = ffi.new("char[]", getattr(lib, f"{M}_workspace_size")(nthreads))
+    grad, loss = ffi.new(f"{M}_params *"), ffi.new("real *")
     array_view(ffi, grad, dtype)[:] = np.nan
-    lib.cnn_batch_grad(w, xs, n, nthreads, ws, grad, loss)
+    getattr(lib, f"{M}_batch_grad")(w, xs, n, nthreads, ws, grad, loss)
     return array_view(ffi, grad, dtype).copy(), loss[0]
 
 
@@ -136,3 +147,144 @@ def test_batch_gradients_agree_with_the_direct_sums(precision, tol, n, nthreads)
     print(f"{precision} n={n}: relative difference {rel_err(rows, direct):.3g}")
     assert rel_err(rows, direct) <= tol
     assert abs(rloss - dloss) <= tol * abs(dloss)
+
+
+@pytest.mark.parametrize("precision, tol", [("f64", 1e-13), ("f32", 2e-6)])
+def test_lenet5_gradients_agree_with_the_direct_sums(precision, tol):
+    """LeNet-5's second convolution and its weight gradient (10 taps: 3 chunks of F(5, 4), the
+    last of 2) against the direct sums, 35 samples over 2 threads."""
+    if not LENET5.exists():
+        pytest.skip("no build/dump/zoo/lenet5.json (make dump)")
+    assert "d_z2_w[" in generate(dump.load(LENET5), "f32").files["lenet5.c"]
+    direct, dloss = batch_grad(precision, Options(winograd=False), 35, 2, path=LENET5)
+    rows, rloss = batch_grad(precision, Options(), 35, 2, path=LENET5)
+    assert np.isfinite(direct).all() and np.isfinite(rows).all()
+    print(f"lenet5 {precision}: relative difference {rel_err(rows, direct):.3g}")
+    assert rel_err(rows, direct) <= tol
+    assert abs(rloss - dloss) <= tol * abs(dloss)
+
+
+def exact(stmts, inputs: dict, out: str, size: int) -> list:
+    """Run loop IR over the rationals: ``inputs`` name -> list of values, ``out`` starts at 0.
+    A read outside an array or of an element never written raises (an unguarded window)."""
+    mem = {k: dict(enumerate(v)) for k, v in inputs.items()}
+    mem[out] = dict.fromkeys(range(size), Fraction(0))
+
+    def val(e, env, loc):
+        if isinstance(e, c.Lit):
+            return Fraction(e.value)
+        if isinstance(e, c.Load):
+            return mem[e.array][e.offset.subst(env).const]
+        if isinstance(e, c.Local):
+            return loc[e.name]
+        if isinstance(e, (c.Add, c.Mul)):
+            a, b = val(e.a, env, loc), val(e.b, env, loc)
+            return a + b if isinstance(e, c.Add) else a * b
+        if isinstance(e, c.Neg):
+            return -val(e.a, env, loc)
+        if isinstance(e, c.Scale):
+            return val(e.a, env, loc) / e.n
+        if isinstance(e, c.Un) and e.fn == "recip":
+            return 1 / val(e.a, env, loc)
+        if isinstance(e, c.Select):
+            return val(e.a, env, loc) if c.cond_subst(e.cond, env) is True else Fraction(0)
+        raise TypeError(e)
+
+    def run(ss, env, loc):
+        for s in ss:
+            if isinstance(s, c.For):
+                assert not (s.lo or s.hi)
+                for k in range(s.var.extent):
+                    run(s.body, {**env, s.var: c.Affine.of(k)}, loc)
+            elif isinstance(s, c.Buffer):
+                mem[s.name] = {}
+            elif isinstance(s, c.Decl):
+                loc[s.name] = val(s.value, env, loc)
+            elif isinstance(s, c.Store):
+                i, v = s.offset.subst(env).const, val(s.value, env, loc)
+                assert s.array != out or 0 <= i < size
+                mem[s.array][i] = v if s.op == "=" else mem[s.array][i] + v
+            else:
+                raise TypeError(s)
+    run(stmts, {}, {})
+    return [mem[out][i] for i in range(size)]
+
+
+def c_walk(stmts):
+    """Every statement, loops' bodies too."""
+    for s in stmts:
+        yield s
+        if isinstance(s, c.For):
+            yield from c_walk(s.body)
+
+
+def _v(name: str, extent: int) -> c.IVar:
+    _v.rank += 1
+    return c.IVar(name, extent, _v.rank)
+
+
+_v.rank = 0
+
+
+def _conv(kind: str):
+    """(statements, inputs' sizes, output, its size, the taps' array, F(m, s), chunks): a nest
+    of each form, written as the lowering writes it."""
+    A = c.Affine.of
+    if kind == "gather":        # y 8x8 = x 12x12 correlated with w 5x5 (a parameter)
+        t1, t2, j1, j2 = _v("t1", 5), _v("t2", 5), _v("j1", 8), _v("j2", 8)
+        st = c.Store("y", A(j1).scale(8) + A(j2), "+=",
+                     c.Mul(c.Load("x", (A(t1) + A(j1)).scale(12) + A(t2) + A(j2)),
+                           c.Load("w", A(t1).scale(5) + A(t2))))
+        return nest([t1, t2, j1, j2], st), {"x": 144, "w": 25}, "y", 64, "w", (4, 5), 1
+    if kind == "scatter":       # y 12x12 += x 8x8 spread by w 5x5 (an input gradient)
+        j1, t1, j2, t2 = _v("j1", 8), _v("t1", 5), _v("j2", 8), _v("t2", 5)
+        st = c.Store("y", (A(j1) + A(t1)).scale(12) + A(j2) + A(t2), "+=",
+                     c.Mul(c.Load("x", A(j1).scale(8) + A(j2)),
+                           c.Load("w", A(t1).scale(5) + A(t2))))
+        return nest([j1, t1, j2, t2], st), {"x": 64, "w": 25}, "y", 144, "w", (4, 5), 1
+    # weight gradients, the taps a sample's own array: channels u outside the nest (each
+    # zeroes its outputs first), d_y u x R x R, x (R + Q - 1) square, d_w u x Q x Q; Q = 5 with
+    # R = 8 (F(5, 4), 2 chunks), 24 (6), 6 (F(5, 3), 2), 10 (F(5, 4), 3, the last of 2 taps);
+    # Q = 8 with R = 8: 2 tiles of F(4, 4) and 2 chunks
+    Q, R, m, size = {"wgrad8": (5, 8, 5, 4), "wgrad24": (5, 24, 5, 4), "wgrad6": (5, 6, 5, 3),
+                     "wgrad10": (5, 10, 5, 4), "wgrad_tiles": (8, 8, 4, 4)}[kind]
+    u, i1, q1, i2, q2 = _v("u", 2), _v("i1", R), _v("q1", Q), _v("i2", R), _v("q2", Q)
+    e = _v("e", Q * Q)
+    X = R + Q - 1
+    st = c.Store("dw", A(u).scale(Q * Q) + A(q1).scale(Q) + A(q2), "+=",
+                 c.Mul(c.Load("dy", A(u).scale(R * R) + A(i1).scale(R) + A(i2)),
+                       c.Load("x", (A(i1) + A(q1)).scale(X) + A(i2) + A(q2))))
+    zero = c.For(e, (c.Store("dw", A(u).scale(Q * Q) + A(e), "=", c.Lit(0)),))
+    body = (c.For(u, (zero, nest([i1, q1, i2, q2], st))),)
+    return (body, {"dy": 2 * R * R, "x": X * X}, "dw", 2 * Q * Q, "dy",
+            (m, size), -(-R // size))
+
+
+@pytest.mark.parametrize("kind", ["gather", "scatter", "wgrad8", "wgrad24", "wgrad6",
+                                  "wgrad10", "wgrad_tiles"])
+def test_a_hand_built_nest_gives_the_direct_sums_exactly(kind):
+    """Each form, rewritten, run over the rationals on random whole numbers: the same outputs
+    as the direct nest, exactly, with no read outside an array; the taps' rows one buffer for
+    every sample where they are a parameter (``w``), one per sample otherwise, at the top of
+    the kernel or where the nest was."""
+    stmts, sizes, out, size, taps, (m, s), chunks = _conv(kind)
+    if not isinstance(stmts, tuple):
+        stmts = (stmts,)
+    new = winograd.winograd_rows(stmts, {"w"}, {"x", "w", "y", "dy", "dw"})
+    assert new != stmts
+    bufs = {b.name: b for b in c_walk(new) if isinstance(b, c.Buffer)}
+    n = m + s - 1
+    assert bufs[f"{taps}_w"].shared == (taps == "w")
+    # a parameter's rows at the top, for every row; a sample's own inside the channel loop,
+    # for one channel's rows (R of them)
+    top = {b.name for b in new if isinstance(b, c.Buffer)}
+    assert (f"{taps}_w" in top) == (taps == "w")
+    rows = 5 if taps == "w" else math.isqrt(sizes["dy"] // 2)
+    assert bufs[f"{taps}_w"].size == chunks * n * rows
+    rng = np.random.default_rng(len(kind))
+    for _ in range(3):
+        inputs = {k: [Fraction(int(v)) for v in rng.integers(-9, 10, n_)]
+                  for k, n_ in sizes.items()}
+        want = exact(stmts, inputs, out, size)
+        assert exact(new, inputs, out, size) == want
+        assert any(want)
