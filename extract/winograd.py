@@ -43,9 +43,10 @@ s1[.. j + q] * d_c21[.. j]`` gives 5 outputs ``q`` (the kernel row) of a row of 
 (the output gradient's row). A row that long is cut into chunks of ``s`` taps, each an F(m,
 s) over the window the chunk reads, and the chunks are summed with the rest (``sizes``: F(5,
 4), 2 chunks for ``d_k2``, 6 for ``d_k1``; LeNet-5's ``d_k2``, 10 taps, takes 3, the last of
-2 taps and its window past the row's end padded with 0). Taps that are not parameters go through G where
-the nest was, for the rows its loops reach (one output channel's), a lane index on them, the
-rows of ±p paired and each scaled by a product with ``1/d``, a constant (``recip``)::
+2 taps and its window past the row's end padded with 0). Taps that are not parameters go
+through G where the nest was, for the rows its loops reach (one output channel's), a lane
+index on them, the rows of ±p paired and each scaled by a product with ``1/d``, a constant
+(``recip``; a parameter's rows, made once per call, keep the exact division)::
 
     vreal d_c21_w[2 * 8 * 8]:
         d_c21_w[(ch * 8 + k) * 8 + p] = (G d_c21[i0, p, 4 ch .. 4 ch + 3])[k]

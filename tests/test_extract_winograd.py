@@ -5,6 +5,7 @@ nests of each form, rewritten, give the direct sums exactly over the rationals. 
 transforms over the field, and hand edits of each: tests/test_validate.py."""
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -137,29 +138,23 @@ def batch_grad(precision: str, options: Options, n: int, nthreads: int, seed: in
 
 
 @pytest.mark.parametrize("precision, tol", [("f64", 1e-13), ("f32", 2e-6)])
-@pytest.mark.parametrize("n, nthreads", [(16, 1), (35, 2)])
-def test_batch_gradients_agree_with_the_direct_sums(precision, tol, n, nthreads):
+@pytest.mark.parametrize("model, n, nthreads", [("cnn", 16, 1), ("cnn", 35, 2),
+                                                ("lenet5", 35, 2)])
+def test_batch_gradients_agree_with_the_direct_sums(precision, tol, model, n, nthreads):
     """35 samples over 2 threads: two full groups and a short one the threads share (its
-    kernels at half the width). Every element agrees to ``tol`` of the largest gradient."""
-    direct, dloss = batch_grad(precision, Options(winograd=False), n, nthreads)
-    rows, rloss = batch_grad(precision, Options(), n, nthreads)
+    kernels at half the width). Every element agrees to ``tol`` of the largest gradient.
+    LeNet-5: its second convolution and its weight gradient (10 taps: 3 chunks of F(5, 4), the
+    last of 2)."""
+    path = DATA / "cnn_hand.json"
+    if model == "lenet5":
+        if not LENET5.exists():
+            pytest.skip("no build/dump/zoo/lenet5.json (make dump)")
+        path = LENET5
+        assert "d_z2_w[" in generate(dump.load(LENET5), "f32").files["lenet5.c"]
+    direct, dloss = batch_grad(precision, Options(winograd=False), n, nthreads, path=path)
+    rows, rloss = batch_grad(precision, Options(), n, nthreads, path=path)
     assert np.isfinite(direct).all() and np.isfinite(rows).all()
-    print(f"{precision} n={n}: relative difference {rel_err(rows, direct):.3g}")
-    assert rel_err(rows, direct) <= tol
-    assert abs(rloss - dloss) <= tol * abs(dloss)
-
-
-@pytest.mark.parametrize("precision, tol", [("f64", 1e-13), ("f32", 2e-6)])
-def test_lenet5_gradients_agree_with_the_direct_sums(precision, tol):
-    """LeNet-5's second convolution and its weight gradient (10 taps: 3 chunks of F(5, 4), the
-    last of 2) against the direct sums, 35 samples over 2 threads."""
-    if not LENET5.exists():
-        pytest.skip("no build/dump/zoo/lenet5.json (make dump)")
-    assert "d_z2_w[" in generate(dump.load(LENET5), "f32").files["lenet5.c"]
-    direct, dloss = batch_grad(precision, Options(winograd=False), 35, 2, path=LENET5)
-    rows, rloss = batch_grad(precision, Options(), 35, 2, path=LENET5)
-    assert np.isfinite(direct).all() and np.isfinite(rows).all()
-    print(f"lenet5 {precision}: relative difference {rel_err(rows, direct):.3g}")
+    print(f"{model} {precision} n={n}: relative difference {rel_err(rows, direct):.3g}")
     assert rel_err(rows, direct) <= tol
     assert abs(rloss - dloss) <= tol * abs(dloss)
 
@@ -218,12 +213,11 @@ def c_walk(stmts):
             yield from c_walk(s.body)
 
 
+_RANK = itertools.count(1)
+
+
 def _v(name: str, extent: int) -> c.IVar:
-    _v.rank += 1
-    return c.IVar(name, extent, _v.rank)
-
-
-_v.rank = 0
+    return c.IVar(name, extent, next(_RANK))
 
 
 def _conv(kind: str):
