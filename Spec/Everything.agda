@@ -42,6 +42,8 @@ import Spec.Model.ChainExample
 import Spec.Model.Ops
 import Spec.Dump.Model
 import Spec.Array.Properties
+import Spec.Array.Argmax
+import Spec.Array.Argmax.Properties
 import Spec.Proofs.Opt.Fold
 import Spec.Proofs.Opt.SumZb
 import Spec.Proofs.Opt.Main

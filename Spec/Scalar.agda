@@ -16,7 +16,7 @@
 --   logistic′ x = logistic x · (1 − logistic x)   exp′ x = exp x
 --   log′ x = recip x      recip′ x = − (recip x · recip x)
 --   sqrt′ x = recip (sqrt x + sqrt x)
---   relu′ x = step x      step′ x = 0
+--   relu′ x = step x      step′ x = 0      detach′ x = 0
 --   max′ a b = (st , 1 − st) with st = step (a − b)
 -- (so relu′ 0 = step 0, which is 0 in Float: see Spec.Scalar.Float).
 -- These are the only declared facts of differentiation: the sum,
@@ -26,6 +26,7 @@
 ------------------------------------------------------------------------
 module Spec.Scalar where
 
+open import Data.Bool using (Bool)
 open import Data.Nat using (ℕ)
 
 -- The elementwise unary functions.  Use them qualified (Fn.exp): the
@@ -38,6 +39,7 @@ data Fn : Set where
   sqrt       : Fn        -- the square root (NaN below 0 in Float)
   relu       : Fn        -- x if x > 0, else 0
   step       : Fn        -- 1 if x > 0, else 0 (relu's derivative; step 0 = 0)
+  detach     : Fn        -- x itself, with derivative 0 (a stop-gradient)
 
 record Scalar : Set₁ where
   infixl 6 _+_
@@ -50,3 +52,4 @@ record Scalar : Set₁ where
     fn        : Fn → R → R   -- the elementwise functions
     scaledown : ℕ → R → R    -- x / n
     max       : R → R → R    -- the larger of the two (derivative: Spec.Scalar.Derivatives)
+    less      : R → R → Bool -- a < b: the comparison argmax scans with (no law assumed)

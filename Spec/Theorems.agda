@@ -53,12 +53,26 @@
 --      sqrt′ x     = recip (sqrt x + sqrt x)
 --      relu′ x     = step x     (at 0: step 0, which is 0 in Float)
 --      step′ x     = 0
+--      detach′ x   = 0          (the stop-gradient: detach x = x in
+--                               Float, ℤ and ℚ; its value is opaque here)
 --      D(a ⊔ b)    = st · Da + (1 − st) · Db,  st = step (a − b)
 --                    (at a tie st = step 0, 0 in Float: b gets it all)
 --    and ∇ uses exactly these (Spec.Lang.AD, deriv and max-step), so
 --    the theorem holds relative to them, for every choice of the
 --    functions and of max.  Assumes `Laws 𝕊`, including scaledown-*;
 --    nothing about the elementwise functions or max.
+--    The max-reduction needs no declared fact of its own: it is the
+--    index expression `argmax w e` (the first position of s, in
+--    row-major order, where the scalar body e is largest, by the
+--    scalar structure's comparison `less`, of which nothing is
+--    assumed), and the maximum is the selection
+--    maxs w e = sels (imaps e) (argmax w e).  Index expressions carry
+--    no tangent, so D of the maximum is D of the body at the argmax:
+--    the gradient goes to the first maximal position (the envelope
+--    derivative, exact wherever the maximum is unique).  All of items
+--    1-11 cover argmax: renaming, substitution, opt (opt-sound),
+--    locality, dual numbers (the dual `less` compares the values, so
+--    both evaluations pick the same position) and the dump.
 --
 -- 5. D-sub           the chain rule for inlining: the forward derivative
 --                    of subst σ e in direction w is that of e in the

@@ -126,6 +126,8 @@ expr {is = is} (mod m i) =
   node "mod" is (sp-fields (*-shapes m) (("i" , expr i) ∷ []))
 expr {is = is} (ix-plus i j su sp) =
   node "ix_plus" is (sp-fields (+-shapes sp) (("i" , expr i) ∷ ("j" , expr j) ∷ []))
+expr {is = is} (argmax w e) =
+  node "argmax" is (("s" , shape (bound e)) ∷ ("body" , expr e) ∷ [])
 expr {is = is} (ix-minus i j sp su e) =
   node "ix_minus" is
     (sp-fields (+-shapes sp) (("i" , expr i) ∷ ("j" , expr j) ∷ ("body" , expr e) ∷ []))

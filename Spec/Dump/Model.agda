@@ -108,7 +108,7 @@ dump : String → List String → List String → List (String × String) → Ch
      → E (Δ ▹ ar p ▹ ar p) (ar p) → List (String × String) → JSON
 dump model inputs consts roles c seed outputs = object
   ( ("format"    , string "ad-expression-dump")
-  ∷ ("version"   , nat 4)
+  ∷ ("version"   , nat 5)
   ∷ ("model"     , string model)
   ∷ ("generator" , string generator)
   ∷ ("context"   , array (context-entries inputs consts 1 (base-vars c)))

@@ -194,6 +194,10 @@ infer Γ (Backslide i a) = do
   (r , sp) ← need ("backslide: an index of shape " ++ show s ++ " and an array of shape "
                    ++ show u ++ " differ in structure") (plus? s p)
   ok (ar r , backslide ei ea su sp , cong₂ Backslide pi pa)
+infer Γ (Argmax s t) = do
+  (e , eq) ← check (Γ ▹ ix s) (ar unit) t at "max: the body must be a scalar (shape 1): "
+  (p , w) ← need ("max: over an index of shape " ++ show s ++ ", which has no positions") (pred? s)
+  ok (ix s , argmax w e , cong (Argmax s) eq)
 infer Γ (Un f a) = do
   (s , e , eq) ← infer Γ a >>= array (fn-name f)
   ok (ar s , un f e , cong (Un f) eq)

@@ -68,6 +68,7 @@ expand Γ sc (shape s)           = fail ("the shape " ++ show s ++ " is not an a
 expand Γ sc (bind for i s b)    = expand (Γ ▹ ix s) (i ∷ sc) b >>= λ t → ok (For s t)
 expand Γ sc (bind sum i s b)    = expand (Γ ▹ ix s) (i ∷ sc) b >>= λ t → ok (Sum s t)
 expand Γ sc (bind tile i s b)   = expand (Γ ▹ ix s) (i ∷ sc) b >>= λ t → ok (Tile s t)
+expand Γ sc (bind maxr i s b)   = expand (Γ ▹ ix s) (i ∷ sc) b >>= λ t → ok (MaxOver s t)
 expand Γ sc (sel a (num n)) =
   fail ("[" ++ showℕ n ++ "]: an index is an index variable (the i of for i : S . a[i]), "
         ++ "not a number")
@@ -96,6 +97,7 @@ builtin Γ sc "recip"    (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.r
 builtin Γ sc "sqrt"     (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.sqrt a′)
 builtin Γ sc "relu"     (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.relu a′)
 builtin Γ sc "step"     (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.step a′)
+builtin Γ sc "detach"   (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.detach a′)
 builtin Γ sc "max" (a ∷ b ∷ []) =
   expand Γ sc a >>= λ a′ → expand Γ sc b >>= λ b′ → ok (Max a′ b′)
 builtin Γ sc "slide" (a ∷ i ∷ []) =

@@ -19,13 +19,12 @@
 --                   the others; at s = k:
 --                   for i : M′×N′ . (sum j : k×k . block(a, i)[j]) / k²
 --                   (see "Pooling" below for the crop and other strides)
---   maxpool(a, k[, s])  the maximum of every such window: nested binary
---                   maxima over the constant window positions c
---   maxall(a)       the maximum of all elements of a (nested binary
---                   maxima over the constant positions): the shift of a
---                   stable log-sum-exp
---   (nested maxima put the first position outermost on the right, so a
---   tie sends the gradient to the first maximal position)
+--   maxpool(a, k[, s])  the maximum of every such window: for i : M′×N′ .
+--                   max c : k×k . (the window at c)[i]
+--   maxall(a)       max c : s . a[c], the largest element of a: the
+--                   shift of a stable log-sum-exp
+--   (max c : s . b is MaxOver s b, the body at its argmax: a tie sends
+--   the gradient to the first maximal position)
 --   sqerr(r, t)     (sum j : s . ((r − t) * (r − t))[j]) / 2
 --   tanh(a)         logistic(a + a) + logistic(a + a) − 1, elementwise:
 --                   tanh a = 2σ(2a) − 1, with the core's operations (E
@@ -54,7 +53,7 @@ open import Data.Nat using (_∸_)
 open import Data.Nat.DivMod using (_/_)
 import Data.Fin as Fin
 open import Data.Product using (proj₁; proj₂)
-open import Spec.Lang.Syntax using (IS; ar; ix)
+open import Spec.Lang.Syntax using (IS; ar; ix; Fn)
 open import Spec.Front.Shape
 open import Spec.Front.Term
 open import Spec.Front.Result
@@ -271,34 +270,37 @@ conv2d _ = fail ("conv2d: takes an input, a kernel, optionally a bias, optionall
                  ++ "and then a stride: conv2d(x, K, b, 2) or conv2d(x, K, b, 1, 2)")
 
 ------------------------------------------------------------------------
--- Maxima (over the constant positions of a shape: E has no max-reduction)
-
--- Every position of a shape, row-major.
-positions : (s : S) → List (P s)
-positions (ι n)   = List.map ι (allFin n)
-positions (s ⊗ p) = List.concatMap (λ i → List.map (i ⊗_) (positions p)) (positions s)
-
--- The maximum of a[p] over the positions p, as nested binary maxima,
--- the first position outermost on the right: max(…max(a[pₙ], a[pₙ₋₁])…,
--- a[p₀]).  A tie of max(a, b) sends the gradient to b, so the gradient
--- of the whole goes to the *first* maximal position (as in PyTorch).
--- nothing for an empty shape.
-max-of : List Tm → Maybe Tm
-max-of ts with List.reverse ts
-... | []     = nothing
-... | t ∷ us = just (List.foldl Max t us)
-
-max-over : (s : S) → Tm → Maybe Tm
-max-over s a = max-of (List.map (λ q → Sel a (Const s q)) (positions s))
+-- Maxima: the max-reduction of E (Spec.Front.Term.MaxOver: the body at
+-- its argmax, the first maximal position in row-major order, which is
+-- where the gradient goes on a tie, as in PyTorch).  The term is the
+-- size of its body whatever the number of positions.
 
 maxall : List Arg → Result Tm
 maxall (A ∷ []) = do
   (a , s) ← array "maxall" "input" A
-  need′ (max-over s a)
-  where need′ : Maybe Tm → Result Tm
-        need′ (just t) = ok t
-        need′ nothing  = fail "maxall: the input has no elements"
+  _ ← nonempty s
+  ok (MaxOver s (Sel (↑[ 1 ] a) (V 0)))
+  where nonempty : S → Result S
+        nonempty s with pred? s
+        ... | just _  = ok s
+        ... | nothing = fail "maxall: the input has no elements"
 maxall _ = arity "maxall" "one array: maxall(z)"
+
+-- log Σⱼ exp aⱼ, shifted by a maximum that is not differentiated:
+--   m + log (sum j : s . exp(a[j] − m)),  m = detach(max c : s . a[c])
+-- (its gradient is the softmax of a: m's derivative is 0, as a
+-- hand-written log-sum-exp does it).  Shape 1.
+logsumexp : List Arg → Result Tm
+logsumexp (A ∷ []) = do
+  (a , s) ← array "logsumexp" "input" A
+  _ ← nonempty s
+  let m = Un Fn.detach (MaxOver s (Sel (↑[ 1 ] a) (V 0)))
+  ok (Add m (Un Fn.log (Sum s (Un Fn.exp (Add (Sel (↑[ 1 ] a) (V 0)) (Neg (↑[ 1 ] m)))))))
+  where nonempty : S → Result S
+        nonempty s with pred? s
+        ... | just _  = ok s
+        ... | nothing = fail "logsumexp: the input has no elements"
+logsumexp _ = arity "logsumexp" "one array: logsumexp(z)"
 
 ------------------------------------------------------------------------
 -- Pooling: k×k windows at stride s over the last two dimensions,
@@ -311,8 +313,8 @@ maxall _ = arity "maxall" "one array: maxall(z)"
 --   otherwise: for each window position c, the window slide(a, c)
 --     sampled every s positions: for i : M′×N′ . block(pad(slide(a, c)), i)[0]
 --     (pad: zeros after it up to (s·M′)×(s·N′); never read)
--- maxpool takes the maximum over c (first maximal position on ties,
--- as max-over), avgpool the sum over c divided by k².
+-- maxpool takes the maximum over c (MaxOver: first maximal position on
+-- ties), avgpool the sum over c divided by k².
 
 data Pool : Set where
   maxᵖ avgᵖ : Pool
@@ -337,17 +339,13 @@ pool2 how k′ s′ M N a with (suc k′ ℕ.≤ᵇ M) ∧ (suc k′ ℕ.≤ᵇ 
     win = ι k ⊗ ι k
     cropped : Tm
     cropped = crop M N (k * M′) (k * N′) a
-    -- under `for i : out`: the element at window position c of window i
-    blocked : Tm → Tm
-    blocked c = Sel (Block (↑[ 1 ] cropped) (V 0)) c
     -- the window b (an (M−k+1)×(N−k+1) array) sampled every s
     sampled : Tm → Tm
     sampled = sample s′ (suc (M ∸ k)) (suc (N ∸ k))
     body : Pool → Bool → Tm
-    body maxᵖ true  = For out (fromMaybe Zero (max-of (List.map (λ q → blocked (Const win q)) (positions win))))
+    body maxᵖ true  = For out (MaxOver win (Sel (Block (↑[ 2 ] cropped) (V 1)) (V 0)))
     body avgᵖ true  = For out (Scale (k * k) (Sum win (Sel (Block (↑[ 2 ] cropped) (V 1)) (V 0))))
-    body maxᵖ false = fromMaybe Zero (max-of (List.map (λ q → sampled (Slide (Const win q) a))
-                                                        (positions win)))
+    body maxᵖ false = For out (MaxOver win (Sel (sampled (Slide (V 0) (↑[ 2 ] a))) (V 1)))
     body avgᵖ false = Scale (k * k) (Sum win (sampled (Slide (V 0) (↑[ 1 ] a))))
 
 poolₙ : Pool → ℕ → ℕ → S → Tm → Result Tm
@@ -386,7 +384,7 @@ sqerr (R ∷ T ∷ []) = do
 sqerr _ = arity "sqerr" "a prediction and a target: sqerr(r, t)"
 
 -- Whether a term holds a sum (a dense, conv or avgpool layer's, or one written out;
--- maxpool and maxall nest maxima instead, which tanh repeats at four times their cost).
+-- a maxpool or maxall is a max-reduction, which tanh repeats at four times its cost).
 has-sum : Tm → Bool
 has-sum (Sum _ _)           = true
 has-sum (For _ t)           = has-sum t
@@ -406,6 +404,7 @@ has-sum (Div _ i)           = has-sum i
 has-sum (Mod _ i)           = has-sum i
 has-sum (IxMinus i j t)     = has-sum i ∨ has-sum j ∨ has-sum t
 has-sum (IxMinusʳ i j t)    = has-sum i ∨ has-sum j ∨ has-sum t
+has-sum (Argmax _ t)        = has-sum t
 has-sum _                   = false
 
 -- tanh reads its input four times: a sum in it would be computed four times per element
@@ -428,9 +427,10 @@ layer "conv2d"  = just conv2d
 layer "avgpool" = just avgpool
 layer "maxpool" = just maxpool
 layer "maxall"  = just maxall
+layer "logsumexp" = just logsumexp
 layer "sqerr"   = just sqerr
 layer "tanh"    = just tanh
 layer _         = nothing
 
 layer-names : List String
-layer-names = "dense" ∷ "conv" ∷ "conv2d" ∷ "avgpool" ∷ "maxpool" ∷ "maxall" ∷ "sqerr" ∷ "tanh" ∷ []
+layer-names = "dense" ∷ "conv" ∷ "conv2d" ∷ "avgpool" ∷ "maxpool" ∷ "maxall" ∷ "logsumexp" ∷ "sqerr" ∷ "tanh" ∷ []

@@ -7,6 +7,7 @@
 -- Expressions, loosest first (all binary operators associate left):
 --   e ::= e + e | e - e | e * e | e / n | - e
 --       | for i : SHAPE . e | sum i : SHAPE . e | tile i : SHAPE . e
+--       | max i : SHAPE . e
 --       | e [ e ] | f ( e , … ) | name | n | SHAPE | ( e )
 -- A binder's body extends as far right as possible.  Recursive descent
 -- with fuel: every call consumes fuel, and ten times the number of
@@ -131,6 +132,8 @@ module _ (l : ℕ) where
   pUnary (suc f) (token _ _ (word "for") ∷ ts)  = pBinder f for ts
   pUnary (suc f) (token _ _ (word "sum") ∷ ts)  = pBinder f sum ts
   pUnary (suc f) (token _ _ (word "tile") ∷ ts) = pBinder f tile ts
+  -- `max i : S . e` (max followed by a name; max(a, b) is the elementwise call)
+  pUnary (suc f) (token _ _ (word "max") ∷ ts@(token _ _ (word _) ∷ _)) = pBinder f maxr ts
   pUnary (suc f) ts = pPost f ts
 
   pBinder zero _ _ = deep

@@ -29,6 +29,7 @@ open import Spec.Array.Base using (S)
 
 data Binder : Set where
   for sum tile : Binder
+  maxr         : Binder                -- max i : S . e (a scalar body)
 
 data Raw : Set where
   name  : String → Raw

@@ -47,8 +47,14 @@ data Tm : Set where
   Div Mod             : S → Tm → Tm        -- block shape, index
   Const               : (s : S) → P s → Tm -- a constant position of shape s
   IxMinus IxMinusʳ    : Tm → Tm → Tm → Tm  -- i, j, body (binds the difference)
+  Argmax              : S → Tm → Tm        -- the first position where the body is largest
 
 pattern Logistic a = Un Fn.logistic a
+
+-- The maximum of a scalar body over the positions of s: the body at its
+-- argmax (what `max i : s . t` and the max layers expand to; E's maxs).
+MaxOver : S → Tm → Tm
+MaxOver s t = Sel (For s t) (Argmax s t)
 
 ------------------------------------------------------------------------
 -- Erasure
@@ -83,6 +89,7 @@ var-index (vₛ x) = suc (var-index x)
 ⌊ ix-plus i j _ _ ⌋               = Add ⌊ i ⌋ ⌊ j ⌋
 ⌊ ix-minus i j _ _ e ⌋            = IxMinus ⌊ i ⌋ ⌊ j ⌋ ⌊ e ⌋
 ⌊ ix-minusᵣ i j _ _ e ⌋           = IxMinusʳ ⌊ i ⌋ ⌊ j ⌋ ⌊ e ⌋
+⌊ argmax {s = s} _ e ⌋            = Argmax s ⌊ e ⌋
 
 ------------------------------------------------------------------------
 -- Shifting: `shift c k t` adds k to every variable of t at or above c
@@ -111,6 +118,7 @@ shift c k (Div p i)          = Div p (shift c k i)
 shift c k (Mod p i)          = Mod p (shift c k i)
 shift c k (IxMinus i j t)    = IxMinus (shift c k i) (shift c k j) (shift (suc c) k t)
 shift c k (IxMinusʳ i j t)   = IxMinusʳ (shift c k i) (shift c k j) (shift (suc c) k t)
+shift c k (Argmax s t)       = Argmax s (shift (suc c) k t)
 
 -- A term moved under k binders.
 ↑[_]_ : ℕ → Tm → Tm

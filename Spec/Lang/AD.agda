@@ -70,11 +70,13 @@ env-zipWith {Γ = Γ ▹ ix _} f δ       δ′        = env-zipWith {Γ = Γ} f
 -- expression (its meaning is f′ f (⟦ e ⟧ ρ k), Spec.Proofs.Forward):
 --   logistic′ = σ·(1 − σ), exp′ = exp, log′ = recip,
 --   recip′ = −(recip · recip), sqrt′ = recip (sqrt + sqrt) (E has no
---   constant 2), relu′ = step, step′ = 0.
+--   constant 2), relu′ = step, step′ = 0, detach′ = 0.
 -- ∇ (un f e) s passes the seed s ⊠ deriv f e on to e, except that
 -- logistic keeps the paper's association (s ⊠ σ) ⊠ (1 − σ) (so the
--- CNN's dump is the paper's) and step, whose derivative is zero, adds
--- nothing.
+-- CNN's dump is the paper's) and step and detach, whose derivatives
+-- are zero, add nothing.  An index expression (argmax included) has
+-- no derivative: the gradient of a maximum sels (imaps e) (argmax w e)
+-- is that of the selection, the seed at the argmax.
 deriv : Fn → E Δ (ar s) → E Δ (ar s)
 deriv Fn.logistic e = logistic e ⊠ (one ⊞ minus (logistic e))
 deriv Fn.exp      e = un Fn.exp e
@@ -83,6 +85,7 @@ deriv Fn.recip    e = minus (un Fn.recip e ⊠ un Fn.recip e)
 deriv Fn.sqrt     e = un Fn.recip (un Fn.sqrt e ⊞ un Fn.sqrt e)
 deriv Fn.relu     e = un Fn.step e
 deriv Fn.step     e = zero
+deriv Fn.detach   e = zero
 
 -- The selector of max a b as an expression: step (a − b), 1 where a is
 -- the larger, 0 where b is or they tie (its meaning is max-sel,
@@ -121,6 +124,7 @@ map-sum = map-bind sum
 ∇ (backslide i e su sp)   s   = ∇ e (slide i sp s su)
 ∇ (logistic e)            s   = ∇ e (s ⊠ logistic e ⊠ (one ⊞ minus (logistic e)))
 ∇ (un Fn.step e)          s δ = δ
+∇ (un Fn.detach e)        s δ = δ
 ∇ (un f e)                s   = ∇ e (s ⊠ deriv f e)
 ∇ (e ⊞ e₁)                s   = ∇ e s ∘ ∇ e₁ s
 ∇ (e ⊠ e₁)                s   = ∇ e (s ⊠ e₁) ∘ ∇ e₁ (s ⊠ e)
@@ -131,6 +135,7 @@ map-sum = map-bind sum
 ∇ (div m i)               s δ = δ
 ∇ (mod m i)               s δ = δ
 ∇ (ix-plus i j su sp)     s δ = δ
+∇ (argmax w e)            s δ = δ
 ∇ (ix-minus i j sp su e)  s   = map-bind (ix-minus i j sp su) e (↑ s)
 ∇ (ix-minusᵣ i j sp su e) s   = map-bind (ix-minusᵣ i j sp su) e (↑ s)
 

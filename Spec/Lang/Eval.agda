@@ -28,6 +28,7 @@ open import Spec.Array.Base as A
   using (S; ι; _⊗_; P; Ar; unit; K; map; zipWith; nest; unnest)
 open import Spec.Array.Index as Ix using (_⊕ₚ_; _⊖ₚ_; _⊖ᵣₚ_; ι-injective; ⊗-injective)
 import Spec.Array.Slide as Sl
+import Spec.Array.Argmax as Am
 open import Spec.Array.Block using (block; unblock)
 open import Spec.Lang.Syntax
 
@@ -108,5 +109,6 @@ at (no  _)       _ = K 0#
 ⟦ div m i ⟧                ρ = Ix.div m (⟦ i ⟧ ρ)
 ⟦ mod m i ⟧                ρ = Ix.mod m (⟦ i ⟧ ρ)
 ⟦ ix-plus i j su sp ⟧      ρ = (⟦ i ⟧ ρ ⊕ₚ ⟦ j ⟧ ρ) su sp
+⟦ argmax w e ⟧             ρ = Am.argmax less w λ i → scal (⟦ e ⟧ (ρ , i))
 ⟦ ix-minus i j sp su e ⟧   ρ = at ((⟦ i ⟧ ρ ⊖ₚ ⟦ j ⟧ ρ) su sp) λ k → ⟦ e ⟧ (ρ , k)
 ⟦ ix-minusᵣ i j sp su e ⟧  ρ = at ((⟦ i ⟧ ρ ⊖ᵣₚ ⟦ j ⟧ ρ) su sp) λ k → ⟦ e ⟧ (ρ , k)

@@ -225,6 +225,49 @@ module _ where
   _ = refl
 
 ------------------------------------------------------------------------
+-- The max-reduction and the stop-gradient: the maximum of x is x at its
+-- argmax (opt substitutes the argmax into the body), its gradient is
+-- the seed at the argmax, and detach passes no gradient.
+
+module _ where
+  Cm : Ctx
+  Cm = ε ▹ ar (ι 5)
+
+  xm : E Cm (ar (ι 5))
+  xm = var v₀
+
+  am : E Cm (ix (ι 5))
+  am = argmax ι (sels (↑ xm) (var v₀))
+
+  mx : E Cm (ar unit)
+  mx = maxs ι (sels (↑ xm) (var v₀))
+
+  _ : optimise mx ≡ sels xm am
+  _ = refl
+
+  _ : optimise (lookupE {Cm} (∇₀ mx one) v₀) ≡ imaps (zero-but (var v₀) (↑ am) one)
+  _ = refl
+
+  _ : lookupE {Cm} (∇₀ (un Fn.detach xm) (var v₀)) v₀ ≡ zero
+  _ = refl
+
+  -- over Float: the first of the two largest elements (3 at 1 and 3)
+  ρm : Env Cm
+  ρm = tt , λ { (ι i) → v i }
+    where v : Fin 5 → Float
+          v fzero = 1.0
+          v (fsuc fzero) = 3.0
+          v (fsuc (fsuc fzero)) = 2.0
+          v (fsuc (fsuc (fsuc fzero))) = 3.0
+          v (fsuc (fsuc (fsuc (fsuc fzero)))) = 0.5
+
+  _ : ⟦ am ⟧ ρm ≡ ι (fsuc fzero)
+  _ = refl
+
+  _ : ⟦ mx ⟧ ρm (ι fzero) ≡ 3.0
+  _ = refl
+
+------------------------------------------------------------------------
 -- The chain x = a · b, y = x · x (§6.3)
 
 chain-ctx : ChainCtx

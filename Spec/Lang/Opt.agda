@@ -220,6 +220,7 @@ opt (ix-const i)        = ix-const i
 opt (div m i)           = div m (opt i)
 opt (mod m i)           = mod m (opt i)
 opt (ix-plus i j su sp) = ix-plus (opt i) (opt j) su sp
+opt (argmax w e)        = argmax w (opt e)
 
 opt (ix-minus i j sp su e) with opt e
 ... | zero = zero
@@ -260,6 +261,7 @@ temp-free (ix-const _)            = true
 temp-free (div _ i)               = temp-free i
 temp-free (mod _ i)               = temp-free i
 temp-free (ix-plus i j _ _)       = temp-free i ∧ temp-free j
+temp-free (argmax _ e)            = temp-free e
 temp-free (ix-minus i j _ _ e)    = temp-free i ∧ temp-free j ∧ temp-free e
 temp-free (ix-minusᵣ i j _ _ e)   = temp-free i ∧ temp-free j ∧ temp-free e
 
@@ -295,6 +297,7 @@ same-fn Fn.recip    Fn.recip    = true
 same-fn Fn.sqrt     Fn.sqrt     = true
 same-fn Fn.relu     Fn.relu     = true
 same-fn Fn.step     Fn.step     = true
+same-fn Fn.detach   Fn.detach   = true
 same-fn _           _           = false
 
 same (var x)                 (var y)                    = same-var x y
@@ -318,6 +321,7 @@ same (ix-const i)            (ix-const i′)              = same-pos i i′
 same (div _ i)               (div _ i′)                 = same i i′
 same (mod _ i)               (mod _ i′)                 = same i i′
 same (ix-plus i j _ _)       (ix-plus i′ j′ _ _)        = same i i′ ∧ same j j′
+same (argmax _ e)            (argmax _ e′)              = same e e′
 same (ix-minus i j _ _ e)    (ix-minus i′ j′ _ _ e′)    = same i i′ ∧ same j j′ ∧ same e e′
 same (ix-minusᵣ i j _ _ e)   (ix-minusᵣ i′ j′ _ _ e′)   = same i i′ ∧ same j j′ ∧ same e e′
 same _                       _                          = false

@@ -59,6 +59,7 @@ ren ρ (ix-const i)              = ix-const i
 ren ρ (div m i)                 = div m (ren ρ i)
 ren ρ (mod m i)                 = mod m (ren ρ i)
 ren ρ (ix-plus i j su sp)       = ix-plus (ren ρ i) (ren ρ j) su sp
+ren ρ (argmax w e)              = argmax w (ren (ext ρ) e)
 ren ρ (ix-minus i j sp su e)    = ix-minus (ren ρ i) (ren ρ j) sp su (ren (ext ρ) e)
 ren ρ (ix-minusᵣ i j sp su e)   = ix-minusᵣ (ren ρ i) (ren ρ j) sp su (ren (ext ρ) e)
 
@@ -135,6 +136,7 @@ subst σ (ix-const i)            = ix-const i
 subst σ (div m i)               = div m (subst σ i)
 subst σ (mod m i)               = mod m (subst σ i)
 subst σ (ix-plus i j su sp)     = ix-plus (subst σ i) (subst σ j) su sp
+subst σ (argmax w e)            = argmax w (subst (exts σ) e)
 subst σ (ix-minus i j sp su e)  = ix-minus (subst σ i) (subst σ j) sp su (subst (exts σ) e)
 subst σ (ix-minusᵣ i j sp su e) = ix-minusᵣ (subst σ i) (subst σ j) sp su (subst (exts σ) e)
 
@@ -170,7 +172,9 @@ ctx-swap x = ren (swapv x)
 ------------------------------------------------------------------------
 -- Strengthening of index expressions: an index expression over Γ that
 -- does not mention v, seen over Γ / v.  (Index expressions are built
--- from var, ix-const, div, mod and ix-plus only.)
+-- from var, ix-const, div, mod and ix-plus; an argmax, whose body is
+-- an array expression, is not strengthened: `nothing`, which only
+-- keeps the optimiser's sum rules from firing.)
 
 str : ∀ {s} (v : is ∈ Γ) → E Γ (ix s) → Maybe (E (Γ / v) (ix s))
 str v (var x) with eq? v x
@@ -180,6 +184,7 @@ str v (ix-const i)        = just (ix-const i)
 str v (div m i)           = str v i >>= λ i′ → just (div m i′)
 str v (mod m i)           = str v i >>= λ i′ → just (mod m i′)
 str v (ix-plus i j su sp) = str v i >>= λ i′ → str v j >>= λ j′ → just (ix-plus i′ j′ su sp)
+str v (argmax _ _)        = nothing
 
 ------------------------------------------------------------------------
 -- Examples

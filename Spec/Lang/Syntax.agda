@@ -13,9 +13,10 @@
 -- The constructors are exactly the nodes of docs/dump-format.md §4
 -- (op names with `_` for `-`: ix-const is "ix_const"; ix-minusᵣ is
 -- "ix_minus_r").  An index expression (sort ix) is a variable, a
--- constant position (ix-const) or index arithmetic on them.
+-- constant position (ix-const), index arithmetic on them, or the
+-- position where a scalar body is largest (argmax, the max-reduction).
 -- `un f a` applies the elementwise function f (Spec.Scalar.Fn:
--- logistic, exp, log, recip, sqrt, relu, step) to every element; its dump
+-- logistic, exp, log, recip, sqrt, relu, step, detach) to every element; its dump
 -- op is the function's name ("logistic", "exp", ...), and `logistic a`
 -- is a pattern for `un Fn.logistic a`.
 ------------------------------------------------------------------------
@@ -100,6 +101,10 @@ data E : Ctx → IS → Set where
   div       : s * p ≈ q → E Γ (ix q) → E Γ (ix s)
   mod       : s * p ≈ q → E Γ (ix q) → E Γ (ix p)
   ix-plus   : E Γ (ix s) → E Γ (ix u) → suc p ≈ u → s + p ≈ r → E Γ (ix r)
+  -- the max-reduction: the first position of s (row-major) where the
+  -- scalar body is largest (s non-empty: suc p ≈ s); the maximum
+  -- itself is the body there, sels (imaps e) (argmax w e)
+  argmax    : suc p ≈ s → E (Γ ▹ ix s) (ar unit) → E Γ (ix s)
   -- `ix-minus i j sp su e`: e at the k with j ⊕ k = i if there is one,
   -- zero otherwise (e binds k : ix u)
   ix-minus  : E Γ (ix r) → E Γ (ix s) → s + p ≈ r → suc p ≈ u
@@ -130,10 +135,11 @@ fn-name Fn.recip    = "recip"
 fn-name Fn.sqrt     = "sqrt"
 fn-name Fn.relu     = "relu"
 fn-name Fn.step     = "step"
+fn-name Fn.detach   = "detach"
 
 -- all of them
 fns : List Fn
-fns = Fn.logistic ∷ Fn.exp ∷ Fn.log ∷ Fn.recip ∷ Fn.sqrt ∷ Fn.relu ∷ Fn.step ∷ []
+fns = Fn.logistic ∷ Fn.exp ∷ Fn.log ∷ Fn.recip ∷ Fn.sqrt ∷ Fn.relu ∷ Fn.step ∷ Fn.detach ∷ []
 
 ------------------------------------------------------------------------
 -- Binders as Agda functions: the argument stands for the new index
@@ -148,6 +154,11 @@ Imap f = imap (f (var v₀))
 
 Sum : (E (Γ ▹ ix s) (ix s) → E (Γ ▹ ix s) (ar p)) → E Γ (ar p)
 Sum f = sum (f (var v₀))
+
+-- the maximum of a scalar body over the positions of s: the body at
+-- its argmax (the optimiser substitutes the argmax into the body)
+maxs : suc p ≈ s → E (Γ ▹ ix s) (ar unit) → E Γ (ar unit)
+maxs w e = sels (imaps e) (argmax w e)
 
 ------------------------------------------------------------------------
 -- Examples

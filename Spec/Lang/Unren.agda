@@ -82,6 +82,8 @@ unren ρ inv (mod m i) = unren ρ inv i >>= λ { (i′ , p) → just (mod m i′
 unren ρ inv (ix-plus i j su sp) =
   unren ρ inv i >>= λ { (i′ , p) → unren ρ inv j >>= λ { (j′ , q) →
     just (ix-plus i′ j′ su sp , cong₂ (λ x y → ix-plus x y su sp) p q) } }
+unren ρ inv (argmax w e) =
+  unren (ext ρ) (inv-ext inv) e >>= λ { (e′ , p) → just (argmax w e′ , cong (argmax w) p) }
 unren ρ inv (ix-minus i j sp su e) =
   unren ρ inv i >>= λ { (i′ , p) → unren ρ inv j >>= λ { (j′ , q) →
     unren (ext ρ) (inv-ext inv) e >>= λ { (e′ , r) →

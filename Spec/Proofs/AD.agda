@@ -120,6 +120,7 @@ deriv-sem Fn.recip    e ρ k = refl
 deriv-sem Fn.sqrt     e ρ k = refl
 deriv-sem Fn.relu     e ρ k = refl
 deriv-sem Fn.step     e ρ k = refl
+deriv-sem Fn.detach   e ρ k = refl
 
 private
   -- ⟨ s · f′(e) , De ⟩ = ⟨ s , f′(e) · De ⟩
@@ -200,8 +201,11 @@ private
   trans (∇-correct e _ δ ρ v)
         (cong (_ +_) (ΣR-cong s λ k →
            trans (cong (_* D⟦ e ⟧ ρ v k) (*-assoc _ _ _)) (*-assoc _ _ _)))
--- step: ∇ adds nothing, and ⟨ sd , 0 · De ⟩ = 0
+-- step and detach: ∇ adds nothing, and ⟨ sd , 0 · De ⟩ = 0
 ∇-correct {s = s} (un Fn.step e) sd δ ρ v =
+  sym (trans (cong (_ +_) (ΣR-zero λ k → trans (cong (⟦ sd ⟧ ρ k *_) (zeroˡ _)) (zeroʳ _)))
+             (+-identityʳ _))
+∇-correct {s = s} (un Fn.detach e) sd δ ρ v =
   sym (trans (cong (_ +_) (ΣR-zero λ k → trans (cong (⟦ sd ⟧ ρ k *_) (zeroˡ _)) (zeroʳ _)))
              (+-identityʳ _))
 -- the other functions: ∇ passes the seed sd ⊠ deriv f e on

@@ -32,6 +32,7 @@ open import Relation.Binary.PropositionalEquality using (_≡_; refl; cong; cong
 
 open import Spec.Array.Base as A using (S; ι; _⊗_; P; Ar)
 open import Spec.Array.Properties using (sum-map; sum-cong)
+open import Spec.Array.Argmax.Properties using (argmax-cong)
 open import Spec.Array.Index as Ix using (_⊕ₚ_; _⊖ₚ_; _⊖ᵣₚ_; combine)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Eval 𝕊
@@ -72,13 +73,23 @@ lookup-ix {Γ = Γ ▹ ix _} v₀     (ρ , j) v       = refl
 lookup-ix {Γ = Γ ▹ ar _} (vₛ x) (ρ , a) (v , w) = lookup-ix x ρ v
 lookup-ix {Γ = Γ ▹ ix _} (vₛ x) (ρ , j) v       = lookup-ix x ρ v
 
--- index expressions evaluate to the same position
+------------------------------------------------------------------------
+-- The theorem, and its index half: index expressions evaluate to the
+-- same position (an argmax compares the values, which D-dual says are
+-- the same in both evaluations)
+
+D-dual : (e : E Γ (ar s)) (ρ : Env Γ) (v : TEnv Γ) (i : P s)
+       → 𝔻.⟦ e ⟧ (dual-env ρ v) i ≡ (⟦ e ⟧ ρ i , D⟦ e ⟧ ρ v i)
 ix-dual : (i : E Γ (ix s)) (ρ : Env Γ) (v : TEnv Γ) → 𝔻.⟦ i ⟧ (dual-env ρ v) ≡ ⟦ i ⟧ ρ
 ix-dual (var x)              ρ v = lookup-ix x ρ v
 ix-dual (ix-const i)         ρ v = refl
 ix-dual (div m i)            ρ v = cong (Ix.div m) (ix-dual i ρ v)
 ix-dual (mod m i)            ρ v = cong (Ix.mod m) (ix-dual i ρ v)
 ix-dual (ix-plus i j su sp)  ρ v = cong₂ (λ a b → (a ⊕ₚ b) su sp) (ix-dual i ρ v) (ix-dual j ρ v)
+ix-dual (argmax w e)         ρ v =
+  argmax-cong (Scalar.less (Dual 𝕊)) (Scalar.less 𝕊) w
+    {f = λ k → 𝔻.scal (𝔻.⟦ e ⟧ (dual-env ρ v , k))} {g = λ k → scal (⟦ e ⟧ (ρ , k))} λ i j →
+    cong₂ (λ x y → Scalar.less 𝕊 (proj₁ x) (proj₁ y)) (D-dual e (ρ , i) v (ι F.zero)) (D-dual e (ρ , j) v (ι F.zero))
 
 ------------------------------------------------------------------------
 -- Sums of dual numbers are pairs of sums
@@ -89,11 +100,6 @@ sum-dual h f g eq =
   cong₂ _,_ (trans (sum-map _ _ _+_ 0# proj₁ refl (λ _ _ → refl) h) (sum-cong _+_ 0# λ i → cong proj₁ (eq i)))
             (trans (sum-map _ _ _+_ 0# proj₂ refl (λ _ _ → refl) h) (sum-cong _+_ 0# λ i → cong proj₂ (eq i)))
 
-------------------------------------------------------------------------
--- The theorem
-
-D-dual : (e : E Γ (ar s)) (ρ : Env Γ) (v : TEnv Γ) (i : P s)
-       → 𝔻.⟦ e ⟧ (dual-env ρ v) i ≡ (⟦ e ⟧ ρ i , D⟦ e ⟧ ρ v i)
 D-dual (var x)      ρ v i = lookup-ar x ρ v i
 D-dual zero         ρ v i = refl
 D-dual one          ρ v i = refl

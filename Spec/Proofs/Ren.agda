@@ -74,6 +74,8 @@ eval-ren ρ H (div m i)     = cong (Ix.div m) (eval-ren ρ H i)
 eval-ren ρ H (mod m i)     = cong (Ix.mod m) (eval-ren ρ H i)
 eval-ren ρ H (ix-plus i j su sp) =
   cong₂ (λ a b → (a ⊕ₚ b) su sp) (eval-ren ρ H i) (eval-ren ρ H j)
+eval-ren ρ H (argmax w e) =
+  argmax-sem-cong w λ i → eval-ren (ext ρ) (ext-EnvRen H i) e (ι F.zero)
 eval-ren ρ H (ix-minus i j sp su e) =
   ix-minus-cong sp su (eval-ren ρ H i) (eval-ren ρ H j)
     (λ k → eval-ren (ext ρ) (ext-EnvRen H k) e)

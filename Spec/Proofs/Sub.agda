@@ -76,6 +76,8 @@ eval-sub σ H (div m i)     = cong (Ix.div m) (eval-sub σ H i)
 eval-sub σ H (mod m i)     = cong (Ix.mod m) (eval-sub σ H i)
 eval-sub σ H (ix-plus i j su sp) =
   cong₂ (λ a b → (a ⊕ₚ b) su sp) (eval-sub σ H i) (eval-sub σ H j)
+eval-sub σ H (argmax w e) =
+  argmax-sem-cong w λ i → eval-sub (exts σ) (exts-EnvSub H i) e (ι F.zero)
 eval-sub σ H (ix-minus i j sp su e) =
   ix-minus-cong sp su (eval-sub σ H i) (eval-sub σ H j)
     (λ k → eval-sub (exts σ) (exts-EnvSub H k) e)

@@ -8,7 +8,8 @@
 -- `Same is a b` is that relation; it is an equivalence.
 --
 -- The second half shows that the semantic helpers used by ⟦_⟧ (Σ,
--- if-eq, at, backslide and the decided index subtractions) respect it:
+-- if-eq, at, backslide, the decided index subtractions and argmax)
+-- respect it:
 -- the proofs of eval-ren, eval-sub and opt-sound reduce every case to
 -- one of these lemmas.  None of this needs any law of the scalars.
 ------------------------------------------------------------------------
@@ -25,9 +26,11 @@ open import Spec.Array.Index using (_⊖ₚ_; _⊖ᵣₚ_)
 import Spec.Array.Slide as Sl
 open import Spec.Lang.Syntax using (IS; ix; ar)
 open import Spec.Lang.Eval 𝕊 using (Val; Σ; if-eq; at; _≟ₚ_)
+import Spec.Array.Argmax as Am
+open import Spec.Array.Argmax.Properties using (argmax-cong)
 open import Spec.Proofs.Sum using (sum-cong)
 
-open Scalar 𝕊 using (R; 0#)
+open Scalar 𝕊 using (R; 0#; less)
 
 private
   variable
@@ -97,3 +100,9 @@ backslide-cong : ∀ {i i′ : P s} (su : suc p ≈ u) (sp : s + p ≈ r) {a b :
 backslide-cong {i = i} su sp refl eq l with (l ⊖ₚ i) su sp
 ... | yes (k , _) = eq k
 ... | no  _       = refl
+
+-- the meaning of argmax: bodies that agree at every position have
+-- the same argmax
+argmax-sem-cong : (w : suc p ≈ s) {f g : P s → R} → (∀ i → f i ≡ g i)
+                → Am.argmax less w f ≡ Am.argmax less w g
+argmax-sem-cong w h = argmax-cong less less w λ i j → cong₂ less (h i) (h j)

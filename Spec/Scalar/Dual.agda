@@ -11,7 +11,9 @@
 --   fn f (a , a′)         = (fn f a , f′ f a · a′)
 --   max (a , a′) (b , b′) = (max a b , st · a′ + (1 − st) · b′),
 --                           st = max-sel a b = step (a − b)
--- and scaledown acts componentwise (it is linear).  Evaluating an
+-- and scaledown acts componentwise (it is linear); less compares the
+-- values, so an argmax over dual numbers picks the position it picks
+-- over their values.  Evaluating an
 -- expression over Dual 𝕊 therefore computes its value and its forward
 -- derivative at once: Spec.Proofs.Dual proves that the tangent is
 -- exactly D⟦_⟧ of Spec.Proofs.Forward.
@@ -39,6 +41,7 @@ Dual 𝕊 = record
   ; max       = λ x y →
       let st = max-sel (proj₁ x) (proj₁ y) in
       max (proj₁ x) (proj₁ y) , st * proj₂ x + (1# + - st) * proj₂ y
+  ; less      = λ x y → less (proj₁ x) (proj₁ y)
   }
   where
   open Scalar 𝕊

@@ -5,7 +5,8 @@
 -- relu x = if x ≤ 0 then 0 else x and step x = if x ≤ 0 then 0 else 1:
 -- in particular step 0 = 0, so relu′ 0 = 0 (PyTorch's convention too).
 -- recip 0, log of a non-positive number and sqrt of a negative one
--- follow IEEE (±inf, NaN).
+-- follow IEEE (±inf, NaN).  detach x = x.  less is IEEE's <, so
+-- argmax never moves to or from a NaN by comparison.
 ------------------------------------------------------------------------
 module Spec.Scalar.Float where
 
@@ -23,6 +24,7 @@ private
   fn Fn.sqrt     x = Float.sqrt x
   fn Fn.relu     x = if x Float.≤ᵇ 0.0 then 0.0 else x
   fn Fn.step     x = if x Float.≤ᵇ 0.0 then 0.0 else 1.0
+  fn Fn.detach   x = x
 
 float : Scalar
 float = record
@@ -35,6 +37,7 @@ float = record
   ; fn        = fn
   ; scaledown = λ n x → x Float.÷ Float.fromℕ n
   ; max       = λ a b → if (a Float.- b) Float.≤ᵇ 0.0 then b else a
+  ; less      = Float._<ᵇ_     -- IEEE's <: false whenever a NaN is involved
   }
 
 -- the value of relu′ = step at 0 (and at -0), stated

@@ -7,7 +7,8 @@
 -- the standard library's (+-*-isCommutativeRing).  The rest is chosen
 -- to be total and simple; the theorems assume nothing about it:
 --
---   relu x = x ⊔ 0,   step x = 1 if x > 0 else 0,   max = _⊔_
+--   relu x = x ⊔ 0,   step x = 1 if x > 0 else 0,   max = _⊔_,
+--   detach x = x,   less a b = a < b
 --   logistic, exp, log, recip, sqrt: the constant function 0.
 --
 -- The constant 0 is an arbitrary total choice (ℤ has no e^x, no
@@ -30,6 +31,8 @@ open import Data.Integer using (ℤ; +_; -[1+_]; _+_; _*_; -_; _⊔_)
 open import Data.Integer.Properties using (+-*-isCommutativeRing)
 open import Relation.Binary.PropositionalEquality using (_≡_; refl)
 
+open import Data.Bool using (not)
+import Data.Integer
 open import Spec.Scalar using (Scalar; Fn)
 open import Spec.Scalar.Laws using (Laws)
 
@@ -47,6 +50,7 @@ fn Fn.recip    _ = + 0
 fn Fn.sqrt     _ = + 0
 fn Fn.relu     x = x ⊔ + 0
 fn Fn.step     x = step x
+fn Fn.detach   x = x
 
 ℤ-scalar : Scalar
 ℤ-scalar = record
@@ -59,6 +63,7 @@ fn Fn.step     x = step x
   ; fn        = fn
   ; scaledown = λ _ x → x
   ; max       = _⊔_
+  ; less      = λ a b → not (b Data.Integer.≤ᵇ a)
   }
 
 -- With scaledown the identity, its three laws hold by refl.

@@ -12,7 +12,8 @@
 --   scaledown n x = x · (1/n) for n ≥ 1, and x · 0 = 0 for n = 0
 --                   (x / 0 is undefined; 0 is the usual total choice,
 --                   and the laws hold for any fixed factor anyway)
---   relu x = x ⊔ 0,   step x = 1 if x > 0 else 0,   max = _⊔_
+--   relu x = x ⊔ 0,   step x = 1 if x > 0 else 0,   max = _⊔_,
+--   detach x = x,   less a b = a < b
 --   logistic, exp, log, recip, sqrt: the constant function 0, as over ℤ
 --                   (Spec.Scalar.Int): e^x and log x are not rational,
 --                   and the theorems assume nothing of these four.
@@ -26,6 +27,8 @@ open import Data.Rational.Properties
   using (+-*-isCommutativeRing; *-distribʳ-+; *-zeroˡ; *-assoc; *-comm)
 open import Relation.Binary.PropositionalEquality using (_≡_; refl; trans; cong)
 
+open import Data.Bool using (not)
+import Data.Rational
 open import Spec.Scalar using (Scalar; Fn)
 open import Spec.Scalar.Laws using (Laws)
 import Spec.Scalar.Int as Int
@@ -50,6 +53,7 @@ fn Fn.recip    _ = 0ℚ
 fn Fn.sqrt     _ = 0ℚ
 fn Fn.relu     x = x ⊔ 0ℚ
 fn Fn.step     x = step x
+fn Fn.detach   x = x
 
 ℚ-scalar : Scalar
 ℚ-scalar = record
@@ -62,6 +66,7 @@ fn Fn.step     x = step x
   ; fn        = fn
   ; scaledown = λ n x → x * inverse n
   ; max       = _⊔_
+  ; less      = λ a b → not (b Data.Rational.≤ᵇ a)
   }
 
 -- scaledown n is multiplication by a fixed factor on the right, so its

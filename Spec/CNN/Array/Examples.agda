@@ -10,6 +10,7 @@
 module Spec.CNN.Array.Examples where
 
 open import Data.Nat using (ℕ; zero; suc; _+_; _*_; _⊔_)
+import Data.Nat
 open import Data.Nat.DivMod using (_/_)
 open import Data.Fin using (Fin; zero; suc; toℕ)
 open import Data.Fin.Patterns
@@ -20,13 +21,14 @@ open import Spec.Array.Base
 
 -- Natural numbers as a scalar: every elementwise function (logistic
 -- among them) is the identity, scaledown
--- is truncating division and max is ℕ's ⊔.
+-- is truncating division, max is ℕ's ⊔ and less its <.
 nat : Scalar
 nat = record
   { R = ℕ ; 0# = 0 ; 1# = 1 ; _+_ = _+_ ; _*_ = _*_ ; -_ = λ _ → 0
   ; fn = λ _ x → x
   ; scaledown = λ { zero x → x ; (suc n) x → x / suc n }
   ; max = _⊔_
+  ; less = Data.Nat._<ᵇ_
   }
 
 open import Spec.CNN.Array nat

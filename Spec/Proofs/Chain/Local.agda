@@ -75,6 +75,7 @@ Only A (ix-const i)            = ⊤
 Only A (div m i)               = Only A i
 Only A (mod m i)               = Only A i
 Only A (ix-plus i j su sp)     = Only A i × Only A j
+Only A (argmax w e)            = Only (lift A) e
 Only A (ix-minus i j sp su e)  = Only A i × Only A j × Only (lift A) e
 Only A (ix-minusᵣ i j sp su e) = Only A i × Only A j × Only (lift A) e
 
@@ -111,6 +112,7 @@ Only-ren ρ h (ix-const i)            o              = tt
 Only-ren ρ h (div m i)               o              = Only-ren ρ h i o
 Only-ren ρ h (mod m i)               o              = Only-ren ρ h i o
 Only-ren ρ h (ix-plus i j su sp)     (oi , oj)      = Only-ren ρ h i oi , Only-ren ρ h j oj
+Only-ren ρ h (argmax w e)            o              = Only-ren (ext ρ) (lift-ren ρ h) e o
 Only-ren ρ h (ix-minus i j sp su e)  (oi , oj , oe) =
   Only-ren ρ h i oi , Only-ren ρ h j oj , Only-ren (ext ρ) (lift-ren ρ h) e oe
 Only-ren ρ h (ix-minusᵣ i j sp su e) (oi , oj , oe) =
@@ -144,6 +146,7 @@ Only-mono h (ix-const i)            o              = tt
 Only-mono h (div m i)               o              = Only-mono h i o
 Only-mono h (mod m i)               o              = Only-mono h i o
 Only-mono h (ix-plus i j su sp)     (oi , oj)      = Only-mono h i oi , Only-mono h j oj
+Only-mono h (argmax w e)            o              = Only-mono (lift-mono h) e o
 Only-mono h (ix-minus i j sp su e)  (oi , oj , oe) =
   Only-mono h i oi , Only-mono h j oj , Only-mono (lift-mono h) e oe
 Only-mono h (ix-minusᵣ i j sp su e) (oi , oj , oe) =
@@ -175,6 +178,7 @@ Only-all h (ix-const i)            = tt
 Only-all h (div m i)               = Only-all h i
 Only-all h (mod m i)               = Only-all h i
 Only-all h (ix-plus i j su sp)     = Only-all h i , Only-all h j
+Only-all h (argmax w e)            = Only-all (lift-all h) e
 Only-all h (ix-minus i j sp su e)  = Only-all h i , Only-all h j , Only-all (lift-all h) e
 Only-all h (ix-minusᵣ i j sp su e) = Only-all h i , Only-all h j , Only-all (lift-all h) e
 
@@ -219,6 +223,8 @@ eval-only H (div m i)     h = cong (Ix.div m) (eval-only H i h)
 eval-only H (mod m i)     h = cong (Ix.mod m) (eval-only H i h)
 eval-only H (ix-plus i j su sp) (hi , hj) =
   cong₂ (λ a b → (a ⊕ₚ b) su sp) (eval-only H i hi) (eval-only H j hj)
+eval-only H (argmax w e) h =
+  argmax-sem-cong w λ i → eval-only (Agree-lift H i) e h (ι F.zero)
 eval-only H (ix-minus i j sp su e) (hi , hj , he) =
   ix-minus-cong sp su (eval-only H i hi) (eval-only H j hj)
     (λ k → eval-only (Agree-lift H k) e he)
@@ -284,6 +290,7 @@ Only-deriv Fn.recip    e o = o , o
 Only-deriv Fn.sqrt     e o = o , o
 Only-deriv Fn.relu     e o = o
 Only-deriv Fn.step     e o = tt
+Only-deriv Fn.detach   e o = tt
 
 ∇-only : {A : Pred Δ} (e sd : E Δ (ar s)) (δ : EnvE Δ Δ)
        → Only A e → Only A sd → AllOnly Δ A δ → AllOnly Δ A (∇ e sd δ)
@@ -328,6 +335,7 @@ map-bind-only {Δ = Δ} {u = u} b hb e sd δ oe os oδ =
 ∇-only (un Fn.sqrt e)  sd δ o os oδ = ∇-only e (sd ⊠ deriv Fn.sqrt e) δ o (os , Only-deriv Fn.sqrt e o) oδ
 ∇-only (un Fn.relu e)  sd δ o os oδ = ∇-only e (sd ⊠ deriv Fn.relu e) δ o (os , Only-deriv Fn.relu e o) oδ
 ∇-only (un Fn.step e)  sd δ o os oδ = oδ
+∇-only (un Fn.detach e) sd δ o os oδ = oδ
 ∇-only (e ⊞ e₁) sd δ (oe , oe₁) os oδ = ∇-only e sd (∇ e₁ sd δ) oe os (∇-only e₁ sd δ oe₁ os oδ)
 ∇-only (e ⊠ e₁) sd δ (oe , oe₁) os oδ =
   ∇-only e (sd ⊠ e₁) (∇ e₁ (sd ⊠ e) δ) oe (os , oe₁) (∇-only e₁ (sd ⊠ e) δ oe₁ (os , oe) oδ)

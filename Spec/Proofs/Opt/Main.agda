@@ -371,6 +371,7 @@ opt-sound (ix-const i) ρ = refl
 opt-sound (div m i) ρ = cong (Ix.div m) (opt-sound i ρ)
 opt-sound (mod m i) ρ = cong (Ix.mod m) (opt-sound i ρ)
 opt-sound (ix-plus i j su sp) ρ = cong₂ (λ a b → (a ⊕ₚ b) su sp) (opt-sound i ρ) (opt-sound j ρ)
+opt-sound (argmax w e) ρ = argmax-sem-cong w λ i → opt-sound e (ρ , i) (ι F.zero)
 
 opt-sound (ix-minus i j sp su e) ρ with opt e | opt-sound e
 ... | X@(var _) | h = ix-minus-cong sp su (opt-sound i ρ) (opt-sound j ρ) (λ k → h (ρ , k))

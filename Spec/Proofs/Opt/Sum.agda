@@ -197,6 +197,7 @@ str-ok v (var x) with eq? v x
 ... | eq      = same
 ... | neq _ y = λ γ → lookup-wkv v y γ
 str-ok v (ix-const i) = λ γ → refl
+str-ok v (argmax _ _) = tt
 str-ok v (div m i) with str v i | str-ok v i
 ... | nothing | _ = tt
 ... | just i′ | h = λ γ → cong (Ix.div m) (h γ)

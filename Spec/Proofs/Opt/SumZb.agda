@@ -133,6 +133,7 @@ sum-zb-sound i (var y) a ρ | just i′ | hi | nothing | _ with eq? v₀ y
 sum-zb-sound i (div _ _) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i (mod _ _) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i (ix-const _) a ρ | just i′ | hi | nothing | _ = λ _ → refl
+sum-zb-sound i (argmax _ _) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (var y) (var z) su sp) a ρ | just i′ | hi | nothing | _ with eq? v₀ z
 ... | eq with str v₀ (var y) | str-ok v₀ (var y)
 ...   | just J′ | hJ = zb-minusˡ i (var y) i′ J′ a su sp ρ hi hJ
@@ -158,6 +159,9 @@ sum-zb-sound i Y@(ix-plus J@(ix-plus _ _ _ _) (var z) su sp) a ρ | just i′ | 
 ... | eq with str v₀ J | str-ok v₀ J
 ...   | just J′ | hJ = zb-minusˡ i J i′ J′ a su sp ρ hi hJ
 ...   | nothing | _  = λ _ → refl
+sum-zb-sound i Y@(ix-plus J@(argmax _ _) (var z) su sp) a ρ | just i′ | hi | nothing | _ with eq? v₀ z
+... | neq _ _ = λ _ → refl
+... | eq = λ _ → refl
 sum-zb-sound i Y@(ix-plus (var y) K@(div _ _) su sp) a ρ | just i′ | hi | nothing | _ with eq? v₀ y
 ... | neq _ _ = λ _ → refl
 ... | eq with str v₀ K | str-ok v₀ K
@@ -167,6 +171,7 @@ sum-zb-sound i Y@(ix-plus (div _ _) K@(div _ _) su sp) a ρ | just i′ | hi | n
 sum-zb-sound i Y@(ix-plus (mod _ _) K@(div _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (ix-const _) K@(div _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (ix-plus _ _ _ _) K@(div _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
+sum-zb-sound i Y@(ix-plus (argmax _ _) K@(div _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (var y) K@(mod _ _) su sp) a ρ | just i′ | hi | nothing | _ with eq? v₀ y
 ... | neq _ _ = λ _ → refl
 ... | eq with str v₀ K | str-ok v₀ K
@@ -176,6 +181,7 @@ sum-zb-sound i Y@(ix-plus (div _ _) K@(mod _ _) su sp) a ρ | just i′ | hi | n
 sum-zb-sound i Y@(ix-plus (mod _ _) K@(mod _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (ix-const _) K@(mod _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (ix-plus _ _ _ _) K@(mod _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
+sum-zb-sound i Y@(ix-plus (argmax _ _) K@(mod _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (var y) K@(ix-const c) su sp) a ρ | just i′ | hi | nothing | _ with eq? v₀ y
 ... | neq _ _ = λ _ → refl
 ... | eq = zb-minusᵣ i K i′ (ix-const c) a su sp ρ hi (str-ok v₀ K)
@@ -183,6 +189,7 @@ sum-zb-sound i Y@(ix-plus (div _ _) K@(ix-const _) su sp) a ρ | just i′ | hi 
 sum-zb-sound i Y@(ix-plus (mod _ _) K@(ix-const _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (ix-const _) K@(ix-const _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (ix-plus _ _ _ _) K@(ix-const _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
+sum-zb-sound i Y@(ix-plus (argmax _ _) K@(ix-const _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (var y) K@(ix-plus _ _ _ _) su sp) a ρ | just i′ | hi | nothing | _ with eq? v₀ y
 ... | neq _ _ = λ _ → refl
 ... | eq with str v₀ K | str-ok v₀ K
@@ -192,12 +199,22 @@ sum-zb-sound i Y@(ix-plus (div _ _) K@(ix-plus _ _ _ _) su sp) a ρ | just i′ 
 sum-zb-sound i Y@(ix-plus (mod _ _) K@(ix-plus _ _ _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (ix-const _) K@(ix-plus _ _ _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound i Y@(ix-plus (ix-plus _ _ _ _) K@(ix-plus _ _ _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
+sum-zb-sound i Y@(ix-plus (argmax _ _) K@(ix-plus _ _ _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
+sum-zb-sound i Y@(ix-plus (var y) K@(argmax _ _) su sp) a ρ | just i′ | hi | nothing | _ with eq? v₀ y
+... | neq _ _ = λ _ → refl
+... | eq = λ _ → refl
+sum-zb-sound i Y@(ix-plus (div _ _) K@(argmax _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
+sum-zb-sound i Y@(ix-plus (mod _ _) K@(argmax _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
+sum-zb-sound i Y@(ix-plus (ix-const _) K@(argmax _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
+sum-zb-sound i Y@(ix-plus (ix-plus _ _ _ _) K@(argmax _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
+sum-zb-sound i Y@(ix-plus (argmax _ _) K@(argmax _ _) su sp) a ρ | just i′ | hi | nothing | _ = λ _ → refl
 sum-zb-sound (var y) j a ρ | nothing | _ | just j′ | hj with eq? v₀ y
 ... | eq      = zb-pinʳ j j′ a ρ hj
 ... | neq _ _ = λ _ → refl
 sum-zb-sound (div _ _) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound (mod _ _) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound (ix-const _) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
+sum-zb-sound (argmax _ _) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (var y) (var z) su sp) j a ρ | nothing | _ | just j′ | hj with eq? v₀ z
 ... | eq with str v₀ (var y) | str-ok v₀ (var y)
 ...   | just J′ | hJ = tr (zb-minusˡ j (var y) j′ J′ a su sp ρ hj hJ) (zb-flip Y j a ρ)
@@ -223,6 +240,9 @@ sum-zb-sound Y@(ix-plus J@(ix-plus _ _ _ _) (var z) su sp) j a ρ | nothing | _ 
 ... | eq with str v₀ J | str-ok v₀ J
 ...   | just J′ | hJ = tr (zb-minusˡ j J j′ J′ a su sp ρ hj hJ) (zb-flip Y j a ρ)
 ...   | nothing | _  = λ _ → refl
+sum-zb-sound Y@(ix-plus J@(argmax _ _) (var z) su sp) j a ρ | nothing | _ | just j′ | hj with eq? v₀ z
+... | neq _ _ = λ _ → refl
+... | eq = λ _ → refl
 sum-zb-sound Y@(ix-plus (var y) K@(div _ _) su sp) j a ρ | nothing | _ | just j′ | hj with eq? v₀ y
 ... | neq _ _ = λ _ → refl
 ... | eq with str v₀ K | str-ok v₀ K
@@ -232,6 +252,7 @@ sum-zb-sound Y@(ix-plus (div _ _) K@(div _ _) su sp) j a ρ | nothing | _ | just
 sum-zb-sound Y@(ix-plus (mod _ _) K@(div _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (ix-const _) K@(div _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (ix-plus _ _ _ _) K@(div _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
+sum-zb-sound Y@(ix-plus (argmax _ _) K@(div _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (var y) K@(mod _ _) su sp) j a ρ | nothing | _ | just j′ | hj with eq? v₀ y
 ... | neq _ _ = λ _ → refl
 ... | eq with str v₀ K | str-ok v₀ K
@@ -241,6 +262,7 @@ sum-zb-sound Y@(ix-plus (div _ _) K@(mod _ _) su sp) j a ρ | nothing | _ | just
 sum-zb-sound Y@(ix-plus (mod _ _) K@(mod _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (ix-const _) K@(mod _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (ix-plus _ _ _ _) K@(mod _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
+sum-zb-sound Y@(ix-plus (argmax _ _) K@(mod _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (var y) K@(ix-const c) su sp) j a ρ | nothing | _ | just j′ | hj with eq? v₀ y
 ... | neq _ _ = λ _ → refl
 ... | eq = tr (zb-minusᵣ j K j′ (ix-const c) a su sp ρ hj (str-ok v₀ K)) (zb-flip Y j a ρ)
@@ -248,6 +270,7 @@ sum-zb-sound Y@(ix-plus (div _ _) K@(ix-const _) su sp) j a ρ | nothing | _ | j
 sum-zb-sound Y@(ix-plus (mod _ _) K@(ix-const _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (ix-const _) K@(ix-const _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (ix-plus _ _ _ _) K@(ix-const _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
+sum-zb-sound Y@(ix-plus (argmax _ _) K@(ix-const _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (var y) K@(ix-plus _ _ _ _) su sp) j a ρ | nothing | _ | just j′ | hj with eq? v₀ y
 ... | neq _ _ = λ _ → refl
 ... | eq with str v₀ K | str-ok v₀ K
@@ -257,13 +280,24 @@ sum-zb-sound Y@(ix-plus (div _ _) K@(ix-plus _ _ _ _) su sp) j a ρ | nothing | 
 sum-zb-sound Y@(ix-plus (mod _ _) K@(ix-plus _ _ _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (ix-const _) K@(ix-plus _ _ _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound Y@(ix-plus (ix-plus _ _ _ _) K@(ix-plus _ _ _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
+sum-zb-sound Y@(ix-plus (argmax _ _) K@(ix-plus _ _ _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
+sum-zb-sound Y@(ix-plus (var y) K@(argmax _ _) su sp) j a ρ | nothing | _ | just j′ | hj with eq? v₀ y
+... | neq _ _ = λ _ → refl
+... | eq = λ _ → refl
+sum-zb-sound Y@(ix-plus (div _ _) K@(argmax _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
+sum-zb-sound Y@(ix-plus (mod _ _) K@(argmax _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
+sum-zb-sound Y@(ix-plus (ix-const _) K@(argmax _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
+sum-zb-sound Y@(ix-plus (ix-plus _ _ _ _) K@(argmax _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
+sum-zb-sound Y@(ix-plus (argmax _ _) K@(argmax _ _) su sp) j a ρ | nothing | _ | just j′ | hj = λ _ → refl
 sum-zb-sound (var x) (var y) a ρ | nothing | hx | nothing | same with SameVar-≡ hx
 ... | refl = zb-both a ρ
 sum-zb-sound (var x) (div _ _) a ρ | nothing | _ | nothing | _ = λ _ → refl
 sum-zb-sound (var x) (mod _ _) a ρ | nothing | _ | nothing | _ = λ _ → refl
 sum-zb-sound (var x) (ix-const _) a ρ | nothing | _ | nothing | _ = λ _ → refl
 sum-zb-sound (var x) (ix-plus _ _ _ _) a ρ | nothing | _ | nothing | _ = λ _ → refl
+sum-zb-sound (var x) (argmax _ _) a ρ | nothing | _ | nothing | _ = λ _ → refl
 sum-zb-sound (div _ _) j a ρ | nothing | _ | nothing | _ = λ _ → refl
 sum-zb-sound (mod _ _) j a ρ | nothing | _ | nothing | _ = λ _ → refl
 sum-zb-sound (ix-const _) j a ρ | nothing | _ | nothing | _ = λ _ → refl
 sum-zb-sound (ix-plus _ _ _ _) j a ρ | nothing | _ | nothing | _ = λ _ → refl
+sum-zb-sound (argmax _ _) j a ρ | nothing | _ | nothing | _ = λ _ → refl

@@ -147,6 +147,7 @@ L("opt-sound (ix-const i) ρ = refl")
 L("opt-sound (div m i) ρ = cong (Ix.div m) (opt-sound i ρ)")
 L("opt-sound (mod m i) ρ = cong (Ix.mod m) (opt-sound i ρ)")
 L("opt-sound (ix-plus i j su sp) ρ = cong₂ (λ a b → (a ⊕ₚ b) su sp) (opt-sound i ρ) (opt-sound j ρ)")
+L("opt-sound (argmax w e) ρ = argmax-sem-cong w λ i → opt-sound e (ρ , i) (ι F.zero)")
 L("")
 for nm, dec in (("ix-minus","⊖ₚ"),("ix-minusᵣ","⊖ᵣₚ")):
     L(f"opt-sound ({nm} i j sp su e) ρ with opt e | opt-sound e")

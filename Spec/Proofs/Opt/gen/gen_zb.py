@@ -5,7 +5,8 @@ Mirror Spec/Lang/Opt.agda: when a rule of opt changes, change the table here.
 """
 out=[]; L=out.append
 FB="λ _ → refl"
-OTH=[("div","(div _ _)"),("mod","(mod _ _)"),("const","(ix-const _)"),("ixp","(ix-plus _ _ _ _)")]
+OTH=[("div","(div _ _)"),("mod","(mod _ _)"),("const","(ix-const _)"),("ixp","(ix-plus _ _ _ _)"),
+     ("argmax","(argmax _ _)")]
 # the heads that are not ix-plus (pin falls back on them)
 LEAF=[p for n,p in OTH if n!="ixp"]
 def case(c):
@@ -27,6 +28,12 @@ def case(c):
         L(f"{lhs(p)} = {FB}")
     # K = var z
     for Jn,Jp in [("var","(var y)")]+OTH:
+        if Jn=="argmax":
+            # str of an argmax is nothing: both branches fall back
+            L(f"{lhs('Y@(ix-plus J@(argmax _ _) (var z) su sp)')} with eq? v₀ z")
+            L(f"... | neq _ _ = {FB}")
+            L(f"... | eq = {FB}")
+            continue
         if Jn=="const":
             # str of a constant is just the constant, so it is not split on (a with on it
             # would not abstract the already reduced str in the goal)
@@ -51,7 +58,11 @@ def case(c):
     for Kn,Kp in OTH:
         for Jn,Jp in [("var","(var y)")]+OTH:
             Yp = f"Y@(ix-plus {Jp} K@{Kp} su sp)"
-            if Jn=="var" and Kn=="const":
+            if Jn=="var" and Kn=="argmax":
+                L(f"{lhs(Yp)} with eq? v₀ y")
+                L(f"... | neq _ _ = {FB}")
+                L(f"... | eq = {FB}")
+            elif Jn=="var" and Kn=="const":
                 Yp = "Y@(ix-plus (var y) K@(ix-const c) su sp)"
                 L(f"{lhs(Yp)} with eq? v₀ y")
                 L(f"... | neq _ _ = {FB}")
