@@ -1242,24 +1242,18 @@ def maxall_hand() -> dict:
     return m.build()
 
 
-def _lse(x: T, n: int, stop: bool) -> T:
-    """log Σ exp, shifted by the maximum m: ``m + log Σ_i exp(x[i] − m)``, m detached if
-    ``stop`` (its derivative then 0: the gradient is the softmax alone; otherwise the
-    gradient through m cancels, up to rounding)."""
-    mx = maxall(n, lambda i: x[i])
-    if stop:
-        mx = detach(mx)
-    return mx + log(sum_(n, lambda i: exp(x[i] + minus(mx))))
-
-
 def lse_hand(stop: bool) -> dict:
-    """log-sum-exp of a = w·z (z an input, w a parameter, 10 each): ``lse = m + log Σ exp(a −
-    m)``, the max m = ``a[argmax a]`` either differentiated (``lse_max``) or ``detach``ed
-    (``lse_detach``); gradients by ``autodiff``: d_a is the softmax of a."""
+    """log-sum-exp of a = w·z (z an input, w a parameter, 10 each), shifted by the maximum:
+    ``m = a[argmax a]`` (``detach``ed in ``lse_detach``: its derivative 0), ``s = Σ exp(a −
+    m)``, ``lse = m + log s``; gradients by ``autodiff``: d_a is the softmax of a (through m
+    it cancels, up to rounding, in ``lse_max``)."""
     m = Builder("lse_detach" if stop else "lse_max")
     z, w = m.input("z", 10), m.param("w", 10)
     a = m.let("a", z * w)
-    lse = m.let("lse", _lse(a, 10, stop))
+    mx = maxall(10, lambda i: a[i])
+    mx = m.let("m", detach(mx) if stop else mx)
+    s = m.let("s", sum_(10, lambda i: exp(a[i] + minus(mx))))
+    lse = m.let("lse", mx + log(s))
     m.seed(lse, one(1))
     m.autodiff()
     m.output("loss", lse)
