@@ -114,14 +114,14 @@ def first_argmax(values: np.ndarray) -> np.ndarray:
     """``argmax`` of §4 along the last axis of ``values`` (positions in row-major order):
     ``best`` starts at 0 and moves to ``i`` when ``values[best] < values[i]``, literally (ties
     keep the first position; a NaN neither replaces nor is replaced)."""
-    best = np.zeros(values.shape[:-1], np.int64)
-    top = values[..., 0].copy()
+    best = np.zeros(values.shape[:-1] + (1,), np.int64)
+    top = values[..., :1].copy()
     for i in range(1, values.shape[-1]):
-        v = values[..., i]
+        v = values[..., i:i + 1]
         better = top < v
         best = np.where(better, i, best)
         top = np.where(better, v, top)
-    return best
+    return best[..., 0]
 
 
 def binary(fn: str, a: np.ndarray, b: np.ndarray, dtype) -> np.ndarray:

@@ -157,7 +157,7 @@ def test_field_h_computes_what_field_py_does(tmp_path):
 
 class F:
     """An element of F_p as a Python object, for tests/oracle.py's evaluator (object dtype):
-    ``exp``, ``log``, ``sqrt`` and ``<=`` are the field's random functions (so the oracle's
+    ``exp``, ``log``, ``sqrt``, ``<=`` and ``<`` are the field's random functions (so the oracle's
     ``1 / (1 + exp(-x))`` is the uninterpreted L(x), its relu and step use the predicate N),
     division is by the inverse with 1 / 0 = 0 (Python's pow). An operation with an array is
     left to NumPy (elementwise)."""
@@ -200,8 +200,15 @@ class F:
             return NotImplemented
         return bool(field.nonpositive(np.uint64((self.v - _v(o)) % P), F.key))
 
+    def __lt__(self, o):                       # argmax's a < b: not N(b - a) (field.h)
+        if isinstance(o, np.ndarray):
+            return NotImplemented
+        return not bool(field.nonpositive(np.uint64((_v(o) - self.v) % P), F.key))
+
 
 def _v(o) -> int:
+    if isinstance(o, np.ndarray) and o.ndim == 0:   # an F NumPy boxed on assignment
+        o = o.item()
     return o.v if isinstance(o, F) else int(o)
 
 
