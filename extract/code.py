@@ -3,7 +3,11 @@
 Three layers, all immutable:
 
 - **index expressions** ``Affine``: integer linear combinations of atoms (loop variables
-  ``IVar``, and ``IDiv``/``IMod`` of affine expressions by constants) plus a constant. The smart
+  ``IVar``, and ``IDiv``/``IMod`` of affine expressions by constants) plus a constant. An
+  ``argmax`` (dump version 5) is, until the scheduler places it, the atom ``IArg`` (the flat
+  row-major position over its own loop variables at which its body is largest); placed, it is
+  an ``IVar`` that no loop binds: the ``int`` local ``ArgDecl`` declares and ``ArgStep``
+  updates. The smart
   constructors ``idiv``/``imod`` simplify by interval reasoning: ``(4*i + j) div 4`` is ``i``
   when ``0 <= j < 4``. Every atom has a known range, so ``Affine.range`` is exact enough to fold
   conditions that always hold.
@@ -15,7 +19,8 @@ Three layers, all immutable:
   outwards; ``reduce`` removes a sum whose body is non-zero at one point only (``Σ_t [t == e]
   x(t) = x(e)``).
 - **statements** ``For``, ``Store`` (``=`` or ``+=`` into an output buffer), ``Decl``, ``Acc``
-  and ``Assign`` of scalar locals, ``If``, ``Comment``, and ``Buffer``, a small local array
+  and ``Assign`` of scalar locals, ``If``, ``Comment``, ``ArgDecl`` and ``ArgStep`` (an argmax
+  loop's position and its step), and ``Buffer``, a small local array
   (only the lanes pass makes them: one value of a scalar local per sample lane); and, in the
   kernels a group's threads share (extract/divide.py, the last pass), ``Divided``, ``OnePart``
   and ``Barrier``.
@@ -76,7 +81,39 @@ class IMod(_Hashed):
         return (0, self.d - 1)
 
 
-Atom = Union[IVar, IDiv, IMod]
+@dataclass(frozen=True, eq=True)
+class IArg(_Hashed):
+    """An argmax not yet placed: the flat row-major position ``at`` (over the loop variables
+    ``vars``, of ``n`` positions) of the first largest value of ``body``. Only
+    ``lower._Kernel`` sees it: its scheduler replaces it by an ``IVar`` local (``ArgDecl``,
+    ``ArgStep``), hoisted like a ``Reduce``."""
+    vars: tuple
+    at: "Affine"
+    n: int
+    body: "RExpr"
+    origin: object = None    # the ir.ArgMax (for messages); not compared
+
+    def __eq__(self, other):
+        return isinstance(other, IArg) and (self.vars, self.at, self.body) == \
+            (other.vars, other.at, other.body)
+
+    def __hash__(self):
+        try:
+            return self.__dict__["_h"]
+        except KeyError:
+            h = hash(("IArg", self.vars, self.at, self.body))
+            object.__setattr__(self, "_h", h)
+            return h
+
+    @property
+    def range(self):
+        return (0, self.n - 1)
+
+    def ivars(self) -> set:
+        return free_ivars(self.body) - set(self.vars)
+
+
+Atom = Union[IVar, IDiv, IMod, IArg]
 
 
 def _atom_key(a: Atom):
@@ -139,6 +176,8 @@ class Affine(_Hashed):
         for a, _ in self.terms:
             if isinstance(a, IVar):
                 out.add(a)
+            elif isinstance(a, IArg):
+                out |= a.ivars()
             else:
                 out |= a.a.ivars()
         return out
@@ -152,6 +191,10 @@ class Affine(_Hashed):
         for a, c in self.terms:
             if isinstance(a, IVar):
                 out = out + (m[a] if a in m else Affine.of(a)).scale(c)
+            elif isinstance(a, IArg):
+                inner = {k: v for k, v in m.items() if k not in a.vars}
+                out = out + Affine.of(IArg(a.vars, a.at, a.n, subst(a.body, inner),
+                                           a.origin)).scale(c)
             elif isinstance(a, IDiv):
                 out = out + idiv(a.a.subst(m), a.d).scale(c)
             else:
@@ -352,6 +395,26 @@ class Reduce(RExpr):
 
 ZERO = Lit(0)
 ONE = Lit(1)
+
+
+def affine_args(a: Affine) -> bool:
+    """Whether an index expression holds an ``IArg`` (an argmax not yet placed)."""
+    return any(isinstance(t, IArg) or (not isinstance(t, IVar) and affine_args(t.a))
+               for t, _ in a.terms)
+
+
+def has_arg(e: RExpr) -> bool:
+    """Whether a scalar expression holds an ``IArg`` (outside the bodies of reductions, which
+    are scheduled on their own)."""
+    if isinstance(e, Load):
+        return affine_args(e.offset)
+    if isinstance(e, (Lit, Local, Reduce)):
+        return False
+    if isinstance(e, (Add, Mul, Max)):
+        return has_arg(e.a) or has_arg(e.b)
+    if isinstance(e, Select):
+        return any(affine_args(k.a) for k in e.cond) or has_arg(e.a)
+    return has_arg(e.a)
 
 
 def add(a: RExpr, b: RExpr) -> RExpr:
@@ -620,6 +683,24 @@ class Buffer(Stmt):
 
 
 @dataclass(frozen=True, eq=True)
+class ArgDecl(Stmt):
+    """``int name = 0;``: the position an argmax loop computes (dump version 5)."""
+    name: str
+
+
+@dataclass(frozen=True, eq=True)
+class ArgStep(Stmt):
+    """One step of an argmax loop (dump version 5): ``if (at == 0 || top < value) { top =
+    value; index = at; }``, ``top`` a scalar local, ``at`` the flat position of the loop
+    variables. At the first position it takes the value; after that a strictly larger one
+    moves the position (ties keep the first, a NaN neither replaces nor is replaced)."""
+    index: str
+    top: str
+    at: Affine
+    value: RExpr
+
+
+@dataclass(frozen=True, eq=True)
 class Divided(Stmt):
     """A loop whose iterations the threads of a shared group divide among them
     (extract/divide.py): thread ``part`` of ``nparts`` runs iterations
@@ -650,6 +731,8 @@ def subst_stmts(stmts, m: dict) -> tuple:
             out.append(Store(s.array, s.offset.subst(m), s.op, subst(s.value, m)))
         elif isinstance(s, (Decl, Acc, Assign)):
             out.append(type(s)(s.name, subst(s.value, m)))
+        elif isinstance(s, ArgStep):
+            out.append(ArgStep(s.index, s.top, s.at.subst(m), subst(s.value, m)))
         elif isinstance(s, If):
             cond = cond_subst(s.cond, m)
             if cond is True:
@@ -670,9 +753,15 @@ def names_in(stmts) -> set:
             out |= names_in(s.body)
         elif isinstance(s, If):
             out |= names_in(s.body)
-        elif isinstance(s, (Decl, Buffer)):
+        elif isinstance(s, (Decl, Buffer, ArgDecl)):
             out.add(s.name)
     return out
+
+
+def has_argmax(stmts) -> bool:
+    """Whether statements compute an argmax (``ArgDecl``; dump version 5)."""
+    return any(isinstance(s, ArgDecl) or (isinstance(s, (For, If)) and has_argmax(s.body))
+               for s in stmts)
 
 
 def stmt_loads(stmts) -> set:
@@ -680,7 +769,7 @@ def stmt_loads(stmts) -> set:
     for s in stmts:
         if isinstance(s, (For, If)):
             out |= stmt_loads(s.body)
-        elif isinstance(s, (Store, Decl, Acc, Assign)):
+        elif isinstance(s, (Store, Decl, Acc, Assign, ArgStep)):
             out |= loads(s.value)
     return out
 
@@ -692,7 +781,7 @@ def _install_cached_hash() -> None:
     while stack:
         cls = stack.pop()
         stack.extend(cls.__subclasses__())
-        if cls is not Reduce and cls is not _Hashed:
+        if cls not in (Reduce, IArg, _Hashed):
             cls.__hash__ = _Hashed.__hash__
 
 

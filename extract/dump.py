@@ -4,7 +4,8 @@
 message that names the JSON path of the offending value (``$.chain[2].expr.body.a``):
 
 1. the top level: format, a version this extractor knows, the keys and their types;
-2. every expression: known ``op`` (of the dump's version: ``sqrt`` needs 4), the fields that op
+2. every expression: known ``op`` (of the dump's version: ``sqrt`` needs 4, ``argmax`` and
+   ``detach`` 5), the fields that op
    needs, declared sort and shape equal to the ones computed from the children (§4), relations
    between shapes (same tree structure), constant positions within their shape,
    de Bruijn indices in scope (§3), no ``d_`` placeholder in a forward binding, no gradient
@@ -32,13 +33,13 @@ from . import build, ir
 
 FORMAT = "ad-expression-dump"
 # 2 added ix_const and the elementwise functions exp, log, recip, relu, step (logistic was in 1);
-# 3 added the context role "const", 4 the elementwise function sqrt; a dump of version k is one
-# of version k + 1 without them
-VERSIONS = (1, 2, 3, 4)
+# 3 added the context role "const", 4 the elementwise function sqrt, 5 the index node argmax and
+# the elementwise function detach; a dump of version k is one of version k + 1 without them
+VERSIONS = (1, 2, 3, 4, 5)
 ROLES = {1: ("input", "param"), 2: ("input", "param"), 3: ("input", "param", "const"),
-         4: ("input", "param", "const")}
+         4: ("input", "param", "const"), 5: ("input", "param", "const")}
 # the nodes a dump must say a later version for (version 2's are read in a version 1 dump)
-SINCE = {"sqrt": 4}
+SINCE = {"sqrt": 4, "argmax": 5, "detach": 5}
 # the binary ops of "bin" (max is in version 2)
 BIN_FNS = ("plus", "mul", "max")
 SCHEMA = build.locate("schema")
@@ -143,9 +144,10 @@ _FIELDS = {
     "ix_const": ("pos",), "div": ("s", "p", "i"), "mod": ("s", "p", "i"),
     "ix_plus": ("s", "p", "i", "j"),
     "ix_minus": ("s", "p", "i", "j", "body"), "ix_minus_r": ("s", "p", "i", "j", "body"),
+    "argmax": ("s", "body"),
 }
 _BINDER_ROLE = {"imaps": "i", "imap": "i", "imapb": "i", "sum": "t",
-                "ix_minus": "k", "ix_minus_r": "k"}
+                "ix_minus": "k", "ix_minus_r": "k", "argmax": "a"}
 
 
 class _ExprParser:
@@ -299,7 +301,7 @@ class _ExprParser:
         a = self.ar(x, "a", scope, path)
         return ir.Un(a.shape, x["op"], a)
 
-    op_logistic = op_exp = op_log = op_recip = op_sqrt = op_relu = op_step = unary
+    op_logistic = op_exp = op_log = op_recip = op_sqrt = op_relu = op_step = op_detach = unary
 
     def op_bin(self, x, scope, path):
         fn = x["fn"]
@@ -333,6 +335,14 @@ class _ExprParser:
         s, p = self.sp(x, path)
         i = self.ix(x, "i", scope, path, ir.shape_times(s, p))
         return ir.Mod(p, s, p, i)
+
+    def op_argmax(self, x, scope, path):
+        s = _shape(x["s"], path + ".s")
+        _req(min(ir.leaves(s)) >= 1, path + ".s",
+             f"argmax over shape {ir.show_shape(s)}: a shape with a leaf 0 has no position")
+        var, body = self.body(x, "argmax", s, scope, path)
+        self.ashape(body, 1, path + ".body")
+        return ir.ArgMax(s, s, var, body)
 
     def op_ix_plus(self, x, scope, path):
         s, p = self.sp(x, path)

@@ -13,6 +13,7 @@ the trial's), so a kernel passes only if it applies each to the right argument:
   ``1 / (1 + exp(-x))`` is L(x) and a generated ``exp`` is the dump's;
 - ``log`` is a second random function G into [0, p) (``log``), and ``sqrt`` a third, S
   (``sqrt``), independent of the others (a sqrt left out, or made a log, is a wrong value);
+- ``argmax`` (version 5) compares two values of its body: ``a < b`` is "not N(b - a)";
 - ``relu`` and ``step`` compare their argument with 0: ``x <= 0`` is a random predicate N(x),
   true at 0 and a fair coin elsewhere (``nonpositive``); ``relu(x) = N(x) ? 0 : x``,
   ``step(x) = N(x) ? 0 : 1``; ``bin max`` compares the difference with 0 by the same predicate:
@@ -292,6 +293,8 @@ class _Eval:
             a = self.ar(n["a"], env, D)
             eq = _all([x == y for x, y in zip(i, j)])
             return np.where(eq.reshape(eq.shape + (1,) * (a.ndim - D)), a, np.uint64(0))
+        if op == "detach":                              # the identity (version 5)
+            return self.ar(n["a"], env, D)
         if op in UNARY:
             a = self.ar(n["a"], env, D)
             self.calls[op] += a.size
@@ -323,6 +326,8 @@ class _Eval:
             return self.lift(env[-1 - n["idx"]], D)
         if op == "ix_const":
             return [np.full((1,) * D, v, np.int64) for v in leaves(n["pos"])]
+        if op == "argmax":
+            return self.argmax(n, env, D)
         i = self.ix(n["i"], env, D)
         if op == "div":
             return [x // p for x, p in zip(i, leaves(n["p"]))]
@@ -331,6 +336,29 @@ class _Eval:
         if op == "ix_plus":
             return [x + y for x, y in zip(i, self.ix(n["j"], env, D))]
         raise ValueError(f"unknown index node {op!r}")
+
+    def argmax(self, n: dict, env: list, D: int) -> list:
+        """§4's argmax with the order's one comparison as the field sees it: ``top < v`` is
+        "not N(v - top)" (relu's predicate on the difference, as ``bin max``'s), so ``best``
+        starts at 0 and moves to ``i`` when not N(body(i) - body(best)); the generated code's
+        ``top < v`` (templates/validate/field.h) is the same predicate."""
+        s = leaves(n["s"])
+        N = int(np.prod(s, dtype=np.int64))
+        b = self.ar(n["body"], env + [("ix", self.positions(s, D), D + 1)], D + 1)[..., 0]
+        b = np.broadcast_to(b, b.shape[:D] + (N,))
+        best = np.zeros(b.shape[:D], np.int64)
+        top = b[..., 0].copy()
+        for i in range(1, N):
+            v = b[..., i]
+            better = ~nonpositive(add(v, neg(top)), self.key)
+            self.calls["max"] += better.size
+            best = np.where(better, i, best)
+            top = np.where(better, v, top)
+        out, stride = [], N
+        for m in s:
+            stride //= m
+            out.append((best // stride) % m)
+        return out
 
     @staticmethod
     def positions(s: tuple, D: int) -> list:
@@ -364,7 +392,7 @@ class _Eval:
 # ---------------------------------------------------------------------------------------------
 # sums of one-hot arrays (reverse mode without opt: tests/data/cnn_ad.json)
 
-_BINDS = ("imaps", "imap", "imapb", "sum", "ix_minus", "ix_minus_r")
+_BINDS = ("imaps", "imap", "imapb", "sum", "ix_minus", "ix_minus_r", "argmax")
 
 
 def _uses(n: dict, k: int) -> bool:
@@ -485,7 +513,14 @@ def degrees(dump: dict, exp_variable: bool = False) -> tuple[dict, dict]:
 
     def deg(n: dict, env: list) -> tuple:
         op = n["op"]
+        if op == "argmax":    # N on differences of two values of the body (bin max's args)
+            nb, db = deg(n["body"], env + [(0, 0)])
+            args["max"] = join(args["max"], (nb + db, 2 * db))
+            return 0, 0
         if n["sort"] == "ix":
+            for f in ("i", "j"):       # an argmax inside
+                if f in n:
+                    deg(n[f], env)
             return 0, 0
         if op == "var":
             return env[-1 - n["idx"]]

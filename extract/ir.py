@@ -195,8 +195,9 @@ class Backslide(Node):
 
 # The elementwise functions (``un f`` of the Agda spec); each is its own op in the dump (§4):
 # logistic 1/(1 + e^-x), exp, log, recip 1/x, sqrt (version 4), relu (x if x > 0 else 0), step
-# (1 if x > 0 else 0).
-UNARY = ("logistic", "exp", "log", "recip", "sqrt", "relu", "step")
+# (1 if x > 0 else 0), detach (version 5: the identity, whose derivative the spec declares 0; the
+# gradients in a dump already say so, so ``lower_to_loops`` computes it as its argument).
+UNARY = ("logistic", "exp", "log", "recip", "sqrt", "relu", "step", "detach")
 
 
 @dataclass(frozen=True)
@@ -288,7 +289,20 @@ class IxMinusR(Node):
     child_fields = ("i", "j", "body")
 
 
-BINDERS = (IMapS, IMap, IMapB, Sum, IxMinus, IxMinusR)
+@dataclass(frozen=True)
+class ArgMax(Node):
+    """The first position of ``s`` (row-major) at which ``body`` (ar ``1``, binding ``var`` of
+    shape ``s``) is largest: ``best`` starts at 0 and moves to ``i`` when ``body(best) <
+    body(i)`` (strict, so ties keep the earlier position; a NaN never wins nor loses). Every
+    leaf of ``s`` is at least 1 (version 5)."""
+    sort = "ix"
+    s: Shape = 1
+    var: str = ""
+    body: Node = None
+    child_fields = ("body",)
+
+
+BINDERS = (IMapS, IMap, IMapB, Sum, IxMinus, IxMinusR, ArgMax)
 
 
 def fresh_name(base: str, taken) -> str:
@@ -387,8 +401,8 @@ def show(e: Node) -> str:
         return "zero"
     if isinstance(e, One):
         return "one"
-    if isinstance(e, (IMapS, IMap, Sum)):
-        op = {IMapS: "imaps", IMap: "imap", Sum: "sum"}[type(e)]
+    if isinstance(e, (IMapS, IMap, Sum, ArgMax)):
+        op = {IMapS: "imaps", IMap: "imap", Sum: "sum", ArgMax: "argmax"}[type(e)]
         return f"{op} {e.var}<{show_shape(e.s)}>. {show(e.body)}"
     if isinstance(e, IMapB):
         return f"imapb {e.var}<{show_shape(e.s)}|{show_shape(e.p)}>. {show(e.body)}"

@@ -29,11 +29,16 @@ After (``width`` 8)::
 
 Conditions (range guards) only read loop variables, never lanes, so they stay outside the lane
 loops. The pass runs last, after bounds, split and interchange.
+
+A kernel with an argmax (dump version 5: ``ArgDecl``, whose ``int`` local is a position that
+offsets use, different in every lane) is not widened statement by statement: the whole nest
+runs once per sample, inside one loop over the lanes (``per_sample``), every array but the
+shared ones read and written at ``e * width + l``, its locals its own.
 """
 from __future__ import annotations
 
 from . import code as c
-from .code import Affine, Buffer, For, If, IVar, Load, Store, names_in
+from .code import Affine, Buffer, For, If, IVar, Load, Store, has_argmax, names_in
 from .ir import fresh_name
 
 
@@ -73,6 +78,46 @@ class _Widen:
         if isinstance(e, c.Select):
             return c.Select(e.cond, self.expr(e.a))
         raise TypeError(f"cannot widen {type(e).__name__}")
+
+    def sample_expr(self, e):
+        """``e`` of one sample ``lane`` (per_sample): arrays at ``e * width + l``, locals
+        as they are."""
+        if isinstance(e, c.Load):
+            return e if e.array in self.shared else Load(e.array, self.offset(e.offset))
+        if isinstance(e, (c.Local, c.Lit)):
+            return e
+        if isinstance(e, (c.Add, c.Mul, c.Max)):
+            return type(e)(self.sample_expr(e.a), self.sample_expr(e.b))
+        if isinstance(e, c.Scale):
+            return c.Scale(self.sample_expr(e.a), e.n)
+        if isinstance(e, c.Neg):
+            return c.Neg(self.sample_expr(e.a))
+        if isinstance(e, c.Un):
+            return c.Un(e.fn, self.sample_expr(e.a))
+        if isinstance(e, c.Select):
+            return c.Select(e.cond, self.sample_expr(e.a))
+        raise TypeError(f"cannot widen {type(e).__name__}")
+
+    def per_sample(self, ss) -> tuple:
+        """The statements of one sample, ``lane``, inside the loop over the lanes."""
+        out = []
+        for s in ss:
+            if isinstance(s, For):
+                out.append(For(s.var, self.per_sample(s.body), s.parallel, s.lo, s.hi))
+            elif isinstance(s, If):
+                out.append(If(s.cond, self.per_sample(s.body)))
+            elif isinstance(s, Store):
+                out.append(Store(s.array, s.offset if s.array in self.shared else
+                                 self.offset(s.offset), s.op, self.sample_expr(s.value)))
+            elif isinstance(s, (c.Decl, c.Acc, c.Assign)):
+                out.append(type(s)(s.name, self.sample_expr(s.value)))
+            elif isinstance(s, c.ArgStep):
+                out.append(c.ArgStep(s.index, s.top, s.at, self.sample_expr(s.value)))
+            elif isinstance(s, (c.ArgDecl, c.Comment)):
+                out.append(s)
+            else:       # a Buffer: the passes that make them leave argmax kernels alone
+                raise TypeError(f"cannot widen {type(s).__name__} per sample")
+        return tuple(out)
 
     def per_lane(self, stmt) -> For:
         return For(self.lane, (stmt,))
@@ -115,4 +160,7 @@ def widen_to_lanes(stmts, shared: set, width: int, taken: set = frozenset()):
     if width < 2:
         raise ValueError(f"lane width must be at least 2, not {width}")
     lane = IVar(lane_name(stmts, taken), width, 10 ** 6)
-    return _Widen(set(shared), width, lane).stmts(stmts), lane
+    w = _Widen(set(shared), width, lane)
+    if has_argmax(stmts):
+        return (For(lane, w.per_sample(stmts)),), lane
+    return w.stmts(stmts), lane

@@ -38,6 +38,21 @@ and a ``sum`` becomes a ``Reduce``. The scheduler (``_Kernel.emit``) turns each 
 a scalar accumulator and a loop, placed at the outermost loop level that binds a variable the
 reduction depends on (loop-invariant hoisting), reusing an equal reduction already computed at
 that level. A reduction is never moved out of a range guard (it could read out of bounds).
+An ``argmax`` (version 5) is an index: the atom ``IArg`` in the offsets and conditions that use
+it (its leaves ``div``/``mod`` of the flat position), placed by the same rule as a reduction
+(``place_arg``) as an ``int`` local and its loop::
+
+    int arg0 = 0;
+    real top1 = 0;
+    for (int a0 = 0; a0 < 1000; a0++) {
+        if (a0 == 0 || top1 < x[a0]) {
+            top1 = x[a0];
+            arg0 = a0;
+        }
+    }
+
+so the gradient ``imaps v. zero_but(v, argmax_i x[i], s)`` computes it once, outside the loop
+over v. ``detach`` computes its argument (its derivative, 0, is already in the gradients).
 
 Strategies: ``dest`` peels ``imap``/``imaps``/``imapb`` into loops over the output and turns a
 ``sum`` at the top of a binding (possibly under ``+``, ``minus`` or ``scaledown``) into ``+=``
@@ -70,10 +85,11 @@ from . import ir
 from .bounds import tighten_bounds
 from .interchange import interchange_loops
 from .split import split_div_loops
-from .code import (ZERO, ONE, Acc, Affine, Assign, Decl, For, If, IVar, Load, Local, Reduce,
-                   Select, Store, add, conj, cmp_eq, cond_ivars, contains_reduce, free_ivars,
-                   free_locals, idiv, imod, in_range, load_nodes, mul, neg, reduce,
-                   scale, select, stmt_loads, un, max_)
+from .code import (ZERO, ONE, Acc, Affine, ArgDecl, ArgStep, Assign, Cmp, Decl, For, If, IArg,
+                   IDiv, IMod, IVar, Lit, Load, Local, Reduce, Select, Store, add, affine_args,
+                   conj, cmp_eq, cond_ivars, contains_reduce, free_ivars, free_locals,
+                   has_arg, idiv, imod, in_range, load_nodes, mul, neg, reduce, scale, select,
+                   stmt_loads, un, max_)
 
 
 class ExtractError(Exception):
@@ -171,6 +187,7 @@ class _Kernel:
         self.nlocals = 0
         self.local_deps: dict[str, frozenset] = {}
         self.violations: list[Violation] = []
+        self.arg_vars: set = set()      # the IVar locals of placed argmaxes
 
     # names and loops ----------------------------------------------------------------------
     def cname(self, base: str) -> str:
@@ -215,7 +232,29 @@ class _Kernel:
             return _zip(lambda a, p: imod(a, p), self.index(e.i, env), e.p)
         if isinstance(e, ir.IxPlus):
             return _zip(lambda a, b: a + b, self.index(e.i, env), self.index(e.j, env))
+        if isinstance(e, ir.ArgMax):
+            return self.argmax(e, env)
         raise TypeError(f"not an index expression: {type(e).__name__}")
+
+    def argmax(self, e: ir.ArgMax, env: dict):
+        """The position tree of an argmax: the flat position ``IArg`` (its loops named like a
+        sum's), each leaf its row-major ``div``/``mod``; a shape of one position is 0."""
+        ls = ir.leaves(e.s)
+        n = ir.size(e.s)
+        if n == 1:
+            return _rebuild(e.s, iter([Affine.of(0)] * len(ls)))
+        depth = len(env)
+        vs = [IVar(self.cname(e.var if len(ls) == 1 else f"{e.var}_{k}"), m,
+                   1000 + 16 * depth + k) for k, m in enumerate(ls)]
+        tree = _rebuild(e.s, iter(Affine.of(v) for v in vs))
+        body = self.elem(e.body, Affine.of(0), {**env, e.var: tree})
+        flat = Affine.of(IArg(tuple(v for v in vs if v.extent != 1), _flatten(tree, e.s), n,
+                              body, e))
+        out, stride = [], n
+        for m in ls:
+            stride //= m
+            out.append(imod(idiv(flat, stride), m))
+        return _rebuild(e.s, iter(out))
 
     def elem(self, e: ir.Node, pos, env: dict):
         """The scalar expression of array expression ``e`` at position ``pos``."""
@@ -260,6 +299,8 @@ class _Kernel:
             k = _zip(lambda a, b: a - b, pos, i)
             c = _guard(k, ir.shape_suc(e.p))
             return select(c, self.elem(e.a, k, env)) if c is not False else ZERO
+        if isinstance(e, ir.Un) and e.fn == "detach":   # the identity, as a value
+            return self.elem(e.a, pos, env)
         if isinstance(e, ir.Un):
             return un(e.fn, self.elem(e.a, pos, env))
         if isinstance(e, ir.Bin):
@@ -282,6 +323,8 @@ class _Kernel:
     def emit(self, r):
         """Emit the statements ``r`` needs; return a scalar expression without reductions."""
         from . import code as c
+        if isinstance(r, c.Load) and affine_args(r.offset):
+            return Load(r.array, self.resolve(r.offset))
         if isinstance(r, (c.Lit, c.Load, c.Local)):
             return r
         if isinstance(r, c.Add):
@@ -296,22 +339,93 @@ class _Kernel:
             return un(r.fn, self.emit(r.a))
         if isinstance(r, c.Max):
             return max_(self.emit(r.a), self.emit(r.b))
-        if isinstance(r, c.Select) and not contains_reduce(r.a):
+        if isinstance(r, c.Select) and not contains_reduce(r.a) and not has_arg(r):
             return r
         return self.place(r)
 
-    def place(self, r):
-        fv, fl = free_ivars(r), free_locals(r)
+    # argmax: its position as an int local ----------------------------------------------------
+    def resolve(self, a: Affine) -> Affine:
+        """``a`` with every ``IArg`` placed (``place_arg``) and read as its local."""
+        if not affine_args(a):
+            return a
+        out = Affine((), a.const)
+        for t, k in a.terms:
+            if isinstance(t, IArg):
+                t = Affine.of(self.place_arg(t))
+            elif isinstance(t, IDiv):
+                t = idiv(self.resolve(t.a), t.d)
+            elif isinstance(t, IMod):
+                t = imod(self.resolve(t.a), t.d)
+            else:
+                t = Affine.of(t)
+            out = out + t.scale(k)
+        return out
+
+    def resolve_cond(self, cond: tuple):
+        return conj(*(Cmp(self.resolve(k.a), k.op) for k in cond))
+
+    def target(self, fv: set, fl: set) -> int:
+        """The outermost frame a value of free loop variables ``fv`` and locals ``fl`` may be
+        computed at: inside every loop binding one of ``fv``, every range guard, and the
+        frames defining ``fl``."""
+        fl = fl | {v.name for v in fv & self.arg_vars}
         target = 0
         for k, f in enumerate(self.frames):
             if (f.var is not None and f.var in fv) or f.guard is not None or (f.defines & fl):
                 target = k
+        return target
+
+    def deps(self, fv: set, fl: set) -> set:
+        deps = set(fv)
+        for name in fl | {v.name for v in fv & self.arg_vars}:
+            deps |= self.local_deps.get(name, frozenset())
+        return deps
+
+    def place_arg(self, a: IArg) -> IVar:
+        """Compute the argmax ``a`` where ``place`` would compute a reduction of the same
+        variables (reused if equal), into an ``int`` local: ``ArgDecl``, a ``real`` local for
+        the largest value so far, and its loops ending in an ``ArgStep``."""
+        fv, fl = a.ivars(), free_locals(a.body)
+        target = self.target(fv, fl)
+        frame = self.frames[target]
+        if a in frame.memo:
+            return frame.memo[a]
+        deps = self.deps(fv, fl)
+        self.check_recompute(Reduce(a.vars, a.body, a.origin), target, deps)
+        index, top = self.local("arg"), self.local("top")
+        saved = self.frames
+        self.frames = saved[:target + 1]
+        frame.stmts.append(ArgDecl(index))
+        frame.stmts.append(Decl(top, ZERO))
+        for v in a.vars:
+            self.frames.append(_Frame(v))
+        value = self.emit(a.body)
+        if not isinstance(value, (Load, Local, Lit)):   # read twice: computed once
+            tmp = self.local("tmp")
+            self.frames[-1].stmts.append(Decl(tmp, value))
+            value = Local(tmp)
+        self.frames[-1].stmts.append(ArgStep(index, top, a.at, value))
+        self.close_loops(len(a.vars))
+        self.frames = saved
+        v = IVar(index, a.n, self.rank)
+        self.rank += 1
+        self.arg_vars.add(v)
+        frame.memo[a] = v
+        frame.defines.add(index)
+        self.local_deps[index] = frozenset(deps)
+        return v
+
+    def place(self, r):
+        if isinstance(r, Select) and any(affine_args(k.a) for k in r.cond):
+            r = Select(self.resolve_cond(r.cond), r.a)
+            if not contains_reduce(r.a) and not has_arg(r.a):
+                return r
+        fv, fl = free_ivars(r), free_locals(r)
+        target = self.target(fv, fl)
         frame = self.frames[target]
         if r in frame.memo:
             return Local(frame.memo[r])
-        deps = set(fv)
-        for name in fl:
-            deps |= self.local_deps.get(name, frozenset())
+        deps = self.deps(fv, fl)
         if isinstance(r, Reduce):
             self.check_recompute(r, target, deps)
         name = self.local("acc" if isinstance(r, Reduce) else "tmp")
@@ -359,6 +473,11 @@ class _Kernel:
             if value == ZERO:
                 return
             if isinstance(value, Select):
+                if any(affine_args(k.a) for k in value.cond):
+                    value = select(self.resolve_cond(value.cond), value.a)
+                    if not isinstance(value, Select):
+                        self.store(offset, value, acc)
+                        return
                 self.frames.append(_Frame(guard=value.cond))
                 v = self.emit(value.a)
                 self.frames[-1].stmts.append(Store(array, offset, "+=", v))

@@ -362,6 +362,12 @@ class _Printer:
         self.line("}")
 
     def stmt(self, s) -> None:
+        if self.vector and isinstance(s, c.For) and s.var == self.vector.lane and \
+                any(isinstance(x, c.For) for x in s.body):
+            # a nest run once per sample (extract/lanes.py, per_sample): a plain loop
+            self.braced(f"for (int {s.var.name} = 0; {s.var.name} < {s.var.extent}; "
+                        f"{s.var.name}++)", s.body)
+            return
         if self.vector and isinstance(s, c.For) and s.var == self.vector.lane:
             if len(s.body) == 1 and isinstance(s.body[0], c.Store):
                 text = self.vector.store(s.body[0])
@@ -399,6 +405,15 @@ class _Printer:
             self.line(f"{s.name} = {expr(s.value, 0, self.real)};")
         elif isinstance(s, c.If):
             self.braced(f"if ({condition(s.cond)})", s.body)
+        elif isinstance(s, c.ArgDecl):
+            self.line(f"int {s.name} = 0;")
+        elif isinstance(s, c.ArgStep):
+            # the first position takes the value; a strictly larger one moves it (dump §4)
+            first = condition((c.Cmp(s.at, "eq"),))
+            self.braced(f"if ({first} || {s.top} < {expr(s.value, 2, self.real)})",
+                        (c.Assign(s.top, s.value), _SetIndex(s.index, s.at)))
+        elif isinstance(s, _SetIndex):
+            self.line(f"{s.name} = {affine(s.at)};")
         elif isinstance(s, c.Divided):
             # thread `part` of `nparts` runs its share of the iterations (extract/divide.py)
             f, n = s.loop, s.loop.var.extent
@@ -416,6 +431,13 @@ class _Printer:
             self.line(f"real {s.name}[{s.size}];")
         else:
             raise TypeError(f"cannot print {type(s).__name__}")
+
+
+@dataclass(frozen=True)
+class _SetIndex:
+    """``name = at;`` (the printer's own: the position an ``ArgStep`` moves to)."""
+    name: str
+    at: c.Affine
 
 
 def _lower(s: c.For) -> str:

@@ -17,6 +17,7 @@ from . import __version__, ir
 from .divide import divide_among_threads
 from .fuse import fusable, fused_body
 from .inline import inline_bindings
+from .code import has_argmax
 from .lanes import widen_to_lanes
 from .peel import peel_bounds
 from .registers import block_accumulators
@@ -257,6 +258,9 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     blocked = {}
     for k in (*lfwd, *lbwd):
         body = k.body
+        if has_argmax(body):        # run once per sample (extract/lanes.py): no blocks
+            blocked[k.name] = body
+            continue
         if options.winograd:
             body = winograd_rows(body, shared, taken)
         blocked[k.name] = block_accumulators(peel_bounds(body, taken), taken, block) \

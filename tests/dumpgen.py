@@ -1,4 +1,4 @@
-"""Build expression dumps (docs/dump-format.md, versions 2 to 4) from Python, for tests.
+"""Build expression dumps (docs/dump-format.md, versions 2 to 5) from Python, for tests.
 
 Terms are built with one function per node kind; each computes its node's sort and shape from
 its children, so a built term is well-shaped by construction (or the builder raises). Binders
@@ -254,14 +254,17 @@ def backslide(i: T, a: T) -> T:
 
 
 # the elementwise functions (§4), each its own op: UNARY those of versions 2 and 3 (random
-# dumps drawn with them keep their terms), UNARY_V4 all of them (sqrt is in version 4)
+# dumps drawn with them keep their terms), UNARY_V4 all of version 4 (sqrt is in version 4);
+# V5 adds version 5's: the elementwise detach, and "argmax" (not elementwise: given to
+# RandomExprs as a function, it lets index terms be argmax nodes)
 UNARY = ("logistic", "exp", "log", "recip", "relu", "step")
 UNARY_V4 = (*UNARY, "sqrt")
+V5 = (*UNARY_V4, "detach", "argmax")
 
 
 def un(fn: str, a: T) -> T:
-    """The elementwise function ``fn`` (one of ``UNARY_V4``) of ``a``."""
-    if fn not in UNARY_V4:
+    """The elementwise function ``fn`` (one of ``UNARY_V4`` or ``detach``) of ``a``."""
+    if fn not in (*UNARY_V4, "detach"):
         raise ValueError(f"not an elementwise function: {fn!r}")
     return T(fn, "ar", _need(a, "ar", f"{fn} a").shape, {"a": a})
 
@@ -292,6 +295,29 @@ def relu(a: T) -> T:
 
 def step(a: T) -> T:
     return un("step", a)
+
+
+def detach(a: T) -> T:
+    """Version 5: the value of ``a``, whose derivative is declared 0."""
+    return un("detach", a)
+
+
+def argmax(s: Any, f: Callable[[T], T]) -> T:
+    """Version 5: the first position of ``s`` (row-major) where the body ``f(i)`` (shape 1)
+    is largest; an index term of shape ``s``."""
+    s = shape(s)
+    if 0 in leaves(s):
+        raise ValueError(f"argmax over {json.dumps(s)}: no position")
+    v = T("var", "ix", s)
+    v.key = v
+    body = _need(f(v), "ar", "argmax body")
+    _need_shape(body, 1, "argmax body")
+    return T("argmax", "ix", s, {"s": s, "body": body}, bound=v)
+
+
+def maxall(s: Any, f: Callable[[T], T]) -> T:
+    """``max i : s . f(i)`` as the spec writes it after opt: the body at its argmax."""
+    return f(argmax(s, f))
 
 
 def bin_(fn: str, a: T, b: T) -> T:
@@ -485,7 +511,7 @@ def nabla(e: T, s: T, delta: dict[str, T]) -> dict[str, T]:
         return nabla(f["a"], mul(s, recip(plus(sqrt(f["a"]), sqrt(f["a"])))), delta)
     if op == "relu":
         return nabla(f["a"], mul(s, step(f["a"])), delta)
-    if op == "step":  # its derivative is 0
+    if op in ("step", "detach"):  # their derivative is 0
         return delta
     if op in ("ix_minus", "ix_minus_r"):  # the body's adjoint, under the same condition
         for name, t in nabla(f["body"], s, {}).items():
@@ -545,8 +571,9 @@ def make_dump(model: str, context: Sequence[tuple[str, Any, str]],
         out_grads.append({"name": name, "wrt": wrt, "shape": _need(t, "ar", name).shape,
                           "expr": emit(t, scope(done))})
         done.add("d_" + wrt)
-    # sqrt is in version 4, const in version 3
-    version = 4 if "sqrt" in ops_used([out_chain, out_seed, out_grads]) else \
+    # argmax and detach are in version 5, sqrt in version 4, const in version 3
+    used = ops_used([out_chain, out_seed, out_grads])
+    version = 5 if used & {"argmax", "detach"} else 4 if "sqrt" in used else \
         3 if any(c["role"] == "const" for c in ctx) else 2
     dump = {"format": "ad-expression-dump", "version": version, "model": model,
             "generator": generator, "context": ctx, "chain": out_chain, "seed": out_seed,
@@ -639,7 +666,7 @@ def save(dump: dict, path: str) -> None:
 
 ALL_OPS = ("var", "zero", "one", "imaps", "sels", "imap", "sel", "imapb", "selb", "sum",
            "zero_but", "slide", "backslide", *UNARY_V4, "bin", "scaledown", "minus", "ix_const",
-           "div", "mod", "ix_plus", "ix_minus", "ix_minus_r")
+           "div", "mod", "ix_plus", "ix_minus", "ix_minus_r", "detach", "argmax")
 
 
 def _divisors(n: int) -> list[int]:
@@ -658,7 +685,8 @@ class RandomExprs:
     are drawn in the same order), and so does ``UNARY`` without ``sqrt``; the others are
     applied where they are defined and well conditioned: ``exp`` of a logistic (in (1, e)),
     ``log``, ``recip`` and ``sqrt`` of ``1 + t·t`` (at least 1), ``relu`` and ``step`` of any
-    term; with all of ``UNARY``, also ``bin max`` of any two terms."""
+    term; with all of ``UNARY``, also ``bin max`` of any two terms. With ``V5``: ``detach`` of
+    any term, and (``"argmax"``) index terms that are the argmax of a random body."""
 
     def __init__(self, rng: random.Random, arrays: Sequence[T], max_leaf: int = 3,
                  fns: Sequence[str] = ("logistic",)):
@@ -666,9 +694,9 @@ class RandomExprs:
         self.arrays = list(arrays)
         self.max_leaf = max_leaf
         self.fns = tuple(fns)
-        if not set(self.fns) <= set(UNARY_V4):
+        if not set(self.fns) <= set(V5):
             raise ValueError(f"not elementwise functions: "
-                             f"{sorted(set(self.fns) - set(UNARY_V4))}")
+                             f"{sorted(set(self.fns) - set(V5))}")
 
     # shapes -----------------------------------------------------------------------------
     def random_shape(self, like: Any = None) -> Any:
@@ -745,6 +773,8 @@ class RandomExprs:
                                        depth - 1)
                         return None if j is None else ix_plus(v, j)
                     ways.append(plus_way)
+        if "argmax" in self.fns and depth > 0 and 0 not in leaves(shp) and size(shp) <= 27:
+            ways.append(lambda: argmax(shp, lambda i: self.ar(1, depth - 1, ixs + [i])))
         r.shuffle(ways)
         if exact and r.random() < 0.5:
             return r.choice(exact)
@@ -798,8 +828,10 @@ class RandomExprs:
                     "recip": lambda: recip(positive()),
                     "relu": lambda: relu(self.ar(shp, d, ixs)),
                     "step": lambda: step(self.ar(shp, d, ixs)),
-                    "sqrt": lambda: sqrt(positive())}
-            ways += [(0.5, more[f]) for f in UNARY_V4 if f in self.fns and f != "logistic"]
+                    "sqrt": lambda: sqrt(positive()),
+                    "detach": lambda: detach(self.ar(shp, d, ixs))}
+            ways += [(0.5, more[f]) for f in (*UNARY_V4, "detach")
+                     if f in self.fns and f != "logistic"]
             if set(UNARY) <= set(self.fns):
                 ways.append((0.5, lambda: maximum(self.ar(shp, d, ixs), self.ar(shp, d, ixs))))
         ways = list(ways)
@@ -1196,6 +1228,59 @@ def max_hand() -> dict:
     return m.build()
 
 
+def maxall_hand() -> dict:
+    """``argmax`` (version 5): the largest of 1000 elements, ``m = x[argmax_i x[i]]`` (the
+    spec's ``max i. x[i]`` after opt); its gradient, by ``autodiff``, sends the seed to the
+    first maximal position: ``imaps v. zero_but(v, argmax_i x[i], d_m)``, whose argmax does not
+    depend on v (a kernel computes it once)."""
+    m = Builder("maxall")
+    x = m.param("x", 1000)
+    mx = m.let("m", maxall(1000, lambda i: x[i]))
+    m.seed(mx, one(1))
+    m.autodiff()
+    m.output("loss", mx)
+    return m.build()
+
+
+def lse_hand(stop: bool) -> dict:
+    """log-sum-exp of a = w·z (z an input, w a parameter, 10 each), shifted by the maximum:
+    ``m = a[argmax a]`` (``detach``ed in ``lse_detach``: its derivative 0), ``s = Σ exp(a −
+    m)``, ``lse = m + log s``; gradients by ``autodiff``: d_a is the softmax of a (through m
+    it cancels, up to rounding, in ``lse_max``)."""
+    m = Builder("lse_detach" if stop else "lse_max")
+    z, w = m.input("z", 10), m.param("w", 10)
+    a = m.let("a", z * w)
+    mx = maxall(10, lambda i: a[i])
+    mx = m.let("m", detach(mx) if stop else mx)
+    s = m.let("s", sum_(10, lambda i: exp(a[i] + minus(mx))))
+    lse = m.let("lse", mx + log(s))
+    m.seed(lse, one(1))
+    m.autodiff()
+    m.output("loss", lse)
+    return m.build()
+
+
+def maxpool_hand() -> dict:
+    """``argmax`` over a product shape: 4×4 max-pooling of a [2, [8, 8]] parameter, each
+    window the block ``selb`` of a channel at its position p, its max the block at
+    ``argmax_{u ∈ [4, 4]}``; loss = Σ pool²; gradients by ``autodiff`` (each window's seed to
+    its first maximal position)."""
+    m = Builder("maxpool")
+    x = m.param("x", [2, [8, 8]])
+    W = [4, 4]
+
+    def window(c: T, p: T) -> Callable[[T], T]:
+        return lambda u: selb(x[c], p, W)[u]
+
+    pool = m.let("pool", imap(2, lambda c: imaps([2, 2], lambda p: maxall(W, window(c, p)))))
+    loss = m.let("loss", sum_([2, [2, 2]], lambda k: pool[k] * pool[k]))
+    m.seed(loss, one(1))
+    m.autodiff()
+    m.output("prediction", pool)
+    m.output("loss", loss)
+    return m.build()
+
+
 def _conv(f: T, g: T) -> T:
     """The paper's conv: Σ_{i ∈ s} slide i f · g[i], for f of shape r and g of shape s."""
     w = suc_shape(minus_shape(f.shape, g.shape))
@@ -1396,6 +1481,10 @@ EXAMPLES: dict[str, Callable[[], dict]] = {
     "inline_hand": inline_hand,
     "const_hand": const_hand,
     "const_only": const_only,
+    "maxall": maxall_hand,
+    "lse_max": lambda: lse_hand(False),
+    "lse_detach": lambda: lse_hand(True),
+    "maxpool": maxpool_hand,
 }
 
 

@@ -1,4 +1,4 @@
-"""An independent NumPy interpreter of the expression dump (docs/dump-format.md, versions 1 to 4).
+"""An independent NumPy interpreter of the expression dump (docs/dump-format.md, versions 1 to 5).
 
 This module is the test authority for everything that consumes a dump: the extractor's
 generated C and CUDA are compared against it. It is written from the format document alone,
@@ -43,8 +43,8 @@ from typing import Any, Callable
 import numpy as np
 
 FORMAT = "ad-expression-dump"
-VERSIONS = (1, 2, 3, 4)
-SINCE = {"sqrt": 4}  # a node a dump of an earlier version may not hold (§7)
+VERSIONS = (1, 2, 3, 4, 5)
+SINCE = {"sqrt": 4, "argmax": 5, "detach": 5}  # nodes a dump of an earlier version may not hold (§7)
 SEED_KEY = "$seed"  # key of the seed's value in evaluate's result (never a C identifier)
 
 SORTS = ("ar", "ix")
@@ -67,7 +67,7 @@ OPS: dict[str, tuple[str | None, dict[str, str]]] = {
     "slide": ("ar", {"s": "shape", "p": "shape", "i": "ix", "a": "ar"}),
     "backslide": ("ar", {"s": "shape", "p": "shape", "i": "ix", "a": "ar"}),
     **{f: ("ar", {"a": "ar"}) for f in ("logistic", "exp", "log", "recip", "sqrt", "relu",
-                                        "step")},
+                                        "step", "detach")},
     "bin": ("ar", {"fn": "fn", "a": "ar", "b": "ar"}),
     "scaledown": ("ar", {"n": "n", "a": "ar"}),
     "minus": ("ar", {"a": "ar"}),
@@ -77,6 +77,7 @@ OPS: dict[str, tuple[str | None, dict[str, str]]] = {
     "ix_plus": ("ix", {"s": "shape", "p": "shape", "i": "ix", "j": "ix"}),
     "ix_minus": ("ar", {"s": "shape", "p": "shape", "i": "ix", "j": "ix", "body": "ar"}),
     "ix_minus_r": ("ar", {"s": "shape", "p": "shape", "i": "ix", "j": "ix", "body": "ar"}),
+    "argmax": ("ix", {"s": "shape", "body": "ar"}),
 }
 
 
@@ -101,10 +102,26 @@ def unary(fn: str, x: np.ndarray, dtype) -> np.ndarray:
         return np.where(x <= zero, zero, x)
     if fn == "step":
         return np.where(x <= zero, zero, one)
+    if fn == "detach":    # the identity (its derivative, 0, is the gradients' business)
+        return x
     raise ValueError(f"not an elementwise function: {fn!r}")
 
 
-UNARY = ("logistic", "exp", "log", "recip", "sqrt", "relu", "step")
+UNARY = ("logistic", "exp", "log", "recip", "sqrt", "relu", "step", "detach")
+
+
+def first_argmax(values: np.ndarray) -> np.ndarray:
+    """``argmax`` of §4 along the last axis of ``values`` (positions in row-major order):
+    ``best`` starts at 0 and moves to ``i`` when ``values[best] < values[i]``, literally (ties
+    keep the first position; a NaN neither replaces nor is replaced)."""
+    best = np.zeros(values.shape[:-1] + (1,), np.int64)
+    top = values[..., :1].copy()
+    for i in range(1, values.shape[-1]):
+        v = values[..., i:i + 1]
+        better = top < v
+        best = np.where(better, i, best)
+        top = np.where(better, v, top)
+    return best[..., 0]
 
 
 def binary(fn: str, a: np.ndarray, b: np.ndarray, dtype) -> np.ndarray:
@@ -530,6 +547,12 @@ def _check_node(node: Any, scope: list[_Entry], path: str,
         expect("j", j, sh["s"] if op == "ix_minus" else u)
         _, b = child("body", [ix(u if op == "ix_minus" else sh["s"])])
         return declared(b)
+    if op == "argmax":
+        _require(min(leaves(sh["s"])) >= 1, path + ".s",
+                 f"argmax over {show_shape(sh['s'])}: a shape with a leaf 0 has no position")
+        _, b = child("body", [ix(sh["s"])])
+        expect("body", b, 1)
+        return declared(sh["s"])
     raise AssertionError(op)  # pragma: no cover
 
 
@@ -705,6 +728,13 @@ class _NaiveEval:
             if all(0 <= kt < bt for kt, bt in zip(k, bound)):
                 return ev(n["body"], env + [k])
             return self.zeros(n["shape"])
+        if op == "argmax":   # §4, literally: a strict < keeps the first of equal values
+            ps = positions(n["s"])
+            best = ps[0]
+            for i in ps:
+                if ev(n["body"], env + [best])[0] < ev(n["body"], env + [i])[0]:
+                    best = i
+            return best
         raise AssertionError(op)
 
 
@@ -799,6 +829,8 @@ class _VectorEval:
             return _Val(x)
         if op in ("imaps", "imap", "sum", "imapb"):
             return self.binder(n, env)
+        if op == "argmax":
+            return self.argmax(n, env)
         if op == "bin" and n["fn"] == "plus" and "zero" in (n["a"]["op"], n["b"]["op"]):
             # 0 + x: keep x as it is (possibly one-hot); shapes agree by check_shapes
             other = n["b"] if n["a"]["op"] == "zero" else n["a"]
@@ -837,6 +869,20 @@ class _VectorEval:
         L = len(sl)  # imapb: interleave (s1..sL, p1..pL) -> (s1, p1, ..., sL, pL) -> q
         order = list(range(D)) + [D + a for t in range(L) for a in (t, L + t)]
         return _Val(x.transpose(order).reshape(x.shape[:D] + leaves(n["shape"])))
+
+    def argmax(self, n: dict, env: list) -> _Val:
+        """The body at every position of ``s`` along a new batch axis, then ``first_argmax``
+        along it; the flat position's leaves by row-major division."""
+        D = self.depth
+        sl = leaves(n["s"])
+        pos = np.indices(sl).reshape(len(sl), -1).T.astype(np.int64)  # (N, L), row-major
+        self.depth = D + 1
+        try:
+            body = self.evd(n["body"], env + [(_Val(pos.reshape((1,) * D + pos.shape)), D + 1)])
+        finally:
+            self.depth = D
+        values = np.broadcast_to(body[..., 0], body.shape[:D] + (len(pos),))
+        return _Val(pos[first_argmax(values)])
 
     def dense_at(self, v: "_Val | _Hot", depth: int) -> _Val:
         saved, self.depth = self.depth, depth

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import oracle as oracle_mod
 from extract import dump, ir
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,8 +71,8 @@ CASES = {
         shape=[5, 1]), f"{R}.body.a.i.shape", "declared [5, 1]"),
     "variable out of scope": (lambda d: d["chain"][0]["expr"]["body"]["b"]["a"].update(idx=7),
                               f"{R}.body.b.a.idx", "variable 7 out of scope"),
-    "unsupported version": (lambda d: d.update(version=5), "$.version",
-                            "unsupported dump version 5"),
+    "unsupported version": (lambda d: d.update(version=6), "$.version",
+                            "unsupported dump version 6"),
     "const before version 3": (lambda d: (d.update(version=2), d["context"][1].update(role="const")),
                                "$.context[1].role", "(const is in version 3)"),
     "unknown role": (lambda d: (d.update(version=3), d["context"][1].update(role="constant")),
@@ -179,6 +180,63 @@ def test_sqrt_before_version_4_is_one_clear_error_naming_where(version):
         info.value.path.endswith(".op"), str(info.value)
     d["version"] = 4
     dump.parse(d)
+
+
+def test_argmax_and_detach_parse_in_a_version_5_dump():
+    d = json.loads((DATA / "lse_detach.json").read_text())
+    assert d["version"] == 5
+    m = dump.parse(d)
+    mx = m.chain[1].expr                    # detach(a[argmax a0<10>. a[a0]])
+    assert isinstance(mx, ir.Un) and mx.fn == "detach"
+    am = mx.a.i
+    assert isinstance(am, ir.ArgMax) and am.sort == "ix" and am.shape == 10 == am.s
+    assert ir.show(mx) == "detach(a[argmax a0<10>. a[a0]])"
+    p = dump.parse(json.loads((DATA / "maxpool.json").read_text()))
+    assert "argmax a2<[4, 4]>." in ir.show(p.chain[0].expr)
+
+
+def _argmax_dump() -> dict:
+    return json.loads((DATA / "maxall.json").read_text())      # m = x[argmax a0<1000>. x[a0]]
+
+
+@pytest.mark.parametrize("version", [1, 2, 3, 4])
+def test_argmax_and_detach_before_version_5_are_one_clear_error_naming_where(version):
+    """§7: argmax and detach are in version 5; an earlier dump holding one is refused at the
+    node, as sqrt is before version 4."""
+    d = _argmax_dump()
+    d["version"] = version
+    with pytest.raises(dump.DumpError) as info:
+        dump.parse(d)
+    assert info.value.path == "$.chain[0].expr.i.op", str(info.value)
+    assert info.value.message == (f"node 'argmax' is in version 5, but the dump says version "
+                                  f"{version}")
+    d = json.loads((DATA / "lse_detach.json").read_text())
+    d["version"] = version
+    with pytest.raises(dump.DumpError) as info:
+        dump.parse(d)
+    assert info.value.path == "$.chain[1].expr.op", str(info.value)
+    assert "node 'detach' is in version 5" in info.value.message
+
+
+@pytest.mark.parametrize("case, edit, path, text", [
+    ("body not of shape 1",
+     lambda e: e.update(body={"op": "var", "sort": "ar", "shape": 1000, "idx": 1}),
+     "$.chain[0].expr.i.body", "array of shape 1000 where 1 is expected"),
+    ("a leaf 0", lambda e: e.update(s=0, shape=0),
+     "$.chain[0].expr.i.s", "argmax over shape 0: a shape with a leaf 0 has no position"),
+    ("a product with a leaf 0", lambda e: e.update(s=[3, 0], shape=[3, 0]),
+     "$.chain[0].expr.i.s", "a shape with a leaf 0 has no position"),
+    ("declared ar", lambda e: e.update(sort="ar"), "$.chain[0].expr.i.sort",
+     "node 'argmax' has sort 'ix', declared 'ar'"),
+])
+def test_malformed_argmax_is_one_clear_error(case, edit, path, text):
+    d = _argmax_dump()
+    edit(d["chain"][0]["expr"]["i"])
+    with pytest.raises(dump.DumpError) as info:
+        dump.parse(d)
+    assert info.value.path == path and text in info.value.message, str(info.value)
+    with pytest.raises(oracle_mod.DumpError):        # the oracle refuses it too
+        oracle_mod.check_shapes(d)
 
 
 @pytest.mark.parametrize("op", ["tanh", "Exp", "un"])

@@ -64,7 +64,7 @@ def test_load_accepts_path_string_and_dict():
     assert oracle.load(path) == oracle.load(text) == oracle.load(json.loads(text))
 
 
-@pytest.mark.parametrize("key,value", [("version", 5), ("version", True), ("format", "x")])
+@pytest.mark.parametrize("key,value", [("version", 6), ("version", True), ("format", "x")])
 def test_load_rejects_unknown_format_or_version(key, value):
     dump = g.dot_hand()
     dump[key] = value
@@ -420,6 +420,25 @@ def test_evaluators_agree_on_random_dumps_with_sqrt(seed):
         np.testing.assert_allclose(a[k], b[k], rtol=1e-12, atol=1e-12, err_msg=k)
 
 
+@pytest.mark.parametrize("seed", [0, 2, 4, 10, 12])
+def test_evaluators_agree_on_random_dumps_with_argmax(seed):
+    """argmax and detach (version 5): the vector evaluator's first_argmax and the naive one's
+    literal loop, on random dumps whose indices include argmaxes."""
+    d = g.random_dump(seed, depth=3, gradients="ad", fns=g.V5)
+    assert "argmax" in g.ops_used(d) and d["version"] == 5
+    vals = g.random_context_values(d, seed)
+    a, b = oracle.evaluate(d, vals), oracle.evaluate(d, vals, method="naive")
+    for k in a:
+        np.testing.assert_allclose(a[k], b[k], rtol=1e-12, atol=1e-12, err_msg=k)
+
+
+def test_argmax_is_the_first_maximum_and_keeps_a_nan_first():
+    x = np.array([1.0, 3.0, 3.0, np.nan, 2.0])
+    assert oracle.first_argmax(x) == 1
+    assert oracle.first_argmax(np.array([np.nan, 5.0, 6.0])) == 0
+    assert oracle.first_argmax(np.array([[0.0, 1.0], [2.0, 2.0]])).tolist() == [1, 0]
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_evaluators_agree_on_random_dumps_with_every_function(seed):
     d = g.random_dump(seed, depth=3 + seed % 2, gradients="ad", fns=g.UNARY)
@@ -707,8 +726,11 @@ def test_random_dumps_use_constant_positions():
 def test_random_dumps_cover_every_op():
     used = set()
     for seed in range(40):
-        used |= g.ops_used(g.random_dump(seed, fns=g.UNARY_V4))
+        used |= g.ops_used(g.random_dump(seed, fns=g.V5))
     assert used == set(oracle.OPS)
+    # with UNARY_V4, everything but version 5's nodes
+    assert not set().union(*(g.ops_used(g.random_dump(s, fns=g.UNARY_V4))
+                             for s in range(40))) & {"argmax", "detach"}
     # by default, the elementwise functions of version 1 only (logistic); with UNARY, those of
     # versions 2 and 3 (no sqrt: a version 2 dump)
     assert not set().union(*(g.ops_used(g.random_dump(s)) for s in range(40))) & {

@@ -92,7 +92,7 @@ BODY = R + ("body",)      # the bin node
 MALFORMED = [
     *[(f"missing {k}", _del((k,)), "$") for k in
       ("format", "version", "model", "generator", "context", "chain", "seed", "gradients")],
-    ("wrong version", _set(("version",), 5), "$.version"),
+    ("wrong version", _set(("version",), 6), "$.version"),
     ("const before version 3", _set(("context", 1, "role"), "const"), "$.context[1].role"),
     ("sqrt before version 4", _set(BODY + ("a",), {"op": "sqrt", "sort": "ar", "shape": 1,
                                                   "a": {"op": "one", "sort": "ar", "shape": 1}}),
@@ -152,6 +152,28 @@ def test_sqrt_is_a_node_of_version_4(validator, version, ok):
         paths = sorted({e.json_path for e in v.iter_errors(dump)})
         assert (paths == []) if ok else ("$.chain[1].expr.op" in paths and
                                          all(p.endswith(".op") for p in paths)), paths
+
+
+@pytest.mark.parametrize("version,ok", [(1, False), (3, False), (4, False), (5, True)])
+@pytest.mark.parametrize("name,at", [("maxall", "$.chain[0].expr.i.op"),
+                                     ("lse_detach", "$.chain[1].expr.op")])
+def test_argmax_and_detach_are_nodes_of_version_5(validator, version, ok, name, at):
+    """§7: argmax and detach are valid in version 5 only; before, reported at the node's op,
+    by the schema as written and by the extractor's lookup of nodes by op alike."""
+    with open(os.path.join(ROOT, "tests", "data", f"{name}.json"), encoding="utf-8") as f:
+        dump = json.load(f)
+    dump["version"] = version
+    for v in (validator, _fast()):
+        paths = sorted({e.json_path for e in v.iter_errors(dump)})
+        assert (paths == []) if ok else (at in paths and all(p.endswith(".op")
+                                                              for p in paths)), paths
+
+
+def test_rejects_argmax_without_a_body(validator):
+    with open(os.path.join(ROOT, "tests", "data", "maxall.json"), encoding="utf-8") as f:
+        dump = json.load(f)
+    del dump["chain"][0]["expr"]["i"]["body"]
+    assert any(e.json_path == "$.chain[0].expr.i" for e in errors(validator, dump))
 
 
 def test_rejects_scaledown_by_zero(validator):

@@ -15,7 +15,8 @@
  *   - log is a second random function G into [0, p), sqrt a third, S;
  *   - `x <= 0` (the one comparison, in the generated relu and step) is a random predicate N(x):
  *     true at 0, a fair coin elsewhere; so relu(x) = N(x) ? 0 : x and step(x) = N(x) ? 0 : 1,
- *     and the generated fmax_(a, b) = `a - b <= 0 ? b : a` is N(a - b) ? b : a.
+ *     and the generated fmax_(a, b) = `a - b <= 0 ? b : a` is N(a - b) ? b : a; an argmax
+ *     loop's `top < v` (version 5) is !N(v - top).
  * A value outside [0, p) is "never written" (outputs are filled with 0xff bytes first) and
  * stays so through every operation, like a NaN; comparing one stops the program (exit status
  * 3). No other comparison of reals is defined: code that would use one does not compile. */
@@ -160,6 +161,10 @@ inline bool nonpositive(Fp x)
 
 /* the comparison of the generated relu, step and fmax_: x <= k is N(x - k) (k = 0 there) */
 inline bool operator<=(Fp x, int k) { return nonpositive(x - Fp(k)); }
+
+/* the comparison of an argmax loop (dump version 5), `top < v`: not N(v - top), the same
+ * predicate on the difference (extract/field.py: _Eval.argmax) */
+inline bool operator<(Fp a, Fp b) { return !nonpositive(b - a); }
 
 /* vreal: N residues, one per lane; operators lane by lane, a scalar operand broadcast. The
  * generated vector helpers (vrelu, vstep, vfmax_) select by bit masks where reals are floats;
