@@ -92,7 +92,7 @@ private
   ... | false | false | true | _ =
     let (ds , rest) = span Char.isDigit cs
         n = number (x ∷ ds)
-        (ns , k , rest′) = moreDims (length rest) rest
+        (ns , k , rest′) = moreDims f rest
         t = (case ns of n)
     in token l c t ∷ go f l (c + suc (length ds) + k) rest′
     where case_of_ : List ℕ → ℕ → Tok

@@ -90,9 +90,16 @@ private
   array t (ar p) e eq = ok (t , p , e , eq)
   array t (ix s) e eq = fail ("is an index of shape " ++ show s ++ "; a binding must be an array")
 
+  shallow : Raw → Result Raw
+  shallow r = if deeper max-nesting r
+              then fail ("nesting deeper than " ++ showℕ max-nesting
+                         ++ " levels: bind a part of the expression to a name first")
+              else ok r
+
   -- A binding, elaborated as an array.
   elab : ∀ (Δ : Ctx) → List String → ℕ → String → Raw → Result (Bound Δ)
   elab Δ sc l x r = (do
+    _ ← shallow r
     t ← expand Δ sc r
     (is , e , eq) ← infer Δ t
     array t is e eq) at where′ l x

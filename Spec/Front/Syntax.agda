@@ -17,8 +17,9 @@
 ------------------------------------------------------------------------
 module Spec.Front.Syntax where
 
-open import Data.List using (List)
-open import Data.Nat using (ℕ)
+open import Data.Bool using (Bool; true; false; _∨_)
+open import Data.List using (List; []; _∷_)
+open import Data.Nat using (ℕ; zero; suc)
 open import Data.Product using (_×_)
 open import Data.String using (String)
 
@@ -41,6 +42,32 @@ data Raw : Set where
   neg   : Raw → Raw
   scale : ℕ → Raw → Raw                -- a / n
   call  : String → List Raw → Raw      -- f(a, b, …): an operation or a layer
+
+-- Whether r nests deeper than n levels (it looks at most n levels
+-- down, so the check costs O(size) and stops early on a deep tree).
+deeper : ℕ → Raw → Bool
+deepers : ℕ → List Raw → Bool
+deeper zero    _              = true
+deeper (suc n) (name _)       = false
+deeper (suc n) (num _)        = false
+deeper (suc n) (shape _)      = false
+deeper (suc n) (bind _ _ _ b) = deeper n b
+deeper (suc n) (sel a i)      = deeper n a ∨ deeper n i
+deeper (suc n) (add a b)      = deeper n a ∨ deeper n b
+deeper (suc n) (sub a b)      = deeper n a ∨ deeper n b
+deeper (suc n) (mul a b)      = deeper n a ∨ deeper n b
+deeper (suc n) (neg a)        = deeper n a
+deeper (suc n) (scale _ a)    = deeper n a
+deeper (suc n) (call _ as)    = deepers n as
+deepers n []       = false
+deepers n (a ∷ as) = deeper n a ∨ deepers n as
+
+-- The deepest expression a binding may be: past it the elaborated
+-- terms and their gradients (which repeat the argument of every
+-- elementwise function) grow quadratically with the depth, and the
+-- consumers of the dump walk it recursively.  Bind a part to a name.
+max-nesting : ℕ
+max-nesting = 200
 
 ------------------------------------------------------------------------
 -- Statements
