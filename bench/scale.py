@@ -18,14 +18,13 @@ Prints the figures issue #35 asks for, each measured in this run on this machine
 Elaboration runs the Agda executable (``build/agda/Main model FILE``) in a child process with its
 address space capped (``--mem-cap``, GB), so a size that would exhaust the machine is reported as
 "over the cap" instead; each size gets at most ``--time-cap`` seconds, and the sizes after one
-that hit a cap are skipped. Memory is the child's peak resident set (``os.wait4``).
+that hit a cap are skipped. Memory is the child's peak resident set (GNU time's ``%M``).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -90,38 +89,49 @@ def garbage(nbytes: int) -> str:
 # measuring
 
 def elaborate(text: str, tmp: Path, time_cap: float, mem_cap_gb: float) -> dict:
-    """Run ``Main model FILE`` on ``text``: seconds, peak RSS (MB), dump bytes, status."""
+    """Run ``Main model FILE`` on ``text``: seconds, peak RSS (MB), dump bytes, status.
+
+    The child is started through GNU time (``/usr/bin/time -f %M``, its peak resident set in KB)
+    and a shell that caps its address space (``ulimit -v``): a child forked from this process
+    directly would count this process's own pages in its peak (Linux keeps the high-water mark
+    across exec)."""
     path = tmp / "m.model"
     path.write_text(text)
-    cap = int(mem_cap_gb * 2 ** 30)
-
-    def limit():
-        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-
+    kb = int(mem_cap_gb * 2 ** 20)
+    cmd = ["sh", "-c", f'ulimit -v {kb}; exec "$0" "$@"', str(main_exe()), "model", str(path)]
+    gnu_time = Path("/usr/bin/time")
+    if gnu_time.exists():
+        cmd = [str(gnu_time), "-f", "%M"] + cmd
     t0 = time.perf_counter()
-    with open(tmp / "out.json", "wb") as out, open(tmp / "err.txt", "wb") as err:
-        p = subprocess.Popen([str(main_exe()), "model", str(path)], stdout=out, stderr=err,
-                             preexec_fn=limit)
-        status = "ok"
-        while True:
-            pid, code, usage = os.wait4(p.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() - t0 > time_cap:
-                p.kill()
-                pid, code, usage = os.wait4(p.pid, 0)
-                status = f"over {time_cap:.0f} s"
-                break
-            time.sleep(0.01)
+    (tmp / "err.txt").write_bytes(b"")
+    # append mode: Main reopens /dev/stderr to append, GNU time writes after it
+    with open(tmp / "out.json", "wb") as out, open(tmp / "err.txt", "ab") as err:
+        p = subprocess.Popen(cmd, stdout=out, stderr=err)
+        try:
+            code = p.wait(timeout=time_cap)
+            status = "ok" if code == 0 else "error"
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            code, status = None, f"over {time_cap:.0f} s"
     secs = time.perf_counter() - t0
-    if status == "ok" and code != 0:
-        msg = (tmp / "err.txt").read_text(errors="replace").strip().splitlines()
-        status = ("over the memory cap" if any("memory" in m.lower() or "heap" in m.lower()
-                                                for m in msg) or code < 0 else "error")
-        status += f": {msg[-1][:100]}" if msg else ""
-    return {"seconds": secs, "rss_mb": usage.ru_maxrss / 1024, "status": status,
-            "dump_bytes": (tmp / "out.json").stat().st_size, "stderr":
-            (tmp / "err.txt").read_text(errors="replace").strip()[:200]}
+    lines = (tmp / "err.txt").read_text(errors="replace").strip().splitlines()
+    rss_mb = float("nan")
+    if gnu_time.exists() and lines:
+        last = lines[-1].split()[-1] if lines[-1].split() else ""
+        if last.isdigit():
+            rss_mb = int(last) / 1024
+            lines = lines[:-1]
+        lines = [ln for ln in lines if not ln.startswith("Command ")]
+    if status == "error":
+        text_err = " ".join(lines).lower()
+        if "heap" in text_err or "memory" in text_err or code in (-9, 137, 251):
+            status = f"over the {mem_cap_gb:.0f} GB cap"
+        else:
+            status = "error: " + (lines[-1][:100] if lines else "")
+    return {"seconds": secs, "rss_mb": rss_mb, "status": status,
+            "dump_bytes": (tmp / "out.json").stat().st_size,
+            "stderr": " ".join(lines)[:200]}
 
 
 def to_kernels(text: str, tmp: Path, precision: str = "f32"):

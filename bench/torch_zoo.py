@@ -50,6 +50,13 @@ def _lenet5(p, x):
     return torch.addmm(p["b5"], a4, p["w5"].t())        # the logits
 
 
+def _wide1000(p, x):
+    torch = _torch()
+    n = x.shape[0]
+    h = torch.relu(torch.addmm(p["b1"], x.reshape(n, -1), p["w1"].reshape(256, -1).t()))
+    return torch.addmm(p["b2"], h, p["w2"].t())        # the 1000 logits
+
+
 def _sqerr(out, labels):
     torch = _torch()
     target = torch.nn.functional.one_hot(labels, out.shape[1]).to(out.dtype)
@@ -61,7 +68,8 @@ def _cross_entropy(logits, labels):
 
 
 # model name -> (prediction of a batch, batch-mean loss of the prediction)
-MODELS = {"mlp": (_mlp, _sqerr), "cnn": (_cnn, _sqerr), "lenet5": (_lenet5, _cross_entropy)}
+MODELS = {"mlp": (_mlp, _sqerr), "cnn": (_cnn, _sqerr), "lenet5": (_lenet5, _cross_entropy),
+          "wide1000": (_wide1000, _cross_entropy)}
 
 
 def forward(name: str, p, x):
