@@ -57,6 +57,28 @@ def _wide1000(p, x):
     return torch.addmm(p["b2"], h, p["w2"].t())        # the 1000 logits
 
 
+def _encoder(p, x):
+    """models/encoder.model: one post-LN transformer encoder block over the 28 rows."""
+    torch = _torch()
+    F = torch.nn.functional
+    n = x.shape[0]
+    a0 = F.linear(x.reshape(n, 28, 28), p["we"], p["be"]) + p["pos"]          # n×28×16
+    q = torch.einsum("hec,ntc->nthe", p["wq"], a0)
+    k = torch.einsum("hec,ntc->nthe", p["wk"], a0)
+    v = torch.einsum("hec,ntc->nthe", p["wv"], a0)
+    s = torch.einsum("nihe,njhe->nhij", q, k) / 2                            # n×4×28×28
+    w = torch.softmax(s, dim=-1)
+    o = torch.einsum("nhij,njhe->nihe", w, v).reshape(n, 28, 16)
+    r1 = F.linear(o, p["wo"].reshape(16, 16), p["bo"]) + a0
+    n1 = F.layer_norm(r1, (16,), p["g1"], p["n1b"], eps=1e-5)
+    h1 = F.linear(n1, p["w1"], p["c1"])
+    k1, k2 = p["k1"].reshape(()), p["k2"].reshape(())
+    gl = h1 * torch.sigmoid(2 * k1 * (h1 + k2 * h1 ** 3))                  # GELU-tanh
+    r2 = F.linear(gl, p["w2"], p["c2"]) + n1
+    n2 = F.layer_norm(r2, (16,), p["g2"], p["n2b"], eps=1e-5)
+    return F.linear(n2.mean(dim=1), p["wc"], p["bc"])                       # the logits
+
+
 def _sqerr(out, labels):
     torch = _torch()
     target = torch.nn.functional.one_hot(labels, out.shape[1]).to(out.dtype)
@@ -69,7 +91,7 @@ def _cross_entropy(logits, labels):
 
 # model name -> (prediction of a batch, batch-mean loss of the prediction)
 MODELS = {"mlp": (_mlp, _sqerr), "cnn": (_cnn, _sqerr), "lenet5": (_lenet5, _cross_entropy),
-          "wide1000": (_wide1000, _cross_entropy)}
+          "wide1000": (_wide1000, _cross_entropy), "encoder": (_encoder, _cross_entropy)}
 
 
 def forward(name: str, p, x):

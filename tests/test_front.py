@@ -507,9 +507,24 @@ def test_zoo_generated_c_matches_oracle(zoo, kernel_cache, name, precision):
     vals = {k: v.astype(DTYPES[precision]) for k, v in random_values(d, 1).items()}
     want = oracle.evaluate(d, vals, np.float64)
     got = run_single(ffi, lib, m, vals, precision)
+    tol = {"f64": 1e-12, "f32": 1e-5}[precision]
+    spread = conditioning(d, vals, want) if precision == "f32" else {}
     for n, v in got.items():
         err = rel_err(v, want[n])
-        assert err <= {"f64": 1e-12, "f32": 1e-5}[precision], (n, err)
+        # an entry computed by cancellation (a layer norm's mean gradient: a sum of terms much
+        # larger than their sum) is held to what float32 rounding of its inputs alone does to it
+        assert err <= max(tol, 50 * spread.get(n, 0.0)), (n, err, spread.get(n))
+
+
+def conditioning(d, vals, want) -> dict:
+    """How much each binding and gradient of the dump moves (normwise, relative) when the
+    inputs move by one float32 rounding (relative 2^-24, random signs): the error that float32
+    arithmetic cannot avoid in it, whatever the order of its operations."""
+    rng = np.random.default_rng(7)
+    moved = {k: np.asarray(v, np.float64) * (1 + rng.choice([-1.0, 1.0], np.shape(v)) * 2.0 ** -24)
+             for k, v in vals.items()}
+    again = oracle.evaluate(d, moved, np.float64)
+    return {n: rel_err(again[n], w) for n, w in want.items() if n in again}
 
 
 def torch_loss(name: str, vals: dict, data: dict):
