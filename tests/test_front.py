@@ -588,3 +588,81 @@ def test_zoo_gradients_match_finite_differences(zoo, name):
             minus = {**vals, p: vals[p] - e.reshape(vals[p].shape)}
             fd = (loss(plus) - loss(minus)) / (2 * h)
             assert abs(fd - g[i]) <= 1e-7 * max(1.0, abs(g[i])), (p, i, fd, g[i])
+
+
+# ---------------------------------------------------------------------------------------------
+# the max-reduction and the stop-gradient (dump format version 5)
+
+def _loss_and_grads(d: dict, vals: dict) -> tuple[float, dict]:
+    out = oracle.evaluate(d, vals, np.float64)
+    return float(out[d["outputs"]["loss"]].ravel()[0]), out
+
+
+@pytest.mark.parametrize("n", [10, 1000, 100_000])
+def test_maxall_and_logsumexp_dumps_do_not_grow_with_the_elements(main, n):
+    """The dump of a max and a log-sum-exp over n elements has the same size for every n (the
+    number n itself aside): the reduction is one node, not a nest of n binary maxima."""
+    text = f"model r\nparam x : {n}\nm = maxall(x)\nloss l = logsumexp(x) + m\n"
+    r = elaborate(main, text)
+    assert r.returncode == 0, r.stderr
+    size = len(r.stdout) - r.stdout.count(str(n)) * len(str(n))
+    small = elaborate(main, text.replace(str(n), "7"))
+    assert abs(size - (len(small.stdout) - small.stdout.count("7"))) < 64
+    d = json.loads(r.stdout)
+    assert d["version"] == 5 and '"op": "argmax"' in json.dumps(d)
+
+
+def test_max_binder_value_gradient_and_ties(main):
+    """`max j : 6 . x[j]` is the largest element, its gradient the seed at the *first* maximal
+    position (ties included), and `max(a, b)` beside it is still the elementwise call."""
+    text = ("model r\ninput u : 6\ntarget t : 1\nparam x : 6\n"
+            "loss l = (max j : 6 . x[j] * u[j]) + (sum j : 6 . max(x, u)[j])\n")
+    r = elaborate(main, text)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    x = np.array([1.0, 5.0, -2.0, 5.0, 0.5, 3.0])
+    u = np.ones(6)
+    loss, out = _loss_and_grads(d, {"u": u, "t": np.zeros(1), "x": x})
+    assert loss == 5.0 + np.maximum(x, u).sum()
+    want = np.zeros(6)
+    want[1] = 1.0                                   # the first of the two 5s
+    want += (x > u)                                 # max(x, u): to x where x > u
+    np.testing.assert_array_equal(out["d_x"], want)
+
+
+def test_logsumexp_gradient_is_the_softmax_and_detach_passes_nothing(main):
+    text = ("model r\nparam x : 50\nparam w : 50\n"
+            "loss l = logsumexp(x) + (sum j : 50 . detach(w)[j] * x[j])\n")
+    r = elaborate(main, text)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    rng = np.random.default_rng(3)
+    x, w = rng.normal(size=50) * 4, rng.normal(size=50)
+    loss, out = _loss_and_grads(d, {"x": x, "w": w})
+    top = x.max()
+    lse = top + np.log(np.exp(x - top).sum())
+    assert abs(loss - (lse + w @ x)) <= 1e-12 * abs(lse + w @ x)
+    np.testing.assert_allclose(out["d_x"], np.exp(x - lse) + w, rtol=1e-12)
+    np.testing.assert_array_equal(out["d_w"], np.zeros(50))    # detach(w): no gradient
+
+
+@pytest.mark.parametrize("text, says", [
+    ("model r\nparam x : 4x4\nloss l = max j : 4 . x[j]\n", "max: the body must be a scalar"),
+    ("model r\nparam x : 4\nloss l = sum i : 4 . (" + "relu(" * 300 + "x" + ")" * 300 + ")[i]\n",
+     "3: binding l: nesting deeper than 200 levels"),
+])
+def test_max_and_nesting_errors_name_the_line(main, text, says):
+    r = elaborate(main, text)
+    assert r.returncode == 1 and says in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_shapes_with_many_numbers_lex(main):
+    """A file of many shapes and numbers (the lexer once measured the rest of the file at every
+    number) elaborates, and a dimension list is read whole."""
+    decls = "".join(f"param p{i} : 2x3x4\n" for i in range(400))
+    text = "model r\n" + decls + "loss l = sum k : 2x3x4 . p399[k]\n"
+    r = elaborate(main, text)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert [c["shape"] for c in d["context"][:1]] == [[2, [3, 4]]]
