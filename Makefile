@@ -56,6 +56,9 @@ zoo: dump
 	$(PYTHON) -m runtime train models/mlp.model --epochs 20 --init random --lr 2 --batch-size 10
 	$(PYTHON) -m runtime train models/cnn.model --epochs 3 --init random --lr 1.0 --batch-size 10
 	$(PYTHON) -m runtime train models/lenet5.model --epochs 30 --init random --lr 0.05 --batch-size 10
+	$(PYTHON) -m runtime train models/wide1000.model --epochs 5 --init random --lr 0.05 --batch-size 10
+	$(PYTHON) -c "import numpy as np; np.savez('build/gelu.npz', k1=[(2/np.pi)**.5], k2=[0.044715])"
+	$(PYTHON) -m runtime train models/encoder.model --epochs 10 --init random --lr 0.1 --batch-size 10 --weights build/gelu.npz
 
 test: setup-test proofs dump
 	$(PYTHON) -m pytest -q -ra
