@@ -666,3 +666,26 @@ def test_shapes_with_many_numbers_lex(main):
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert [c["shape"] for c in d["context"][:1]] == [[2, [3, 4]]]
+
+
+def test_overlapping_maxpool_with_ties_is_numpys_first_argmax(main):
+    """maxpool(x, 3, 2) over windows that overlap, on small integers (many ties): the values are
+    the windows' maxima and the gradient of ½‖p‖² adds each window's maximum at its *first*
+    maximal position (NumPy's argmax), overlapping windows adding up."""
+    text = ("model mp\nparam x : 2x7x7\ninput y : 2x3x3\np = maxpool(x, 3, 2)\n"
+            "loss l = sqerr(p, y)\n")
+    r = elaborate(main, text)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    x = np.random.default_rng(0).integers(0, 4, size=(2, 7, 7)).astype(float)
+    out = oracle.evaluate(d, {"x": x, "y": np.zeros((2, 3, 3))}, np.float64)
+    want, grad = np.zeros((2, 3, 3)), np.zeros((2, 7, 7))
+    for c in range(2):
+        for i in range(3):
+            for j in range(3):
+                w = x[c, 2 * i:2 * i + 3, 2 * j:2 * j + 3]
+                want[c, i, j] = w.max()
+                k = int(np.argmax(w))
+                grad[c, 2 * i + k // 3, 2 * j + k % 3] += w.max()
+    np.testing.assert_array_equal(out["p"].reshape(2, 3, 3), want)
+    np.testing.assert_array_equal(out["d_x"].reshape(2, 7, 7), grad)
