@@ -172,13 +172,20 @@ def jobs() -> int:
 
 
 def _compile_parts(label: str, tmp: Path, parts: list, flags: list) -> list:
-    """``gcc -c`` each part (a file in ``tmp``) into an object, ``jobs()`` at a time; after
-    ``PROGRESS_AFTER`` seconds each finished part is reported on stderr. Returns the objects,
-    in the order of ``parts``."""
+    """``gcc -c`` each part (a file in ``tmp``) into an object, ``jobs()`` at a time, saying
+    so on stderr (a model is split when its C takes tens of seconds); after ``PROGRESS_AFTER``
+    seconds each finished part is reported too. Returns the objects, in the order of
+    ``parts``.
+
+        build resnet50 (f32): compiling 6 parts, 2 at a time
+        build resnet50 (f32): 1/6 parts compiled (resnet50_part1.c: 42.4 s; 42 s so far, …)
+    """
     import time
     from concurrent.futures import ThreadPoolExecutor, as_completed
     start = time.monotonic()
     objects = [tmp / (Path(p).stem + ".o") for p in parts]
+    print(f"build {label}: compiling {len(parts)} parts, {jobs()} at a time", file=sys.stderr,
+          flush=True)
 
     def one(k: int):
         t0 = time.monotonic()
@@ -212,9 +219,8 @@ def build(model_name: str, precision: str, files: dict, cdef: str,
 
     ``parts`` (``Generated.parts``: ``M_main.c``, ``M_part1.c``, …), when given, are what is
     compiled instead of ``M.c``: by gcc, ``jobs()`` at a time, into objects that cffi links
-    with its wrapper into one module. A build that
-    takes more than ``PROGRESS_AFTER`` seconds says so on stderr, part by part, and its time at
-    the end."""
+    with its wrapper into one module, the parts reported on stderr as they are done. A build
+    that takes more than ``PROGRESS_AFTER`` seconds gives its time there at the end."""
     import time
     import cffi
     from filelock import FileLock
