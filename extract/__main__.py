@@ -154,7 +154,7 @@ def main(argv=None) -> int:
     if args.show:
         _show(gen.files[f"{model.name}.c"])
     if not args.no_build:
-        build.build(model.name, args.precision, gen.files, gen.cdef)
+        build.build(model.name, args.precision, gen.files, gen.cdef, parts=gen.parts)
         if not args.show:
             print(f"built and loaded {model.name} ({args.precision}); cache {build.cache_dir()}")
     return 0

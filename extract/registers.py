@@ -86,8 +86,6 @@ can span that loop; only with room for rows (limit 16).
 """
 from __future__ import annotations
 
-from collections import Counter
-
 from .bounds import tighten_bounds
 from .ir import fresh_name
 from .code import (Affine, Buffer, For, If, IVar, Lit, Load, Store, cmp_ge, names_in,
@@ -351,14 +349,24 @@ ZEROED = 1 << 16    # points _zeroed may enumerate (0.44 s at 16K points in Pyth
 
 def _offsets(vs: list, store: Store):
     """The offsets ``store`` writes over the loops ``vs`` (affine in the loops outside), with
-    their multiplicity, or None."""
+    their multiplicity, or None: ``(terms, values, counts)``, the terms in the loops outside
+    (the same at every point), the distinct numbers the loops ``vs`` and the constant add up
+    to (sorted) and how often each is written. In NumPy: an Affine per point took 95 of
+    ResNet-50's 110 s of generation."""
+    import numpy as np
     size = 1
     for v in vs:
         size *= v.extent
     if size > ZEROED or any(not isinstance(a, IVar) for a, _ in store.offset.terms):
         return None
-    return Counter(store.offset.subst({v: Affine.of(k) for v, k in p.items()})
-                   for p in _points(vs))
+    inner = set(vs)
+    coeff = dict(store.offset.terms)
+    rest = tuple((a, c) for a, c in store.offset.terms if a not in inner)
+    nums = np.array([store.offset.const], dtype=np.int64)
+    for v in vs:
+        nums = (nums[:, None] + coeff.get(v, 0) * np.arange(v.extent, dtype=np.int64)).ravel()
+    values, counts = np.unique(nums, return_counts=True)
+    return rest, values, counts
 
 
 def _zeroed(prev, s: For) -> bool:
@@ -366,6 +374,7 @@ def _zeroed(prev, s: For) -> bool:
     element ``s`` adds into, once, and no other: then a block of ``s`` can start from 0 and
     ``prev`` go (extract/winograd.py's products: a pass of stores and one of loads fewer, 0.3
     µs per image of the CNN's ``c11``)."""
+    import numpy as np
     zero, acc = _nest_store(prev), _perfect(s)
     if zero is None or acc is None or any(f.lo or f.hi for f in (*acc[0], *_loops(prev))):
         return False
@@ -375,8 +384,8 @@ def _zeroed(prev, s: For) -> bool:
         return False
     zs = _offsets(zvs, z)
     acc_s = _offsets([f.var for f in loops if a.offset.coeff(f.var)], a)
-    return (zs is not None and acc_s is not None and set(zs) == set(acc_s)
-            and max(zs.values()) == 1)
+    return (zs is not None and acc_s is not None and zs[0] == acc_s[0]
+            and np.array_equal(zs[1], acc_s[1]) and int(zs[2].max()) == 1)
 
 
 def _loops(s) -> list:

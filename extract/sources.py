@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import jinja2
@@ -132,6 +132,10 @@ class Generated:
     files: dict          # file name -> text
     cdef: str            # declarations for cffi
     kernels: tuple       # (forward kernels, backward kernels) of the C build
+    # the C of M.c split into translation units for a parallel build (extract/build.py): the
+    # entry points first (M_main.c), then the parts of the kernels; empty for a small model,
+    # built from M.c as it is
+    parts: dict = field(default_factory=dict)
 
 
 def _bundle(array: ir.Array) -> str:
@@ -179,6 +183,7 @@ def _kernel_view(model: ir.Model, k: Kernel, lang: Language, index: int, total: 
         "threads": thread_count(k.body) if lang.threads else ir.size(a.shape),
         "offsets": offsets,
         "args": [f"{_bundle(model.arrays[n])}->{n}" for n in (*k.reads, a.name)],
+        "emit": "def",      # a static definition in M.c (split_sources: a part's, a prototype)
     }
 
 
@@ -349,6 +354,7 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
         "add_samples": any(p.name not in st["fused_params"] for st in sets for p in model.params),
         "lane_structs": [s for s in _structs(lmodel) if s["name"] != "params"],
         "inputs": [{"name": a.name, "size": ir.size(a.shape)} for a in model.inputs],
+        "split": False, "entries": True, "hidden": HIDDEN,
     }
     gkernels = views(cfwd, cbwd, CUDA)
     cused_f = {_bundle(model.arrays[n]) for k in cfwd for n in (*k.reads, k.name)}
@@ -376,4 +382,56 @@ def generate(model: ir.Model, precision: str = "f32", options: Options = Options
     }
     cdef = env.get_template("c/model.h.j2").render(**header, file="", what="", cdef=True,
                                                      restrict="")
-    return Generated(files, cdef, (fwd, bwd))
+    parts = split_sources(env, cfile, M)
+    return Generated(files, cdef, (fwd, bwd), parts)
+
+
+HIDDEN = '__attribute__((visibility("hidden"))) '
+# a model whose kernels' C is larger than this is built from parts (split_sources), each of
+# about this much kernel text: gcc -O3 takes about 1 s per 10 KB of it (ResNet-50: 2.5 MB of
+# C, 239 s in one file), and the parts compile in parallel
+SPLIT_BYTES = 256 * 1024
+
+
+def split_sources(env, cfile: dict, M: str, size: int | None = None) -> dict:
+    """``M.c`` as translation units for a parallel build: ``M_main.c`` (the entry points, with
+    the kernels' prototypes) and ``M_part1.c``, … (each a share of the kernels, about ``size``
+    bytes of their text, with the helpers and types they use; hidden, so not exported from the
+    module). Empty when the kernels are smaller than ``size``: such a model is built from
+    ``M.c``, where ``__attribute__((flatten))`` inlines the kernels of a group run alone.
+
+        M.c:       static void M_forward_c1(...) {...}  ...  void M_forward(...) { M_forward_c1(...); }
+        M_main.c:  hidden void M_forward_c1(...);        ...  void M_forward(...) { M_forward_c1(...); }
+        M_part1.c: hidden void M_forward_c1(...) {...}  ...
+    """
+    size = SPLIT_BYTES if size is None else size
+    kernels = [*cfile["kernels"]]
+    for st in cfile["sets"]:
+        kernels += [*st["kernels"], *st["acc_kernels"]]
+    total = sum(len(k["body"]) for k in kernels)
+    if total <= size:
+        return {}
+    n = -(-total // size)
+    # the largest first, each into the part with the least text so far (deterministic)
+    load, where = [0] * n, {}
+    for k in sorted(kernels, key=lambda k: (-len(k["body"]), k["function"])):
+        j = min(range(n), key=lambda i: (load[i], i))
+        load[j] += len(k["body"])
+        where[k["function"]] = j
+
+    def render(emit) -> str:
+        def views(ks):
+            return [{**k, "emit": emit(k)} for k in ks]
+        sets = [{**st, "kernels": views(st["kernels"]), "acc_kernels": views(st["acc_kernels"])}
+                for st in cfile["sets"]]
+        return env.get_template("c/model.c.j2").render(
+            **{**cfile, "kernels": views(cfile["kernels"]), "sets": sets, "split": True,
+               "entries": emit is proto})
+
+    def proto(k):
+        return "proto"
+    out = {f"{M}_main.c": render(proto)}
+    for j in range(n):
+        out[f"{M}_part{j + 1}.c"] = render(
+            lambda k, j=j: "extern" if where[k["function"]] == j else "skip")
+    return out

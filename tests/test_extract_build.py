@@ -399,3 +399,59 @@ def test_loading_a_model_again_does_not_generate_its_sources_again(tmp_path, mon
     index.write_text("_pk_dot_f64_gone\n")
     build.load("dot", "f64", dump=path)
     assert len(calls) == 4
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_a_split_build_is_warning_free_and_gives_the_whole_builds_values(tmp_path, monkeypatch,
+                                                                         cc):
+    """A model whose kernels' C is past ``sources.SPLIT_BYTES`` is built from translation units
+    (the entry points, then parts of the kernels: extract/build.py compiles them in parallel
+    and links one module): each part compiles warning-free (the build's flags, -Werror; gcc
+    and Clang), the C file ``M.c`` stays whole, and the split module computes what the whole
+    one does (the hand-written CNN: the one-sample forward and backward, the batch gradients
+    through the lane kernels)."""
+    import shutil
+    if shutil.which(cc) is None:
+        pytest.skip(f"{cc} not installed (scripts/setup.sh --test installs it)")
+    from extract import sources
+    m = dump.load(DATA / "cnn_hand.json")
+    whole = generate(m, "f64")
+    assert whole.parts == {}
+    monkeypatch.setattr(sources, "SPLIT_BYTES", 3000)
+    g = generate(m, "f64")
+    assert g.files == whole.files and len(g.parts) > 3
+    assert sum("static void" in t for f, t in g.parts.items() if not f.endswith("_main.c")) == 0
+    for f, text in {**g.files, **g.parts}.items():
+        (tmp_path / f).write_text(text)
+    for f in g.parts:
+        cmd = [cc, *build.CFLAGS, *build.WARNINGS, "-c", str(tmp_path / f), "-o",
+               str(tmp_path / f"{f}.o")]
+        res = subprocess.run(cmd, capture_output=True, text=True)
+        assert res.returncode == 0 and not res.stderr, f"{' '.join(cmd)}:\n{res.stderr}"
+    if cc == "clang":
+        return
+    monkeypatch.setenv("PROVED_KERNELS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv(build.ENV_JOBS, "2")
+    import numpy as np
+    out = []
+    for gen in (whole, g):
+        ffi, lib = build.build(m.name, "f64", gen.files, gen.cdef, parts=gen.parts)
+        M = m.name
+        rng = np.random.default_rng(0)
+        w, xs = ffi.new(f"{M}_params *"), ffi.new(f"{M}_inputs[]", 20)
+        v, gr = ffi.new(f"{M}_values *"), ffi.new(f"{M}_grads *")
+        for cdata, lo, hi in [(w, -0.5, 0.5), *((xs[i], 0, 1) for i in range(20))]:
+            for name in dir(cdata):
+                arr = getattr(cdata, name)
+                for k in range(len(arr)):
+                    arr[k] = rng.uniform(lo, hi)
+        getattr(lib, f"{M}_forward")(w, xs, v)
+        getattr(lib, f"{M}_backward")(w, xs, v, gr)
+        # the batch entry point: the lane kernels, a group of 8 and one of 2 per thread
+        ws = ffi.new("char[]", getattr(lib, f"{M}_workspace_size")(2))
+        grad, loss = ffi.new(f"{M}_params *"), ffi.new("double *")
+        getattr(lib, f"{M}_batch_grad")(w, xs, 20, 2, ws, grad, loss)
+        out.append([[list(getattr(c, n)) for n in dir(c)] for c in (v, gr, grad)] + [loss[0]])
+    assert out[0] == out[1]
+    assert len([p for p in (tmp_path / "cache").iterdir() if p.is_dir()
+                and p.name.startswith(f"_pk_{m.name}_f64_")]) == 2

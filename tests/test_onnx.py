@@ -145,7 +145,7 @@ OPERATORS = ("Add", "Sub", "Mul", "Div", "Max", "Sum", "Relu", "Sigmoid", "Tanh"
              "Reciprocal", "Identity", "Conv", "MaxPool", "AveragePool", "MatMul", "Gemm",
              "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Softmax",
              "LogSoftmax", "ReduceSum", "ReduceMean", "Pow", "BatchNormalization", "Sqrt",
-             "LayerNormalization", "Gelu")
+             "LayerNormalization", "Gelu", "ConstantOfShape")
 # element types other than float32/float64 are out of scope: not collected at all
 _OTHER_TYPES = re.compile(r"_(u?int\d+|float16|bfloat16|bool|string)(_|$)|_expanded")
 
@@ -1309,3 +1309,207 @@ def test_a_conv_kernel_the_language_cannot_declare_is_named():
     assert str(e.value) == ("node 'n2' (Conv): the kernel 'w' of shape 4×4×3×1 is the kernel "
                             "of another Conv too, declared w_t : 4x4x1x3 there (an input "
                             "ending in 1 takes its kernel transposed)"), str(e.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# ConstantOfShape (the model zoo's "light" models: every weight a ConstantOfShape), and a
+# ResNet-like network of such weights end to end (light_resnet50's operators; the network
+# itself: bench/resnet50.py)
+
+def _i64_init(name, v):
+    return numpy_helper.from_array(np.asarray(v, np.int64), name)
+
+
+def _fill(value, dtype=np.float32):
+    return numpy_helper.from_array(np.asarray([value], dtype))
+
+
+def _cos_net(shape_node, fill=None, inits=(), x_shape=("N", 4), op="Add"):
+    """``op(x, ConstantOfShape(s))`` with ``s`` from ``shape_node`` (a node producing "s", or
+    None: ``s`` an initializer among ``inits``)."""
+    attrs = {} if fill is None else {"value": fill}
+    nodes = ([shape_node] if shape_node is not None else []) + [
+        helper.make_node("ConstantOfShape", ["s"], ["c"], name="cos", **attrs),
+        helper.make_node(op, ["x", "c"], ["out"])]
+    graph = helper.make_graph(
+        nodes, "net", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)], list(inits))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+
+
+@pytest.mark.parametrize("case", ["initializer", "constant", "shape-of-batched-x",
+                                  "default-value"])
+def test_constant_of_shape_folds_as_onnx_computes_it(kernel_cache, case):
+    """A ``ConstantOfShape`` of a constant shape is folded: of an initializer's shape it is a
+    weight (a ``param``: light_resnet50's), of a ``Constant``'s or of ``Shape(x)`` (the batch
+    axis reading 1, leading) a ``const``; the default value is float32 0. Against ONNX's
+    reference evaluator, batched."""
+    from onnx.reference import ReferenceEvaluator
+    if case == "initializer":
+        model = _cos_net(None, _fill(0.25), [_i64_init("s", [4])], op="Mul")
+    elif case == "constant":
+        model = _cos_net(helper.make_node("Constant", [], ["s"], value=_i64_init("v", [1, 4])),
+                         _fill(1.5))
+    elif case == "shape-of-batched-x":
+        model = _cos_net(helper.make_node("Shape", ["x"], ["s"]), _fill(-2.0))
+    else:
+        model = _cos_net(helper.make_node("Constant", [], ["s"], value=_i64_init("v", [4])))
+    imp = import_onnx(model, loss="sqerr")
+    assert imp.batch
+    weight = case == "initializer"
+    assert (imp.consts == ()) == weight, imp.text
+    assert any(l.startswith("param" if weight else "const") and " : 4" in l
+               for l in imp.text.splitlines()), imp.text
+    x = np.random.default_rng(5).normal(size=(3, 4))
+    want = ReferenceEvaluator(model).run(None, {"x": x.astype(np.float32)})[0]
+    np.testing.assert_allclose(_load_f64(imp).predict(x), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("kw, what", [
+    ({"fill": np.array([1.0, 2.0], np.float32)}, "a value of 2 elements (one is required)"),
+    ({"computed": True}, "the shape must be a constant (an initializer), not computed"),
+    ({"batch_at": 1}, "the batch size at position 1 of the shape [4, 1]: only as its "
+                      "leading dimension"),
+    ({"shape": [-1]}, "a negative dimension in the shape [-1]"),
+])
+def test_a_constant_of_shape_it_cannot_fold_is_named(kw, what):
+    if "computed" in kw:    # of the (float) input: computed
+        nodes = [helper.make_node("ConstantOfShape", ["x"], ["c"], name="cos"),
+                 helper.make_node("Add", ["x", "c"], ["out"])]
+        graph = helper.make_graph(
+            nodes, "net", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+            [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    elif "batch_at" in kw:  # Shape(x) reversed: the batch size second
+        nodes = [helper.make_node("Shape", ["x"], ["sx"]),
+                 helper.make_node("Slice", ["sx", "st", "en", "ax", "step"], ["s"])]
+        inits = [_i64_init("st", [-1]), _i64_init("en", [-3]), _i64_init("ax", [0]),
+                 _i64_init("step", [-1])]
+        graph = helper.make_graph(
+            nodes + [helper.make_node("ConstantOfShape", ["s"], ["c"], name="cos"),
+                     helper.make_node("Add", ["x", "c"], ["out"])],
+            "net", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+            [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    else:
+        fill = numpy_helper.from_array(kw["fill"]) if "fill" in kw else None
+        model = _cos_net(None, fill, [_i64_init("s", kw.get("shape", [4]))])
+    with pytest.raises(OnnxImportError) as e:
+        import_onnx(model)
+    assert str(e.value) == f"node 'cos' (ConstantOfShape): {what}", str(e.value)
+
+
+def _resnet_like(seed=31):
+    """light_resnet50's operators at a small size, its weights ConstantOfShape of initializer
+    shapes: Conv 3×3 stride 2 → BatchNormalization → Relu → MaxPool 3×3 stride 2 padded 1 →
+    a bottleneck (Conv 1×1 → BN → Relu → Conv 3×3 padded → BN) beside a projection (Conv 1×1
+    → BN), their Sum → Relu → AveragePool over the plane → Reshape → Gemm (transB) → Softmax.
+    The kernels are random initializers where a constant kernel would make every channel
+    alike; the statistics of two batch normalizations are ConstantOfShape (fills differ)."""
+    rng = np.random.default_rng(seed)
+    inits, nodes = [], []
+
+    def init(name, v):
+        inits.append(numpy_helper.from_array(np.asarray(v, np.float32), name))
+
+    def cos(name, shape, value):
+        inits.append(_i64_init(name + "__SHAPE", shape))
+        nodes.append(helper.make_node("ConstantOfShape", [name + "__SHAPE"], [name],
+                                      value=_fill(value)))
+
+    def bn(x, name, C, light):
+        for k, (lo, hi) in zip(("s", "b", "rm", "riv"),
+                               ((0.5, 1.5), (-0.5, 0.5), (-0.5, 0.5), (0.5, 2.0))):
+            if light:
+                cos(f"{name}_{k}", [C], float(rng.uniform(lo, hi)))
+            else:
+                init(f"{name}_{k}", rng.uniform(lo, hi, C))
+        nodes.append(helper.make_node("BatchNormalization", [x] + [f"{name}_{k}" for k in
+                                      ("s", "b", "rm", "riv")], [name], epsilon=1e-5))
+        return name
+
+    def conv(x, name, shape, light=False, **attrs):
+        if light:
+            cos(name + "_w", shape, 0.05)
+        else:
+            init(name + "_w", rng.normal(0, np.sqrt(2 / np.prod(shape[1:])), shape))
+        nodes.append(helper.make_node("Conv", [x, name + "_w"], [name],
+                                      kernel_shape=shape[2:], **attrs))
+        return name
+
+    c1 = conv("x", "c1", [4, 3, 3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    r1 = "r1"
+    nodes.append(helper.make_node("Relu", [bn(c1, "bn1", 4, True)], [r1]))
+    nodes.append(helper.make_node("MaxPool", [r1], ["p1"], kernel_shape=[3, 3], strides=[2, 2],
+                                  pads=[1, 1, 1, 1]))
+    a = conv("p1", "c2a", [2, 4, 1, 1], light=True)
+    nodes.append(helper.make_node("Relu", [bn(a, "bn2a", 2, False)], ["r2a"]))
+    b = bn(conv("r2a", "c2b", [6, 2, 3, 3], pads=[1, 1, 1, 1]), "bn2b", 6, True)
+    proj = bn(conv("p1", "c2p", [6, 4, 1, 1]), "bn2p", 6, False)
+    nodes.append(helper.make_node("Sum", [b, proj], ["sum"]))
+    nodes.append(helper.make_node("Relu", ["sum"], ["r2"]))
+    nodes.append(helper.make_node("AveragePool", ["r2"], ["gap"], kernel_shape=[3, 3],
+                                  strides=[1, 1]))
+    inits.append(_i64_init("flat", [1, 6]))
+    nodes.append(helper.make_node("Reshape", ["gap", "flat"], ["f"]))
+    init("fc_w", rng.normal(0, 0.5, (5, 6)))
+    cos("fc_b", [5], 0.1)
+    nodes.append(helper.make_node("Gemm", ["f", "fc_w", "fc_b"], ["z"], transB=1))
+    nodes.append(helper.make_node("Softmax", ["z"], ["prob"]))
+    graph = helper.make_graph(
+        nodes, "resnet_like", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                             [1, 3, 11, 11])],
+        [helper.make_tensor_value_info("prob", TensorProto.FLOAT, [1, 5])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+
+
+def test_a_resnet_like_graph_of_constant_of_shape_weights_imports(kernel_cache, tmp_path,
+                                                                   monkeypatch):
+    """light_resnet50's operators (ConstantOfShape weights, BatchNormalization, a residual Sum,
+    a padded MaxPool, AveragePool, Reshape, Gemm, Softmax) at a small size, imported,
+    elaborated, extracted and built: the probabilities against ONNX's reference evaluator in
+    float32 and float64, the gradients of the cross-entropy (of the logits) against central
+    differences; split into translation units (extract/build.py), the same values."""
+    from onnx.reference import ReferenceEvaluator
+    import runtime
+    from runtime.spec import _compiled
+    model = _resnet_like()
+    imp = import_onnx(model)
+    assert imp.batch and imp.consts == ("pad_one", "pad_ones_6x6"), imp.text
+    assert "gpu" not in imp.text and "c2a_w : 2x4x1x1" in imp.text, imp.text
+    assert (imp.params["c2a_w"] == np.float32(0.05)).all()
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(4, 3, 11, 11)).astype(np.float32)
+    ref = ReferenceEvaluator(model)
+    want = np.concatenate([ref.run(None, {"x": x[i:i + 1]})[0] for i in range(4)])
+    assert want.std(axis=1).min() > 1e-3          # not a uniform output
+    spec = _compiled(imp.text, "<resnet_like.model>")
+    m32 = runtime.load(spec, weights=dict(imp.params))
+    got32 = m32.run({"x": x.reshape(4, 3, 11, 11)})
+    np.testing.assert_allclose(got32, want, rtol=1e-5, atol=1e-7)
+    m = runtime.load(spec, weights=dict(imp.params), precision="f64")
+    got = m.run({"x": x.astype(np.float64)})
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+    y = np.eye(5)[[0, 3, 1, 4]]
+    _check_central_differences(m, {"x": x.astype(np.float64), "y": y}, rng)
+    # split into translation units, a few kernels each: each part warning-free, the same
+    # predictions and gradients
+    from extract import build, dump, sources
+    dm = dump.load(spec.kernels_dump)
+    whole = sources.generate(dm, "f64")
+    monkeypatch.setattr(sources, "SPLIT_BYTES", 4000)
+    g = sources.generate(dm, "f64")
+    assert whole.parts == {} and len(g.parts) > 4 and g.files == whole.files
+    (tmp_path / f"{dm.name}.h").write_text(g.files[f"{dm.name}.h"])
+    for f, text in g.parts.items():
+        (tmp_path / f).write_text(text)
+        build.compile_c(tmp_path / f, tmp_path / f"{f}.o")
+    from runtime._kernels import Kernels
+    monkeypatch.setattr(Kernels, "_cache", {})     # not the whole build's, kept per dump
+    split = runtime.load(spec, weights=dict(imp.params), precision="f64")
+    assert split._k.lib is not m._k.lib
+    np.testing.assert_allclose(split.run({"x": x.astype(np.float64)}), got, rtol=1e-13)
+    inputs = {"x": x.astype(np.float64), "y": y}
+    for a, b in zip(split.batch_gradients(inputs)[1].values(),
+                    m.batch_gradients(inputs)[1].values()):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
