@@ -256,6 +256,14 @@ def _compiled(source, shown: str | None) -> ModelSpec:
     return dataclasses.replace(spec_from_dump(data, out, out), source=str(path))
 
 
+def _is_builder(model) -> bool:
+    """A model written from Python (``runtime.builder.ModelBuilder``, or anything that, like it,
+    has a ``name`` and gives its model file by ``text()``). Recognised by what it does, so that
+    this module, below the builder, does not import it."""
+    return (not isinstance(model, (str, bytes, dict, os.PathLike, ModelSpec))
+            and callable(getattr(model, "text", None)) and isinstance(getattr(model, "name", None), str))
+
+
 def model_spec(model, dump=None) -> ModelSpec:
     """The ``ModelSpec`` of ``model``: a ``ModelSpec`` (returned as is), a built-in name, a dump
     path (``.json``) or a decoded dump (a ``dict``), a model file (``.model``), a
@@ -266,8 +274,7 @@ def model_spec(model, dump=None) -> ModelSpec:
     model)."""
     if isinstance(model, ModelSpec) and dump is None:
         return model
-    from .builder import ModelBuilder
-    if isinstance(model, ModelBuilder):
+    if _is_builder(model):
         if dump is not None:
             raise ValueError(f"dump= is for a built-in model's name; model {model.name} is a "
                              f"ModelBuilder, compiled from its text")
