@@ -486,11 +486,11 @@ def test_sqrt_stays_inline_and_writes_sqrt():
 @pytest.mark.agda
 @pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
 def test_sqrt_elaborates_and_extracts():
-    """Needs an Agda executable with sqrt (dump version 4)."""
+    """Needs an Agda executable with sqrt (dump version 4 and later)."""
     from extract import dump, sources
     b, _ = sqrt_net()
     d = json.loads(b.compile())
-    assert d["version"] == 4
+    assert d["version"] == 5
     norm = next(c for c in d["chain"] if c["name"] == "norm")
     assert norm["expr"]["op"] == "sqrt"
     g = sources.generate(dump.parse(d), "f32")
