@@ -24,7 +24,6 @@ self-contained HTML page, or a LaTeX fragment, to FILE (``-``: standard output; 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -45,12 +44,7 @@ def _show(text: str) -> None:
 
 def _parse_text(text: str, origin: str):
     """Parse a dump printed by the Agda executable (as ``dump.load`` does a file)."""
-    dump.deep_enough()
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise dump.DumpError("$", f"not JSON ({exc.msg} at line {exc.lineno}, column "
-                                  f"{exc.colno})") from None
+    data = dump.loads(text)
     try:
         return dump.parse(data)
     except dump.DumpError as exc:

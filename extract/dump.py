@@ -17,11 +17,19 @@ message that names the JSON path of the offending value (``$.chain[2].expr.body.
    cache), since it costs seconds on a large one.
 
 Nothing is written by this module; the CLI only writes once parsing succeeded.
+
+Depth. Expressions are trees that the parser, the IR passes and the printer walk recursively,
+so their nesting is bounded: ``loads`` refuses JSON text nested deeper than ``MAX_JSON_DEPTH``
+before decoding it (``json.loads`` itself recurses), and ``parse`` an expression nested deeper
+than ``MAX_DEPTH`` nodes, each with one ``DumpError`` naming the depth and the limit (never a
+``RecursionError`` or a crash of the interpreter). The elaborator's own limit (200 levels of a
+binding in a model file, docs/model-format.md) stays far below both.
 """
 from __future__ import annotations
 
 import hashlib
 import functools
+import itertools
 import json
 import re
 import sys
@@ -72,6 +80,11 @@ asm alignas alignof concept requires co_await co_return co_yield final override
 # not here, as inputs, parameters and bindings.
 
 LANE_WORDS = frozenset({"lanes", "hlanes"})
+
+MAX_DEPTH = 1000                      # nodes nested in one expression (see Depth above)
+MAX_JSON_DEPTH = 2 * MAX_DEPTH + 100  # arrays and objects nested in a dump's JSON text
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 INT_MAX = 2 ** 31 - 1
 MAX_LANES = 16                        # the most lanes a kernel has (extract/sources.py)
@@ -158,6 +171,13 @@ class _ExprParser:
         self.reserved = reserved        # array names: binder names avoid them
         self.version = version          # the dump's: a node of a later version is refused
         self.counts: dict[str, int] = {}
+        self.depth = 0                  # nodes open above the current one
+        self.top = "$"                  # the path of the top-level expression
+
+    def ar_top(self, x: dict, key: str, scope, path: str) -> ir.Node:
+        """The top-level expression ``x[key]`` (a binding's, the seed's, a gradient's)."""
+        self.top = f"{path}.{key}"
+        return self.ar(x, key, scope, path)
 
     def fresh(self, role: str, depth: int) -> str:
         # named by role and binder depth: nested binders get distinct names, and equal
@@ -165,6 +185,17 @@ class _ExprParser:
         return ir.fresh_name(f"{role}{depth}", self.reserved)
 
     def node(self, x: Any, scope: list[_Entry], path: str) -> ir.Node:
+        if self.depth >= MAX_DEPTH:
+            raise DumpError(self.top, f"the expression is nested more than {MAX_DEPTH} nodes "
+                                      f"deep (the most this extractor reads: its passes are "
+                                      f"recursive); bind a part of it to a name first")
+        self.depth += 1
+        try:
+            return self._node(x, scope, path)
+        finally:
+            self.depth -= 1
+
+    def _node(self, x: Any, scope: list[_Entry], path: str) -> ir.Node:
         _req(isinstance(x, dict), path, "an expression must be an object")
         _req("op" in x, path, "missing key 'op'")
         op = x["op"]
@@ -489,7 +520,7 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
         shape = _shape(b["shape"], path + ".shape")
         forbidden = {e.name: "a forward binding may not use a derivative placeholder"
                      for e in scope if e.kind == "grad"}
-        expr = _ExprParser(forbidden, reserved, version).ar(b, "expr", scope, path)
+        expr = _ExprParser(forbidden, reserved, version).ar_top(b, "expr", scope, path)
         _req(expr.shape == shape, path + ".expr",
              f"binding {name!r} of shape {ir.show_shape(shape)} has an expression of shape "
              f"{ir.show_shape(expr.shape)}")
@@ -504,7 +535,8 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
     seed = _obj(data["seed"], "$.seed", ("of", "expr"))
     bindings = {b.name: b for b in chain}
     _req(isinstance(seed["of"], str) and seed["of"] in bindings, "$.seed.of", f"not a chain binding: {seed['of']!r}")
-    seed_expr = _ExprParser(dict(pending), reserved, version).ar(seed, "expr", scope, "$.seed")
+    seed_expr = _ExprParser(dict(pending), reserved, version).ar_top(seed, "expr", scope,
+                                                                 "$.seed")
     _req(seed_expr.shape == bindings[seed["of"]].shape, "$.seed.expr",
          f"the seed of {seed['of']!r} must have shape "
          f"{ir.show_shape(bindings[seed['of']].shape)}, got {ir.show_shape(seed_expr.shape)}")
@@ -534,7 +566,7 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
         forbidden = dict(pending)
         if g["wrt"] in bindings:
             forbidden[g["name"]] = "a gradient may not use its own placeholder"
-        expr = _ExprParser(forbidden, reserved, version).ar(g, "expr", scope, path)
+        expr = _ExprParser(forbidden, reserved, version).ar_top(g, "expr", scope, path)
         _req(expr.shape == shape, path + ".expr",
              f"gradient {name!r} of shape {ir.show_shape(shape)} has an expression of shape "
              f"{ir.show_shape(expr.shape)}")
@@ -626,12 +658,33 @@ def _check_schema(data: dict, digest: str) -> None:
         pass
 
 
-def load(path: str | Path) -> ir.Model:
-    """Read and parse a dump file; a file that is not JSON is reported as a DumpError."""
-    text = Path(path).read_text()
+def json_depth(text: str) -> int:
+    """How deeply arrays and objects nest in the JSON ``text`` (0 for a number), counted
+    without decoding it (strings left out): iterative, whatever the depth."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(itertools.accumulate(1 if c in "[{" else -1 for c in brackets), default=0)
+
+
+def loads(text: str):
+    """``json.loads`` of a dump's text, refusing (``DumpError``) text that is not JSON or that
+    nests deeper than ``MAX_JSON_DEPTH`` (``json.loads`` recurses: a RecursionError, or at a
+    high recursion limit a crash, is what it would give)."""
+    depth = json_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise DumpError("$", f"the JSON nests {depth:,} levels deep, more than the "
+                             f"{MAX_JSON_DEPTH:,} this extractor reads (an expression at most "
+                             f"{MAX_DEPTH:,} nodes deep)")
     deep_enough()
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DumpError("$", f"not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})")
-    return parse(data)
+        raise DumpError("$", f"not JSON ({exc.msg} at line {exc.lineno}, column "
+                             f"{exc.colno})") from None
+    except RecursionError:
+        raise DumpError("$", f"the JSON nests too deeply to decode (more than the "
+                             f"{MAX_JSON_DEPTH:,} levels this extractor reads)") from None
+
+
+def load(path: str | Path) -> ir.Model:
+    """Read and parse a dump file; a file that is not JSON is reported as a DumpError."""
+    return parse(loads(Path(path).read_text()))

@@ -70,12 +70,10 @@ def _check_names(dump_text: str, source: str, shown: str) -> None:
     mistake: a ``ModelError`` at the
     line that declares the name, before anything is generated. Anything else is left to
     whoever reads the dump."""
-    import json
-
     from . import dump
     try:
-        data = json.loads(dump_text)
-    except ValueError:
+        data = dump.loads(dump_text)
+    except dump.DumpError:
         return
     def line_of(name: str) -> int:
         decl = re.compile(r"\s*(?:(?:input|target|param|const|output|loss)\s+)?" + re.escape(name) +

@@ -68,7 +68,6 @@ that were right), or when the sources cannot be found, matched with a dump or co
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import shutil
 import signal
@@ -146,9 +145,10 @@ def find_dump(src: Sources, given: Path | None) -> dict:
     if not path.exists():
         raise ValidationError(f"no dump for {src.h.parent / src.model}.*: {path} does not exist "
                               f"(python -m extract ... --out DIR writes it; or pass --dump)")
+    from . import dump as dump_mod
     try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+        data = dump_mod.loads(path.read_text())
+    except (OSError, dump_mod.DumpError) as exc:
         raise ValidationError(f"{path}: not a JSON dump ({exc})") from None
     if dump_hash(data)[:16] != src.dump_hash:
         raise ValidationError(f"{path}: sha256 {dump_hash(data)[:16]}, but the sources of "

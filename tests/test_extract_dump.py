@@ -415,3 +415,68 @@ def test_the_schema_is_checked_once_per_dump(monkeypatch):
     d["generator"] += " again"
     dump.parse(d)
     assert calls == [f"test {id(calls)}", d["generator"]]
+
+
+# ------------------------------------------------------------------------------------------
+# depth: recursion on a term's depth is bounded, with one error naming the limit
+
+
+def deep_dump_text(n: int, fn: str = "relu") -> str:
+    """A dump whose one binding is ``fn`` applied ``n`` times to a parameter (n + 1 nodes),
+    written as text (json.dumps recurses too)."""
+    e = ('{"op":"%s","sort":"ar","shape":3,"a":' % fn) * n + \
+        '{"op":"var","sort":"ar","shape":3,"idx":0}' + "}" * n
+    one = '{"op":"one","sort":"ar","shape":3}'
+    return ('{"format":"ad-expression-dump","version":5,"model":"deep","generator":"test",'
+            '"context":[{"name":"x","shape":3,"role":"param"}],'
+            '"chain":[{"name":"r","shape":3,"expr":' + e + '}],'
+            '"seed":{"of":"r","expr":' + one + '},'
+            '"gradients":[{"name":"d_r","wrt":"r","shape":3,"expr":' + one + '},'
+            '{"name":"d_x","wrt":"x","shape":3,"expr":' + one + '}]}')
+
+
+def test_depth_limit_parses_up_to_it_and_refuses_past_it(tmp_path):
+    """An expression of MAX_DEPTH nodes parses and lowers; one node more is a DumpError at the
+    binding's expression naming the limit; JSON nested 5,000 deep is refused before decoding,
+    naming its depth (it crashed the interpreter at the raised recursion limit)."""
+    from extract.sources import generate
+    m = dump.parse(dump.loads(deep_dump_text(dump.MAX_DEPTH - 1)))
+    generate(m, "f32")
+    with pytest.raises(dump.DumpError, match=r"nested more than 1000 nodes deep") as e:
+        dump.parse(dump.loads(deep_dump_text(dump.MAX_DEPTH)))
+    assert e.value.path == "$.chain[0].expr"
+    path = tmp_path / "deep.json"
+    path.write_text(deep_dump_text(5000))
+    with pytest.raises(dump.DumpError, match=r"nests 5,00\d levels deep, more than the 2,100"):
+        dump.load(path)
+    assert dump.json_depth('{"a": ["[[[{", [1, {"b": "]]"}]]}') == 4
+
+
+def test_json_recursion_is_a_dump_error(monkeypatch):
+    """json.loads recurses: past the recursion limit it raises RecursionError, reported as a
+    DumpError naming the limit (here with the depth pre-check switched off)."""
+    monkeypatch.setattr(dump, "json_depth", lambda text: 0)
+    with pytest.raises(dump.DumpError, match="nests too deeply to decode"):
+        dump.loads("[" * 200_000 + "]" * 200_000)
+
+
+def test_cli_on_a_dump_nested_5000_deep_is_one_line(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text(deep_dump_text(5000))
+    res = subprocess.run([sys.executable, "-m", "extract", str(path), "--no-build", "--out",
+                          str(tmp_path / "out")], capture_output=True, text=True, cwd=ROOT,
+                         timeout=300)
+    assert res.returncode == 1, res.stderr[-2000:]
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: $: the JSON nests 5,00"), lines
+    assert not (tmp_path / "out").exists()
+
+
+def test_oracle_refuses_past_its_depth_and_evaluates_up_to_it():
+    import numpy as np
+    with pytest.raises(oracle_mod.DumpError, match="nested 5,001 nodes deep, more than the 1,000"):
+        oracle_mod.load(deep_dump_text(5000))
+    with pytest.raises(oracle_mod.DumpError, match="too deeply to decode"):
+        oracle_mod.load(deep_dump_text(200_000))
+    out = oracle_mod.evaluate(deep_dump_text(oracle_mod.MAX_DEPTH - 1), {"x": [-1.0, 0.5, 2.0]})
+    np.testing.assert_array_equal(out["r"], [0.0, 0.5, 2.0])
