@@ -302,6 +302,45 @@ def test_a_byte_order_mark_is_not_part_of_the_model(tmp_path):
         res.stderr
 
 
+def test_a_file_that_is_not_utf8_is_one_line(fake_main, tmp_path):
+    """A binary (or Latin-1) file is refused before the executable runs, naming the file, the
+    line and the offset of the first byte that is not UTF-8 (it was Haskell's
+    ``hGetContents: invalid byte sequence``)."""
+    raw = MODEL.encode() + b"-- caf\xe9\n\x00\xff"
+    (tmp_path / "bin.model").write_bytes(raw)
+    offset = raw.index(b"\xe9")
+    with pytest.raises(frontend.ModelError) as exc:
+        frontend.compile_model(tmp_path / "bin.model", name_hint="bin.model")
+    assert str(exc.value) == (f"bin.model:6: not UTF-8 text: the byte 0xe9 at offset {offset} "
+                              f"is not valid UTF-8 (a model file is UTF-8 text)")
+    assert exc.value.line == 6
+    res = run_cli(["bin.model", "--out", "gen"], cwd=tmp_path)
+    assert res.returncode == 1 and res.stdout == ""
+    assert res.stderr == f"error: {exc.value}\n"
+    assert calls(fake_main) == [] and not (tmp_path / "gen").exists()
+
+
+@pytest.mark.agda
+@needs_model_command
+@pytest.mark.parametrize("locale", ["C", "POSIX"])
+def test_non_ascii_comments_whatever_the_locale(tmp_path, monkeypatch, locale):
+    """A UTF-8 model file with non-ASCII comments compiles under an ASCII locale too (the
+    executable runs with LC_ALL=C.UTF-8), from a file and from text, to the same dump as
+    without them; an error still names the right line."""
+    monkeypatch.setenv("LC_ALL", locale)
+    monkeypatch.setenv("LANG", locale)
+    accented = MLP.replace("model mlp", "model mlp   -- réseau « à deux couches » ✓ 中文", 1)
+    assert accented != MLP
+    (tmp_path / "u.model").write_text(accented, encoding="utf-8")
+    plain = frontend.compile_model(MLP)
+    assert frontend.compile_model(tmp_path / "u.model") == plain
+    assert frontend.compile_model(accented) == plain
+    bad = accented.replace("b1 : 128", "b1 : 64")
+    line = bad.splitlines().index("z1 = dense(w1, x, b1)") + 1
+    with pytest.raises(frontend.ModelError, match=rf"^<string>:{line}: binding z1"):
+        frontend.compile_model(bad)
+
+
 @pytest.mark.agda
 @needs_model_command
 def test_names_the_c_cannot_take_are_the_models_line(tmp_path):
