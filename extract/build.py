@@ -156,6 +156,12 @@ def _import(name: str, directory: Path):
 def build(model_name: str, precision: str, files: dict, cdef: str,
           flags: list | None = None) -> tuple:
     """Build (or find in the cache) the cffi module of generated sources; return (ffi, lib)."""
+    from . import limits
+    with limits.stage("compile"):
+        return _build(model_name, precision, files, cdef, flags)
+
+
+def _build(model_name: str, precision: str, files: dict, cdef: str, flags: list | None) -> tuple:
     import cffi
     from filelock import FileLock
     flags = list(flags if flags is not None else CFLAGS)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import build, ir
+from . import build, ir, limits
 
 FORMAT = "ad-expression-dump"
 # 2 added ix_const and the elementwise functions exp, log, recip, relu, step (logistic was in 1);
@@ -458,6 +458,11 @@ def deep_enough() -> None:
 
 def parse(data: Any, *, schema: bool = True) -> ir.Model:
     """Check a dump (a decoded JSON value) and return its IR; raises DumpError."""
+    with limits.stage("parse"):
+        return _parse(data, schema)
+
+
+def _parse(data: Any, schema: bool) -> ir.Model:
     deep_enough()
     _req(isinstance(data, dict), "$", "a dump is a JSON object")
     if "version" in data:
@@ -669,6 +674,11 @@ def loads(text: str):
     """``json.loads`` of a dump's text, refusing (``DumpError``) text that is not JSON or that
     nests deeper than ``MAX_JSON_DEPTH`` (``json.loads`` recurses: a RecursionError, or at a
     high recursion limit a crash, is what it would give)."""
+    with limits.stage("parse"):
+        return _loads(text)
+
+
+def _loads(text: str):
     depth = json_depth(text)
     if depth > MAX_JSON_DEPTH:
         raise DumpError("$", f"the JSON nests {depth:,} levels deep, more than the "

@@ -25,7 +25,7 @@ import subprocess
 import warnings
 from pathlib import Path
 
-from . import build
+from . import build, limits
 
 ENV_AGDA = "PROVED_KERNELS_AGDA"
 TIMEOUT = 120.0                  # seconds (generous: `Main dump cnn` takes milliseconds)
@@ -184,11 +184,16 @@ AGDA_LOCALE = {"LC_ALL": "C.UTF-8"}
 
 
 def _run(exe: Path, arg: str, stdin: str | None, timeout: float):
+    left = limits.remaining()
+    if left is not None:              # the whole path's limit, not the step's default
+        timeout = max(left, 1e-3)
     try:
         return subprocess.run([str(exe), "model", arg], input=stdin, capture_output=True,
                               text=True, encoding="utf-8", errors="replace", timeout=timeout,
                               env={**os.environ, **AGDA_LOCALE})
     except subprocess.TimeoutExpired:
+        if left is not None:
+            raise limits.current().error() from None
         raise RuntimeError(f"{exe} model {arg}: no answer after {timeout:g} s") from None
     except OSError as exc:
         raise RuntimeError(f"cannot run {exe}: {exc}") from None
@@ -200,7 +205,14 @@ def compile_model(path_or_text, *, name_hint: str | None = None,
     or as its text (a ``str`` of several lines: a model has at least two statements).
 
     ``name_hint`` is the file name error messages show (default: the path as given, or
-    ``<string>`` for text). Raises ``ModelError``, ``FileNotFoundError`` or ``RuntimeError``."""
+    ``<string>`` for text). ``timeout`` bounds the Agda executable's run; under
+    ``limits.time_limit`` what is left of that limit does instead. Raises ``ModelError``,
+    ``FileNotFoundError`` or ``RuntimeError`` (``limits.TimeLimitError`` at the limit)."""
+    with limits.stage("elaborate"):
+        return _compile_model(path_or_text, name_hint, timeout)
+
+
+def _compile_model(path_or_text, name_hint: str | None, timeout: float) -> str:
     is_text = isinstance(path_or_text, str) and "\n" in path_or_text
     if is_text:
         source, shown = path_or_text, name_hint or "<string>"

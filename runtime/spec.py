@@ -259,6 +259,8 @@ def _compiled(source, shown: str | None) -> ModelSpec:
     try:
         text = frontend.compile_model(source, name_hint=shown)
     except RuntimeError as e:  # missing or broken Agda executable (ModelError passes through)
+        if type(e).__name__ == "TimeLimitError":    # extract.limits: the caller's limit
+            raise
         raise ModelCompileError(str(e)) from None
     try:
         data = _json(text)

@@ -168,6 +168,67 @@ def test_other_failures_are_runtime_errors(fake_main, tmp_path, monkeypatch):
         frontend.compile_model(MODEL)
 
 
+# -- the time limit of the whole path (extract/limits.py) ---------------------------------
+
+def test_time_limit_in_the_agda_step(fake_main, tmp_path, monkeypatch):
+    """At the limit the error names the stage (elaboration in Agda) and how long it ran; the
+    executable is stopped (the fake sleeps 30 s); the Agda step's own default is not used."""
+    import time
+    from extract import limits
+    t = time.monotonic()
+    with pytest.raises(limits.TimeLimitError, match=r"^time limit of 1.5 s reached while "
+                       r"elaborating the model in Agda \(it had run 1\.[45]\d* s; 1\.[45]"):
+        with limits.time_limit(1.5):
+            frontend.compile_model(MODEL + "-- HANG\n")
+    assert time.monotonic() - t < 10
+    (tmp_path / "hang.model").write_text(MODEL + "-- HANG\n")
+    res = run_cli(["hang.model", "--timeout", "2", "--out", "gen"], cwd=tmp_path,
+                  env_extra={frontend.ENV_AGDA: str(fake_main)})
+    assert res.returncode == 1 and res.stdout == ""
+    assert res.stderr.startswith("error: time limit of 2 s reached while elaborating the model "
+                                 "in Agda (it had run 2.") and res.stderr.count("\n") == 1, \
+        res.stderr
+    assert not (tmp_path / "gen").exists()
+    import runtime
+    with pytest.raises(limits.TimeLimitError, match="while elaborating the model in Agda"):
+        runtime.load(tmp_path / "hang.model", timeout=1)
+    with pytest.raises(ValueError, match="a time limit is a positive number"):
+        runtime.load(tmp_path / "hang.model", timeout=0)
+
+
+def test_time_limit_in_lowering_and_in_the_c_compiler(tmp_path, monkeypatch, kernel_cache):
+    """The limit stops Python where it is (here a lowering made slow) and a C compiler that
+    would run on (a CC that sleeps a minute first: it is killed, with its children, and the
+    error comes at the limit), each named; a path that fits its limit is unchanged."""
+    import time
+    import runtime
+    from extract import limits, lower, sources
+    slow = lower.lower_to_loops
+
+    def sleepy(*a, **k):
+        time.sleep(30)
+        return slow(*a, **k)
+
+    monkeypatch.setattr(sources, "lower_to_loops", sleepy)
+    with pytest.raises(limits.TimeLimitError, match=r"while lowering and the passes \(it had "
+                                                     r"run 1\.\d s; 1\.\d s in all\)"):
+        runtime.load(str(DATA / "dot_hand.json"), timeout=1.5)
+    monkeypatch.setattr(sources, "lower_to_loops", slow)
+    cc = tmp_path / "cc"
+    cc.write_text("#!/bin/sh\nsleep 59.317\nexec gcc \"$@\"\n")   # a sleep of its own
+    cc.chmod(0o755)
+    monkeypatch.setenv("CC", str(cc))
+    t = time.monotonic()
+    with pytest.raises(limits.TimeLimitError, match=r"while compiling the C \(it had run"):
+        runtime.load(str(DATA / "dot_hand.json"), timeout=4)
+    assert time.monotonic() - t < 15
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert f"{cc}" not in ps and "sleep 59.317" not in ps, ps
+    monkeypatch.delenv("CC")
+    m = runtime.load(str(DATA / "dot_hand.json"), timeout=300)
+    assert m.spec.name == "dot"
+
+
 # -- the command line ---------------------------------------------------------------------
 
 def test_cli_model_file_writes_sources_and_dump(fake_main, tmp_path):
