@@ -11,7 +11,11 @@ message that names the JSON path of the offending value (``$.chain[2].expr.body.
    de Bruijn indices in scope (§3), no ``d_`` placeholder in a forward binding, no gradient
    placeholder used before its entry;
 3. the gradient list (one entry per chain binding, last first, then one per param), names
-   unique, C identifiers that are not C/CUDA keywords, outputs naming chain bindings;
+   unique, C identifiers that are not C/CUDA keywords, outputs naming chain bindings; sizes:
+   no array, nor all parameters, inputs or bindings together, past the generated C's int
+   indices (``MAX_ELEMENTS``, 2^31 − 1 over 16 lanes), and one lane group's buffers within
+   the memory budget (``$PROVED_KERNELS_MEMORY``, else the machine's memory), each refused
+   at the name of the (largest) array with its shape and size;
 4. the JSON Schema ``docs/dump-format.schema.json`` (when present), as a backstop for anything
    the checks above do not cover; once per dump (a dump that passed is remembered in the
    cache), since it costs seconds on a large one.
@@ -31,6 +35,7 @@ import hashlib
 import functools
 import itertools
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -89,6 +94,9 @@ _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 INT_MAX = 2 ** 31 - 1
 MAX_LANES = 16                        # the most lanes a kernel has (extract/sources.py)
 MAX_ELEMENTS = INT_MAX // MAX_LANES   # per group of arrays: see _fits_int
+# The memory budget of one lane group's buffers (see _fits_memory): PROVED_KERNELS_MEMORY, in
+# bytes (a suffix K, M, G or T: powers of 1024), else this machine's physical memory.
+ENV_MEMORY = "PROVED_KERNELS_MEMORY"
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -420,16 +428,79 @@ def _name(x: Any, path: str, used: dict[str, str]) -> str:
     return x
 
 
-def _fits_int(what: str, group: list) -> None:
+def _kind(a: ir.Array) -> str:
+    return a.role if a.kind == "context" else "binding" if a.kind == "chain" else "gradient"
+
+
+def _dims(s: ir.Shape) -> str:
+    """A shape as a model file writes it: ``1000×1000×1000``."""
+    return "×".join(map(str, ir.leaves(s)))
+
+
+def _bytes(n: int) -> str:
+    for unit, k in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 2 ** k:
+            return f"{n / 2 ** k:,.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _shown(a: ir.Array) -> str:
+    """``binding 'z' of shape 1000×1000×1000 (1,000,000,000 elements)``"""
+    return f"{_kind(a)} {a.name!r} of shape {_dims(a.shape)} ({ir.size(a.shape):,} elements)"
+
+
+def _fits_int(what: str, group: list, paths: dict) -> None:
     """The generated C indexes with int, its structs (all parameters, all inputs, all
-    bindings) included, and the lane kernels index up to MAX_LANES samples' worth of each."""
+    bindings) included, and the lane kernels index up to MAX_LANES samples' worth of each: an
+    array past that, or a group whose arrays are together, is refused at the name of the
+    (largest) array (``paths``: name -> JSON path of the name), naming its shape and size."""
+    reach = (f"more than the generated C's int indices reach ({MAX_ELEMENTS:,}: {INT_MAX:,} "
+             f"over {MAX_LANES} lanes)")
+    for a in group:
+        if ir.size(a.shape) > MAX_ELEMENTS:
+            raise DumpError(paths[a.name], f"{_kind(a)} {a.name!r} of shape "
+                                           f"{_dims(a.shape)} holds "
+                                           f"{ir.size(a.shape):,} elements, {reach}")
     total = sum(ir.size(a.shape) for a in group)
     if total > MAX_ELEMENTS:
         big = max(group, key=lambda a: ir.size(a.shape))
-        raise DumpError("$", f"the {what} hold {total:,} elements, more than the generated C's "
-                             f"int indices reach ({MAX_ELEMENTS:,}: {INT_MAX:,} over "
-                             f"{MAX_LANES} lanes); the largest is {big.name!r} "
-                             f"({ir.size(big.shape):,})")
+        raise DumpError(paths[big.name], f"the {what} hold {total:,} elements, {reach}; the "
+                                         f"largest is {_shown(big)}")
+
+
+def memory_budget() -> int:
+    """Bytes one lane group's buffers may take (``ENV_MEMORY``, else the physical memory)."""
+    text = os.environ.get(ENV_MEMORY, "").strip()
+    if text:
+        m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?", text, re.I)
+        if m is None:
+            raise DumpError("$", f"${ENV_MEMORY} must be a number of bytes (a suffix K, M, G "
+                                 f"or T allowed), not {text!r}")
+        return int(float(m[1]) * 1024 ** "_KMGT".index(m[2].upper() or "_"))
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 2 ** 40
+
+
+def _fits_memory(context, chain, paths: dict) -> None:
+    """The buffers the kernels need for one group of MAX_LANES samples, at 4 bytes (float) an
+    element: every parameter and its gradient, every const, and MAX_LANES samples' inputs,
+    bindings and bindings' gradients. More than the budget (``memory_budget``) is refused at
+    the array that contributes most, naming it."""
+    need = {a.name: ir.size(a.shape) * (2 if a.role == "param" else 1)
+            for a in context if a.role in ("param", "const")}
+    need.update({a.name: ir.size(a.shape) * MAX_LANES for a in context if a.role == "input"})
+    need.update({a.name: ir.size(a.shape) * 2 * MAX_LANES for a in chain})
+    total, budget = 4 * sum(need.values()), memory_budget()
+    if total > budget:
+        arrays = {a.name: a for a in (*context, *chain)}
+        big = arrays[max(need, key=need.get)]
+        raise DumpError(paths[big.name], f"the kernels' buffers for {MAX_LANES} samples need "
+                                         f"{_bytes(total)} in float, more than the "
+                                         f"memory budget of {_bytes(budget)} "
+                                         f"(${ENV_MEMORY}, else this machine's memory); the "
+                                         f"largest is {_shown(big)}")
 
 
 def _list(d: dict, key: str) -> list:
@@ -501,8 +572,9 @@ def _parse(data: Any, schema: bool) -> ir.Model:
         context.append(ir.Array(name, shape, "context", c["role"]))
         scope.append(_Entry(name, "ar", shape, "context"))
 
-    _fits_int("parameters", [c for c in context if c.role in ("param", "const")])
-    _fits_int("inputs", [c for c in context if c.role == "input"])
+    paths = {c.name: f"$.context[{n}].name" for n, c in enumerate(context)}
+    _fits_int("parameters", [c for c in context if c.role in ("param", "const")], paths)
+    _fits_int("inputs", [c for c in context if c.role == "input"], paths)
     chain_json = _list(data, "chain")
     grads_json = _list(data, "gradients")
     # placeholder names: the gradient entry for binding b (its name, normally "d_" + b)
@@ -534,7 +606,9 @@ def _parse(data: Any, schema: bool) -> ir.Model:
         scope.append(_Entry(d_name, "ar", shape, "grad"))
         scope.append(_Entry(name, "ar", shape, "chain"))
 
-    _fits_int("bindings", chain)
+    paths.update({b.name: f"$.chain[{n}].name" for n, b in enumerate(chain)})
+    _fits_int("bindings", chain, paths)
+    _fits_memory(context, chain, paths)
     pending = {e.name: "a gradient placeholder used before its gradient entry"
                for e in scope if e.kind == "grad"}
     seed = _obj(data["seed"], "$.seed", ("of", "expr"))

@@ -267,13 +267,56 @@ def test_names_of_the_functions_are_reserved(name, where):
 
 @pytest.mark.parametrize("shape", [[50000, 50000], [11586, 11586]])  # 11586² = 2^27 + 16,964
 def test_arrays_past_int_indices_are_refused(shape):
-    """The lane kernels index 16 samples' worth of an array with int: 2^31 / 16 elements."""
+    """The lane kernels index 16 samples' worth of an array with int: 2^31 / 16 elements. The
+    error is at the array's name, with its shape and size."""
     d = dot()
     d["context"][1]["shape"] = shape
-    with pytest.raises(dump.DumpError, match=r"the parameters hold .* more than the generated "
+    n = shape[0] * shape[1]
+    with pytest.raises(dump.DumpError, match=rf"param 'a' of shape {shape[0]}×{shape[1]} holds "
+                                             rf"{n:,} elements, more than the generated "
                                              r"C's int indices reach \(134,217,727: "
-                                             r"2,147,483,647 over 16 lanes\); the largest is "
-                                             r"'a'"):
+                                             r"2,147,483,647 over 16 lanes\)$") as info:
+        dump.parse(d)
+    assert info.value.path == "$.context[1].name"
+
+
+def test_a_group_past_int_indices_names_its_largest_array():
+    d = dot()
+    d["context"][1]["shape"] = [8000, 8000]             # 64,000,000 + 72,000,000 > 2^27
+    d["context"][2]["shape"] = [9000, 8000]
+    with pytest.raises(dump.DumpError, match=r"the parameters hold 136,000,000 elements, more "
+                                             r"than the generated C's int indices reach "
+                                             r"\(134,217,727: .*\); the largest is param "
+                                             r"'b' of shape 9000×8000 \(72,000,000 elements\)$"
+                       ) as info:
+        dump.parse(d)
+    assert info.value.path == "$.context[2].name"
+
+
+def test_buffers_past_the_memory_budget_are_refused(monkeypatch):
+    """One lane group's buffers (a parameter and its gradient, 16 samples' inputs, bindings and
+    their gradients, in float) beyond $PROVED_KERNELS_MEMORY: refused at the array that needs
+    most, with its shape and size; within it, parsed."""
+    d = json.loads((DATA / "unary.json").read_text())
+    m = dump.parse(d)
+    need = 4 * (sum(2 * ir.size(a.shape) for a in m.params)
+                + sum(16 * ir.size(a.shape) for a in m.inputs)
+                + sum(32 * ir.size(a.shape) for a in m.chain)
+                + sum(ir.size(a.shape) for a in m.context if a.role == "const"))
+    monkeypatch.setenv(dump.ENV_MEMORY, str(need))
+    dump.parse(d)
+    monkeypatch.setenv(dump.ENV_MEMORY, str(need - 1))
+    with pytest.raises(dump.DumpError, match=r"the kernels' buffers for 16 samples need .* "
+                                             r"in float, more than the memory budget of .* "
+                                             r"\(\$PROVED_KERNELS_MEMORY, else this machine's "
+                                             r"memory\); the largest is binding '\w+' of "
+                                             r"shape [\d×]+ \(\d+ elements\)$") as info:
+        dump.parse(d)
+    assert info.value.path.startswith("$.chain[")
+    monkeypatch.setenv(dump.ENV_MEMORY, "2G")
+    assert dump.memory_budget() == 2 * 2 ** 30
+    monkeypatch.setenv(dump.ENV_MEMORY, "lots")
+    with pytest.raises(dump.DumpError, match="must be a number of bytes"):
         dump.parse(d)
 
 
