@@ -643,8 +643,8 @@ SQRT_MUTATIONS = {
                                         "(the batch entry points' kernels): kernel "
                                         "sqrt_hand_forward_r_lanes, binding r"),
     "hsqrt made a log": ("sqrt_hand.c", None,
-                         "l < sqrt_hand_HLANES; l++)\n        r[l] = sqrtf((*x)[l]);",
-                         "l < sqrt_hand_HLANES; l++)\n        r[l] = logf((*x)[l]);",
+                         "l < sqrt_hand_HLANES; l++)\n        r[l] = sqrtf(r[l]);",
+                         "l < sqrt_hand_HLANES; l++)\n        r[l] = logf(r[l]);",
                          "sqrt_hand_forward_hlanes/sqrt_hand_backward_hlanes (the batch entry "
                          "points' kernels): kernel sqrt_hand_forward_r_hlanes, binding r"),
     "cuda sqrtf made logf": ("sqrt_hand.cu", "sqrt_hand_forward_q", "sqrtf(", "logf(",
