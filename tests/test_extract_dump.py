@@ -523,3 +523,23 @@ def test_oracle_refuses_past_its_depth_and_evaluates_up_to_it():
         oracle_mod.load(deep_dump_text(200_000))
     out = oracle_mod.evaluate(deep_dump_text(oracle_mod.MAX_DEPTH - 1), {"x": [-1.0, 0.5, 2.0]})
     np.testing.assert_array_equal(out["r"], [0.0, 0.5, 2.0])
+
+
+def test_lowering_refuses_an_ir_deeper_than_its_limit(monkeypatch):
+    """The passes' own limit (an IR can be deeper than a dump's 1,000 nodes when a binding is
+    computed where it is read): at MAX_IR_DEPTH the kernels generate, past it one
+    ExtractError naming the binding and the depth. ir.depth is iterative and measures a
+    shared subterm once (AD's x * x at every level is not 2^n)."""
+    from extract import lower
+    from extract.sources import generate
+    monkeypatch.setattr(dump, "MAX_DEPTH", 10_000)
+    monkeypatch.setattr(dump, "MAX_JSON_DEPTH", 30_000)
+    generate(dump.parse(dump.loads(deep_dump_text(lower.MAX_IR_DEPTH - 1))), "f32")
+    with pytest.raises(lower.ExtractError, match=r"^r: the expression is 2,001 nodes deep .* "
+                                                  r"more than the 2,000 the passes walk"):
+        generate(dump.parse(dump.loads(deep_dump_text(lower.MAX_IR_DEPTH))), "f32")
+    x = ir.Var(3, "x", "context")
+    e = x
+    for _ in range(60):
+        e = ir.Bin(3, "mul", e, e)
+    assert ir.depth(e) == 61 and ir.depth(ir.Un(3, "relu", e)) == 62
