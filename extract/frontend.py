@@ -4,7 +4,7 @@ The model file is the user's contract; the Agda elaborator (``Main model FILE``)
 checker: it parses the file, checks every shape, builds the chain, differentiates it, runs
 ``opt`` and prints the dump (docs/dump-format.md). Before and after::
 
-    model dot                              {"format": "ad-expression-dump", "version": 4,
+    model dot                              {"format": "ad-expression-dump", "version": 5,
     param a : 5                      ->     "model": "dot", "context": [...],
     param b : 5                             "chain": [{"name": "r", ...}],
     loss r = sum i : 5 . a[i] * b[i]        "gradients": [...], ...}
