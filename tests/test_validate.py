@@ -205,6 +205,14 @@ class F:
             return NotImplemented
         return not bool(field.nonpositive(np.uint64((_v(o) - self.v) % P), F.key))
 
+    # reflected, for a Python int on the left (0 from a relu of the oracle's, in a max-pool's
+    # window: int < F asks F > int)
+    def __gt__(self, o):                       # o < self
+        return NotImplemented if isinstance(o, np.ndarray) else F(_v(o)) < self
+
+    def __ge__(self, o):                       # o <= self
+        return NotImplemented if isinstance(o, np.ndarray) else F(_v(o)) <= self
+
 
 def _v(o) -> int:
     if isinstance(o, np.ndarray) and o.ndim == 0:   # an F NumPy boxed on assignment
