@@ -1,6 +1,6 @@
 """``python -m extract MODEL [--dump FILE] [--dump-out FILE] [--out DIR] [--show]
 [--precision f32|f64] [--no-build] [--strategy auto|dest|element] [--recompute-limit N]
-[--no-winograd] [--html [FILE]] [--latex [FILE]]``
+[--no-winograd] [--html [FILE]] [--latex [FILE]] [--timeout SECONDS]``
 
 ``python -m extract import MODEL.onnx [--out DIR] [--name NAME] [--loss ce|sqerr|auto]
 [--batch auto|yes|no] [--check]``: translate an ONNX model into a model file and its weights
@@ -17,6 +17,11 @@ nothing), and builds the C through cffi unless ``--no-build``; ``--dump-out`` al
 dump elsewhere. Any problem with the model, the dump or the extraction is printed as one line and
 the exit status is 1; nothing is written then (no file, no directory, no cache entry).
 
+``--timeout SECONDS`` bounds the whole path (elaboration in Agda, parsing the dump, lowering
+and the passes, C compilation: ``extract/limits.py``); at the limit the one line says which
+stage was running and for how long (sources written before the C compilation stay written).
+Without it the Agda step alone is bounded, by 120 s.
+
 ``--html`` and ``--latex`` write the model as mathematics instead (``extract/render.py``): one
 self-contained HTML page, or a LaTeX fragment, to FILE (``-``: standard output; default
 ``build/gen/MODEL.html`` or ``.tex`` under the current directory); no C is generated then.
@@ -24,11 +29,10 @@ self-contained HTML page, or a LaTeX fragment, to FILE (``-``: standard output; 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from . import build, dump, frontend
+from . import build, dump, frontend, limits
 from .lower import ExtractError, Options
 from .sources import generate
 
@@ -45,12 +49,7 @@ def _show(text: str) -> None:
 
 def _parse_text(text: str, origin: str):
     """Parse a dump printed by the Agda executable (as ``dump.load`` does a file)."""
-    dump.deep_enough()
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise dump.DumpError("$", f"not JSON ({exc.msg} at line {exc.lineno}, column "
-                                  f"{exc.colno})") from None
+    data = dump.loads(text)
     try:
         return dump.parse(data)
     except dump.DumpError as exc:
@@ -96,7 +95,21 @@ def main(argv=None) -> int:
                          "build/gen/MODEL.html), instead of the C")
     ap.add_argument("--latex", nargs="?", const="", metavar="FILE",
                     help="the same as a LaTeX fragment (default build/gen/MODEL.tex)")
+    ap.add_argument("--timeout", type=float, metavar="SECONDS",
+                    help="a time limit for the whole path, model file to built kernels "
+                         "(default: none, but 120 s for the Agda step)")
     args = ap.parse_args(argv)
+    if args.timeout is not None and not args.timeout > 0:
+        ap.error(f"--timeout must be a positive number of seconds, not {args.timeout:g}")
+    try:
+        with limits.time_limit(args.timeout):
+            return _run(ap, args)
+    except limits.TimeLimitError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _run(ap, args) -> int:
     kind = ("model" if frontend.is_model_file(args.model) else
             "dump" if args.model.endswith(".json") else "name")
     if kind != "name" and args.dump is not None:

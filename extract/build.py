@@ -221,6 +221,13 @@ def build(model_name: str, precision: str, files: dict, cdef: str,
     compiled instead of ``M.c``: by gcc, ``jobs()`` at a time, into objects that cffi links
     with its wrapper into one module, the parts reported on stderr as they are done. A build
     that takes more than ``PROGRESS_AFTER`` seconds gives its time there at the end."""
+    from . import limits
+    with limits.stage("compile"):
+        return _build(model_name, precision, files, cdef, flags, parts)
+
+
+def _build(model_name: str, precision: str, files: dict, cdef: str, flags: list | None,
+           parts: dict | None) -> tuple:
     import time
     import cffi
     from filelock import FileLock

@@ -11,25 +11,38 @@ message that names the JSON path of the offending value (``$.chain[2].expr.body.
    de Bruijn indices in scope (§3), no ``d_`` placeholder in a forward binding, no gradient
    placeholder used before its entry;
 3. the gradient list (one entry per chain binding, last first, then one per param), names
-   unique, C identifiers that are not C/CUDA keywords, outputs naming chain bindings;
+   unique, C identifiers that are not C/CUDA keywords, outputs naming chain bindings; sizes:
+   no array, nor all parameters, inputs or bindings together, past the generated C's int
+   indices (``MAX_ELEMENTS``, 2^31 − 1 over 16 lanes), and one lane group's buffers within
+   the memory budget (``$PROVED_KERNELS_MEMORY``, else the machine's memory), each refused
+   at the name of the (largest) array with its shape and size;
 4. the JSON Schema ``docs/dump-format.schema.json`` (when present), as a backstop for anything
    the checks above do not cover; once per dump (a dump that passed is remembered in the
    cache), since it costs seconds on a large one.
 
 Nothing is written by this module; the CLI only writes once parsing succeeded.
+
+Depth. Expressions are trees that the parser, the IR passes and the printer walk recursively,
+so their nesting is bounded: ``loads`` refuses JSON text nested deeper than ``MAX_JSON_DEPTH``
+before decoding it (``json.loads`` itself recurses), and ``parse`` an expression nested deeper
+than ``MAX_DEPTH`` nodes, each with one ``DumpError`` naming the depth and the limit (never a
+``RecursionError`` or a crash of the interpreter). The elaborator's own limit (200 levels of a
+binding in a model file, docs/model-format.md) stays far below both.
 """
 from __future__ import annotations
 
 import hashlib
 import functools
+import itertools
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import build, ir
+from . import build, ir, limits
 
 FORMAT = "ad-expression-dump"
 # 2 added ix_const and the elementwise functions exp, log, recip, relu, step (logistic was in 1);
@@ -73,9 +86,17 @@ asm alignas alignof concept requires co_await co_return co_yield final override
 
 LANE_WORDS = frozenset({"lanes", "hlanes"})
 
+MAX_DEPTH = 1000                      # nodes nested in one expression (see Depth above)
+MAX_JSON_DEPTH = 2 * MAX_DEPTH + 100  # arrays and objects nested in a dump's JSON text
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
 INT_MAX = 2 ** 31 - 1
 MAX_LANES = 16                        # the most lanes a kernel has (extract/sources.py)
 MAX_ELEMENTS = INT_MAX // MAX_LANES   # per group of arrays: see _fits_int
+# The memory budget of one lane group's buffers (see _fits_memory): PROVED_KERNELS_MEMORY, in
+# bytes (a suffix K, M, G or T: powers of 1024), else this machine's physical memory.
+ENV_MEMORY = "PROVED_KERNELS_MEMORY"
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -158,6 +179,13 @@ class _ExprParser:
         self.reserved = reserved        # array names: binder names avoid them
         self.version = version          # the dump's: a node of a later version is refused
         self.counts: dict[str, int] = {}
+        self.depth = 0                  # nodes open above the current one
+        self.top = "$"                  # the path of the top-level expression
+
+    def ar_top(self, x: dict, key: str, scope, path: str) -> ir.Node:
+        """The top-level expression ``x[key]`` (a binding's, the seed's, a gradient's)."""
+        self.top = f"{path}.{key}"
+        return self.ar(x, key, scope, path)
 
     def fresh(self, role: str, depth: int) -> str:
         # named by role and binder depth: nested binders get distinct names, and equal
@@ -165,6 +193,17 @@ class _ExprParser:
         return ir.fresh_name(f"{role}{depth}", self.reserved)
 
     def node(self, x: Any, scope: list[_Entry], path: str) -> ir.Node:
+        if self.depth >= MAX_DEPTH:
+            raise DumpError(self.top, f"the expression is nested more than {MAX_DEPTH} nodes "
+                                      f"deep (the most this extractor reads: its passes are "
+                                      f"recursive); bind a part of it to a name first")
+        self.depth += 1
+        try:
+            return self._node(x, scope, path)
+        finally:
+            self.depth -= 1
+
+    def _node(self, x: Any, scope: list[_Entry], path: str) -> ir.Node:
         _req(isinstance(x, dict), path, "an expression must be an object")
         _req("op" in x, path, "missing key 'op'")
         op = x["op"]
@@ -389,16 +428,79 @@ def _name(x: Any, path: str, used: dict[str, str]) -> str:
     return x
 
 
-def _fits_int(what: str, group: list) -> None:
+def _kind(a: ir.Array) -> str:
+    return a.role if a.kind == "context" else "binding" if a.kind == "chain" else "gradient"
+
+
+def _dims(s: ir.Shape) -> str:
+    """A shape as a model file writes it: ``1000×1000×1000``."""
+    return "×".join(map(str, ir.leaves(s)))
+
+
+def _bytes(n: int) -> str:
+    for unit, k in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 2 ** k:
+            return f"{n / 2 ** k:,.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _shown(a: ir.Array) -> str:
+    """``binding 'z' of shape 1000×1000×1000 (1,000,000,000 elements)``"""
+    return f"{_kind(a)} {a.name!r} of shape {_dims(a.shape)} ({ir.size(a.shape):,} elements)"
+
+
+def _fits_int(what: str, group: list, paths: dict) -> None:
     """The generated C indexes with int, its structs (all parameters, all inputs, all
-    bindings) included, and the lane kernels index up to MAX_LANES samples' worth of each."""
+    bindings) included, and the lane kernels index up to MAX_LANES samples' worth of each: an
+    array past that, or a group whose arrays are together, is refused at the name of the
+    (largest) array (``paths``: name -> JSON path of the name), naming its shape and size."""
+    reach = (f"more than the generated C's int indices reach ({MAX_ELEMENTS:,}: {INT_MAX:,} "
+             f"over {MAX_LANES} lanes)")
+    for a in group:
+        if ir.size(a.shape) > MAX_ELEMENTS:
+            raise DumpError(paths[a.name], f"{_kind(a)} {a.name!r} of shape "
+                                           f"{_dims(a.shape)} holds "
+                                           f"{ir.size(a.shape):,} elements, {reach}")
     total = sum(ir.size(a.shape) for a in group)
     if total > MAX_ELEMENTS:
         big = max(group, key=lambda a: ir.size(a.shape))
-        raise DumpError("$", f"the {what} hold {total:,} elements, more than the generated C's "
-                             f"int indices reach ({MAX_ELEMENTS:,}: {INT_MAX:,} over "
-                             f"{MAX_LANES} lanes); the largest is {big.name!r} "
-                             f"({ir.size(big.shape):,})")
+        raise DumpError(paths[big.name], f"the {what} hold {total:,} elements, {reach}; the "
+                                         f"largest is {_shown(big)}")
+
+
+def memory_budget() -> int:
+    """Bytes one lane group's buffers may take (``ENV_MEMORY``, else the physical memory)."""
+    text = os.environ.get(ENV_MEMORY, "").strip()
+    if text:
+        m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?", text, re.I)
+        if m is None:
+            raise DumpError("$", f"${ENV_MEMORY} must be a number of bytes (a suffix K, M, G "
+                                 f"or T allowed), not {text!r}")
+        return int(float(m[1]) * 1024 ** "_KMGT".index(m[2].upper() or "_"))
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 2 ** 40
+
+
+def _fits_memory(context, chain, paths: dict) -> None:
+    """The buffers the kernels need for one group of MAX_LANES samples, at 4 bytes (float) an
+    element: every parameter and its gradient, every const, and MAX_LANES samples' inputs,
+    bindings and bindings' gradients. More than the budget (``memory_budget``) is refused at
+    the array that contributes most, naming it."""
+    need = {a.name: ir.size(a.shape) * (2 if a.role == "param" else 1)
+            for a in context if a.role in ("param", "const")}
+    need.update({a.name: ir.size(a.shape) * MAX_LANES for a in context if a.role == "input"})
+    need.update({a.name: ir.size(a.shape) * 2 * MAX_LANES for a in chain})
+    total, budget = 4 * sum(need.values()), memory_budget()
+    if total > budget:
+        arrays = {a.name: a for a in (*context, *chain)}
+        big = arrays[max(need, key=need.get)]
+        raise DumpError(paths[big.name], f"the kernels' buffers for {MAX_LANES} samples need "
+                                         f"{_bytes(total)} in float, more than the "
+                                         f"memory budget of {_bytes(budget)} "
+                                         f"(${ENV_MEMORY}, else this machine's memory); the "
+                                         f"largest is {_shown(big)}")
 
 
 def _list(d: dict, key: str) -> list:
@@ -427,6 +529,11 @@ def deep_enough() -> None:
 
 def parse(data: Any, *, schema: bool = True) -> ir.Model:
     """Check a dump (a decoded JSON value) and return its IR; raises DumpError."""
+    with limits.stage("parse"):
+        return _parse(data, schema)
+
+
+def _parse(data: Any, schema: bool) -> ir.Model:
     deep_enough()
     _req(isinstance(data, dict), "$", "a dump is a JSON object")
     if "version" in data:
@@ -465,8 +572,9 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
         context.append(ir.Array(name, shape, "context", c["role"]))
         scope.append(_Entry(name, "ar", shape, "context"))
 
-    _fits_int("parameters", [c for c in context if c.role in ("param", "const")])
-    _fits_int("inputs", [c for c in context if c.role == "input"])
+    paths = {c.name: f"$.context[{n}].name" for n, c in enumerate(context)}
+    _fits_int("parameters", [c for c in context if c.role in ("param", "const")], paths)
+    _fits_int("inputs", [c for c in context if c.role == "input"], paths)
     chain_json = _list(data, "chain")
     grads_json = _list(data, "gradients")
     # placeholder names: the gradient entry for binding b (its name, normally "d_" + b)
@@ -489,7 +597,7 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
         shape = _shape(b["shape"], path + ".shape")
         forbidden = {e.name: "a forward binding may not use a derivative placeholder"
                      for e in scope if e.kind == "grad"}
-        expr = _ExprParser(forbidden, reserved, version).ar(b, "expr", scope, path)
+        expr = _ExprParser(forbidden, reserved, version).ar_top(b, "expr", scope, path)
         _req(expr.shape == shape, path + ".expr",
              f"binding {name!r} of shape {ir.show_shape(shape)} has an expression of shape "
              f"{ir.show_shape(expr.shape)}")
@@ -498,13 +606,16 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
         scope.append(_Entry(d_name, "ar", shape, "grad"))
         scope.append(_Entry(name, "ar", shape, "chain"))
 
-    _fits_int("bindings", chain)
+    paths.update({b.name: f"$.chain[{n}].name" for n, b in enumerate(chain)})
+    _fits_int("bindings", chain, paths)
+    _fits_memory(context, chain, paths)
     pending = {e.name: "a gradient placeholder used before its gradient entry"
                for e in scope if e.kind == "grad"}
     seed = _obj(data["seed"], "$.seed", ("of", "expr"))
     bindings = {b.name: b for b in chain}
     _req(isinstance(seed["of"], str) and seed["of"] in bindings, "$.seed.of", f"not a chain binding: {seed['of']!r}")
-    seed_expr = _ExprParser(dict(pending), reserved, version).ar(seed, "expr", scope, "$.seed")
+    seed_expr = _ExprParser(dict(pending), reserved, version).ar_top(seed, "expr", scope,
+                                                                 "$.seed")
     _req(seed_expr.shape == bindings[seed["of"]].shape, "$.seed.expr",
          f"the seed of {seed['of']!r} must have shape "
          f"{ir.show_shape(bindings[seed['of']].shape)}, got {ir.show_shape(seed_expr.shape)}")
@@ -534,7 +645,7 @@ def parse(data: Any, *, schema: bool = True) -> ir.Model:
         forbidden = dict(pending)
         if g["wrt"] in bindings:
             forbidden[g["name"]] = "a gradient may not use its own placeholder"
-        expr = _ExprParser(forbidden, reserved, version).ar(g, "expr", scope, path)
+        expr = _ExprParser(forbidden, reserved, version).ar_top(g, "expr", scope, path)
         _req(expr.shape == shape, path + ".expr",
              f"gradient {name!r} of shape {ir.show_shape(shape)} has an expression of shape "
              f"{ir.show_shape(expr.shape)}")
@@ -626,12 +737,38 @@ def _check_schema(data: dict, digest: str) -> None:
         pass
 
 
-def load(path: str | Path) -> ir.Model:
-    """Read and parse a dump file; a file that is not JSON is reported as a DumpError."""
-    text = Path(path).read_text()
+def json_depth(text: str) -> int:
+    """How deeply arrays and objects nest in the JSON ``text`` (0 for a number), counted
+    without decoding it (strings left out): iterative, whatever the depth."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(itertools.accumulate(1 if c in "[{" else -1 for c in brackets), default=0)
+
+
+def loads(text: str):
+    """``json.loads`` of a dump's text, refusing (``DumpError``) text that is not JSON or that
+    nests deeper than ``MAX_JSON_DEPTH`` (``json.loads`` recurses: a RecursionError, or at a
+    high recursion limit a crash, is what it would give)."""
+    with limits.stage("parse"):
+        return _loads(text)
+
+
+def _loads(text: str):
+    depth = json_depth(text)
+    if depth > MAX_JSON_DEPTH:
+        raise DumpError("$", f"the JSON nests {depth:,} levels deep, more than the "
+                             f"{MAX_JSON_DEPTH:,} this extractor reads (an expression at most "
+                             f"{MAX_DEPTH:,} nodes deep)")
     deep_enough()
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DumpError("$", f"not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})")
-    return parse(data)
+        raise DumpError("$", f"not JSON ({exc.msg} at line {exc.lineno}, column "
+                             f"{exc.colno})") from None
+    except RecursionError:
+        raise DumpError("$", f"the JSON nests too deeply to decode (more than the "
+                             f"{MAX_JSON_DEPTH:,} levels this extractor reads)") from None
+
+
+def load(path: str | Path) -> ir.Model:
+    """Read and parse a dump file; a file that is not JSON is reported as a DumpError."""
+    return parse(loads(Path(path).read_text()))

@@ -4,14 +4,16 @@ The model file is the user's contract; the Agda elaborator (``Main model FILE``)
 checker: it parses the file, checks every shape, builds the chain, differentiates it, runs
 ``opt`` and prints the dump (docs/dump-format.md). Before and after::
 
-    model dot                              {"format": "ad-expression-dump", "version": 4,
+    model dot                              {"format": "ad-expression-dump", "version": 5,
     param a : 5                      ->     "model": "dot", "context": [...],
     param b : 5                             "chain": [{"name": "r", ...}],
     loss r = sum i : 5 . a[i] * b[i]        "gradients": [...], ...}
 
 ``compile_model(path_or_text)`` returns the dump's JSON text. A model the elaborator rejects
 raises ``ModelError``, whose text is the elaborator's one line ``FILE:LINE: message`` (or
-``FILE:LINE: binding NAME: message``) with FILE as the caller wrote it. A missing executable,
+``FILE:LINE: binding NAME: message``) with FILE as the caller wrote it; a file that is not
+UTF-8 text is refused here, naming the offset of its first bad byte (the executable runs with
+``LC_ALL=C.UTF-8``, so non-ASCII comments are read whatever the user's locale). A missing executable,
 one without the ``model`` command, a crash or a time-out raise ``RuntimeError`` saying what to
 do (one line, too: the CLI prints either as ``error: ...``). Nothing is written by this module.
 """
@@ -23,7 +25,7 @@ import subprocess
 import warnings
 from pathlib import Path
 
-from . import build
+from . import build, limits
 
 ENV_AGDA = "PROVED_KERNELS_AGDA"
 TIMEOUT = 120.0                  # seconds (generous: `Main dump cnn` takes milliseconds)
@@ -70,12 +72,10 @@ def _check_names(dump_text: str, source: str, shown: str) -> None:
     mistake: a ``ModelError`` at the
     line that declares the name, before anything is generated. Anything else is left to
     whoever reads the dump."""
-    import json
-
     from . import dump
     try:
-        data = json.loads(dump_text)
-    except ValueError:
+        data = dump.loads(dump_text)
+    except dump.DumpError:
         return
     def line_of(name: str) -> int:
         decl = re.compile(r"\s*(?:(?:input|target|param|const|output|loss)\s+)?" + re.escape(name) +
@@ -165,13 +165,54 @@ def _unused(model) -> list[tuple[str, str]]:
         [("binding", b.name) for b in model.chain if b.name not in read | kept]
 
 
+def read_model_text(path, shown: str | None = None) -> str:
+    """The text of the model file ``path``, which must be UTF-8: a byte that is not is one
+    ``ModelError`` naming the file (as ``shown``), its line and the byte's offset."""
+    raw = Path(path).read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ModelError(f"{shown or path}:{line}: not UTF-8 text: the byte "
+                         f"0x{raw[exc.start]:02x} at offset {exc.start} is not valid UTF-8 (a "
+                         f"model file is UTF-8 text)") from None
+
+
+# the Agda executable reads its file (or stdin) in the locale's encoding: UTF-8 whatever the
+# user's locale (C.UTF-8 is in every glibc since 2.35, and in Debian's before)
+AGDA_LOCALE = {"LC_ALL": "C.UTF-8"}
+
+
+def _run(exe: Path, arg: str, stdin: str | None, timeout: float):
+    left = limits.remaining()
+    if left is not None:              # the whole path's limit, not the step's default
+        timeout = max(left, 1e-3)
+    try:
+        return subprocess.run([str(exe), "model", arg], input=stdin, capture_output=True,
+                              text=True, encoding="utf-8", errors="replace", timeout=timeout,
+                              env={**os.environ, **AGDA_LOCALE})
+    except subprocess.TimeoutExpired:
+        if left is not None:
+            raise limits.current().error() from None
+        raise RuntimeError(f"{exe} model {arg}: no answer after {timeout:g} s") from None
+    except OSError as exc:
+        raise RuntimeError(f"cannot run {exe}: {exc}") from None
+
+
 def compile_model(path_or_text, *, name_hint: str | None = None,
                   timeout: float = TIMEOUT) -> str:
     """The dump (JSON text) of a model given as a file (a ``Path``, or a ``str`` of one line)
     or as its text (a ``str`` of several lines: a model has at least two statements).
 
     ``name_hint`` is the file name error messages show (default: the path as given, or
-    ``<string>`` for text). Raises ``ModelError``, ``FileNotFoundError`` or ``RuntimeError``."""
+    ``<string>`` for text). ``timeout`` bounds the Agda executable's run; under
+    ``limits.time_limit`` what is left of that limit does instead. Raises ``ModelError``,
+    ``FileNotFoundError`` or ``RuntimeError`` (``limits.TimeLimitError`` at the limit)."""
+    with limits.stage("elaborate"):
+        return _compile_model(path_or_text, name_hint, timeout)
+
+
+def _compile_model(path_or_text, name_hint: str | None, timeout: float) -> str:
     is_text = isinstance(path_or_text, str) and "\n" in path_or_text
     if is_text:
         source, shown = path_or_text, name_hint or "<string>"
@@ -181,7 +222,7 @@ def compile_model(path_or_text, *, name_hint: str | None = None,
             raise FileNotFoundError(f"no model file {given}")
         # a path starting with '-' would read as an option (or as stdin)
         arg, shown = ("./" + given if given.startswith("-") else given), name_hint or given
-        source = Path(given).read_text(encoding="utf-8", errors="replace")
+        source = read_model_text(given, shown)
     stdin = None
     if is_text or source.startswith(BOM):  # the text on stdin; an editor's byte-order mark
         arg, stdin = "-", source.removeprefix(BOM)  # is not the model's
@@ -189,13 +230,13 @@ def compile_model(path_or_text, *, name_hint: str | None = None,
     if not os.access(exe, os.X_OK):
         raise RuntimeError(f"the Agda executable {exe} is missing; build it with `make dump` "
                            f"(or set ${ENV_AGDA})")
-    try:
-        res = subprocess.run([str(exe), "model", arg], input=stdin, capture_output=True,
-                             text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise RuntimeError(f"{exe} model {arg}: no answer after {timeout:g} s") from None
-    except OSError as exc:
-        raise RuntimeError(f"cannot run {exe}: {exc}") from None
+    res = _run(exe, arg, stdin, timeout)
+    if res.returncode != 0 and "hGetContents" in res.stderr and not source.isascii():
+        # an executable that still reads with an ASCII locale (no C.UTF-8 on this system):
+        # the text again on stdin, every other character replaced by '?' (a model's words are
+        # ASCII; the others can only be in comments, or are an error either way)
+        arg, stdin = "-", "".join(c if c.isascii() else "?" for c in source.removeprefix(BOM))
+        res = _run(exe, arg, stdin, timeout)
     err = res.stderr.strip()
     if res.returncode == 0 and res.stdout.strip():
         _check_names(res.stdout, source, shown)

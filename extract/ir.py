@@ -313,6 +313,24 @@ def fresh_name(base: str, taken) -> str:
     return base
 
 
+def depth(e: Node) -> int:
+    """Nodes on the longest path from ``e`` to a leaf, without recursion (shared subterms, as
+    AD makes them, are measured once)."""
+    known: dict[int, int] = {}
+    todo = [(e, False)]
+    while todo:
+        x, ready = todo.pop()
+        if id(x) in known:
+            continue
+        kids = x.children()
+        if ready:
+            known[id(x)] = 1 + max((known[id(c)] for c in kids), default=0)
+        else:
+            todo.append((x, True))
+            todo.extend((c, False) for c in kids if id(c) not in known)
+    return known[id(e)]
+
+
 def reads(e: Node) -> frozenset:
     """The names of the arrays (inputs, parameters, chain bindings) an expression reads."""
     out, todo = set(), [e]

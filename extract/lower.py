@@ -680,11 +680,24 @@ def lower_array(model: ir.Model, array: ir.Array, options: Options = Options()) 
     raise ExtractError(error)
 
 
+MAX_IR_DEPTH = 2000   # nodes: twice a dump's (dump.MAX_DEPTH), room for inline_bindings
+
+
 def lower_to_loops(model: ir.Model, options: Options = Options()):
-    """All kernels of a model: (forward kernels in chain order, backward kernels in order)."""
+    """All kernels of a model: (forward kernels in chain order, backward kernels in order).
+
+    The passes walk expressions recursively: an expression deeper than ``MAX_IR_DEPTH`` nodes
+    (a dump's are at most ``dump.MAX_DEPTH``, but ``inline_bindings`` may put one binding
+    inside another) is one ``ExtractError`` naming the binding and its depth."""
     from .dump import deep_enough
     from .share import share_bindings
     deep_enough()
+    for a in (*model.chain, *model.gradients):
+        d = ir.depth(a.expr)
+        if d > MAX_IR_DEPTH:
+            raise ExtractError(f"{a.name}: the expression is {d:,} nodes deep (after bindings "
+                               f"computed where they are read), more than the {MAX_IR_DEPTH:,} "
+                               f"the passes walk; bind a part of it to a name first")
     model = share_bindings(model)
     fwd = tuple(lower_array(model, a, options) for a in model.chain)
     bwd = tuple(lower_array(model, g, options) for g in model.gradients)

@@ -10,10 +10,11 @@ IR (``extract/ir.py``) into a tree of presentation nodes (``extract/render_print
 How a binding is read. A binding whose expression is elementwise (variables of its own shape,
 the elementwise functions, ``bin``, ``minus``, ``scaledown``, ``zero``, ``one``) is written
 without indices (``c1 = σ(c11)``, products as ``⊙``). The functions are written σ (logistic),
-exp, log, x⁻¹ (recip), √x (sqrt), relu and step. Any other is written at a position of its
-result: every array node is evaluated *at a position* (a tuple of index terms, one per leaf of
-its shape), so maps, selections, blocks and windows turn into index arithmetic and only sums
-stay::
+exp, log, x⁻¹ (recip), √x (sqrt), relu, step and detach (the stop-gradient). Any other is
+written at a position of its result: every array node is evaluated *at a position* (a tuple of
+index terms, one per leaf of its shape), so maps, selections, blocks and windows turn into index
+arithmetic and only sums and maxima stay (an ``argmax`` is the index term ``argmax_{p<n} b``; the
+maximum ``sels (imaps b) (argmax b)`` is ``max_{p<n} b``)::
 
     c11 = imap i0<6>. (sum t1<[5,5]>. slide(t1, inp) * (imaps i2<[24,24]>. k1[i0][t1]))
                       + (imaps i1<[24,24]>. b1[i0])
@@ -39,13 +40,13 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import ir
-from .render_math import (ZERO, IAdd, IConst, IFloor, IMod, IScale, ISub, IVar, MAdd, MApp,
-                          MArr, MConst, MElem, MIverson, MMax, MMul, MNeg, MPow, MScale, MSqrt,
-                          MSum, bounds, has_sum, iadd, ifloor, imod, iscale, isub, madd, mmul,
+from .render_math import (ZERO, IAdd, IArg, IConst, IFloor, IMod, IScale, ISub, IVar, MAdd,
+                          MApp, MArr, MConst, MElem, MIverson, MMax, MMaxOver, MMul, MNeg, MPow,
+                          MScale, MSqrt, MSum, bounds, maximum, has_sum, iadd, ifloor, imod, iscale, isub, madd, mmul,
                           units_zero)
 from .render_print import (Eq, Fence, Frac, Id, Num, Op, Page, Section, Space, Sqrt, Stack, Sub,
                            SubSup, Sup, Txt, Under, html_page, latex_fragment, row, width)
@@ -147,6 +148,11 @@ class Renderer:
             terms = tuple(IConst(n) for n in ir.leaves(e.pos))
         elif isinstance(e, ir.IxPlus):
             terms = tuple(iadd(a, b) for a, b in zip(self.ixl(e.i, ctx), self.ixl(e.j, ctx)))
+        elif isinstance(e, ir.ArgMax):
+            at, names = self.positions(e.s, SUM_POOL, ctx)
+            body = self.elem(e.body, (ZERO,), ctx.bind(e.var, at, names))
+            ks = iter(range(len(names)))
+            terms = tuple(t if t == ZERO else IArg(names, body, next(ks)) for t in at)
         else:
             raise TypeError(f"not an index expression: {type(e).__name__}")
         return units_zero(terms, e.shape)
@@ -173,7 +179,8 @@ class Renderer:
         """The math of ``e`` at position ``pos`` (index terms, one per leaf of e's shape)."""
         if isinstance(e, ir.Var):
             self.units(e.shape)
-            return MElem(e.name, tuple(t for t, n in zip(pos, ir.leaves(e.shape)) if n != 1))
+            m = MElem(e.name, tuple(t for t, n in zip(pos, ir.leaves(e.shape)) if n != 1))
+            return maximum(m) or m     # x at the argmax of x itself: max_p x_p
         if isinstance(e, ir.Zero):
             return MConst(0)
         if isinstance(e, ir.One):
@@ -231,8 +238,8 @@ class Renderer:
         raise TypeError(f"not an array expression: {type(e).__name__}")
 
     def fn(self, name: str, m):
-        """An elementwise function of ``m``: σ(m), exp(m), log(m), m⁻¹, √m, relu(m) or
-        step(m)."""
+        """An elementwise function of ``m``: σ(m), exp(m), log(m), m⁻¹, √m, relu(m), step(m)
+        or detach(m)."""
         self.seen.add(name)
         if name == "recip":
             return MPow(m, -1)
@@ -297,6 +304,13 @@ class Renderer:
             return Fence("⌊", row(self.ix(t.a, 2.5), Op("/"), Num(str(t.c))), "⌋")
         elif isinstance(t, IMod):
             own, p = 0.5, row(self.ix(t.a, 2.5), Op("mod"), Num(str(t.c)))
+        elif isinstance(t, IArg):
+            self.seen.add("argmax")
+            head = Under(Op("argmax"), self.limits(t.vars))
+            p = row(head, Fence("(", self.lay(t.body), ")"))
+            if len(t.vars) > 1:                 # leaf k of the position: (argmax …)_k
+                return Sub(Fence("(", p, ")"), Num(str(t.k + 1)))
+            own = 0
         else:
             raise TypeError(type(t).__name__)
         return Fence("(", p, ")") if own < prec else p
@@ -353,15 +367,11 @@ class Renderer:
         if isinstance(m, MNeg):
             return self.prefix(Op("−"), self.group(m.a, isinstance(m.a, MAdd), split))
         if isinstance(m, MSum):
-            groups = []                     # p, q < 5: neighbours of one extent together
-            for v, n in m.vars:
-                if groups and groups[-1][1] == n:
-                    groups[-1][0].append(v)
-                else:
-                    groups.append(([v], n))
-            lim = [row(*[x for k, v in enumerate(vs) for x in ((Op(","),) if k else ())
-                         + (Id(v),)], Op("<"), Num(str(n))) for vs, n in groups]
-            head = Under(Op("∑", big=True), lim[0] if len(lim) == 1 else Stack(tuple(lim)))
+            head = Under(Op("∑", big=True), self.limits(m.vars))
+            return self.prefix(head, self.group(m.body, isinstance(m.body, MAdd), split))
+        if isinstance(m, MMaxOver):
+            self.seen.add("max")
+            head = Under(Op("max"), self.limits(m.vars))
             return self.prefix(head, self.group(m.body, isinstance(m.body, MAdd), split))
         if isinstance(m, MAdd):
             return [p for n, (sign, t) in enumerate(m.terms) for p in self.term(n, sign, t, split)]
@@ -370,7 +380,7 @@ class Renderer:
             for n, f in enumerate(m.factors):
                 last = n == len(m.factors) - 1
                 paren = (isinstance(f, MAdd) or (isinstance(f, MNeg) and n > 0)
-                         or (not last and (isinstance(f, MSum) or (
+                         or (not last and (isinstance(f, (MSum, MMaxOver)) or (
                              isinstance(f, MScale) and not self.small(f.a)))))
                 part = self.group(f, paren, split)
                 if n == 0:
@@ -381,6 +391,20 @@ class Renderer:
                     out += self.prefix(Op(m.op), part)
             return out
         raise TypeError(type(m).__name__)
+
+    @staticmethod
+    def limits(names: tuple):
+        """The ranges under a Σ, a max or an argmax: ``p, q < 5`` (neighbours of one extent
+        together), stacked when there are several."""
+        groups = []
+        for v, n in names:
+            if groups and groups[-1][1] == n:
+                groups[-1][0].append(v)
+            else:
+                groups.append(([v], n))
+        lim = [row(*[x for k, v in enumerate(vs) for x in ((Op(","),) if k else ())
+                     + (Id(v),)], Op("<"), Num(str(n))) for vs, n in groups]
+        return lim[0] if len(lim) == 1 else Stack(tuple(lim))
 
     def term(self, n: int, sign: str, t, split: bool) -> list:
         """The ``n``-th term of a sum, with its sign."""
@@ -514,6 +538,11 @@ class Renderer:
              "(a letter that names an array of the model is skipped)"),
             ("sum", Under(Op("∑", big=True), row(Id("p"), Op("<"), Num("n"))),
              "the sum over p = 0, 1, …, n − 1"),
+            ("max", Under(Op("max"), row(Id("p"), Op("<"), Num("n"))),
+             "the largest value over p = 0, 1, …, n − 1 (IEEE comparisons: a NaN never wins)"),
+            ("argmax", Under(Op("argmax"), row(Id("p"), Op("<"), Num("n"))),
+             "the first p (row-major over several variables) where the value is largest; "
+             "(argmax …)ₖ is the k-th index of that position"),
             ("iverson", Fence("[", Id("P"), "]"),
              "1 if P holds, else 0 (Iverson bracket); a term it multiplies is 0 when P fails, "
              "even where an index of that term is out of range"),
@@ -526,6 +555,8 @@ class Renderer:
             ("relu", row(Id("relu"), Fence("(", x, ")")), "x if x > 0, else 0"),
             ("step", row(Id("step"), Fence("(", x, ")")),
              "1 if x > 0, else 0 (the derivative of relu, taken to be 0 at 0)"),
+            ("detach", row(Id("detach"), Fence("(", x, ")")),
+             "x, but a constant for differentiation (stop-gradient: its derivative is 0)"),
             ("hadamard", Op("⊙"), "the elementwise product; a binding written without "
                                   "indices is elementwise"),
             ("floor", Fence("⌊", row(Id("j"), Op("/"), Id("n")), "⌋"),

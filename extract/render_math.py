@@ -1,16 +1,18 @@
 """The math of an expression before layout, for ``extract/render.py``.
 
-Index terms (``IConst``, ``IVar``, ``IAdd``, ``ISub``, ``IScale``, ``IFloor``, ``IMod``) are
-the value of one leaf of a position; their constructors (``iadd``, ``isub``, …) simplify only
-what is known (``x + 0`` is ``x``, ``x mod 1`` is 0), and ``bounds`` gives the range of a term
-from the ranges of its variables, so that a window's condition implied by them is dropped::
+Index terms (``IConst``, ``IVar``, ``IAdd``, ``ISub``, ``IScale``, ``IFloor``, ``IMod``,
+``IArg``: a leaf of an argmax) are the value of one leaf of a position; their constructors
+(``iadd``, ``isub``, …) simplify only what is known (``x + 0`` is ``x``, ``x mod 1`` is 0), and
+``bounds`` gives the range of a term from the ranges of its variables, so that a window's
+condition implied by them is dropped::
 
     isub(IVar("j"), IVar("t"))  with j < 12, t < 5  ->  bounds -4 .. 11: write [0 ≤ j − t < 8]
 
 Math nodes (``MConst``, ``MArr``, ``MElem``, ``MAdd``, ``MMul``, ``MNeg``, ``MScale``, ``MSum``,
-``MApp``, ``MSqrt``, ``MMax``, ``MPow``, ``MIverson``) are the formula of an array expression at a
-position; ``madd`` and ``mmul`` flatten sums and products, write ``a + (−b)`` as ``a − b`` and
-``x · x`` as ``x²``, and put the Iverson brackets of a product in front.
+``MApp``, ``MSqrt``, ``MMax``, ``MMaxOver``, ``MPow``, ``MIverson``) are the formula of an
+array expression at a position; ``madd`` and ``mmul`` flatten sums and products, write
+``a + (−b)`` as ``a − b`` and ``x · x`` as ``x²``, and put the Iverson brackets of a product in
+front.
 """
 from __future__ import annotations
 
@@ -59,6 +61,15 @@ class IFloor:
 class IMod:
     a: object
     c: int
+
+
+@dataclass(frozen=True)
+class IArg:
+    """Leaf ``k`` of ``argmax_{vars} body``: the first position (row-major over ``vars``,
+    (name, extent) of the leaves of extent ≠ 1) where the math ``body`` is largest."""
+    vars: tuple
+    body: object
+    k: int
 
 
 ZERO = IConst(0)
@@ -127,6 +138,8 @@ def bounds(t, ranges: dict) -> tuple[int, int]:
         return lo // t.c, hi // t.c
     if isinstance(t, IMod):
         return 0, t.c - 1
+    if isinstance(t, IArg):
+        return 0, t.vars[t.k][1] - 1
     raise TypeError(type(t).__name__)
 
 
@@ -202,6 +215,14 @@ class MMax:
 
 
 @dataclass(frozen=True)
+class MMaxOver:
+    """max_{vars} body: the maximum of ``body`` over the positions ``vars`` ((name, extent)),
+    a max-reduction (``sels (imaps b) (argmax b)``)"""
+    vars: tuple
+    body: object
+
+
+@dataclass(frozen=True)
 class MPow:
     a: object
     k: int
@@ -257,8 +278,48 @@ def mmul(a, b, op: str = "·"):
     return factors[0] if len(factors) == 1 else MMul(tuple(factors), op)
 
 
+def _args(t) -> set:
+    """The argmaxes ((vars, body)) whose leaves an index term reads."""
+    if isinstance(t, IArg):
+        return {(t.vars, t.body)}
+    if isinstance(t, (IAdd, ISub)):
+        return _args(t.a) | _args(t.b)
+    if isinstance(t, (IScale, IFloor, IMod)):
+        return _args(t.a)
+    return set()
+
+
+def _at_vars(t):
+    """``t`` with each leaf of an argmax replaced by the argmax's own variable."""
+    if isinstance(t, IArg):
+        return IVar(t.vars[t.k][0])
+    if isinstance(t, IAdd):
+        return iadd(_at_vars(t.a), _at_vars(t.b))
+    if isinstance(t, ISub):
+        return isub(_at_vars(t.a), _at_vars(t.b))
+    if isinstance(t, IScale):
+        return iscale(t.c, _at_vars(t.a))
+    if isinstance(t, IFloor):
+        return ifloor(_at_vars(t.a), t.c)
+    if isinstance(t, IMod):
+        return imod(_at_vars(t.a), t.c)
+    return t
+
+
+def maximum(m: MElem):
+    """``max_{vars} body`` when the element ``m`` is read at ``argmax_{vars} body`` and is, at
+    the argmax's variables, that very body (the maximum ``sels (imaps b) (argmax b)`` after the
+    optimiser: ``x_{argmax_p x_p}`` is ``max_p x_p``); else None."""
+    found = set().union(*(_args(t) for t in m.idx)) if m.idx else set()
+    if len(found) != 1:
+        return None
+    (names, body), = found
+    return MMaxOver(names, body) if MElem(m.name, tuple(map(_at_vars, m.idx))) == body else None
+
+
 def has_sum(m) -> bool:
-    if isinstance(m, MSum):
+    """Whether ``m`` holds a reduction (a sum or a maximum over positions)."""
+    if isinstance(m, (MSum, MMaxOver)):
         return True
     for x in (getattr(m, "a", None), getattr(m, "body", None)):
         if x is not None and not isinstance(x, (str, int)) and has_sum(x):

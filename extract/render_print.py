@@ -318,7 +318,12 @@ def _tex_ident(text: str) -> str:
     return r"\mathrm{" + tex_text(text) + "}"
 
 
+_TEX_OPERATORS = {"max": r"\max", "argmax": r"\operatorname*{arg\,max}"}   # under limits
+
+
 def _tex_op(text: str) -> str:
+    if text in _TEX_OPERATORS:
+        return _TEX_OPERATORS[text]
     if text in _TEX_SYMBOLS:
         return _TEX_SYMBOLS[text]
     return r"\mathbin{\mathrm{" + tex_text(text) + "}}" if text.isalpha() else tex_text(text)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import jinja2
 
-from . import __version__, ir
+from . import __version__, ir, limits
 from .divide import divide_among_threads
 from .fuse import fusable, fused_body
 from .inline import inline_bindings
@@ -202,6 +202,11 @@ def _structs(model: ir.Model) -> list:
 
 
 def generate(model: ir.Model, precision: str = "f32", options: Options = Options()) -> Generated:
+    with limits.stage("lower"):
+        return _generate(model, precision, options)
+
+
+def _generate(model: ir.Model, precision: str, options: Options) -> Generated:
     real = REALS[precision]
     maths = MATHS[real]
     env = _env()

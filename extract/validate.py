@@ -29,7 +29,10 @@ field's ``exp(u)`` is ``L(-u)^-1 - 1`` (so ``exp`` and ``logistic`` are one rand
 seen through two coordinates); ``log`` is a second random function G and ``sqrt`` (printed
 ``sqrtf``, and ``vsqrt`` lane by lane) a third, S; the comparison ``x <= 0`` of the generated
 ``relu`` and ``step`` helpers is a random predicate N (true at 0, a fair coin elsewhere), so
-``relu(x) = N(x) ? 0 : x`` and ``step(x) = N(x) ? 0 : 1``. No other comparison of reals
+``relu(x) = N(x) ? 0 : x`` and ``step(x) = N(x) ? 0 : 1``; ``bin max`` is ``N(a - b) ? b : a``
+and an ``argmax`` (version 5) moves from its best position ``t`` to ``v`` when ``t < v``, which
+is "not N(v - t)" (so its comparisons are N's too, counted with max's); ``detach`` (version 5)
+is the identity (its derivative, 0, is in the dump's gradients). No other comparison of reals
 compiles. So the check holds for every scalar structure the proofs' ``Laws`` describe and every
 logistic, exp, log, sqrt and sign, not only for floats: what it cannot see is rounding, any
 property of exp, log and sqrt themselves (exp(a + b) = exp(a) exp(b), log = exp^-1, sqrt(x)^2 =
@@ -65,7 +68,6 @@ that were right), or when the sources cannot be found, matched with a dump or co
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import shutil
 import signal
@@ -143,9 +145,10 @@ def find_dump(src: Sources, given: Path | None) -> dict:
     if not path.exists():
         raise ValidationError(f"no dump for {src.h.parent / src.model}.*: {path} does not exist "
                               f"(python -m extract ... --out DIR writes it; or pass --dump)")
+    from . import dump as dump_mod
     try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+        data = dump_mod.loads(path.read_text())
+    except (OSError, dump_mod.DumpError) as exc:
         raise ValidationError(f"{path}: not a JSON dump ({exc})") from None
     if dump_hash(data)[:16] != src.dump_hash:
         raise ValidationError(f"{path}: sha256 {dump_hash(data)[:16]}, but the sources of "

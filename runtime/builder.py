@@ -24,9 +24,11 @@ name the parameters and to raise ``ValueError`` early, naming the layer, for obv
 The rules are the elaborator's: ``dense(W, x)`` with W of shape (u, *s) and x of shape s has
 shape (u,); ``conv(x, K)`` with x of shape r and K of shape (u, *s), len(s) == len(r), has
 shape (u, *(r_i - s_i + 1)); ``conv2d``, ``avgpool`` and ``maxpool`` follow
-docs/model-format.md §4 (padding, stride, floor mode); ``maxall`` and ``sqerr`` have shape (1,),
-and so has ``cross_entropy(z, y)``, the stable softmax cross-entropy of logits (binding the
-largest logit ``m<k>`` and the sum ``se``, as models/lenet5.model writes it).
+docs/model-format.md §4 (padding, stride, floor mode); ``maxall``, ``logsumexp`` and ``sqerr``
+have shape (1,), and so has ``cross_entropy(z, y)``, the stable softmax cross-entropy of logits
+(binding the largest logit ``m<k>`` and the sum ``se``, as models/lenet5.model writes it;
+``logsumexp(z) - …`` is the other way, with a detached maximum). A max-reduction of another
+body (``max i : S . e``) is written with ``expr``, like ``sum``.
 
 ``const(name, shape)`` declares a fixed array among the parameters (its value given with the
 weights, never trained). The n-th layer with parameters (dense, conv or conv2d) declares
@@ -34,19 +36,19 @@ weights, never trained). The n-th layer with parameters (dense, conv or conv2d) 
 ``bias="b"``, ``bias=False`` (none), or given a declared parameter (``dense(x, w)``,
 ``conv(x, k)``, ``bias=b``).
 
-Every layer that is a sum or reads a window (dense, conv, conv2d, avgpool, maxpool, maxall)
-is its own binding: the extractor refuses a sum written inside another expression, which
+Every layer that is a sum or reads a window (dense, conv, conv2d, avgpool, maxpool, maxall,
+logsumexp) is its own binding: the extractor refuses a sum written inside another expression, which
 would be recomputed for every element of the result (and the gradient of ``logistic`` needs
 the value of its argument). Unless bound by name first (``bind("c11", conv(...))``,
 ``output(dense(...))``), such a layer is bound when it is first used: the pre-activation of
 the n-th dense/conv as ``z<n>`` (the next free ``z<k>`` if that name is taken), a pooling as
-``p1``, ``p2``, ..., a maxall as ``m1``, .... A layer reads its input many times, so an input
+``p1``, ``p2``, ..., a maxall as ``m1``, ..., a logsumexp as ``lse1``, .... A layer reads its input many times, so an input
 that is not a name is bound first (``h1``, ``h2``, ...). Elementwise operations (``logistic``,
-``relu``, ``exp``, ``log``, ``recip``, ``sqrt``, ``max``, ``+``, ``-``, ``*``, unary ``-``,
+``relu``, ``exp``, ``log``, ``recip``, ``sqrt``, ``detach``, ``max``, ``+``, ``-``, ``*``, unary ``-``,
 ``/ N``) stay inline, on names; ``tanh``, a layer that reads its input four times, binds a
 non-name input.
 ``bind(name, e)`` names a binding; ``expr(text)`` is the escape hatch for anything else
-(``for``, ``sum``, ``tile``, ``slide``, ...; written as given, never bound automatically).
+(``for``, ``sum``, ``max``, ``tile``, ``slide``, ...; written as given, never bound automatically).
 Names must be C identifiers not starting with ``d_``; which words are reserved is the
 elaborator's and the extractor's to say (``extract.dump.C_KEYWORDS``, docs/model-format.md
 §2). ``text()`` is the model file, ``save(path)`` writes it, ``compile()`` returns its dump,
@@ -399,6 +401,19 @@ class ModelBuilder:
     def sqrt(self, e) -> Expr:
         """√e, elementwise (NaN below 0; its gradient 1 / (2√e) is +inf at 0)."""
         return self._elementwise("sqrt", e)
+
+    def detach(self, e) -> Expr:
+        """``detach(e)``: the value of ``e``, with derivative 0 (a stop-gradient, PyTorch's
+        ``e.detach()``), elementwise."""
+        return self._elementwise("detach", e)
+
+    def logsumexp(self, a) -> Expr:
+        """``logsumexp(a)``: ``log Σⱼ exp(a[j])`` of any shape, shape 1, shifted by the detached
+        maximum (``m + log(sum j . exp(a[j] − m))``, ``m = detach(maxall(a))``), so that its
+        gradient is exactly the softmax of ``a``. A layer (a sum and a max-reduction): bound as
+        ``lse1``, ``lse2``, … when first used; a non-name input is bound first."""
+        a = self._as_expr(a)
+        return Expr(self, f"logsumexp({self._named(a)})", (1,), auto=("lse", 1))
 
     def tanh(self, e) -> Expr:
         """``tanh(e)``, elementwise: a layer, ``2σ(2e) − 1``, that reads ``e`` four times (so

@@ -855,6 +855,7 @@ def load(
     init: str = "random",
     seed: int = 0,
     dump=None,
+    timeout: float | None = None,
 ) -> Model:
     """Build (if needed) and load the generated kernels of ``model``, with initial weights.
 
@@ -876,8 +877,20 @@ def load(
     come in ``weights`` (a file, or a dict or an .npz of the consts alone, the parameters then
     fresh by ``init``). ``precision``: "f32" or "f64"; by default that of a weights file
     written by ``Model.save``, else "f32". ``dump``: generate a built-in model's kernels from
-    this dump file instead.
+    this dump file instead. ``timeout``: a time limit in seconds for the whole path from a
+    model file to loaded kernels (elaboration in Agda, parsing the dump, lowering and the
+    passes, C compilation; ``extract.limits``): at the limit ``extract.limits.TimeLimitError``
+    (a ``RuntimeError``) names the stage that was running and how long it had run. Without it,
+    only the Agda step is bounded (120 s).
     """
+    if timeout is None:
+        return _load(model, weights, precision, init, seed, dump)
+    from extract import limits
+    with limits.time_limit(timeout):
+        return _load(model, weights, precision, init, seed, dump)
+
+
+def _load(model, weights, precision, init, seed, dump) -> Model:
     if precision is not None:
         check_precision(precision)
     if init not in ("sac", "random"):

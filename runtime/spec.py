@@ -193,16 +193,28 @@ def spec_from_dump(data: dict, dump: Path | None = None,
                      features, target, data, consts=tuple(consts))
 
 
+def _json(text: str):
+    """``json.loads``, whose recursion on deeply nested text is a ``ValueError`` too (the
+    extractor says how deep a dump may nest: ``extract.dump.MAX_JSON_DEPTH``)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("the JSON nests too deeply to decode (a dump's expressions nest at "
+                         "most 1000 nodes deep)") from None
+
+
 def _read_json(path: Path) -> dict:
     try:
         text = path.read_text()
     except FileNotFoundError:
         raise FileNotFoundError(f"no dump file {path}") from None
     try:
-        return json.loads(text)
+        return _json(text)
     except json.JSONDecodeError as e:
         raise ValueError(f"{path}: not JSON ({e.msg} at line {e.lineno}, column {e.colno})") \
             from None
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}") from None
 
 
 def _extract_build():
@@ -247,11 +259,15 @@ def _compiled(source, shown: str | None) -> ModelSpec:
     try:
         text = frontend.compile_model(source, name_hint=shown)
     except RuntimeError as e:  # missing or broken Agda executable (ModelError passes through)
+        if type(e).__name__ == "TimeLimitError":    # extract.limits: the caller's limit
+            raise
         raise ModelCompileError(str(e)) from None
     try:
-        data = json.loads(text)
+        data = _json(text)
     except json.JSONDecodeError as e:
         raise ModelCompileError(f"{path}: the compiled dump is not JSON ({e.msg})") from None
+    except ValueError as e:
+        raise ModelCompileError(f"{path}: the compiled dump: {e}") from None
     out = _cached(text)
     return dataclasses.replace(spec_from_dump(data, out, out), source=str(path))
 
@@ -329,9 +345,11 @@ def _from_text(text: str) -> ModelSpec:
     if not text.lstrip().startswith("{"):
         return _compiled(text, "<model text>")
     try:
-        data = json.loads(text)
+        data = _json(text)
     except json.JSONDecodeError as e:
         raise ValueError(f"<dump text>: not JSON ({e.msg}, line {e.lineno})") from None
+    except ValueError as e:
+        raise ValueError(f"<dump text>: {e}") from None
     spec = spec_from_dump(data, Path("<dump text>"))    # a problem is named as in the text
     out = _cached(text)
     return dataclasses.replace(spec, dump=out, kernels_dump=out)

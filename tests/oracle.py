@@ -6,7 +6,9 @@ not from any generator, and it favours being obviously correct over being fast.
 
 It offers:
 
-- ``load(path_or_dict)``: read a dump (rejecting an unknown format or version);
+- ``load(path_or_dict)``: read a dump (rejecting an unknown format or version, and an
+  expression nested deeper than ``MAX_DEPTH`` nodes: both evaluators recurse on the tree, so
+  the depth is measured first, without recursion, and the recursion limit raised to fit it);
 - ``check_shapes(dump)``: walk every node and check its declared sort and shape against the
   rules of §4 (children's sorts and shapes, relations between shapes, scopes and de Bruijn
   indices), and the top level against §2 and §3; raises ``DumpError(json_path, message)``;
@@ -38,6 +40,7 @@ import itertools
 import json
 import os
 import re
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -45,6 +48,7 @@ import numpy as np
 FORMAT = "ad-expression-dump"
 VERSIONS = (1, 2, 3, 4, 5)
 SINCE = {"sqrt": 4, "argmax": 5, "detach": 5}  # nodes a dump of an earlier version may not hold (§7)
+MAX_DEPTH = 1000    # nodes nested in one expression (the extractor's limit too)
 SEED_KEY = "$seed"  # key of the seed's value in evaluate's result (never a C identifier)
 
 SORTS = ("ar", "ix")
@@ -249,15 +253,44 @@ def show_shape(shape: Any) -> str:
 # Loading
 # --------------------------------------------------------------------------------------------
 
+def _recursion_for(depth: int) -> None:
+    """A recursion limit the evaluators' walks fit in at ``depth`` (a few frames a level)."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 8 * depth + 1000))
+
+
+def _decode(text: str) -> Any:
+    _recursion_for(MAX_DEPTH + 100)
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise DumpError("$", f"the JSON nests too deeply to decode (the oracle reads "
+                             f"expressions at most {MAX_DEPTH} nodes deep)") from None
+
+
+def expr_depth(x: Any) -> int:
+    """The most expression nodes (objects with an "op") nested in ``x``, without recursion."""
+    best, todo = 0, [(x, 0)]
+    while todo:
+        v, d = todo.pop()
+        if isinstance(v, dict):
+            d += "op" in v
+            best = max(best, d)
+            todo.extend((w, d) for w in v.values())
+        elif isinstance(v, list):
+            todo.extend((w, d) for w in v)
+    return best
+
+
 def load(path_or_dict: Any) -> dict:
-    """Read a dump from a path, a JSON string or a dict; reject an unknown format or version."""
+    """Read a dump from a path, a JSON string or a dict; reject an unknown format or version,
+    or an expression nested deeper than ``MAX_DEPTH``."""
     if isinstance(path_or_dict, dict):
         dump = path_or_dict
     elif isinstance(path_or_dict, (str, os.PathLike)) and os.path.exists(path_or_dict):
         with open(path_or_dict, encoding="utf-8") as f:
-            dump = json.load(f)
+            dump = _decode(f.read())
     elif isinstance(path_or_dict, str) and path_or_dict.lstrip().startswith("{"):
-        dump = json.loads(path_or_dict)
+        dump = _decode(path_or_dict)
     else:
         raise FileNotFoundError(path_or_dict)
     if not isinstance(dump, dict):
@@ -266,6 +299,11 @@ def load(path_or_dict: Any) -> dict:
         raise DumpError("$.format", f"expected {FORMAT!r}, got {dump.get('format')!r}")
     if dump.get("version") not in VERSIONS or isinstance(dump.get("version"), bool):
         raise DumpError("$.version", f"unknown version {dump.get('version')!r} (known: {VERSIONS})")
+    depth = expr_depth(dump)
+    if depth > MAX_DEPTH:
+        raise DumpError("$", f"an expression is nested {depth:,} nodes deep, more than the "
+                             f"{MAX_DEPTH:,} the oracle reads (its evaluators recurse)")
+    _recursion_for(depth)
     return dump
 
 

@@ -486,11 +486,11 @@ def test_sqrt_stays_inline_and_writes_sqrt():
 @pytest.mark.agda
 @pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
 def test_sqrt_elaborates_and_extracts():
-    """Needs an Agda executable with sqrt (dump version 4)."""
+    """Needs an Agda executable with sqrt (dump version 4 and later)."""
     from extract import dump, sources
     b, _ = sqrt_net()
     d = json.loads(b.compile())
-    assert d["version"] == 4
+    assert d["version"] == 5
     norm = next(c for c in d["chain"] if c["name"] == "norm")
     assert norm["expr"]["op"] == "sqrt"
     g = sources.generate(dump.parse(d), "f32")
@@ -528,6 +528,41 @@ def test_cross_entropy_is_lenet5s_loss(kernel_cache):
     with pytest.raises(ValueError, match="cross_entropy: the logits must be a vector"):
         b2 = ModelBuilder("bad")
         b2.cross_entropy(b2.input("a", (2, 3)), b2.target("t", (2, 3)))
+
+
+@pytest.mark.agda
+@pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
+def test_logsumexp_and_detach(kernel_cache):
+    """``b.logsumexp(z)`` is bound as ``lse1`` (a layer) and is log Σ exp z, its gradient the
+    softmax; ``b.detach(a)`` is ``a`` with no gradient: ``sqerr(z + detach(z), y)`` has the
+    gradient of ``z`` alone (``2z − y``), not twice it."""
+    b = ModelBuilder("lse")
+    x, y = b.input("x", 4), b.target("y", 3)
+    z = b.output(b.dense(x, 3, weight="w", bias=False), "z")
+    b.loss(b.logsumexp(z) - b.expr("sum j : 3 . y[j] * z[j]", (1,)))
+    lines = b.text().splitlines()
+    assert "lse1 = logsumexp(z)" in lines, lines
+    assert lines[-1] == "loss loss = lse1 - (sum j : 3 . y[j] * z[j])", lines
+    m = b.load(precision="f64")
+    rng = np.random.default_rng(0)
+    xs, labels = rng.normal(size=(5, 4)) * 40, np.array([0, 2, 1, 1, 0])   # large logits
+    logits = xs @ m.params["w"].T
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    loss, g = m.loss_and_gradients(xs, labels)
+    np.testing.assert_allclose(loss, -np.log(p[np.arange(5), labels]).mean(), rtol=1e-12)
+    np.testing.assert_allclose(g["w"], (p - np.eye(3)[labels]).T @ xs / 5, rtol=1e-10)
+
+    b2 = ModelBuilder("det")
+    x2, y2 = b2.input("x", 4), b2.target("y", 3)
+    z2 = b2.bind("z", b2.dense(x2, 3, weight="w", bias=False))
+    out = b2.output(z2 + b2.detach(z2), "out")
+    b2.loss(b2.sqerr(out, y2))
+    assert "output out = z + detach(z)" in b2.text().splitlines()
+    m2 = b2.load(precision="f64")
+    _, g2 = m2.loss_and_gradients(xs, labels)
+    zs = xs @ m2.params["w"].T
+    np.testing.assert_allclose(g2["w"], (2 * zs - np.eye(3)[labels]).T @ xs / 5, rtol=1e-10)
 
 
 def test_tanh_binds_an_input_that_is_not_a_name():

@@ -267,13 +267,56 @@ def test_names_of_the_functions_are_reserved(name, where):
 
 @pytest.mark.parametrize("shape", [[50000, 50000], [11586, 11586]])  # 11586² = 2^27 + 16,964
 def test_arrays_past_int_indices_are_refused(shape):
-    """The lane kernels index 16 samples' worth of an array with int: 2^31 / 16 elements."""
+    """The lane kernels index 16 samples' worth of an array with int: 2^31 / 16 elements. The
+    error is at the array's name, with its shape and size."""
     d = dot()
     d["context"][1]["shape"] = shape
-    with pytest.raises(dump.DumpError, match=r"the parameters hold .* more than the generated "
+    n = shape[0] * shape[1]
+    with pytest.raises(dump.DumpError, match=rf"param 'a' of shape {shape[0]}×{shape[1]} holds "
+                                             rf"{n:,} elements, more than the generated "
                                              r"C's int indices reach \(134,217,727: "
-                                             r"2,147,483,647 over 16 lanes\); the largest is "
-                                             r"'a'"):
+                                             r"2,147,483,647 over 16 lanes\)$") as info:
+        dump.parse(d)
+    assert info.value.path == "$.context[1].name"
+
+
+def test_a_group_past_int_indices_names_its_largest_array():
+    d = dot()
+    d["context"][1]["shape"] = [8000, 8000]             # 64,000,000 + 72,000,000 > 2^27
+    d["context"][2]["shape"] = [9000, 8000]
+    with pytest.raises(dump.DumpError, match=r"the parameters hold 136,000,000 elements, more "
+                                             r"than the generated C's int indices reach "
+                                             r"\(134,217,727: .*\); the largest is param "
+                                             r"'b' of shape 9000×8000 \(72,000,000 elements\)$"
+                       ) as info:
+        dump.parse(d)
+    assert info.value.path == "$.context[2].name"
+
+
+def test_buffers_past_the_memory_budget_are_refused(monkeypatch):
+    """One lane group's buffers (a parameter and its gradient, 16 samples' inputs, bindings and
+    their gradients, in float) beyond $PROVED_KERNELS_MEMORY: refused at the array that needs
+    most, with its shape and size; within it, parsed."""
+    d = json.loads((DATA / "unary.json").read_text())
+    m = dump.parse(d)
+    need = 4 * (sum(2 * ir.size(a.shape) for a in m.params)
+                + sum(16 * ir.size(a.shape) for a in m.inputs)
+                + sum(32 * ir.size(a.shape) for a in m.chain)
+                + sum(ir.size(a.shape) for a in m.context if a.role == "const"))
+    monkeypatch.setenv(dump.ENV_MEMORY, str(need))
+    dump.parse(d)
+    monkeypatch.setenv(dump.ENV_MEMORY, str(need - 1))
+    with pytest.raises(dump.DumpError, match=r"the kernels' buffers for 16 samples need .* "
+                                             r"in float, more than the memory budget of .* "
+                                             r"\(\$PROVED_KERNELS_MEMORY, else this machine's "
+                                             r"memory\); the largest is binding '\w+' of "
+                                             r"shape [\d×]+ \(\d+ elements\)$") as info:
+        dump.parse(d)
+    assert info.value.path.startswith("$.chain[")
+    monkeypatch.setenv(dump.ENV_MEMORY, "2G")
+    assert dump.memory_budget() == 2 * 2 ** 30
+    monkeypatch.setenv(dump.ENV_MEMORY, "lots")
+    with pytest.raises(dump.DumpError, match="must be a number of bytes"):
         dump.parse(d)
 
 
@@ -415,3 +458,88 @@ def test_the_schema_is_checked_once_per_dump(monkeypatch):
     d["generator"] += " again"
     dump.parse(d)
     assert calls == [f"test {id(calls)}", d["generator"]]
+
+
+# ------------------------------------------------------------------------------------------
+# depth: recursion on a term's depth is bounded, with one error naming the limit
+
+
+def deep_dump_text(n: int, fn: str = "relu") -> str:
+    """A dump whose one binding is ``fn`` applied ``n`` times to a parameter (n + 1 nodes),
+    written as text (json.dumps recurses too)."""
+    e = ('{"op":"%s","sort":"ar","shape":3,"a":' % fn) * n + \
+        '{"op":"var","sort":"ar","shape":3,"idx":0}' + "}" * n
+    one = '{"op":"one","sort":"ar","shape":3}'
+    return ('{"format":"ad-expression-dump","version":5,"model":"deep","generator":"test",'
+            '"context":[{"name":"x","shape":3,"role":"param"}],'
+            '"chain":[{"name":"r","shape":3,"expr":' + e + '}],'
+            '"seed":{"of":"r","expr":' + one + '},'
+            '"gradients":[{"name":"d_r","wrt":"r","shape":3,"expr":' + one + '},'
+            '{"name":"d_x","wrt":"x","shape":3,"expr":' + one + '}]}')
+
+
+def test_depth_limit_parses_up_to_it_and_refuses_past_it(tmp_path):
+    """An expression of MAX_DEPTH nodes parses and lowers; one node more is a DumpError at the
+    binding's expression naming the limit; JSON nested 5,000 deep is refused before decoding,
+    naming its depth (it crashed the interpreter at the raised recursion limit)."""
+    from extract.sources import generate
+    m = dump.parse(dump.loads(deep_dump_text(dump.MAX_DEPTH - 1)))
+    generate(m, "f32")
+    with pytest.raises(dump.DumpError, match=r"nested more than 1000 nodes deep") as e:
+        dump.parse(dump.loads(deep_dump_text(dump.MAX_DEPTH)))
+    assert e.value.path == "$.chain[0].expr"
+    path = tmp_path / "deep.json"
+    path.write_text(deep_dump_text(5000))
+    with pytest.raises(dump.DumpError, match=r"nests 5,00\d levels deep, more than the 2,100"):
+        dump.load(path)
+    assert dump.json_depth('{"a": ["[[[{", [1, {"b": "]]"}]]}') == 4
+
+
+def test_json_recursion_is_a_dump_error(monkeypatch):
+    """json.loads recurses: past the recursion limit it raises RecursionError, reported as a
+    DumpError naming the limit (here with the depth pre-check switched off)."""
+    monkeypatch.setattr(dump, "json_depth", lambda text: 0)
+    with pytest.raises(dump.DumpError, match="nests too deeply to decode"):
+        dump.loads("[" * 200_000 + "]" * 200_000)
+
+
+def test_cli_on_a_dump_nested_5000_deep_is_one_line(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text(deep_dump_text(5000))
+    res = subprocess.run([sys.executable, "-m", "extract", str(path), "--no-build", "--out",
+                          str(tmp_path / "out")], capture_output=True, text=True, cwd=ROOT,
+                         timeout=300)
+    assert res.returncode == 1, res.stderr[-2000:]
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: $: the JSON nests 5,00"), lines
+    assert not (tmp_path / "out").exists()
+
+
+def test_oracle_refuses_past_its_depth_and_evaluates_up_to_it():
+    import numpy as np
+    with pytest.raises(oracle_mod.DumpError, match="nested 5,001 nodes deep, more than the 1,000"):
+        oracle_mod.load(deep_dump_text(5000))
+    with pytest.raises(oracle_mod.DumpError, match="too deeply to decode"):
+        oracle_mod.load(deep_dump_text(200_000))
+    out = oracle_mod.evaluate(deep_dump_text(oracle_mod.MAX_DEPTH - 1), {"x": [-1.0, 0.5, 2.0]})
+    np.testing.assert_array_equal(out["r"], [0.0, 0.5, 2.0])
+
+
+def test_lowering_refuses_an_ir_deeper_than_its_limit(monkeypatch):
+    """The passes' own limit (an IR can be deeper than a dump's 1,000 nodes when a binding is
+    computed where it is read): at MAX_IR_DEPTH the kernels generate, past it one
+    ExtractError naming the binding and the depth. ir.depth is iterative and measures a
+    shared subterm once (AD's x * x at every level is not 2^n)."""
+    from extract import lower
+    from extract.sources import generate
+    monkeypatch.setattr(dump, "MAX_DEPTH", 10_000)
+    monkeypatch.setattr(dump, "MAX_JSON_DEPTH", 30_000)
+    generate(dump.parse(dump.loads(deep_dump_text(lower.MAX_IR_DEPTH - 1))), "f32")
+    with pytest.raises(lower.ExtractError, match=r"^r: the expression is 2,001 nodes deep .* "
+                                                  r"more than the 2,000 the passes walk"):
+        generate(dump.parse(dump.loads(deep_dump_text(lower.MAX_IR_DEPTH))), "f32")
+    x = ir.Var(3, "x", "context")
+    e = x
+    for _ in range(60):
+        e = ir.Bin(3, "mul", e, e)
+    assert ir.depth(e) == 61 and ir.depth(ir.Un(3, "relu", e)) == 62

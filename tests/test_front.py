@@ -322,7 +322,7 @@ def test_layer_normalisation_with_sqrt_is_pytorchs(main, kernel_cache, tmp_path)
     r = elaborate(main, LAYERNORM_TEXT)
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
-    assert d["version"] == 4 and '"op": "sqrt"' in json.dumps(d)
+    assert d["version"] == 5 and '"op": "sqrt"' in json.dumps(d)
     rng = np.random.default_rng(11)
     vals = {"x": rng.normal(size=(4, 6)), "t": rng.uniform(size=4), "e": np.array([1e-5]),
             "a": rng.normal(size=(8, 6)), "g": rng.normal(size=8), "b": rng.normal(size=8),
@@ -400,7 +400,7 @@ def test_a_const_is_read_never_trained(main, kernel_cache, tmp_path):
     r = elaborate(main, text)
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
-    assert d["version"] == 4
+    assert d["version"] == 5
     assert [(c["name"], c["role"]) for c in d["context"]] == \
         [("x", "input"), ("t", "input"), ("m", "const"), ("w", "param")]
     assert "fan_in" not in d["context"][2]

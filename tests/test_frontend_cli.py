@@ -168,6 +168,67 @@ def test_other_failures_are_runtime_errors(fake_main, tmp_path, monkeypatch):
         frontend.compile_model(MODEL)
 
 
+# -- the time limit of the whole path (extract/limits.py) ---------------------------------
+
+def test_time_limit_in_the_agda_step(fake_main, tmp_path, monkeypatch):
+    """At the limit the error names the stage (elaboration in Agda) and how long it ran; the
+    executable is stopped (the fake sleeps 30 s); the Agda step's own default is not used."""
+    import time
+    from extract import limits
+    t = time.monotonic()
+    with pytest.raises(limits.TimeLimitError, match=r"^time limit of 1.5 s reached while "
+                       r"elaborating the model in Agda \(it had run 1\.[45]\d* s; 1\.[45]"):
+        with limits.time_limit(1.5):
+            frontend.compile_model(MODEL + "-- HANG\n")
+    assert time.monotonic() - t < 10
+    (tmp_path / "hang.model").write_text(MODEL + "-- HANG\n")
+    res = run_cli(["hang.model", "--timeout", "2", "--out", "gen"], cwd=tmp_path,
+                  env_extra={frontend.ENV_AGDA: str(fake_main)})
+    assert res.returncode == 1 and res.stdout == ""
+    assert res.stderr.startswith("error: time limit of 2 s reached while elaborating the model "
+                                 "in Agda (it had run 2.") and res.stderr.count("\n") == 1, \
+        res.stderr
+    assert not (tmp_path / "gen").exists()
+    import runtime
+    with pytest.raises(limits.TimeLimitError, match="while elaborating the model in Agda"):
+        runtime.load(tmp_path / "hang.model", timeout=1)
+    with pytest.raises(ValueError, match="a time limit is a positive number"):
+        runtime.load(tmp_path / "hang.model", timeout=0)
+
+
+def test_time_limit_in_lowering_and_in_the_c_compiler(tmp_path, monkeypatch, kernel_cache):
+    """The limit stops Python where it is (here a lowering made slow) and a C compiler that
+    would run on (a CC that sleeps a minute first: it is killed, with its children, and the
+    error comes at the limit), each named; a path that fits its limit is unchanged."""
+    import time
+    import runtime
+    from extract import limits, lower, sources
+    slow = lower.lower_to_loops
+
+    def sleepy(*a, **k):
+        time.sleep(30)
+        return slow(*a, **k)
+
+    monkeypatch.setattr(sources, "lower_to_loops", sleepy)
+    with pytest.raises(limits.TimeLimitError, match=r"while lowering and the passes \(it had "
+                                                     r"run 1\.\d s; 1\.\d s in all\)"):
+        runtime.load(str(DATA / "dot_hand.json"), timeout=1.5)
+    monkeypatch.setattr(sources, "lower_to_loops", slow)
+    cc = tmp_path / "cc"
+    cc.write_text("#!/bin/sh\nsleep 59.317\nexec gcc \"$@\"\n")   # a sleep of its own
+    cc.chmod(0o755)
+    monkeypatch.setenv("CC", str(cc))
+    t = time.monotonic()
+    with pytest.raises(limits.TimeLimitError, match=r"while compiling the C \(it had run"):
+        runtime.load(str(DATA / "dot_hand.json"), timeout=4)
+    assert time.monotonic() - t < 15
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert f"{cc}" not in ps and "sleep 59.317" not in ps, ps
+    monkeypatch.delenv("CC")
+    m = runtime.load(str(DATA / "dot_hand.json"), timeout=300)
+    assert m.spec.name == "dot"
+
+
 # -- the command line ---------------------------------------------------------------------
 
 def test_cli_model_file_writes_sources_and_dump(fake_main, tmp_path):
@@ -302,6 +363,45 @@ def test_a_byte_order_mark_is_not_part_of_the_model(tmp_path):
         res.stderr
 
 
+def test_a_file_that_is_not_utf8_is_one_line(fake_main, tmp_path):
+    """A binary (or Latin-1) file is refused before the executable runs, naming the file, the
+    line and the offset of the first byte that is not UTF-8 (it was Haskell's
+    ``hGetContents: invalid byte sequence``)."""
+    raw = MODEL.encode() + b"-- caf\xe9\n\x00\xff"
+    (tmp_path / "bin.model").write_bytes(raw)
+    offset = raw.index(b"\xe9")
+    with pytest.raises(frontend.ModelError) as exc:
+        frontend.compile_model(tmp_path / "bin.model", name_hint="bin.model")
+    assert str(exc.value) == (f"bin.model:6: not UTF-8 text: the byte 0xe9 at offset {offset} "
+                              f"is not valid UTF-8 (a model file is UTF-8 text)")
+    assert exc.value.line == 6
+    res = run_cli(["bin.model", "--out", "gen"], cwd=tmp_path)
+    assert res.returncode == 1 and res.stdout == ""
+    assert res.stderr == f"error: {exc.value}\n"
+    assert calls(fake_main) == [] and not (tmp_path / "gen").exists()
+
+
+@pytest.mark.agda
+@needs_model_command
+@pytest.mark.parametrize("locale", ["C", "POSIX"])
+def test_non_ascii_comments_whatever_the_locale(tmp_path, monkeypatch, locale):
+    """A UTF-8 model file with non-ASCII comments compiles under an ASCII locale too (the
+    executable runs with LC_ALL=C.UTF-8), from a file and from text, to the same dump as
+    without them; an error still names the right line."""
+    monkeypatch.setenv("LC_ALL", locale)
+    monkeypatch.setenv("LANG", locale)
+    accented = MLP.replace("model mlp", "model mlp   -- réseau « à deux couches » ✓ 中文", 1)
+    assert accented != MLP
+    (tmp_path / "u.model").write_text(accented, encoding="utf-8")
+    plain = frontend.compile_model(MLP)
+    assert frontend.compile_model(tmp_path / "u.model") == plain
+    assert frontend.compile_model(accented) == plain
+    bad = accented.replace("b1 : 128", "b1 : 64")
+    line = bad.splitlines().index("z1 = dense(w1, x, b1)") + 1
+    with pytest.raises(frontend.ModelError, match=rf"^<string>:{line}: binding z1"):
+        frontend.compile_model(bad)
+
+
 @pytest.mark.agda
 @needs_model_command
 def test_names_the_c_cannot_take_are_the_models_line(tmp_path):
@@ -325,9 +425,11 @@ def test_names_the_c_cannot_take_are_the_models_line(tmp_path):
     big = big.replace("w2 : 10x128", "w2 : 10x3000000")
     (tmp_path / "big.model").write_text(big)
     res = run_cli(["big.model", "--out", "gen"], cwd=tmp_path)
-    assert res.returncode == 1 and res.stderr.startswith(
-        "error: big.model: the parameters hold 2,385,000,010 elements, more than the "
-        "generated C's int indices reach (134,217,727"), res.stderr
+    w1 = next(k for k, t in enumerate(big.splitlines(), 1) if t.startswith("param  w1"))
+    assert res.returncode == 1 and res.stderr == (
+        f"error: big.model:{w1}: param 'w1' of shape 3000000×28×28 holds 2,352,000,000 "
+        f"elements, more than the generated C's int indices reach (134,217,727: "
+        f"2,147,483,647 over 16 lanes)\n"), res.stderr
     assert files_under(tmp_path) == ["big.model", "m.model"]
 
 

@@ -192,29 +192,39 @@ def test_index_names_by_role(cnn):
 # the formulas mean what the dump means
 
 
-def ev_ix(t, env: dict) -> int:
+def ev_ix(t, env: dict, vals: dict | None = None, shapes: dict | None = None) -> int:
     if isinstance(t, rm.IConst):
         return t.n
     if isinstance(t, rm.IVar):
         return env[t.name]
     if isinstance(t, rm.IAdd):
-        return ev_ix(t.a, env) + ev_ix(t.b, env)
+        return ev_ix(t.a, env, vals, shapes) + ev_ix(t.b, env, vals, shapes)
     if isinstance(t, rm.ISub):
-        return ev_ix(t.a, env) - ev_ix(t.b, env)
+        return ev_ix(t.a, env, vals, shapes) - ev_ix(t.b, env, vals, shapes)
     if isinstance(t, rm.IScale):
-        return t.c * ev_ix(t.a, env)
+        return t.c * ev_ix(t.a, env, vals, shapes)
     if isinstance(t, rm.IFloor):
-        return ev_ix(t.a, env) // t.c
+        return ev_ix(t.a, env, vals, shapes) // t.c
     if isinstance(t, rm.IMod):
-        return ev_ix(t.a, env) % t.c
+        return ev_ix(t.a, env, vals, shapes) % t.c
+    if isinstance(t, rm.IArg):
+        # the first position, row-major, where the body is largest (IEEE <: a NaN never wins)
+        every = list(itertools.product(*(range(n) for _, n in t.vars)))
+        at = lambda p: ev(t.body, {**env, **{v: i for (v, _), i in zip(t.vars, p)}},
+                          vals, shapes)
+        best = every[0]
+        for p in every[1:]:
+            if at(best) < at(p):
+                best = p
+        return best[t.k]
     raise TypeError(t)
 
 
-def holds(c, env: dict) -> bool:
+def holds(c, env: dict, vals: dict, shapes: dict) -> bool:
     if c[0] == "eq":
-        return ev_ix(c[1], env) == ev_ix(c[2], env)
+        return ev_ix(c[1], env, vals, shapes) == ev_ix(c[2], env, vals, shapes)
     _, t, lower, upper = c
-    v = ev_ix(t, env)
+    v = ev_ix(t, env, vals, shapes)
     return (not lower or v >= 0) and (upper is None or v < upper)
 
 
@@ -229,7 +239,7 @@ def ev(m, env: dict, vals: dict, shapes: dict):
     if isinstance(m, rm.MElem):
         idx, given = [], iter(m.idx)
         for n in ir.leaves(shapes[m.name]):
-            i = 0 if n == 1 else ev_ix(next(given), env)
+            i = 0 if n == 1 else ev_ix(next(given), env, vals, shapes)
             assert 0 <= i < n, f"{m.name}: index {i} out of 0..{n - 1}"
             idx.append(i)
         return vals[m.name].reshape(ir.leaves(shapes[m.name]))[tuple(idx)]
@@ -241,13 +251,13 @@ def ev(m, env: dict, vals: dict, shapes: dict):
     if isinstance(m, rm.MMul):
         out = 1.0
         for f in m.factors:
-            if isinstance(f, rm.MIverson) and not all(holds(c, env) for c in f.conds):
+            if isinstance(f, rm.MIverson) and not all(holds(c, env, vals, shapes) for c in f.conds):
                 return 0.0
             if not isinstance(f, rm.MIverson):
                 out = out * ev(f, env, vals, shapes)
         return out
     if isinstance(m, rm.MIverson):
-        return float(all(holds(c, env) for c in m.conds))
+        return float(all(holds(c, env, vals, shapes) for c in m.conds))
     if isinstance(m, rm.MNeg):
         return -ev(m.a, env, vals, shapes)
     if isinstance(m, rm.MScale):
@@ -260,11 +270,19 @@ def ev(m, env: dict, vals: dict, shapes: dict):
         x = ev(m.a, env, vals, shapes)
         fns = {"σ": lambda x: 1.0 / (1.0 + np.exp(-x)), "exp": np.exp, "log": np.log,
                "relu": lambda x: np.where(x <= 0, 0.0, x),
-               "step": lambda x: np.where(x <= 0, 0.0, 1.0)}
+               "step": lambda x: np.where(x <= 0, 0.0, 1.0), "detach": lambda x: x}
         return fns[m.fn](x)
     if isinstance(m, rm.MMax):
         a, b = ev(m.a, env, vals, shapes), ev(m.b, env, vals, shapes)
         return np.where(a - b <= 0, b, a)
+    if isinstance(m, rm.MMaxOver):
+        # the value at the argmax (the first largest; a NaN never wins)
+        best = None
+        for at in itertools.product(*(range(n) for _, n in m.vars)):
+            x = ev(m.body, {**env, **{v: i for (v, _), i in zip(m.vars, at)}}, vals, shapes)
+            if best is None or best < x:
+                best = x
+        return best
     if isinstance(m, rm.MSum):
         out = 0.0
         for at in itertools.product(*(range(n) for _, n in m.vars)):
@@ -366,6 +384,24 @@ def test_pages_are_self_contained(dumps):
 MATHML = {"math", "mrow", "mi", "mn", "mo", "mtext", "msub", "msup", "msubsup", "mfrac",
           "msqrt", "munder", "mtable", "mtr", "mtd", "mspace"}
 HTML_TAGS = {"body", "h1", "h2", "p", "ul", "li", "code"}
+
+
+def test_maximum_argmax_and_detach():
+    """The maximum sels (imaps b) (argmax b) is max over the positions (a max-pool's window),
+    an argmax elsewhere (a gradient's bracket) is argmax, with the leaf it gives when its
+    position has several; detach is written as a function; the legend explains each."""
+    pool = render.latex(dump.load(ROOT / "tests" / "data" / "maxpool.json"))
+    assert r"\mathrm{pool}_{i,\,j,\,k} &= \max_{p,\,q<4}x_{i,\,4j+p,\,4k+q}" in pool
+    assert (r"\left[ j\bmod4={\left( \operatorname*{arg\,max}_{s,\,t<4}\left( "
+            r"x_{p,\,4q+s,\,4r+t} \right) \right)}_{1} \right]") in pool
+    lse = render.latex(dump.load(ROOT / "tests" / "data" / "lse_detach.json"))
+    assert r"m &= \mathrm{detach}\left( \max_{p<10}a_{p} \right)" in lse
+    assert "stop-gradient" in lse and "the largest value over p" in lse
+    maxall = render.latex(dump.load(ROOT / "tests" / "data" / "maxall.json"))
+    assert r"m &= \max_{p<1000}x_{p}" in maxall
+    assert r"\left[ i=\operatorname*{arg\,max}_{p<1000}\left( x_{p} \right) \right]" in maxall
+    page = render.html(dump.load(ROOT / "tests" / "data" / "maxpool.json"))
+    assert "<mo>max</mo>" in page and "<mo>argmax</mo>" in page
 
 
 def test_specific_renderings():

@@ -220,7 +220,7 @@ def test_gradients_follow_the_chain(dumps, model):
 @pytest.mark.agda
 def test_cnn_dump_structure(dumps):
     d = dumps["cnn"]
-    assert d["format"] == "ad-expression-dump" and d["version"] == 4
+    assert d["format"] == "ad-expression-dump" and d["version"] == 5
     assert [(c["name"], c["shape"], c["role"]) for c in d["context"]] == CNN_CONTEXT
     assert [(b["name"], b["shape"]) for b in d["chain"]] == CNN_CHAIN
     assert d["seed"] == {"of": "loss", "expr": {"op": "one", "sort": "ar", "shape": 1}}

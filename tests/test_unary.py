@@ -231,7 +231,7 @@ def dsqrt(main) -> dict:
 
 
 def test_sqrt_dump(dsqrt):
-    assert dsqrt["version"] == 4
+    assert dsqrt["version"] == 5
     assert "sqrt" in set().union(*(_ops(b["expr"]) for b in dsqrt["chain"]))
     grads = set().union(*(_ops(g["expr"]) for g in dsqrt["gradients"]))
     assert {"sqrt", "recip"} <= grads          # sqrt′ = recip(sqrt a + sqrt a)

@@ -205,6 +205,14 @@ class F:
             return NotImplemented
         return not bool(field.nonpositive(np.uint64((_v(o) - self.v) % P), F.key))
 
+    # reflected, for a Python int on the left (0 from a relu of the oracle's, in a max-pool's
+    # window: int < F asks F > int)
+    def __gt__(self, o):                       # o < self
+        return NotImplemented if isinstance(o, np.ndarray) else F(_v(o)) < self
+
+    def __ge__(self, o):                       # o <= self
+        return NotImplemented if isinstance(o, np.ndarray) else F(_v(o)) <= self
+
 
 def _v(o) -> int:
     if isinstance(o, np.ndarray) and o.ndim == 0:   # an F NumPy boxed on assignment
@@ -643,8 +651,8 @@ SQRT_MUTATIONS = {
                                         "(the batch entry points' kernels): kernel "
                                         "sqrt_hand_forward_r_lanes, binding r"),
     "hsqrt made a log": ("sqrt_hand.c", None,
-                         "l < sqrt_hand_HLANES; l++)\n        r[l] = sqrtf((*x)[l]);",
-                         "l < sqrt_hand_HLANES; l++)\n        r[l] = logf((*x)[l]);",
+                         "l < sqrt_hand_HLANES; l++)\n        r[l] = sqrtf(r[l]);",
+                         "l < sqrt_hand_HLANES; l++)\n        r[l] = logf(r[l]);",
                          "sqrt_hand_forward_hlanes/sqrt_hand_backward_hlanes (the batch entry "
                          "points' kernels): kernel sqrt_hand_forward_r_hlanes, binding r"),
     "cuda sqrtf made logf": ("sqrt_hand.cu", "sqrt_hand_forward_q", "sqrtf(", "logf(",
