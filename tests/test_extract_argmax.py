@@ -179,18 +179,20 @@ def _kernel(text: str, function: str) -> str:
 def test_the_gradient_of_a_max_computes_its_argmax_once():
     """maxall over 1000 elements: in d_x, the argmax loop runs once, before (not inside) the
     loop over the 1000 outputs: the kernel is linear, in the one-sample C and the lane
-    kernels (one per sample)."""
+    kernels (every lane at once: one vargstep per position, the outputs masked by vwhere)."""
     m = dump.parse(hand("maxall"))
     files = generate(m, "f32").files
     c = files["maxall.c"]
-    for fn, outer in (("maxall_backward_d_x", "    "), ("maxall_backward_d_x_lanes", "        ")):
+    for fn, step in (("maxall_backward_d_x", "if (a1 == 0 || top1 < x[a1])"),
+                     ("maxall_backward_d_x_lanes", "vargstep(top1[0], arg0, vsplat(x[a1]), a1);")):
         body = _kernel(c, fn)
         loops = re.findall(r"^( *)for \(int (\w+) = 0; \w+ < (\d+);", body, re.M)
         argmax = [x for x in loops if x[1].startswith("a")]
-        assert len(argmax) == 1 and argmax[0][0] == outer and argmax[0][2] == "1000", loops
+        assert len(argmax) == 1 and argmax[0][0] == "    " and argmax[0][2] == "1000", loops
         j = next(x for x in loops if x[1] == "j")
-        assert j[0] == outer and body.index("for (int j") > body.index("if (a1 == 0 ||"), body
-        assert body.count("top1 < x[a1]") == 1
+        assert j[0] == "    " and body.index("for (int j") > body.index(step), body
+        assert body.count(step) == 1
+    assert "vwhere((j == arg0), " in _kernel(c, "maxall_backward_d_x_lanes")
 
 
 def test_detach_prints_as_its_argument():
