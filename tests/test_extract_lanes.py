@@ -416,43 +416,103 @@ def test_vsqrt_is_sqrt_lane_by_lane_in_packed_instructions(tmp_path, precision, 
     assert not re.search(r"(call|jmp)\s+sqrtf?\b", asm)
 
 
+def _helpers_program(tmp_path, dump_path, precision: str, main: str) -> str:
+    """Build the generated C of a dump with ``main`` appended, run it, return its stdout."""
+    import subprocess
+    from extract import build as xbuild
+    from extract import dump as xdump
+    from extract.sources import generate
+    m = xdump.load(dump_path)
+    files = generate(m, precision).files
+    (tmp_path / f"{m.name}.h").write_text(files[f"{m.name}.h"])
+    (tmp_path / "t.c").write_text(files[f"{m.name}.c"] + main)
+    exe = tmp_path / f"t_{m.name}_{precision}"
+    subprocess.run(["gcc", *xbuild.CFLAGS, "-w", str(tmp_path / "t.c"), "-o", str(exe),
+                    *xbuild.LDFLAGS, "-lm"], check=True, cwd=tmp_path)
+    return subprocess.run([str(exe)], capture_output=True, text=True).stdout.strip()
+
+
+_VALUES = "{-2, -0.0, 0.0, 1e-30, 1, 3, INFINITY, -INFINITY}"
+
+
 def test_vector_helpers_agree_with_the_scalar_ones(tmp_path):
     """vrelu, vstep and vfmax_ of the template give, lane by lane, exactly what relu, step and
-    fmax_ give, ties, zeros of both signs and infinities included (float and double)."""
-    import subprocess
-    from extract.sources import generate
-    from extract import dump as xdump
-    for precision, real in (("f32", "float"), ("f64", "double")):
-        files = generate(xdump.load(_lenet5_dump()), precision).files
-        src = files["lenet5.c"]
-        assert "vfmax_(" in src and "vstep(" in src and "vrelu(" in src
-        (tmp_path / "lenet5.h").write_text(files["lenet5.h"])
-        test = src + f"""
+    fmax_ give, ties, zeros of both signs and infinities included (float and double); relu and
+    step from LeNet-5's C, fmax_ from tests/data/max.json's (LeNet-5's max-pools are argmaxes
+    since dump version 5: test_vector_argmax_is_the_scalar_loop)."""
+    from pathlib import Path
+    max_dump = Path(__file__).resolve().parent / "data" / "max.json"
+    for precision in ("f32", "f64"):
+        for dump_path, helpers in ((_lenet5_dump(), ("relu", "step")), (max_dump, ("fmax_",))):
+            checks = {"relu": "memcmp(&r[l], &(real){relu(a[l])}, sizeof(real)) != 0",
+                      "step": "s[l] != step(a[l])",
+                      "fmax_": "memcmp(&m[l], &(real){fmax_(a[l], b[l])}, sizeof(real)) != 0"}
+            defs = {"relu": "vreal r = vrelu(a);", "step": "vreal s = vstep(a);",
+                    "fmax_": "vreal m = vfmax_(a, b);"}
+            main = f"""
 #include <stdio.h>
 #include <math.h>
 int main(void)
 {{
-    const real v[] = {{-2, -0.0, 0.0, 1e-30, 1, 3, INFINITY, -INFINITY}};
+    const real v[] = {_VALUES};
     int bad = 0;
     for (int i = 0; i < 8; i++) for (int k = 0; k < 8; k++) {{
         vreal a, b;
         for (int l = 0; l < 8; l++) {{ a[l] = v[(i + l) % 8]; b[l] = v[(k + 3 * l) % 8]; }}
-        vreal m = vfmax_(a, b), r = vrelu(a), s = vstep(a);
+        {" ".join(defs[h] for h in helpers)}
         for (int l = 0; l < 8; l++)
-            bad += memcmp(&m[l], &(real){{fmax_(a[l], b[l])}}, sizeof(real)) != 0
-                || memcmp(&r[l], &(real){{relu(a[l])}}, sizeof(real)) != 0
-                || s[l] != step(a[l]);
+            bad += {" || ".join(checks[h] for h in helpers)};
     }}
     printf("%d\\n", bad);
     return bad != 0;
 }}
 """
-        (tmp_path / "t.c").write_text(test)
-        from extract import build as xbuild
-        exe = tmp_path / f"t_{precision}"
-        subprocess.run(["gcc", *xbuild.CFLAGS, "-w", str(tmp_path / "t.c"), "-o", str(exe),
-                        *xbuild.LDFLAGS, "-lm"], check=True, cwd=tmp_path)
-        assert subprocess.run([str(exe)], capture_output=True, text=True).stdout.strip() == "0"
+            assert _helpers_program(tmp_path, dump_path, precision, main) == "0", \
+                (dump_path, precision)
+
+
+def test_vector_argmax_is_the_scalar_loop(tmp_path):
+    """vargstep, LeNet-5's max-pools across the lanes (extract/lanes.py), against the scalar
+    argmax loop (``if (at == 0 || top < v) { top = v; arg = at; }``) lane by lane: every
+    sequence of 5 values of 0, -0, ±1, ±inf and NaN in every lane (ties keep the first, a
+    NaN neither replaces nor is replaced), the largest value bitwise and the position; and
+    vwhere(mask, x) is x where the mask holds and +0 elsewhere (float and double)."""
+    main = """
+#include <stdio.h>
+#include <math.h>
+int main(void)
+{
+    const real v[] = {0.0, -0.0, 1, -1, INFINITY, -INFINITY, NAN};
+    const int nv = 7, n = 5;
+    int bad = 0, total = 1;
+    for (int k = 0; k < n; k++) total *= nv;
+    for (int c0 = 0; c0 < total; c0 += 8) {
+        vindex arg = (vindex){0};
+        vreal top = vsplat(0);
+        real stop[8];
+        int sarg[8];
+        for (int at = 0; at < n; at++) {
+            vreal x;
+            for (int l = 0; l < 8; l++) {
+                int c = (c0 + l) % total;
+                for (int k = 0; k < at; k++) c /= nv;
+                x[l] = v[c % nv];
+                if (at == 0 || stop[l] < x[l]) { stop[l] = x[l]; sarg[l] = at; }
+            }
+            vargstep(top, arg, x, at);
+        }
+        for (int l = 0; l < 8; l++)
+            bad += memcmp(&top[l], &stop[l], sizeof(real)) != 0 || arg[l] != sarg[l];
+        vreal w = vwhere(arg == 2, vsplat(3));
+        for (int l = 0; l < 8; l++)
+            bad += memcmp(&w[l], &(real){sarg[l] == 2 ? 3 : 0}, sizeof(real)) != 0;
+    }
+    printf("%d\\n", bad);
+    return bad != 0;
+}
+"""
+    for precision in ("f32", "f64"):
+        assert _helpers_program(tmp_path, _lenet5_dump(), precision, main) == "0", precision
 
 
 def _lenet5_dump():
