@@ -202,10 +202,16 @@ def test_detach_prints_as_its_argument():
     assert "m[0] = a[arg0];" in _kernel(c, "lse_detach_forward_m")
 
 
-@pytest.mark.parametrize("precision, seed", [("f64", 2), ("f64", 10), ("f64", 12), ("f32", 8)])
+@pytest.mark.parametrize("precision, seed", [("f64", 2), ("f64", 10), ("f64", 12), ("f32", 8),
+                                             ("f64", 18), ("f32", 23)])
 def test_random_dumps_with_argmax_match_oracle(kernel_cache, precision, seed):
-    """Random dumps with argmax indices and detach (dumpgen.V5), true gradients."""
-    d = dumpgen.random_dump(seed, depth=3 if precision == "f64" else 2, model=f"rnd{seed}",
-                            gradients="ad", fns=dumpgen.V5)
+    """Random dumps with argmax indices and detach (dumpgen.V5), true gradients (seeds 18 and
+    23: lane kernels with the argmax across the lanes, vargstep and vwhere)."""
+    d = dumpgen.random_dump(seed, depth=3 if precision == "f64" or seed == 23 else 2,
+                            model=f"rnd{seed}", gradients="ad", fns=dumpgen.V5)
     assert "argmax" in dumpgen.ops_used(d) and d["version"] == 5
+    if seed in (18, 23):
+        c = generate(dump.parse(d), precision, ALLOW_RECOMPUTE).files[f"rnd{seed}.c"]
+        assert re.search(r"^ *vargstep\(", c, re.M) and re.search(r"vwhere\(\(", c)
+        check_batch_grad(d, precision, ALLOW_RECOMPUTE, 19)
     check_against_oracle(d, precision, ALLOW_RECOMPUTE)
