@@ -290,6 +290,16 @@ def _steps(stmts, out: list) -> list:
     return out
 
 
+def _decls(stmts, out: dict) -> dict:
+    """The scalar locals of statements and the values they are declared with."""
+    for s in stmts:
+        if isinstance(s, c.Decl):
+            out[s.name] = s.value
+        elif isinstance(s, (For, If)):
+            _decls(s.body, out)
+    return out
+
+
 def _digits(at: Affine, pos: IVar) -> dict | None:
     """The loop variables of an argmax's flat position ``at`` (row-major: coefficients 1, n1,
     n1 n2, ... over variables of extents n1, n2, ...) as digits of the position ``pos``;
@@ -310,13 +320,19 @@ def read_tops(stmts) -> tuple:
     value, the local ``top`` of its ``ArgStep``: the same value (``top`` is only ever set from
     the body, where the position is set), and no gather per lane."""
     args = _arg_vars(stmts)
+    decls = _decls(stmts, {})
     out = stmts
     for step in _steps(stmts, []):
         pos = args.get(step.index)
         digits = _digits(step.at, pos) if pos is not None else None
-        if digits is None or c.free_locals(step.value):
+        value = step.value
+        if isinstance(value, c.Local) and value.name in decls:
+            value = decls[value.name]       # a body read twice, computed once (lower.py)
+        if digits is None or c.free_locals(value):
             continue
-        at_pos = c.subst(step.value, digits)
+        at_pos = c.subst(value, digits)
+        if pos not in c.free_ivars(at_pos):
+            continue        # a body the same at every position: no read to replace
         top = c.Local(step.top)
         out = _map_stmts(out, lambda e, at_pos=at_pos, top=top: top if e == at_pos else e)
     return out

@@ -197,6 +197,13 @@ class _Vector:
     ``vsqrt`` (one ``vsqrtps``/``vsqrtpd``); on floats (``real``), ``logistic`` and ``exp`` as
     ``vlogistic`` and ``vexp``, the template's inline exp (no call per vector).
 
+    An argmax across the lanes (extract/lanes.py): its position, declared by an ``ArgDecl``
+    with ``lanes``, is a ``vindex`` (``args``); a step, ``vargstep(top, arg, value, at)``; a
+    condition that reads a position, a mask per lane, ``vwhere(mask, value)`` (and the other
+    constraints of the condition, the same in every lane, a ``?:`` outside it). In a loop over
+    the lanes kept as a loop (a condition beside a scalar call), the position of lane ``l``
+    is ``arg[l]``.
+
     ``p``: the prefix of the vector type and helpers, ``v`` for the batch kernels' width and
     ``h`` for the kernels of half that width (``hreal``, ``hload``, ...: the C file has both)."""
 
@@ -356,10 +363,6 @@ class _Vector:
                 if x.array in self.buffers:
                     return c.Store(*ref(x.array, x.offset), x.op, walk(x.value))
                 return c.Store(x.array, x.offset, x.op, walk(x.value))
-            if isinstance(x, c.ArgStep):    # lane l's position and largest value
-                top = self.ref(x.top, c.Affine())
-                return c.ArgStep(f"{x.index}[{self.lane.name}]", f"{top}[{self.lane.name}]",
-                                 x.at, walk(x.value))
             return x
         return c.For(s.var, tuple(stmt(x) for x in s.body), s.parallel, s.lo, s.hi)
 
@@ -411,10 +414,12 @@ class _Printer:
                     self.line(text)
                     return
             if len(s.body) == 1 and isinstance(s.body[0], c.ArgStep):
+                # its value is a load or a local (lower.py), so always a vector
                 text = self.vector.argstep(s.body[0])
-                if text is not None:
-                    self.line(text)
-                    return
+                if text is None:
+                    raise TypeError("an argmax step whose value has no vector form")
+                self.line(text)
+                return
             s = self.vector.scalar(s)
             # the lanes are independent samples: one vector per statement (the template's
             # LANE_LOOP, `omp simd` under GCC; without it GCC mixed 16- and 8-wide libmvec

@@ -171,6 +171,30 @@ def test_log_sum_exp_gradient_is_the_softmax(kernel_cache, name, precision):
     assert ("argmax" in dumpgen.ops_used(d_a)) == (name == "lse_max")
 
 
+def test_lane_argmax_of_a_scalar_call(kernel_cache):
+    """An argmax whose body has no vector form in float (log: a call per lane): the body
+    computed in a loop over the lanes into a buffer, then one vargstep; the gradient reads the
+    body at the position through an offset (a gather per lane), so its kernel runs the nest
+    once per sample. batch_grad against the oracle at 1-3 threads."""
+    b = dumpgen.Builder("max_log")
+    z, w = b.input("z", N), b.param("w", N)
+    a = b.let("a", z * w)
+    m = b.let("m", dumpgen.maxall(N, lambda i: dumpgen.log(a[i] * a[i])))
+    b.seed(m, dumpgen.one(1))
+    b.autodiff()
+    b.output("prediction", m)
+    b.output("loss", m)
+    d = b.build()
+    c = generate(dump.parse(d), "f32").files["max_log.c"]
+    fwd = _kernel(c, "max_log_forward_m_lanes")
+    assert "tmp2[0][l] = logf(" in fwd and "vargstep(top1[0], arg0, tmp2[0], a0);" in fwd, fwd
+    assert "vstore(&m[0], top1[0]);" in fwd
+    bwd = _kernel(c, "max_log_backward_d_w_lanes")
+    assert bwd.startswith("static void max_log_backward_d_w_lanes(") and \
+        "    for (int l = 0; l < 8; l++) {\n        int arg0 = 0;" in bwd, bwd
+    check_batch_grad(d, "f32", Options(), 19)
+
+
 def _kernel(text: str, function: str) -> str:
     start = text.index(f"static void {function}(")
     return text[start:text.index("\n}\n", start)]
