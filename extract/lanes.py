@@ -188,7 +188,7 @@ def widen_to_lanes(stmts, shared: set, width: int, taken: set = frozenset()):
     lane = IVar(lane_name(stmts, taken), width, 10 ** 6)
     w = _Widen(set(shared), width, lane)
     if has_argmax(stmts):
-        tops = read_tops(stmts)
+        tops = read_tops(hoist_args(stmts))
         if not lane_args(tops):
             return (For(lane, w.per_sample(stmts)),), lane
         stmts = tops
@@ -393,3 +393,73 @@ def _has_select_on(e, names: set) -> bool:
         return x
     _map_expr(e, f)
     return bool(found)
+
+
+def hoist_args(stmts) -> tuple:
+    """``stmts`` with each perfect nest of element loops whose body is one argmax (``ArgDecl``,
+    its ``top``, its loops) and then stores ``=`` that read it reordered: the loops the argmax
+    depends on outside, the argmax between, the others inside, so it is computed once for
+    them all (a max-pool's gradient: once per window, not once per element of it). Sound
+    when the stores write distinct elements in distinct iterations (``_injective``) and read
+    nothing the nest writes: the iterations are then independent and each still computes its
+    element from the same values."""
+    out = []
+    for s in stmts:
+        if isinstance(s, For):
+            s = _hoisted(s) or For(s.var, hoist_args(s.body), s.parallel, s.lo, s.hi)
+        elif isinstance(s, If):
+            s = If(s.cond, hoist_args(s.body))
+        out.append(s)
+    return tuple(out)
+
+
+def _hoisted(loop: For) -> For | None:
+    loops, body = [], (loop,)
+    while len(body) == 1 and isinstance(body[0], For):
+        loops.append(body[0])
+        body = body[0].body
+    if len(body) < 4 or not isinstance(body[0], c.ArgDecl) or \
+            not isinstance(body[1], c.Decl) or not isinstance(body[2], For) or \
+            not all(isinstance(x, Store) and x.op == "=" for x in body[3:]):
+        return None
+    steps = _steps(body[2:3], [])
+    if len(steps) != 1 or (steps[0].index, steps[0].top) != (body[0].name, body[1].name):
+        return None
+    if any(x.lo or x.hi for x in loops):
+        return None
+    group, stores = body[:3], body[3:]
+    need = set()
+    for a in _affines(group):
+        need |= a.ivars()
+    if {x.array for x in stores} & c.stmt_loads(body):
+        return None
+    vars_ = [x.var for x in loops]
+    if not all(_injective(x.offset, vars_) for x in stores):
+        return None
+    outer = [x for x in loops if x.var in need]
+    inner = [x for x in loops if x.var not in need]
+    if not inner:
+        return None
+    nest = stores
+    for x in reversed(inner):
+        nest = (For(x.var, nest, x.parallel),)
+    nest = (*group, *nest)
+    for x in reversed(outer):
+        nest = (For(x.var, nest, x.parallel),)
+    return nest[0]
+
+
+def _injective(off: Affine, vars_: list) -> bool:
+    """Whether distinct values of the loop variables ``vars_`` (each over its whole extent)
+    give distinct offsets: each variable's coefficient, in increasing size, exceeds the
+    largest sum of the smaller ones' terms (a mixed radix); other atoms: not decided."""
+    terms = dict(off.terms)
+    if any(not isinstance(a, IVar) for a in terms) or set(terms) - set(vars_):
+        return False
+    reach = 0
+    for v in sorted((v for v in vars_ if v.extent > 1), key=lambda v: abs(terms.get(v, 0))):
+        k = abs(terms.get(v, 0))
+        if k <= reach:
+            return False
+        reach += k * (v.extent - 1)
+    return True

@@ -603,3 +603,56 @@ def test_blocks_of_16_where_there_are_32_vector_registers(monkeypatch):
     monkeypatch.setenv(sources.ENV_BLOCK, "12")
     with pytest.raises(ExtractError, match="PROVED_KERNELS_BLOCK"):
         sources.default_block()
+
+
+def _pool_gradient(store_offset=None):
+    """The gradient of a max-pool of width 2 along one axis, one sample (as lowered and
+    split): for i, j: the argmax over the window i (``a[2 i + a0]``), then ``d[2 i + j] =
+    j == arg0 ? s[i] : 0``."""
+    i, j, a0 = IVar("i", 6, 0), IVar("j", 2, 1), IVar("a0", 2, 5)
+    pos = IVar("arg0", 2, 9)
+    group = (c.ArgDecl("arg0"), c.Decl("top1", c.ZERO),
+             For(a0, (c.ArgStep("arg0", "top1", aff((a0, 1)), Load("a", aff((i, 2), (a0, 1)))),)))
+    value = c.Select((c.Cmp(aff((j, 1), (pos, -1)), "eq"),), Load("s", aff((i, 1))))
+    off = store_offset if store_offset is not None else aff((i, 2), (j, 1))
+    return (For(i, (For(j, (*group, Store("d", off, "=", value))),)),)
+
+
+def test_an_argmax_is_computed_once_for_the_elements_it_selects():
+    """hoist_args: the loop over the window's elements (j) moves inside the argmax, which no
+    longer depends on it; with stores that may meet (an offset not one-to-one) nothing moves.
+    Widened, the position is a vindex, each step a vargstep, the selection a vwhere."""
+    from extract.lanes import _injective, hoist_args
+    body = _pool_gradient()
+    (i_loop,) = hoist_args(body)
+    assert [type(x).__name__ for x in i_loop.body] == ["ArgDecl", "Decl", "For", "For"]
+    assert i_loop.body[3].var.name == "j" and isinstance(i_loop.body[3].body[0], Store)
+    assert hoist_args(_pool_gradient(aff((IVar("i", 6, 0), 1), (IVar("j", 2, 1), 1)))) == \
+        _pool_gradient(aff((IVar("i", 6, 0), 1), (IVar("j", 2, 1), 1)))
+    i, j = IVar("i", 6, 0), IVar("j", 2, 1)
+    assert _injective(aff((i, 2), (j, 1)), [i, j]) and not _injective(aff((i, 1), (j, 1)), [i, j])
+    assert not _injective(aff((i, 2)), [i, j])          # j not in the offset: the same element
+    wide, lane = widen_to_lanes(body, {"s"}, 8, {"a", "d", "s"})
+    text = statements(wide, C, 1, (lane, 8))
+    assert "vindex arg0 = (vindex){0};" in text
+    assert "vargstep(top1[0], arg0, vload(&a[i * 16 + a0 * 8]), a0);" in text
+    assert "vstore(&d[i * 16 + j * 8], vwhere((j == arg0), vsplat(s[i])));" in text
+    assert text.index("vargstep(") < text.index("for (int j = 0;")
+
+
+def test_lenet5_pool_gradients_take_the_argmax_once_per_window():
+    """LeNet-5's d_z1 and d_z2 lane kernels (a max-pool's gradient inside the ReLU's): one
+    vargstep loop per 2×2 window, before the loops over the window's four elements."""
+    from extract import dump as xdump
+    from extract.sources import generate
+    src = generate(xdump.load(_lenet5_dump()), "f32").files["lenet5.c"]
+    for fn in ("lenet5_backward_d_z1_lanes", "lenet5_backward_d_z2_lanes",
+               "lenet5_forward_p1_lanes", "lenet5_forward_p2_lanes"):
+        start = src.index(f"static void {fn}(")
+        body = src[start:src.index("\n}\n", start)]
+        assert "for (int l = 0;" not in body and body.count("vargstep(") == 1, body
+        if "backward" in fn:
+            assert body.index("vargstep(") < body.index("for (int j1_r = 0;"), body
+            assert "vwhere((j1_r == arg0 / 2) & (j2_r == arg0 % 2), " in body
+        else:
+            assert "top1[0]);" in body          # the pooled value is the largest, no gather
