@@ -684,8 +684,11 @@ class Buffer(Stmt):
 
 @dataclass(frozen=True, eq=True)
 class ArgDecl(Stmt):
-    """``int name = 0;``: the position an argmax loop computes (dump version 5)."""
+    """``int name = 0;``: the position an argmax loop computes (dump version 5); ``lanes``
+    (extract/lanes.py): one position per sample lane, a vector of ints (``vindex``), which the
+    ``ArgStep`` in a loop over the lanes updates lane by lane and conditions compare with."""
     name: str
+    lanes: int = 0
 
 
 @dataclass(frozen=True, eq=True)

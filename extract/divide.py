@@ -18,15 +18,16 @@ of a kernel (the batch entry points put one after every kernel). A loop is divid
   padded convolution write the same window at other constants);
 - every load of such an array is of the same form and inside that window: an iteration reads
   what it writes, never another's;
-- it assigns no scalar local declared outside it, no loop inside it reuses a variable in
-  scope, and it is not the loop over the lanes.
+- it assigns no scalar local declared outside it (an argmax's position and largest value
+  included), no loop inside it reuses a variable in scope, and it is not the loop over the
+  lanes.
 
 Buffers at the top of a kernel, and the loops after them that fill only those buffers from
 arrays the kernel does not write, come first and run on every thread, each filling its own
 copy, when no later statement writes those buffers and the rest of the kernel has a divided
 loop (extract/winograd.py's transformed rows: the CNN's ``c21`` is then divided among its
-output channels). A kernel that declares a local or a buffer at its top level otherwise runs
-on thread 0 whole. Each
+output channels). A kernel that declares a local, a buffer or an argmax's position at its top
+level otherwise runs on thread 0 whole. Each
 element is computed by one thread with the terms and the order of the undivided kernel, so
 the values are bitwise those of one thread.
 
@@ -43,8 +44,8 @@ After::
 """
 from __future__ import annotations
 
-from .code import (Acc, Assign, Barrier, Buffer, Comment, Decl, Divided, For, If, IVar,
-                   OnePart, Store, load_nodes)
+from .code import (Acc, ArgDecl, ArgStep, Assign, Barrier, Buffer, Comment, Decl, Divided, For,
+                   If, IVar, OnePart, Store, load_nodes)
 
 
 def _window(offset, v: IVar, inner: set):
@@ -78,13 +79,18 @@ def _walk(stmts, inner: set, private: set, writes: list, reads: list) -> bool:
         elif isinstance(s, If):
             if not _walk(s.body, inner, private, writes, reads):
                 return False
-        elif isinstance(s, (Decl, Buffer)):
+        elif isinstance(s, (Decl, Buffer, ArgDecl)):
             private.add(s.name)
             if isinstance(s, Decl):
                 reads.extend((x, frozenset(inner), frozenset(private))
                              for x in load_nodes(s.value))
         elif isinstance(s, (Acc, Assign)):
             if s.name not in private:
+                return False
+            reads.extend((x, frozenset(inner), frozenset(private))
+                         for x in load_nodes(s.value))
+        elif isinstance(s, ArgStep):        # an argmax loop's position and value: its own
+            if s.index not in private or s.top not in private:
                 return False
             reads.extend((x, frozenset(inner), frozenset(private))
                          for x in load_nodes(s.value))
@@ -185,7 +191,7 @@ def divide_among_threads(stmts, lane: IVar | None = None) -> tuple:
         if any(isinstance(p, Divided) or isinstance(p, For) for p in rest):
             return (*stmts[:own], *rest)
         return (OnePart(tuple(stmts)),)     # nothing divided: thread 0 alone, as before
-    if any(isinstance(s, (Decl, Buffer, Acc, Assign)) for s in stmts):
+    if any(isinstance(s, (Decl, Buffer, Acc, Assign, ArgDecl)) for s in stmts):
         return (OnePart(tuple(stmts)),)
     parts, alone = [], []
     for s in stmts:

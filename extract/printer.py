@@ -197,12 +197,30 @@ class _Vector:
     ``vsqrt`` (one ``vsqrtps``/``vsqrtpd``); on floats (``real``), ``logistic`` and ``exp`` as
     ``vlogistic`` and ``vexp``, the template's inline exp (no call per vector).
 
+    An argmax across the lanes (extract/lanes.py): its position, declared by an ``ArgDecl``
+    with ``lanes``, is a ``vindex`` (``args``); a step, ``vargstep(top, arg, value, at)``; a
+    condition that reads a position, a mask per lane, ``vwhere(mask, value)`` (and the other
+    constraints of the condition, the same in every lane, a ``?:`` outside it). In a loop over
+    the lanes kept as a loop (a condition beside a scalar call), the position of lane ``l``
+    is ``arg[l]``.
+
     ``p``: the prefix of the vector type and helpers, ``v`` for the batch kernels' width and
     ``h`` for the kernels of half that width (``hreal``, ``hload``, ...: the C file has both)."""
 
     def __init__(self, lane: c.IVar, width: int, buffers: set, p: str = "v",
                  real: str | None = None):
         self.lane, self.width, self.buffers, self.p, self.real = lane, width, buffers, p, real
+        self.args: set = set()      # argmax positions, one per lane (``vindex``)
+
+    def on_lanes(self, k: c.Cmp) -> bool:
+        """Whether a constraint reads an argmax position, different in every lane."""
+        return any(v.name in self.args for v in k.a.ivars())
+
+    def lane_cond(self, cond: tuple) -> tuple:
+        """``cond`` in one lane: each position ``arg`` read as ``arg[l]``."""
+        m = {v: c.Affine.of(c.IVar(f"{v.name}[{self.lane.name}]", v.extent, v.rank))
+             for k in cond for v in k.a.ivars() if v.name in self.args}
+        return tuple(c.Cmp(k.a.subst(m), k.op) for k in cond)
 
     def base(self, off: c.Affine) -> c.Affine | None:
         if off.coeff(self.lane) != 1 or self.lane in (off - c.Affine.of(self.lane)).ivars():
@@ -249,6 +267,17 @@ class _Vector:
             a = self.expr(e.a)
             if a is None:
                 return None
+            lanes = tuple(k for k in e.cond if self.on_lanes(k))
+            if lanes:
+                # a condition on argmax positions: a mask per lane (vindex comparisons), the
+                # template's vwhere keeping the value where it is set and 0 elsewhere
+                x = a[0] if a[2] else f"{self.p}splat({a[0]})"
+                mask = " & ".join(f"({constraint(k)})" for k in lanes)
+                text = f"{self.p}where({mask}, {x})"
+                rest = tuple(k for k in e.cond if not self.on_lanes(k))
+                if not rest:
+                    return text, 4, True
+                return f"{condition(rest)} ? {text} : ({self.p}real){{0}}", 0, True
             zero = f"({self.p}real){{0}}" if a[2] else "0"
             return f"{condition(e.cond)} ? {_par(a, 1)} : {zero}", 0, a[2]
         if isinstance(e, c.Un) and e.fn == "recip":
@@ -294,6 +323,16 @@ class _Vector:
             return f"{p}store({target}, {p}load({target}) + {_par((value, prec, True), 2)});"
         return f"{p}store({target}, {value});"
 
+    def argstep(self, s: c.ArgStep) -> str | None:
+        """One step of an argmax loop in every lane at once: the template's ``vargstep`` (a
+        vector compare, then a select of the value and of the position by its mask)."""
+        v = self.expr(s.value)
+        if v is None:
+            return None
+        value = v[0] if v[2] else f"{self.p}splat({v[0]})"
+        return (f"{self.p}argstep({self.ref(s.top, c.Affine())}, {s.index}, {value}, "
+                f"{affine(s.at)});")
+
     def scalar(self, s):
         """A loop over lanes kept as a loop: a ``vreal`` buffer is read and written one lane at
         a time, ``buf[k][l]`` (vector subscript)."""
@@ -314,7 +353,7 @@ class _Vector:
             if isinstance(e, c.Scale):
                 return c.Scale(walk(e.a), e.n)
             if isinstance(e, c.Select):
-                return c.Select(e.cond, walk(e.a))
+                return c.Select(self.lane_cond(e.cond), walk(e.a))
             if isinstance(e, c.Un):
                 return c.Un(e.fn, walk(e.a))
             return type(e)(walk(e.a))
@@ -374,12 +413,23 @@ class _Printer:
                 if text is not None:
                     self.line(text)
                     return
+            if len(s.body) == 1 and isinstance(s.body[0], c.ArgStep):
+                # its value is a load or a local (lower.py), so always a vector
+                text = self.vector.argstep(s.body[0])
+                if text is None:
+                    raise TypeError("an argmax step whose value has no vector form")
+                self.line(text)
+                return
             s = self.vector.scalar(s)
             # the lanes are independent samples: one vector per statement (the template's
             # LANE_LOOP, `omp simd` under GCC; without it GCC mixed 16- and 8-wide libmvec
             # calls: the CNN's logistic c1, a loop over lanes on Zen 5 before vlogistic, took
             # 1.22 instead of 0.74 us per image, bench/PROFILE.md)
             self.line("LANE_LOOP")
+        if self.vector and isinstance(s, c.ArgDecl) and s.lanes:
+            self.vector.args.add(s.name)
+            self.line(f"{self.vector.p}index {s.name} = ({self.vector.p}index){{0}};")
+            return
         if self.vector and isinstance(s, c.Buffer) and not s.shared:
             self.vector.buffers.add(s.name)
             self.line(f"{self.vector.p}real {s.name}[{s.size // self.vector.width}];")

@@ -268,7 +268,7 @@ def _generate(model: ir.Model, precision: str, options: Options) -> Generated:
     blocked = {}
     for k in (*lfwd, *lbwd):
         body = k.body
-        if has_argmax(body):        # run once per sample (extract/lanes.py): no blocks
+        if has_argmax(body):        # per lane (extract/lanes.py): no blocks
             blocked[k.name] = body
             continue
         if options.winograd:
@@ -322,9 +322,10 @@ def _generate(model: ir.Model, precision: str, options: Options) -> Generated:
             **names, "width": width, "kernels": ks, "parts": parts,
             "forward_unused": [b for b in ("w", "x", "v") if b not in lused_f],
             "backward_unused": [b for b in ("w", "x", "v", "g") if b not in lused_b],
-            "uses": {f: re.search(rf"\b{p}{f}\(", bodies) is not None
-                     for f in ("load", "store", "splat", "relu", "step", "fmax_", "exp",
-                               "logistic", "sqrt")},
+            "uses": {**{f: re.search(rf"\b{p}{f}\(", bodies) is not None
+                        for f in ("load", "store", "splat", "relu", "step", "fmax_", "exp",
+                                  "logistic", "sqrt")},
+                     "index": re.search(rf"\b{p}index\b", bodies) is not None},
             "transpose": transpose_program(width, names["shuf"], f"{p}real"),
             "transpose_rounds": width.bit_length() - 1,
             "forward_calls": [f"{k['function']}({', '.join(k['args'])})" for k in ks[:lnf]],

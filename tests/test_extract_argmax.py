@@ -171,6 +171,30 @@ def test_log_sum_exp_gradient_is_the_softmax(kernel_cache, name, precision):
     assert ("argmax" in dumpgen.ops_used(d_a)) == (name == "lse_max")
 
 
+def test_lane_argmax_of_a_scalar_call(kernel_cache):
+    """An argmax whose body has no vector form in float (log: a call per lane): the body
+    computed in a loop over the lanes into a buffer, then one vargstep; the gradient reads the
+    body at the position through an offset (a gather per lane), so its kernel runs the nest
+    once per sample. batch_grad against the oracle at 1-3 threads."""
+    b = dumpgen.Builder("max_log")
+    z, w = b.input("z", N), b.param("w", N)
+    a = b.let("a", z * w)
+    m = b.let("m", dumpgen.maxall(N, lambda i: dumpgen.log(a[i] * a[i])))
+    b.seed(m, dumpgen.one(1))
+    b.autodiff()
+    b.output("prediction", m)
+    b.output("loss", m)
+    d = b.build()
+    c = generate(dump.parse(d), "f32").files["max_log.c"]
+    fwd = _kernel(c, "max_log_forward_m_lanes")
+    assert "tmp2[0][l] = logf(" in fwd and "vargstep(top1[0], arg0, tmp2[0], a0);" in fwd, fwd
+    assert "vstore(&m[0], top1[0]);" in fwd
+    bwd = _kernel(c, "max_log_backward_d_w_lanes")
+    assert bwd.startswith("static void max_log_backward_d_w_lanes(") and \
+        "    for (int l = 0; l < 8; l++) {\n        int arg0 = 0;" in bwd, bwd
+    check_batch_grad(d, "f32", Options(), 19)
+
+
 def _kernel(text: str, function: str) -> str:
     start = text.index(f"static void {function}(")
     return text[start:text.index("\n}\n", start)]
@@ -179,18 +203,20 @@ def _kernel(text: str, function: str) -> str:
 def test_the_gradient_of_a_max_computes_its_argmax_once():
     """maxall over 1000 elements: in d_x, the argmax loop runs once, before (not inside) the
     loop over the 1000 outputs: the kernel is linear, in the one-sample C and the lane
-    kernels (one per sample)."""
+    kernels (every lane at once: one vargstep per position, the outputs masked by vwhere)."""
     m = dump.parse(hand("maxall"))
     files = generate(m, "f32").files
     c = files["maxall.c"]
-    for fn, outer in (("maxall_backward_d_x", "    "), ("maxall_backward_d_x_lanes", "        ")):
+    for fn, step in (("maxall_backward_d_x", "if (a1 == 0 || top1 < x[a1])"),
+                     ("maxall_backward_d_x_lanes", "vargstep(top1[0], arg0, vsplat(x[a1]), a1);")):
         body = _kernel(c, fn)
         loops = re.findall(r"^( *)for \(int (\w+) = 0; \w+ < (\d+);", body, re.M)
         argmax = [x for x in loops if x[1].startswith("a")]
-        assert len(argmax) == 1 and argmax[0][0] == outer and argmax[0][2] == "1000", loops
+        assert len(argmax) == 1 and argmax[0][0] == "    " and argmax[0][2] == "1000", loops
         j = next(x for x in loops if x[1] == "j")
-        assert j[0] == outer and body.index("for (int j") > body.index("if (a1 == 0 ||"), body
-        assert body.count("top1 < x[a1]") == 1
+        assert j[0] == "    " and body.index("for (int j") > body.index(step), body
+        assert body.count(step) == 1
+    assert "vwhere((j == arg0), " in _kernel(c, "maxall_backward_d_x_lanes")
 
 
 def test_detach_prints_as_its_argument():
@@ -200,10 +226,16 @@ def test_detach_prints_as_its_argument():
     assert "m[0] = a[arg0];" in _kernel(c, "lse_detach_forward_m")
 
 
-@pytest.mark.parametrize("precision, seed", [("f64", 2), ("f64", 10), ("f64", 12), ("f32", 8)])
+@pytest.mark.parametrize("precision, seed", [("f64", 2), ("f64", 10), ("f64", 12), ("f32", 8),
+                                             ("f64", 18), ("f32", 23)])
 def test_random_dumps_with_argmax_match_oracle(kernel_cache, precision, seed):
-    """Random dumps with argmax indices and detach (dumpgen.V5), true gradients."""
-    d = dumpgen.random_dump(seed, depth=3 if precision == "f64" else 2, model=f"rnd{seed}",
-                            gradients="ad", fns=dumpgen.V5)
+    """Random dumps with argmax indices and detach (dumpgen.V5), true gradients (seeds 18 and
+    23: lane kernels with the argmax across the lanes, vargstep and vwhere)."""
+    d = dumpgen.random_dump(seed, depth=3 if precision == "f64" or seed == 23 else 2,
+                            model=f"rnd{seed}", gradients="ad", fns=dumpgen.V5)
     assert "argmax" in dumpgen.ops_used(d) and d["version"] == 5
+    if seed in (18, 23):
+        c = generate(dump.parse(d), precision, ALLOW_RECOMPUTE).files[f"rnd{seed}.c"]
+        assert re.search(r"^ *vargstep\(", c, re.M) and re.search(r"vwhere\(\(", c)
+        check_batch_grad(d, precision, ALLOW_RECOMPUTE, 19)
     check_against_oracle(d, precision, ALLOW_RECOMPUTE)

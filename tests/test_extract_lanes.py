@@ -416,66 +416,105 @@ def test_vsqrt_is_sqrt_lane_by_lane_in_packed_instructions(tmp_path, precision, 
     assert not re.search(r"(call|jmp)\s+sqrtf?\b", asm)
 
 
+def _helpers_program(tmp_path, dump_path, precision: str, main: str) -> str:
+    """Build the generated C of a dump with ``main`` appended, run it, return its stdout."""
+    import subprocess
+    from extract import build as xbuild
+    from extract import dump as xdump
+    from extract.sources import generate
+    m = xdump.load(dump_path)
+    files = generate(m, precision).files
+    (tmp_path / f"{m.name}.h").write_text(files[f"{m.name}.h"])
+    (tmp_path / "t.c").write_text(files[f"{m.name}.c"] + main)
+    exe = tmp_path / f"t_{m.name}_{precision}"
+    subprocess.run(["gcc", *xbuild.CFLAGS, "-w", str(tmp_path / "t.c"), "-o", str(exe),
+                    *xbuild.LDFLAGS, "-lm"], check=True, cwd=tmp_path)
+    return subprocess.run([str(exe)], capture_output=True, text=True).stdout.strip()
+
+
+_VALUES = "{-2, -0.0, 0.0, 1e-30, 1, 3, INFINITY, -INFINITY}"
+
+
 def test_vector_helpers_agree_with_the_scalar_ones(tmp_path):
     """vrelu, vstep and vfmax_ of the template give, lane by lane, exactly what relu, step and
-    fmax_ give, ties, zeros of both signs and infinities included (float and double)."""
-    import subprocess
-    from extract.sources import generate
-    from extract import dump as xdump
-    for precision, real in (("f32", "float"), ("f64", "double")):
-        # LeNet-5 used all three until its pooling became a max-reduction (dump version 5)
-        files = generate(xdump.parse(xdump.loads(_helpers_dump())), precision).files
-        src = files["helpers.c"]
-        assert "vfmax_(" in src and "vstep(" in src and "vrelu(" in src
-        (tmp_path / "helpers.h").write_text(files["helpers.h"])
-        test = src + f"""
+    fmax_ give, ties, zeros of both signs and infinities included (float and double); relu and
+    step from LeNet-5's C, fmax_ from tests/data/max.json's (LeNet-5's max-pools are argmaxes
+    since dump version 5: test_vector_argmax_is_the_scalar_loop)."""
+    from pathlib import Path
+    max_dump = Path(__file__).resolve().parent / "data" / "max.json"
+    for precision in ("f32", "f64"):
+        for dump_path, helpers in ((_lenet5_dump(), ("relu", "step")), (max_dump, ("fmax_",))):
+            checks = {"relu": "memcmp(&r[l], &(real){relu(a[l])}, sizeof(real)) != 0",
+                      "step": "s[l] != step(a[l])",
+                      "fmax_": "memcmp(&m[l], &(real){fmax_(a[l], b[l])}, sizeof(real)) != 0"}
+            defs = {"relu": "vreal r = vrelu(a);", "step": "vreal s = vstep(a);",
+                    "fmax_": "vreal m = vfmax_(a, b);"}
+            main = f"""
 #include <stdio.h>
 #include <math.h>
 int main(void)
 {{
-    const real v[] = {{-2, -0.0, 0.0, 1e-30, 1, 3, INFINITY, -INFINITY}};
+    const real v[] = {_VALUES};
     int bad = 0;
     for (int i = 0; i < 8; i++) for (int k = 0; k < 8; k++) {{
         vreal a, b;
         for (int l = 0; l < 8; l++) {{ a[l] = v[(i + l) % 8]; b[l] = v[(k + 3 * l) % 8]; }}
-        vreal m = vfmax_(a, b), r = vrelu(a), s = vstep(a);
+        {" ".join(defs[h] for h in helpers)}
         for (int l = 0; l < 8; l++)
-            bad += memcmp(&m[l], &(real){{fmax_(a[l], b[l])}}, sizeof(real)) != 0
-                || memcmp(&r[l], &(real){{relu(a[l])}}, sizeof(real)) != 0
-                || s[l] != step(a[l]);
+            bad += {" || ".join(checks[h] for h in helpers)};
     }}
     printf("%d\\n", bad);
     return bad != 0;
 }}
 """
-        (tmp_path / "t.c").write_text(test)
-        from extract import build as xbuild
-        exe = tmp_path / f"t_{precision}"
-        subprocess.run(["gcc", *xbuild.CFLAGS, "-w", str(tmp_path / "t.c"), "-o", str(exe),
-                        *xbuild.LDFLAGS, "-lm"], check=True, cwd=tmp_path)
-        assert subprocess.run([str(exe)], capture_output=True, text=True).stdout.strip() == "0"
+            assert _helpers_program(tmp_path, dump_path, precision, main) == "0", \
+                (dump_path, precision)
 
 
-HELPERS = """model helpers
-input  x : 8
-target y : 8
-param  w : 8
-a = x * w
-r = relu(a)
-m = max(a, x)
-output out = r + m
-loss loss = sqerr(out, y)
+def test_vector_argmax_is_the_scalar_loop(tmp_path):
+    """vargstep, LeNet-5's max-pools across the lanes (extract/lanes.py), against the scalar
+    argmax loop (``if (at == 0 || top < v) { top = v; arg = at; }``) lane by lane: every
+    sequence of 5 values of 0, -0, ±1, ±inf and NaN in every lane (ties keep the first, a
+    NaN neither replaces nor is replaced), the largest value bitwise and the position; and
+    vwhere(mask, x) is x where the mask holds and +0 elsewhere (float and double)."""
+    main = """
+#include <stdio.h>
+#include <math.h>
+int main(void)
+{
+    const real v[] = {0.0, -0.0, 1, -1, INFINITY, -INFINITY, NAN};
+    const int nv = 7, n = 5;
+    int bad = 0, total = 1;
+    for (int k = 0; k < n; k++) total *= nv;
+    for (int c0 = 0; c0 < total; c0 += 8) {
+        vindex arg = (vindex){0};
+        vreal top = vsplat(0);
+        real stop[8];
+        int sarg[8];
+        for (int at = 0; at < n; at++) {
+            vreal x;
+            for (int l = 0; l < 8; l++) {
+                int c = (c0 + l) % total;
+                for (int k = 0; k < at; k++) c /= nv;
+                x[l] = v[c % nv];
+                if (at == 0 || stop[l] < x[l]) { stop[l] = x[l]; sarg[l] = at; }
+            }
+            vargstep(top, arg, x, at);
+        }
+        for (int l = 0; l < 8; l++)
+            bad += memcmp(&top[l], &stop[l], sizeof(real)) != 0 || arg[l] != sarg[l];
+        vreal w = vwhere(arg == 2, vsplat(3));
+        for (int l = 0; l < 8; l++)
+            bad += memcmp(&w[l], &(real){sarg[l] == 2 ? 3 : 0}, sizeof(real)) != 0;
+    }
+    printf("%d\\n", bad);
+    return bad != 0;
+}
 """
+    for precision in ("f32", "f64"):
+        assert _helpers_program(tmp_path, _lenet5_dump(), precision, main) == "0", precision
 
 
-def _helpers_dump() -> str:
-    """A model whose lane kernels use vrelu and vfmax_ (forward) and vstep (their gradients),
-    compiled by the Agda executable."""
-    import os
-    from extract import frontend
-    if not os.access(frontend.agda_main(), os.X_OK):
-        pytest.skip(f"no Agda executable at {frontend.agda_main()} (make dump)")
-    return frontend.compile_model(HELPERS)
 
 
 def _lenet5_dump():
@@ -566,3 +605,56 @@ def test_blocks_of_16_where_there_are_32_vector_registers(monkeypatch):
     monkeypatch.setenv(sources.ENV_BLOCK, "12")
     with pytest.raises(ExtractError, match="PROVED_KERNELS_BLOCK"):
         sources.default_block()
+
+
+def _pool_gradient(store_offset=None):
+    """The gradient of a max-pool of width 2 along one axis, one sample (as lowered and
+    split): for i, j: the argmax over the window i (``a[2 i + a0]``), then ``d[2 i + j] =
+    j == arg0 ? s[i] : 0``."""
+    i, j, a0 = IVar("i", 6, 0), IVar("j", 2, 1), IVar("a0", 2, 5)
+    pos = IVar("arg0", 2, 9)
+    group = (c.ArgDecl("arg0"), c.Decl("top1", c.ZERO),
+             For(a0, (c.ArgStep("arg0", "top1", aff((a0, 1)), Load("a", aff((i, 2), (a0, 1)))),)))
+    value = c.Select((c.Cmp(aff((j, 1), (pos, -1)), "eq"),), Load("s", aff((i, 1))))
+    off = store_offset if store_offset is not None else aff((i, 2), (j, 1))
+    return (For(i, (For(j, (*group, Store("d", off, "=", value))),)),)
+
+
+def test_an_argmax_is_computed_once_for_the_elements_it_selects():
+    """hoist_args: the loop over the window's elements (j) moves inside the argmax, which no
+    longer depends on it; with stores that may meet (an offset not one-to-one) nothing moves.
+    Widened, the position is a vindex, each step a vargstep, the selection a vwhere."""
+    from extract.lanes import _injective, hoist_args
+    body = _pool_gradient()
+    (i_loop,) = hoist_args(body)
+    assert [type(x).__name__ for x in i_loop.body] == ["ArgDecl", "Decl", "For", "For"]
+    assert i_loop.body[3].var.name == "j" and isinstance(i_loop.body[3].body[0], Store)
+    assert hoist_args(_pool_gradient(aff((IVar("i", 6, 0), 1), (IVar("j", 2, 1), 1)))) == \
+        _pool_gradient(aff((IVar("i", 6, 0), 1), (IVar("j", 2, 1), 1)))
+    i, j = IVar("i", 6, 0), IVar("j", 2, 1)
+    assert _injective(aff((i, 2), (j, 1)), [i, j]) and not _injective(aff((i, 1), (j, 1)), [i, j])
+    assert not _injective(aff((i, 2)), [i, j])          # j not in the offset: the same element
+    wide, lane = widen_to_lanes(body, {"s"}, 8, {"a", "d", "s"})
+    text = statements(wide, C, 1, (lane, 8))
+    assert "vindex arg0 = (vindex){0};" in text
+    assert "vargstep(top1[0], arg0, vload(&a[i * 16 + a0 * 8]), a0);" in text
+    assert "vstore(&d[i * 16 + j * 8], vwhere((j == arg0), vsplat(s[i])));" in text
+    assert text.index("vargstep(") < text.index("for (int j = 0;")
+
+
+def test_lenet5_pool_gradients_take_the_argmax_once_per_window():
+    """LeNet-5's d_z1 and d_z2 lane kernels (a max-pool's gradient inside the ReLU's): one
+    vargstep loop per 2×2 window, before the loops over the window's four elements."""
+    from extract import dump as xdump
+    from extract.sources import generate
+    src = generate(xdump.load(_lenet5_dump()), "f32").files["lenet5.c"]
+    for fn in ("lenet5_backward_d_z1_lanes", "lenet5_backward_d_z2_lanes",
+               "lenet5_forward_p1_lanes", "lenet5_forward_p2_lanes"):
+        start = src.index(f"static void {fn}(")
+        body = src[start:src.index("\n}\n", start)]
+        assert "for (int l = 0;" not in body and body.count("vargstep(") == 1, body
+        if "backward" in fn:
+            assert body.index("vargstep(") < body.index("for (int j1_r = 0;"), body
+            assert "vwhere((j1_r == arg0 / 2) & (j2_r == arg0 % 2), " in body
+        else:
+            assert "top1[0]);" in body          # the pooled value is the largest, no gather

@@ -764,6 +764,42 @@ def test_a_hand_edited_argmax_is_rejected(tmp_path, maxpool_sources, what):
     assert_edit_rejected(tmp_path, *maxpool_sources, ARGMAX_MUTATIONS[what])
 
 
+# the lane form of an argmax (extract/lanes.py): max_of_input of tests/test_extract_argmax.py,
+# m = the maximum of a = z · w (z an input: a position per sample), its gradient d_w the seed
+# times z at the position. Every lane keeps its own position (vargstep) and the gradient is a
+# mask per lane (vwhere). The field build runs the helpers' PK_LANEWISE form, lane by lane;
+# their bit-mask form is run in float by tests/test_extract_argmax.py. (Not lse_max.json: over
+# the field its d_m is exactly 0, so its gradient does not see the position.)
+_LANES = "(the batch entry points' kernels): kernel max_in_backward_d_w_lanes, binding d_w"
+LANE_ARGMAX_MUTATIONS = {
+    "every lane given lane 0's position": (
+        "max_in.c", "max_in_backward_d_w_lanes", "vwhere((j == arg0), ",
+        "vwhere((j == __builtin_shuffle(arg0, (vindex){0})), ", _LANES),
+    "a lane kernel's steps at the wrong position": (
+        "max_in.c", "max_in_backward_d_w_lanes", "vload(&a[a1 * 8]), a1);",
+        "vload(&a[a1 * 8]), a1 / 2 * 2);", _LANES),
+}
+
+
+@pytest.fixture(scope="module")
+def max_in_sources(tmp_path_factory):
+    from test_extract_argmax import max_of_input
+    d = max_of_input()
+    return write_sources(tmp_path_factory.mktemp("max_in"), d), d
+
+
+@pytest.mark.parametrize("what", sorted(LANE_ARGMAX_MUTATIONS))
+def test_a_hand_edited_lane_argmax_is_rejected(tmp_path, max_in_sources, what):
+    assert_edit_rejected(tmp_path, *max_in_sources, LANE_ARGMAX_MUTATIONS[what])
+
+
+def test_the_unedited_lane_argmax_sources_validate(max_in_sources):
+    src, d = max_in_sources
+    text = src.c.read_text()
+    assert "vargstep(" in text and "vwhere(" in text      # the lane form, not a loop per sample
+    assert run(src, d).files == ["max_in.c", "max_in.cu"]
+
+
 def test_the_unedited_maxpool_sources_validate(maxpool_sources):
     src, d = maxpool_sources
     rep = run(src, d)
