@@ -59,6 +59,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from .cpu import cpuinfo
+from .paths import (ENV_AGDA, ENV_CACHE, ENV_DUMPS, PACKAGE, ROOT, ZOO, _RESOURCES,  # noqa: F401
+                    cache_dir, locate, locations)
 
 CFLAGS = ["-std=c11", "-O3", "-march=native", "-fopenmp", "-fno-math-errno",
           "-fno-trapping-math", "-fno-signed-zeros", "-ffp-contract=fast", "-fno-wrapv"]
@@ -68,17 +70,6 @@ if platform.system() == "Linux" and platform.machine() == "x86_64" and \
     LDFLAGS.append("-lmvec")    # the vector exp the generated C declares (see below)
 WARNINGS = ["-Wall", "-Wextra", "-Werror"]
 NVCCFLAGS = ["-O3", "-std=c++17"]
-ENV_CACHE = "PROVED_KERNELS_CACHE"
-
-
-def cache_dir() -> Path:
-    env = os.environ.get(ENV_CACHE)
-    if env:
-        return Path(env)
-    import platformdirs
-    return Path(platformdirs.user_cache_dir("proved-kernels"))
-
-
 @lru_cache(maxsize=None)
 def _tool_version(tool: str) -> str:
     try:
@@ -278,53 +269,8 @@ def _build(model_name: str, precision: str, files: dict, cdef: str, flags: list 
     return _import(name, final)
 
 
-ROOT = Path(__file__).resolve().parent.parent   # the source checkout (when running from one)
-PACKAGE = Path(__file__).resolve().parent       # the installed (or checked-out) ``extract``
-ENV_AGDA = "PROVED_KERNELS_AGDA"                # path of the Agda executable ``Main``
-ENV_DUMPS = "PROVED_KERNELS_DUMPS"              # a directory of built-in dumps ``<model>.json``
-ZOO = "zoo"                                     # the dumps' subdirectory of the zoo's dumps
-
-# Where each resource may be, in lookup order: an environment variable (None: no variable), a
-# path inside the installed package (copied there by setup.py when it builds a wheel; relative
-# to this package), and a path in the source checkout.
-_RESOURCES = {
-    # kind: (environment variable, path in the package, path in the checkout)
-    "templates": (None, "_templates", "templates"),
-    "schema": (None, "_schema/dump-format.schema.json", "docs/dump-format.schema.json"),
-    "mnist": (None, "../runtime/_data/mnist", "data/mnist"),
-    "dumps": (ENV_DUMPS, "_dumps", "build/dump"),
-    "agda": (ENV_AGDA, "_agda/Main", "build/agda/Main"),
-}
-
-
-def locations(kind: str, name: str | None = None) -> list[Path]:
-    """Every place a resource is looked for, in order (see ``locate``)."""
-    env, in_package, in_checkout = _RESOURCES[kind]
-    out = []
-    if env and os.environ.get(env):
-        out.append(Path(os.environ[env]))
-    out.append((PACKAGE / in_package).resolve())
-    out.append(ROOT / in_checkout)
-    if name is not None:
-        out = [p / name for p in out]
-    return out
-
-
-def locate(kind: str, name: str | None = None) -> Path:
-    """Where a resource lives; the one lookup for everything outside the Python sources.
-
-    ``kind``: ``"templates"`` (the Jinja templates), ``"schema"`` (the dump's JSON Schema),
-    ``"mnist"`` (the bundled MNIST subset), ``"dumps"`` (the built-in dumps; with ``name`` the
-    file ``<name>``), ``"agda"`` (the Agda executable ``Main``). Order: ``$PROVED_KERNELS_DUMPS``
-    / ``$PROVED_KERNELS_AGDA`` (dumps and agda only), then the copy inside the installed package
-    (``extract/_templates``, ``extract/_schema``, ``runtime/_data/mnist``, ``extract/_dumps``,
-    ``extract/_agda/Main``: setup.py copies them in when it builds the wheel, the last two only
-    if ``make dump`` had made them), then the source checkout (``templates/``, ``docs/``,
-    ``data/mnist``, ``build/dump``, ``build/agda/Main``). Returns the first that exists, else
-    the checkout's path (which does not exist).
-    """
-    candidates = locations(kind, name)
-    return next((p for p in candidates if p.exists()), candidates[-1])
+# Locations (ROOT, PACKAGE, locate, locations, ...) live in extract/paths.py, below every
+# other module; they are re-exported here, where callers have always found them.
 
 
 def builtin_models() -> list[str]:

@@ -37,12 +37,12 @@ import itertools
 import json
 import os
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import build, ir, limits
+from . import ir, limits, paths
+from .limits import deep_enough  # noqa: F401  (re-exported: frontend, __main__)
 
 FORMAT = "ad-expression-dump"
 # 2 added ix_const and the elementwise functions exp, log, recip, relu, step (logistic was in 1);
@@ -55,7 +55,7 @@ ROLES = {1: ("input", "param"), 2: ("input", "param"), 3: ("input", "param", "co
 SINCE = {"sqrt": 4, "argmax": 5, "detach": 5}
 # the binary ops of "bin" (max is in version 2)
 BIN_FNS = ("plus", "mul", "max")
-SCHEMA = build.locate("schema")
+SCHEMA = paths.locate("schema")
 
 C_KEYWORDS = frozenset("""
 auto break case char const continue default do double else enum extern float for goto if inline
@@ -522,11 +522,6 @@ def dump_hash(data: dict) -> str:
     return hashlib.sha256(canon).hexdigest()
 
 
-def deep_enough() -> None:
-    """Expressions are trees walked recursively; AD output can nest deeply."""
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 50000))
-
-
 def parse(data: Any, *, schema: bool = True) -> ir.Model:
     """Check a dump (a decoded JSON value) and return its IR; raises DumpError."""
     with limits.stage("parse"):
@@ -722,7 +717,7 @@ def _check_schema(data: dict, digest: str) -> None:
         return
     import jsonschema
     validator, schema_hash = _validator()
-    mark = build.cache_dir() / "schema-checked" / f"{digest}-{schema_hash}"
+    mark = paths.cache_dir() / "schema-checked" / f"{digest}-{schema_hash}"
     if mark.exists():
         return
     err = jsonschema.exceptions.best_match(validator.iter_errors(data))

@@ -161,3 +161,10 @@ def stage(key: str):
         yield
     finally:
         d.stage, d.stage_start = before
+
+
+def deep_enough() -> None:
+    """Expressions are trees walked recursively; AD output can nest deeply (the depth itself is
+    bounded by ``dump.MAX_DEPTH``, checked before any walk)."""
+    import sys
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 50000))

@@ -689,7 +689,7 @@ def lower_to_loops(model: ir.Model, options: Options = Options()):
     The passes walk expressions recursively: an expression deeper than ``MAX_IR_DEPTH`` nodes
     (a dump's are at most ``dump.MAX_DEPTH``, but ``inline_bindings`` may put one binding
     inside another) is one ``ExtractError`` naming the binding and its depth."""
-    from .dump import deep_enough
+    from .limits import deep_enough
     from .share import share_bindings
     deep_enough()
     for a in (*model.chain, *model.gradients):

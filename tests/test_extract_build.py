@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from extract import build, dump
+from extract import build, dump, paths
 from extract.lower import Options
 from extract.sources import generate
 
@@ -172,6 +172,7 @@ def test_cli_builds_by_default(tmp_path):
 
 def test_default_dump_path_and_make_fallback(tmp_path, monkeypatch):
     monkeypatch.setattr(build, "ROOT", tmp_path)
+    monkeypatch.setattr(paths, "ROOT", tmp_path)      # where locate looks
     (tmp_path / "build" / "dump").mkdir(parents=True)
     there = tmp_path / "build" / "dump" / "dot.json"
     there.write_text((DATA / "dot_hand.json").read_text())
@@ -192,6 +193,7 @@ def test_make_fallback_shows_its_progress(tmp_path, monkeypatch, capsys):
     wait for another build): its `build-dump:` lines reach stderr as they come; the rest of its
     output is kept for an error."""
     monkeypatch.setattr(build, "ROOT", tmp_path)
+    monkeypatch.setattr(paths, "ROOT", tmp_path)      # where locate looks
     (tmp_path / "Spec").mkdir()
     (tmp_path / "Makefile").write_text(
         "dump:\n"

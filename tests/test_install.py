@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from extract import build
+from extract import build, paths
 from test_runtime_cdouble import generated_dump
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,8 +38,9 @@ def layout(tmp_path, monkeypatch):
     root = tmp_path / "checkout"
     pkg.mkdir(parents=True)
     root.mkdir()
-    monkeypatch.setattr(build, "PACKAGE", pkg)
-    monkeypatch.setattr(build, "ROOT", root)
+    for mod in (build, paths):                       # paths: where locate looks
+        monkeypatch.setattr(mod, "PACKAGE", pkg)
+        monkeypatch.setattr(mod, "ROOT", root)
     monkeypatch.delenv(build.ENV_DUMPS, raising=False)
     monkeypatch.delenv(build.ENV_AGDA, raising=False)
     return pkg, root
