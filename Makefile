@@ -60,12 +60,20 @@ zoo: dump
 	$(PYTHON) -c "import numpy as np; np.savez('build/gelu.npz', k1=[(2/np.pi)**.5], k2=[0.044715])"
 	$(PYTHON) -m runtime train models/encoder.model --epochs 10 --init random --lr 0.1 --batch-size 10 --weights build/gelu.npz
 
+# The tests run in parallel (pytest-xdist, one worker per core: PYTEST_JOBS=1 runs them in this
+# process) and share one kernel cache (tests/conftest.py); the 25 slowest are listed at the end.
+# pytest's exit status is make's: a failure fails, and so does exit status 5 (no test ran).
+PYTEST_JOBS ?= auto
+PYTEST_ARGS ?= -q -ra --durations=25 $(if $(filter 1,$(PYTEST_JOBS)),,-n $(PYTEST_JOBS) --dist worksteal)
+
 test: setup-test proofs dump
-	$(PYTHON) -m pytest -q -ra
+	$(PYTHON) -m pytest $(PYTEST_ARGS) || { rc=$$?; [ $$rc -ne 5 ] || \
+	  echo "make test: pytest collected no tests (exit status 5)" >&2; exit $$rc; }
 
 # the tests that need neither Agda nor a long run
 test-fast:
-	$(PYTHON) -m pytest -q -ra -m "not agda and not slow"
+	$(PYTHON) -m pytest $(PYTEST_ARGS) -m "not agda and not slow" || { rc=$$?; [ $$rc -ne 5 ] || \
+	  echo "make test-fast: pytest collected no tests (exit status 5)" >&2; exit $$rc; }
 
 bench: dump
 	$(PYTHON) -m bench.run

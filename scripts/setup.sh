@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the project needs on a fresh Debian machine; a no-op when it is all there.
 #   scripts/setup.sh          the main job: Agda + stdlib + GHC, and the Python package
-#   scripts/setup.sh --test   also the test and benchmark dependencies (pytest, torch 2.13.0 CPU,
-#                             onnx 1.23.1 and the ONNX model zoo's MNIST network)
+#   scripts/setup.sh --test   also the test and benchmark dependencies (pytest, pytest-xdist,
+#                             torch 2.13.0 CPU, onnx 1.23.1 and the ONNX model zoo's MNIST
+#                             network)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -80,6 +81,8 @@ if ((want_test)); then
     $SUDO apt-get install -y -qq "${test_pkgs[@]}" >/dev/null
   fi
   $PY -c "import pytest" 2>/dev/null || $PY -m pip install -q pytest
+  # pytest-xdist: `make test` runs the tests on every core (pytest -n auto)
+  $PY -c "import xdist" 2>/dev/null || $PY -m pip install -q "pytest-xdist>=3.2"
   $PY -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '2.13.0')" 2>/dev/null \
     || $PY -m pip install -q torch==2.13.0
   # ONNX import (tests/test_onnx.py): the onnx package (its backend test cases are built with

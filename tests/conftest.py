@@ -2,10 +2,28 @@
 
 ``--update-golden`` rewrites the golden generated sources under tests/golden/ instead of
 comparing against them (review the diff before committing).
+
+One kernel cache per test run: the first thing the run does (``pytest_configure``, in the
+controller under pytest-xdist) is to make a fresh directory and point ``PROVED_KERNELS_CACHE``
+at it, so every test, every xdist worker (they inherit the environment) and every subprocess
+a test starts (``python -m runtime ...``) builds a model once and then loads it from there, and
+nothing is read from or written to the user's own cache (``~/.cache/proved-kernels``).
+``extract.build`` builds under a file lock and publishes with an atomic rename, so workers that
+ask for the same module at once build it once. ``PK_TEST_KERNEL_CACHE=DIR`` uses ``DIR``
+instead (kept between runs: the cache is keyed by the sources, flags and tools, so a second run
+loads what the first built). The ``kernel_cache`` fixture names that directory.
+
+Parallel runs (``make test``: ``pytest -n 2``, pytest-xdist): a test marked ``serial`` (it
+measures time or uses every core) runs while no other test does: every test takes a shared
+lock around its run and a ``serial`` one an exclusive lock (with writer priority), see
+``_RunLock``. The ONNX summary at the end is counted from the test reports, which the workers
+send to the controller, so it prints the same with and without xdist.
 """
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -23,14 +41,17 @@ def pytest_addoption(parser):
 
 # ONNX's test cases (tests/test_onnx.py), counted per operator as they run: passed, skipped
 # (with the importer's reason) and failed, printed at the end of the run (before pytest's
-# short summary and counts)
+# short summary and counts). The item is only known where the test runs (an xdist worker):
+# there each case's report gets a user property ("onnx_case", (op, outcome, why)); the
+# controller (or the one process without xdist) counts the reports it is sent.
 _ONNX_OUTCOMES: dict[str, dict] = {}
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     report = (yield).get_result()
-    if item.originalname not in ("test_onnx_node", "test_onnx_pytorch_converted"):
+    if getattr(item, "originalname", None) not in ("test_onnx_node",
+                                                    "test_onnx_pytorch_converted"):
         return
     # one outcome per case: the call's, or the setup's if the case stopped there
     if not (report.when == "call" or (report.when == "setup" and not report.passed)):
@@ -38,13 +59,24 @@ def pytest_runtest_makereport(item, call):
     case = item.callspec.params["case"]
     op = (case.model.graph.node[0].op_type if item.originalname == "test_onnx_node"
           else "(pytorch-converted)")
-    counts = _ONNX_OUTCOMES.setdefault(op, {"passed": 0, "skipped": 0, "failed": 0,
-                                            "why": set()})
-    counts[report.outcome] += 1
+    why = None
     if report.skipped and isinstance(report.longrepr, tuple):
         # "Skipped: not expressible: node 'n' (Op): what" -> "what"
         why = report.longrepr[2].removeprefix("Skipped: ").removeprefix("not expressible: ")
-        counts["why"].add(why.split("): ", 1)[1] if why.startswith("node ") else why)
+        why = why.split("): ", 1)[1] if why.startswith("node ") else why
+    report.user_properties.append(("onnx_case", (op, report.outcome, why)))
+
+
+def pytest_runtest_logreport(report):
+    for key, value in report.user_properties:
+        if key != "onnx_case":
+            continue
+        op, outcome, why = value
+        counts = _ONNX_OUTCOMES.setdefault(op, {"passed": 0, "skipped": 0, "failed": 0,
+                                                "why": set()})
+        counts[outcome] += 1
+        if why is not None:
+            counts["why"].add(why)
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -66,18 +98,96 @@ def update_golden(request) -> bool:
     return request.config.getoption("--update-golden")
 
 
-@pytest.fixture(scope="session")
-def kernel_cache(tmp_path_factory):
-    """A private build cache for the whole session (PROVED_KERNELS_CACHE)."""
-    import os
-    path = tmp_path_factory.mktemp("kernel-cache")
-    old = os.environ.get("PROVED_KERNELS_CACHE")
-    os.environ["PROVED_KERNELS_CACHE"] = str(path)
-    yield path
-    if old is None:
+ENV_TEST_CACHE = "PK_TEST_KERNEL_CACHE"     # a kernel cache to keep between test runs
+_WORKER = "PYTEST_XDIST_WORKER"                # set in an xdist worker's environment
+
+
+def _is_worker(config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def pytest_configure(config):
+    """The run's kernel cache and run lock (see the module docstring), made once by the
+    controller (or the one process) and inherited by the workers through the environment."""
+    config.addinivalue_line("markers", "serial: runs while no other test runs (under "
+                                       "pytest-xdist): it measures time or uses every core")
+    if _is_worker(config) or os.environ.get(_WORKER):
+        return
+    keep = os.environ.get(ENV_TEST_CACHE)
+    if keep:
+        cache = Path(keep).resolve()
+        cache.mkdir(parents=True, exist_ok=True)
+    else:
+        cache = Path(tempfile.mkdtemp(prefix="pk-test-kernels-"))
+        config._pk_made_cache = cache
+    config._pk_saved_cache = os.environ.get("PROVED_KERNELS_CACHE")
+    os.environ["PROVED_KERNELS_CACHE"] = str(cache)
+    os.environ["PK_TEST_RUN_LOCK"] = str(Path(tempfile.mkdtemp(prefix="pk-test-lock-")))
+
+
+def pytest_unconfigure(config):
+    import shutil
+    if _is_worker(config) or os.environ.get(_WORKER):
+        return
+    if not hasattr(config, "_pk_saved_cache"):
+        return
+    if getattr(config, "_pk_made_cache", None) is not None:
+        shutil.rmtree(config._pk_made_cache, ignore_errors=True)
+    shutil.rmtree(os.environ.pop("PK_TEST_RUN_LOCK", ""), ignore_errors=True)
+    if config._pk_saved_cache is None:
         os.environ.pop("PROVED_KERNELS_CACHE", None)
     else:
-        os.environ["PROVED_KERNELS_CACHE"] = old
+        os.environ["PROVED_KERNELS_CACHE"] = config._pk_saved_cache
+
+
+class _RunLock:
+    """A readers-writer lock between the processes of one run (fcntl.flock on two files): every
+    test holds it shared while it runs, a ``serial`` test exclusively. The turnstile gives a
+    waiting writer priority: once it waits, no new reader starts."""
+
+    def __init__(self, directory: Path):
+        import fcntl
+        self.fcntl = fcntl
+        self.turn = open(directory / "turnstile", "a+")
+        self.rw = open(directory / "rw", "a+")
+
+    def acquire(self, exclusive: bool):
+        f = self.fcntl
+        f.flock(self.turn, f.LOCK_EX)
+        try:
+            f.flock(self.rw, f.LOCK_EX if exclusive else f.LOCK_SH)
+        finally:
+            f.flock(self.turn, f.LOCK_UN)
+
+    def release(self):
+        self.fcntl.flock(self.rw, self.fcntl.LOCK_UN)
+
+
+_run_lock: _RunLock | None = None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Under pytest-xdist only (one process has nothing to wait for): the run lock around
+    each test, exclusive for a ``serial`` one."""
+    global _run_lock
+    directory = os.environ.get("PK_TEST_RUN_LOCK")
+    if not (_is_worker(item.config) and directory and sys.platform != "win32"):
+        yield
+        return
+    if _run_lock is None:
+        _run_lock = _RunLock(Path(directory))
+    _run_lock.acquire(exclusive=item.get_closest_marker("serial") is not None)
+    try:
+        yield
+    finally:
+        _run_lock.release()
+
+
+@pytest.fixture(scope="session")
+def kernel_cache() -> Path:
+    """The run's kernel cache (PROVED_KERNELS_CACHE), shared by every test and worker."""
+    return Path(os.environ["PROVED_KERNELS_CACHE"])
 
 
 def spec_main() -> Path:

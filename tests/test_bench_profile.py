@@ -10,6 +10,9 @@ import pytest
 
 DATA = Path(__file__).parent / "data"
 
+# the driver's times are compared with each other: measured while no other test runs
+pytestmark = pytest.mark.serial
+
 
 @pytest.fixture(scope="module")
 def rows():

@@ -53,6 +53,7 @@ def test_peak_counts_the_fma_datapath(monkeypatch):
         assert machine.peak_gflops(2, d) == 2 * d["peak_gflops_per_core"]
 
 
+@pytest.mark.serial     # measures this machine's clock: while no other test runs
 def test_peak_measured_per_thread_count(monkeypatch):
     """With measurements, a row's peak is the one measured at its thread count (the nominal
     formula where that count was not measured); the FMA loop itself runs here when it can,
