@@ -667,11 +667,15 @@ UNARY_MUTATIONS = {
                                       "status 3 pk_field: x <= 0 on a never-written value"),
     # relu with `<` is the same function (relu(0) = 0 either way), and step with `<` differs
     # only at 0, which a random argument is with probability <= n / (p - 1): no predicate model
-    # could see either. The field defines no `<`, so the edit is rejected for not compiling.
+    # could see either. Until version 5 the field defined no `<`, so the edit was rejected for
+    # not compiling; argmax's `a < b` is now "not N(b - a)" (field.h), so `x < 0` is "not
+    # N(-x)", a coin of its own, and the edit is rejected for its values (a wrong element with
+    # probability 1/2 each: never missed over the samples' elements).
     "relu x < 0": ("unary.c", None, "return x <= 0 ? 0 : x;", "return x < 0 ? 0 : x;",
-                   "unary.c does not compile over the field"),
+                   "unary.c: unary_forward/unary_backward: kernel unary_forward_r, binding r"),
     "cuda step x < 0": ("unary.cu", None, "return x <= 0 ? 0 : 1;", "return x < 0 ? 0 : 1;",
-                        "unary.cu does not compile over the field"),
+                        "unary.cu: unary_cuda_forward/unary_cuda_backward: kernel "
+                        "unary_forward_st, binding st"),
 }
 
 
