@@ -512,12 +512,7 @@ def test_cross_entropy_is_lenet5s_loss(kernel_cache):
     m = b.load(precision="f64")
     rng = np.random.default_rng(0)
     xs, labels = rng.normal(size=(5, 4)), np.array([0, 2, 1, 1, 0])
-    logits = xs @ m.params["w"].T
-    p = np.exp(logits - logits.max(1, keepdims=True))
-    p /= p.sum(1, keepdims=True)
-    loss, g = m.loss_and_gradients(xs, labels)
-    np.testing.assert_allclose(loss, -np.log(p[np.arange(5), labels]).mean(), rtol=1e-12)
-    np.testing.assert_allclose(g["w"], (p - np.eye(3)[labels]).T @ xs / 5, rtol=1e-10)
+    assert_softmax_cross_entropy(m, xs, labels)
     b3 = ModelBuilder("clash")                     # a binding named j: the index is k
     x3, y3 = b3.input("x", 4), b3.target("y", 3)
     j = b3.bind("j", b3.dense(x3, 3, weight="w", bias=False))
@@ -546,12 +541,7 @@ def test_logsumexp_and_detach(kernel_cache):
     m = b.load(precision="f64")
     rng = np.random.default_rng(0)
     xs, labels = rng.normal(size=(5, 4)) * 40, np.array([0, 2, 1, 1, 0])   # large logits
-    logits = xs @ m.params["w"].T
-    p = np.exp(logits - logits.max(1, keepdims=True))
-    p /= p.sum(1, keepdims=True)
-    loss, g = m.loss_and_gradients(xs, labels)
-    np.testing.assert_allclose(loss, -np.log(p[np.arange(5), labels]).mean(), rtol=1e-12)
-    np.testing.assert_allclose(g["w"], (p - np.eye(3)[labels]).T @ xs / 5, rtol=1e-10)
+    assert_softmax_cross_entropy(m, xs, labels)
 
     b2 = ModelBuilder("det")
     x2, y2 = b2.input("x", 4), b2.target("y", 3)
@@ -600,3 +590,15 @@ def test_agda_and_the_extractor_accept_conv2d_pooling_and_max():
     assert {n: chain[n] for n in shapes} == shapes          # the builder's shapes are Agda's
     assert shapes["p1"] == (6, 14, 14) and shapes["p2"] == (16, 4, 4)
     sources.generate(dump.parse(d), "f32")
+
+
+def assert_softmax_cross_entropy(m, xs, labels):
+    """The model's batch-mean loss and the gradient of its weight ``w`` (logits ``xs @ w.T``)
+    are the softmax cross-entropy's, computed here in NumPy."""
+    logits = xs @ m.params["w"].T
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    n, k = len(xs), p.shape[1]
+    loss, g = m.loss_and_gradients(xs, labels)
+    np.testing.assert_allclose(loss, -np.log(p[np.arange(n), labels]).mean(), rtol=1e-12)
+    np.testing.assert_allclose(g["w"], (p - np.eye(k)[labels]).T @ xs / n, rtol=1e-10)
