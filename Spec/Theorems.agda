@@ -226,9 +226,10 @@
 --                    library's.  Over ℤ scaledown n is the identity (no
 --                    division); over ℚ it is x · (1/n) for n ≥ 1 and
 --                    x · 0 for n = 0.  Both take relu x = x ⊔ 0, step x
---                    = 1 if x > 0 else 0, max = _⊔_, and the constant 0
---                    for logistic, exp, log, recip, sqrt (the theorems
---                    assume nothing of these).  Spec.Theorems.Instances
+--                    = 1 if x > 0 else 0, max = _⊔_, detach x = x,
+--                    less = <, and the constant 0 for logistic, exp,
+--                    log, recip, sqrt (the theorems assume nothing of
+--                    these).  Spec.Theorems.Instances
 --                    applies optimise-sound, ∇₀-correct, chain-adjoint
 --                    and chain-∇-correct to both, with their types
 --                    restated for the instance, and checks by refl
