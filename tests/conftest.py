@@ -15,10 +15,9 @@ loads what the first built). The ``kernel_cache`` fixture names that directory.
 
 Parallel runs (``make test``: ``pytest -n auto``, pytest-xdist): a test marked ``serial`` (it
 measures time or uses every core; the marker is declared in pyproject.toml) runs while no other
-test does: every test takes a shared
-lock around its run and a ``serial`` one an exclusive lock (with writer priority), see
-``_RunLock``. The ONNX summary at the end is counted from the test reports, which the workers
-send to the controller, so it prints the same with and without xdist.
+test does: every test takes a shared lock around its run and a ``serial`` one an exclusive lock
+(with writer priority), see ``_RunLock``. The ONNX summary at the end is counted from the test
+reports, which the workers send to the controller, so it prints the same with and without xdist.
 """
 from __future__ import annotations
 
