@@ -61,9 +61,10 @@ zoo: dump
 	$(PYTHON) -m runtime train models/encoder.model --epochs 10 --init random --lr 0.1 --batch-size 10 --weights build/gelu.npz
 
 # The tests run in parallel (pytest-xdist, one worker per core: PYTEST_JOBS=1 runs them in this
-# process) and share one kernel cache (tests/conftest.py); the 25 slowest are listed at the end.
-# pytest's exit status is make's: a failure fails, and so does exit status 5 (no test ran).
-PYTEST_JOBS ?= auto
+# process, as does a Python without pytest-xdist) and share one kernel cache (tests/conftest.py);
+# the 25 slowest are listed at the end. pytest's exit status is make's: a failure fails, and so
+# does exit status 5 (no test ran).
+PYTEST_JOBS ?= $(shell $(PYTHON) -c "import xdist" 2>/dev/null && echo auto || echo 1)
 PYTEST_ARGS ?= -q -ra --durations=25 $(if $(filter 1,$(PYTEST_JOBS)),,-n $(PYTEST_JOBS) --dist worksteal)
 
 test: setup-test proofs dump

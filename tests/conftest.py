@@ -13,11 +13,11 @@ ask for the same module at once build it once. ``PK_TEST_KERNEL_CACHE=DIR`` uses
 instead (kept between runs: the cache is keyed by the sources, flags and tools, so a second run
 loads what the first built). The ``kernel_cache`` fixture names that directory.
 
-Parallel runs (``make test``: ``pytest -n 2``, pytest-xdist): a test marked ``serial`` (it
-measures time or uses every core) runs while no other test does: every test takes a shared
-lock around its run and a ``serial`` one an exclusive lock (with writer priority), see
-``_RunLock``. The ONNX summary at the end is counted from the test reports, which the workers
-send to the controller, so it prints the same with and without xdist.
+Parallel runs (``make test``: ``pytest -n auto``, pytest-xdist): a test marked ``serial`` (it
+measures time or uses every core; the marker is declared in pyproject.toml) runs while no other
+test does: every test takes a shared lock around its run and a ``serial`` one an exclusive lock
+(with writer priority), see ``_RunLock``. The ONNX summary at the end is counted from the test
+reports, which the workers send to the controller, so it prints the same with and without xdist.
 """
 from __future__ import annotations
 
@@ -109,8 +109,6 @@ def _is_worker(config) -> bool:
 def pytest_configure(config):
     """The run's kernel cache and run lock (see the module docstring), made once by the
     controller (or the one process) and inherited by the workers through the environment."""
-    config.addinivalue_line("markers", "serial: runs while no other test runs (under "
-                                       "pytest-xdist): it measures time or uses every core")
     if _is_worker(config) or os.environ.get(_WORKER):
         return
     keep = os.environ.get(ENV_TEST_CACHE)
