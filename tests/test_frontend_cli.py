@@ -218,6 +218,8 @@ def test_time_limit_in_lowering_and_in_the_c_compiler(tmp_path, monkeypatch, ker
     cc.write_text("#!/bin/sh\nsleep 59.317\nexec gcc \"$@\"\n")   # a sleep of its own
     cc.chmod(0o755)
     monkeypatch.setenv("CC", str(cc))
+    # a cache of its own: the run's shared cache may hold dot already (another test built it)
+    monkeypatch.setenv("PROVED_KERNELS_CACHE", str(tmp_path / "own-cache"))
     t = time.monotonic()
     with pytest.raises(limits.TimeLimitError, match=r"while compiling the C \(it had run"):
         runtime.load(str(DATA / "dot_hand.json"), timeout=4)
