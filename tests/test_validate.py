@@ -618,10 +618,10 @@ def unoptimised_field_build(monkeypatch):
     """A hand-edited source's C driver built at -O0 instead of the validator's -O1
     (``validate.CXXFLAGS``; its CUDA driver, quick to build, keeps -O1): g++ takes about 1 s of
     CPU for the CNN's C driver instead of 17 (it then runs 2.8 s instead of 0.8), and each
-    planted edit is one more build of its whole file. The values are exact residues either way:
-    the CNN's drivers write the same bytes at -O0 and -O1, and every planted edit of this file
-    gives the same message at both. The unedited sources, every dump and the command line are
-    validated with the validator's own flags."""
+    planted edit is one more build of its whole file. The values are exact residues either way
+    (the unedited CNN's drivers write the same bytes at -O0 and -O1, and the planted edits give
+    the same messages). The unedited sources, every dump and the command line are validated
+    with the validator's own flags."""
     monkeypatch.setitem(_C_AT_O0, "on", True)
 
 
