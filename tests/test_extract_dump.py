@@ -160,17 +160,22 @@ def test_sqrt_parses_in_a_version_4_dump():
     assert "recip(sqrt(one + (a * a)) + sqrt(one + (a * a)))" in ir.show(m.gradients[3].expr)
 
 
+def assert_newer_node_refused(d: dict, version: int, path: str, op: str, since: int) -> None:
+    """Dump ``d`` said to be of ``version`` is refused at ``path``: its node ``op`` is newer."""
+    d["version"] = version
+    with pytest.raises(dump.DumpError) as info:
+        dump.parse(d)
+    assert info.value.path == path, str(info.value)
+    assert info.value.message == (f"node '{op}' is in version {since}, but the dump says "
+                                  f"version {version}")
+
+
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_sqrt_before_version_4_is_one_clear_error_naming_where(version):
     """§7: sqrt is in version 4; a dump that says an earlier version and holds one is refused
     at the node, as a const in a version 1 or 2 dump is at its role."""
     d = json.loads((DATA / "sqrt.json").read_text())
-    d["version"] = version
-    with pytest.raises(dump.DumpError) as info:
-        dump.parse(d)
-    assert info.value.path == "$.chain[1].expr.op", str(info.value)
-    assert info.value.message == (f"node 'sqrt' is in version 4, but the dump says version "
-                                  f"{version}")
+    assert_newer_node_refused(d, version, "$.chain[1].expr.op", "sqrt", 4)
     # in a gradient too (the forward chain's sqrt made a relu)
     d["chain"][1]["expr"]["op"] = "relu"
     d["chain"][2]["expr"]["body"]["op"] = "exp"
@@ -203,19 +208,9 @@ def _argmax_dump() -> dict:
 def test_argmax_and_detach_before_version_5_are_one_clear_error_naming_where(version):
     """§7: argmax and detach are in version 5; an earlier dump holding one is refused at the
     node, as sqrt is before version 4."""
-    d = _argmax_dump()
-    d["version"] = version
-    with pytest.raises(dump.DumpError) as info:
-        dump.parse(d)
-    assert info.value.path == "$.chain[0].expr.i.op", str(info.value)
-    assert info.value.message == (f"node 'argmax' is in version 5, but the dump says version "
-                                  f"{version}")
-    d = json.loads((DATA / "lse_detach.json").read_text())
-    d["version"] = version
-    with pytest.raises(dump.DumpError) as info:
-        dump.parse(d)
-    assert info.value.path == "$.chain[1].expr.op", str(info.value)
-    assert "node 'detach' is in version 5" in info.value.message
+    assert_newer_node_refused(_argmax_dump(), version, "$.chain[0].expr.i.op", "argmax", 5)
+    assert_newer_node_refused(json.loads((DATA / "lse_detach.json").read_text()), version,
+                              "$.chain[1].expr.op", "detach", 5)
 
 
 @pytest.mark.parametrize("case, edit, path, text", [
