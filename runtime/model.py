@@ -685,6 +685,7 @@ class Model:
         seed: int = 0,
         eval_train: bool = True,
         momentum: float = 0.0,
+        distributed=False,
     ) -> dict[str, list]:
         """Mini-batch SGD, ``w -= lr * batch-mean gradient``, batches in order (or shuffled
         each epoch with ``shuffle=True``, seeded by ``seed``). The last batch of an epoch may
@@ -707,7 +708,23 @@ class Model:
         whose loss is NaN or infinite, or an epoch that leaves a weight so, raises
         ``DivergedError``: the weights are then those after the last complete epoch (the
         initial ones in the first), which ``model.history`` lists.
+
+        ``distributed=True`` (or a ``runtime.distributed.Context``): data-parallel training
+        under ``torchrun``, every process calling ``train`` with the same arguments; each takes
+        its groups of every batch and the weights after each step are the same bits on every
+        process and for any number of processes (``runtime.distributed``). Only rank 0 shows
+        progress and evaluates the accuracies.
         """
+        dist = None
+        if distributed:
+            from . import distributed as distributed_mod
+            dist = (distributed if isinstance(distributed, distributed_mod.Context)
+                    else distributed_mod.context())
+            if threads is None:  # the cores shared among the processes of this machine
+                threads = max(1, default_threads() // int(os.environ.get("LOCAL_WORLD_SIZE", 1)))
+            dist.check_same(self)
+            if not dist.main:  # rank 0 evaluates and reports
+                progress, eval_train, test, callback = False, False, None, None
         images, labels, test, batch_size, threads = self.check_training(
             images, labels, epochs, batch_size, lr, threads, test, callback, eval_train,
             momentum)
@@ -780,9 +797,13 @@ class Model:
                     total = 0.0
                     t0 = time.perf_counter()
                     for b, s in enumerate(starts, 1):
-                        n = batch.pack(src_img[s : s + bs], src_hot[s : s + bs])
-                        grad_fn(w, batch.c, n, threads, ws, g, loss_c)
-                        loss = float(loss_c[0])
+                        if dist is None:
+                            n = batch.pack(src_img[s : s + bs], src_hot[s : s + bs])
+                            grad_fn(w, batch.c, n, threads, ws, g, loss_c)
+                            loss = float(loss_c[0])
+                        else:  # this process's groups, combined with the others' in order
+                            loss, n = dist.gradient(self, src_img[s : s + bs],
+                                                    src_hot[s : s + bs], batch, threads, ws)
                         if not math.isfinite(loss):
                             self._diverged(start, f"the loss of batch {b} of epoch {epoch} is "
                                                   f"{loss}", lr, start_vel, vel_before)
