@@ -160,3 +160,25 @@ def test_ranks_with_different_weights_are_refused(data, tmp_path):
                            per_rank=lambda r: ["--seed", str(r)]))
     assert all(code == 2 for code, _, _ in results), results
     assert "rank 1 differs from rank 0 in weights" in results[0][2]
+
+
+@pytest.mark.torch
+def test_a_hung_rank_is_named_at_the_time_limit(data, tmp_path):
+    pytest.importorskip("torch.distributed")
+    procs = _spawn(data, tmp_path / "hang", 2, epochs=100000, timeout=5)
+    try:
+        deadline = time.monotonic() + 240
+        while not (tmp_path / "hang" / "weights.npz").exists():
+            assert time.monotonic() < deadline and procs[0].poll() is None, \
+                procs[0].communicate()[1]
+            time.sleep(0.2)
+        procs[1].send_signal(signal.SIGSTOP)  # alive, but never at the next exchange
+        _, err = procs[0].communicate(timeout=120)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGKILL)
+                p.wait()
+    assert procs[0].returncode == 2, err
+    last = err.strip().splitlines()[-1]
+    assert "rank 1 did not reach it" in last and "5 s limit" in last, err
