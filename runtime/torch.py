@@ -117,14 +117,17 @@ class _Derived:
         return self.ws[threads]
 
     def pack(self, x: np.ndarray, g: np.ndarray | None) -> int:
+        """Copy the features ``x`` and the output's gradient ``g`` into the packed inputs."""
         n = len(x)
         if self.batch is None or self.batch.capacity < n:
             self.batch = _Batch(self.k, self.spec, n)
             self.out = self.k.ffi.new(f"{self.k.real}[]", n * self.width)
-        f = self.batch.fields
-        np.copyto(f[self.d.features][:n].reshape(n, -1), x.reshape(n, -1))
+        f = self.batch.fields  # views into the packed C inputs: the sources take their shape
+        dst = f[self.d.features][:n]
+        np.copyto(dst, x.reshape(dst.shape))
         if g is not None:
-            np.copyto(f[self.d.grad_input][:n].reshape(n, -1), g.reshape(n, -1))
+            dst = f[self.d.grad_input][:n]
+            np.copyto(dst, g.reshape(dst.shape))
         return n
 
     def predict(self, x: np.ndarray, threads: int) -> np.ndarray:
@@ -135,12 +138,13 @@ class _Derived:
         return flat[: n * self.width].reshape(n, self.width).copy()
 
     def param_vjp(self, x: np.ndarray, gout: np.ndarray, threads: int) -> dict[str, np.ndarray]:
-        """Σ over the samples of d<out, g>/dw, through the batch kernels (their mean × n)."""
+        """Σ over the samples of d<out, g>/dw, through the batch kernels (their mean × n):
+        views of one new array."""
         n = self.pack(x, gout)
         self.k.fn("batch_grad")(self.w, self.batch.c, n, threads, self.workspace(threads),
                                 self.g, self.loss)
-        return {name: self.flat_g[f.offset : f.offset + f.length] * n
-                for name, f in self.fields.items()}
+        flat = self.flat_g * n
+        return {name: flat[f.offset : f.offset + f.length] for name, f in self.fields.items()}
 
     def full_vjp(self, x: np.ndarray, gout: np.ndarray):
         """(d<out, g>/dx per sample, Σ over the samples of d<out, g>/dw), through the
@@ -183,15 +187,15 @@ class _Run(torch.autograd.Function):
     def backward(ctx, gout):
         (x,) = ctx.saved_tensors
         net = ctx.net
-        gout_np = gout.detach().contiguous().numpy().astype(net.model.dtype, copy=False)
-        xn = net._numpy(x)
+        gout_np = gout.detach().numpy().astype(net.model.dtype, copy=False)
+        xn = x.detach().numpy()  # checked by forward
         if ctx.needs_input_grad[1]:
             gx, gp = net._input_core().full_vjp(xn, gout_np)
             gx = torch.from_numpy(gx).reshape(x.shape)
-        else:
+        else:  # packed again: a tensor's content may change without its version (.data)
             gx, gp = None, net._core.param_vjp(xn, gout_np, net.threads)
-        grads = [torch.from_numpy(gp[n].reshape(net.model.param_shapes[n]))
-                 if need else None
+        shapes = net._shapes
+        grads = [torch.from_numpy(gp[n]).view(shapes[n]) if need else None
                  for n, need in zip(net._trained, ctx.needs_input_grad[2:])]
         return (None, gx, *grads)
 
@@ -248,6 +252,8 @@ class Module(nn.Module):
             self.register_buffer(name, torch.from_numpy(loaded.params[name]))
         self._ptrs = {n: loaded.params[n].ctypes.data for n in loaded.params}
         self.dtype = torch.float32 if loaded.dtype == np.float32 else torch.float64
+        self._per_sample = math.prod(loaded.input_shape)
+        self._shapes = loaded.param_shapes
 
     def _input_core(self) -> _Derived:
         if self._core_x is None:
@@ -265,8 +271,8 @@ class Module(nn.Module):
                             f"must be {self.dtype}, got {x.dtype} (load the model with "
                             f"precision='{'f64' if x.dtype == torch.float64 else 'f32'}', or "
                             f"cast the input)")
-        per = math.prod(self.model.input_shape)
-        if x.dim() < 1 or len(x) == 0 or x[0].numel() != per:
+        per = self._per_sample
+        if x.dim() < 1 or len(x) == 0 or x.numel() != per * len(x):
             raise ValueError(f"the input must be (N, {', '.join(map(str, self.model.input_shape))})"
                              f" or (N, ...) with {per} elements per sample, got "
                              f"{tuple(x.shape)}")
