@@ -28,6 +28,12 @@ without momentum that runs an epoch does too. ``m.targets`` records what trainin
 ``"classes"`` (integer labels) or ``"values"`` (float targets: a regression), None before any;
 it is saved with the weights, so predictions on unlabelled data know which they are.
 
+Other optimisers (Adam, AdamW, SGD with weight decay; clipping by norm; cosine, step and
+warm-up schedules) are ``train``'s ``optimizer=...`` and friends (``runtime.optim``); their
+state is ``m.optimizer_state``, saved with the weights too. ``m.history`` accumulates the
+per-epoch records of every ``train`` call. ``runtime.torch.Module(m)`` trains the same
+weights from PyTorch.
+
 Every entry point checks its arguments (shapes, dtypes, finiteness, ranges) and raises
 ``ValueError`` before any C code runs. Training allocates its buffers (packed inputs of one
 batch, gradient, workspace) once per call and reuses them for every batch; a batch is packed
@@ -756,7 +762,8 @@ class Model:
         or ``"val_accuracy"``, ``"test_accuracy"``, ``"test_loss"``, ``"loss"``) has not
         improved for that many epochs. A ``callback`` that returns ``False`` stops training
         after its epoch. ``model.history`` accumulates the records of every call (epochs
-        numbered on); the call returns its own.
+        numbered on); the call returns its own. Records also hold ``lr``, the rate of the
+        epoch's last update.
         """
         cfg = _optim.check(optimizer, momentum, weight_decay, betas, eps, clip_norm, schedule,
                            warmup, schedule_steps, step_size, gamma)
@@ -912,7 +919,7 @@ class Model:
                                      else None),
                         "val_accuracy": (self.evaluate(*val, threads)
                                          if val is not None and classes else None),
-                        "lr": upd.lr_now() if upd is not None else lr,
+                        "lr": upd.last_lr if upd is not None else lr,
                         "seconds": seconds,
                         "images_per_s": n_all / seconds if seconds > 0 else float("inf"),
                     }

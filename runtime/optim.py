@@ -172,6 +172,7 @@ class Updater:
         self._flats = [k.view(b, k.params_size)[0] for b in self._buffers]
         self._marks = [np.empty_like(f) for f in self._flats]
         self._mark_step = state.step
+        self.last_lr = None  # the rate of the last update (the history's "lr")
 
     def mark(self) -> None:
         """Remember the state (start of an epoch), for ``restore``."""
@@ -193,7 +194,7 @@ class Updater:
         if c.clip_norm is not None:
             norm = math.sqrt(self.norm(g))
             scale = min(1.0, c.clip_norm / (norm + 1e-6))
-        lr = self.lr_now()
+        lr = self.last_lr = self.lr_now()
         self.state.step += 1
         t = self.state.step
         if c.optimizer == "sgd":

@@ -108,6 +108,9 @@ class _Derived:
         self.width = k.values[spec.prediction].length
         self.batch: _Batch | None = None
         self.out = None
+        self.packs = 0  # features packed so far: a forward's count tells its backward whether
+        #                 they are still in the buffer (autograd checks the saved input's
+        #                 version; no other forward of this module came between)
         self.ws: dict[int, object] = {}
 
     def workspace(self, threads: int):
@@ -116,15 +119,19 @@ class _Derived:
             self.ws[threads] = self.k.ffi.new("char[]", max(int(size), 1))
         return self.ws[threads]
 
-    def pack(self, x: np.ndarray, g: np.ndarray | None) -> int:
-        """Copy the features ``x`` and the output's gradient ``g`` into the packed inputs."""
+    def pack(self, x: np.ndarray, g: np.ndarray | None, packed: int | None = None) -> int:
+        """Copy the features ``x`` (unless ``packed`` is the count of the pack that put them
+        there, and the last) and the output's gradient ``g`` into the packed inputs."""
         n = len(x)
         if self.batch is None or self.batch.capacity < n:
             self.batch = _Batch(self.k, self.spec, n)
             self.out = self.k.ffi.new(f"{self.k.real}[]", n * self.width)
+            packed = None
         f = self.batch.fields  # views into the packed C inputs: the sources take their shape
-        dst = f[self.d.features][:n]
-        np.copyto(dst, x.reshape(dst.shape))
+        if packed is None or packed != self.packs:
+            dst = f[self.d.features][:n]
+            np.copyto(dst, x.reshape(dst.shape))
+            self.packs += 1
         if g is not None:
             dst = f[self.d.grad_input][:n]
             np.copyto(dst, g.reshape(dst.shape))
@@ -137,10 +144,11 @@ class _Derived:
         flat = np.frombuffer(self.k.ffi.buffer(self.out), dtype=self.k.dtype)
         return flat[: n * self.width].reshape(n, self.width).copy()
 
-    def param_vjp(self, x: np.ndarray, gout: np.ndarray, threads: int) -> dict[str, np.ndarray]:
+    def param_vjp(self, x: np.ndarray, gout: np.ndarray, threads: int,
+                  packed: int | None = None) -> dict[str, np.ndarray]:
         """Σ over the samples of d<out, g>/dw, through the batch kernels (their mean × n):
         views of one new array."""
-        n = self.pack(x, gout)
+        n = self.pack(x, gout, packed)
         self.k.fn("batch_grad")(self.w, self.batch.c, n, threads, self.workspace(threads),
                                 self.g, self.loss)
         flat = self.flat_g * n
@@ -180,6 +188,7 @@ class _Run(torch.autograd.Function):
         ctx.net = net
         ctx.save_for_backward(x)
         out = net._core.predict(net._numpy(x), net.threads)
+        ctx.packed = net._core.packs
         return torch.from_numpy(out)
 
     @staticmethod
@@ -192,8 +201,8 @@ class _Run(torch.autograd.Function):
         if ctx.needs_input_grad[1]:
             gx, gp = net._input_core().full_vjp(xn, gout_np)
             gx = torch.from_numpy(gx).reshape(x.shape)
-        else:  # packed again: a tensor's content may change without its version (.data)
-            gx, gp = None, net._core.param_vjp(xn, gout_np, net.threads)
+        else:  # x is still packed unless another forward came between
+            gx, gp = None, net._core.param_vjp(xn, gout_np, net.threads, ctx.packed)
         shapes = net._shapes
         grads = [torch.from_numpy(gp[n]).view(shapes[n]) if need else None
                  for n, need in zip(net._trained, ctx.needs_input_grad[2:])]

@@ -69,6 +69,23 @@ def test_forward_is_the_prediction_and_backward_matches_autograd(tiny64):
         assert torch.allclose(t.grad, p[n].grad, rtol=1e-12, atol=1e-14), n
 
 
+def test_backward_after_another_forward_packs_its_own_input(tiny64):
+    """Backward reuses the features its forward packed only while no other forward has come
+    between: here the second forward's features are in the buffer when the first backward
+    runs."""
+    torch.manual_seed(6)
+    x1, x2 = torch.randn(4, 3, 4, dtype=torch.float64), torch.randn(4, 3, 4, dtype=torch.float64)
+    tiny64.zero_grad()
+    tiny64(x1).sum().backward()
+    ref = {n: t.grad.clone() for n, t in tiny64.named_parameters()}
+    tiny64.zero_grad()
+    out1 = tiny64(x1)
+    tiny64(x2)
+    out1.sum().backward()
+    for n, t in tiny64.named_parameters():
+        assert torch.equal(t.grad, ref[n]), n
+
+
 def test_parameters_share_the_c_buffers(tiny64):
     m = tiny64.model
     for n, t in tiny64.named_parameters():
