@@ -11,12 +11,16 @@ Three loops over the same MNIST batches, alternated ``--repeats`` times, each ti
   a model whose output is logits), ``backward``, ``torch.optim.SGD.step``;
 - ``kernels``: the C calls that step makes, on buffers packed once: ``M_batch_predict`` and
   ``M_batch_grad`` of the derived model (``runtime._vjp``), nothing else;
+- ``floor``: the same PyTorch step around an autograd function that costs nothing (a fixed
+  output, zero gradients): PyTorch's own per-step cost (``zero_grad``, the loss and its
+  backward, the autograd engine, ``SGD.step``), which any module pays;
 - ``train``: ``Model.train``'s own step for reference, ``M_batch_grad`` and ``M_sgd_update``
   of the model itself (one forward, where the module needs two: PyTorch asks for the output
   before it knows the gradient to send back).
 
 The overhead is ``module / kernels - 1``: the Python, autograd and optimizer cost around the
-kernels, measured in the process's CPU time (``time.process_time``: what other programs take
+kernels (and ``(module - kernels - floor) / kernels``, the module's own glue: packing the
+batch, the output and gradient tensors), measured in the process's CPU time (``time.process_time``: what other programs take
 from a shared machine is not counted; with ``--threads 1`` and PyTorch at one thread, one
 core's work) and in wall time. On a machine shared with other work, both only ever grow:
 the figure is an upper bound.
@@ -77,17 +81,45 @@ def measure(model: str = "cnn", batch: int = 100, steps: int = 30, repeats: int 
             predict(core.w, b.c, batch, threads, ws, out)
             grad(core.w, b.c, batch, threads, ws, core.g, core.loss)
 
+    class _Free(torch.autograd.Function):
+        """The module's interface at no cost: a fixed output, zero gradients."""
+
+        @staticmethod
+        def forward(ctx, x, *params):
+            ctx.n = len(params)
+            return fixed
+
+        @staticmethod
+        def backward(ctx, g):
+            return (None, *zeros)
+
+    params = [net._parameters[n] for n in net._trained]
+    fixed = torch.zeros(batch, core.width)
+    zeros = [torch.zeros_like(p) for p in params]
+
+    def floor_loop():
+        for xb, yb, hb in zip(xt, yt, hot):
+            opt.zero_grad()
+            out = _Free.apply(xb, *params)
+            if logits:
+                loss = torch.nn.functional.cross_entropy(out, yb)
+            else:
+                loss = 0.5 * ((out - hb) ** 2).sum() / len(xb)
+            loss.backward()
+            opt.step()
+
     def train_loop():
         m.train(x, y, epochs=1, batch_size=batch, lr=0.01, threads=threads, progress=False,
                 eval_train=False)
 
-    wall = {"module": [], "kernels": [], "train": []}
+    wall = {"module": [], "kernels": [], "train": [], "floor": []}
     cpu = {k: [] for k in wall}
-    for loop in (module_loop, kernel_loop, train_loop):  # warm up
+    loops = (("module", module_loop), ("kernels", kernel_loop), ("train", train_loop),
+             ("floor", floor_loop))
+    for _, loop in loops:  # warm up
         loop()
     for _ in range(repeats):
-        for name, loop in (("module", module_loop), ("kernels", kernel_loop),
-                           ("train", train_loop)):
+        for name, loop in loops:
             t0, c0 = time.perf_counter(), time.process_time()
             loop()
             cpu[name].append((time.process_time() - c0) / steps)
@@ -98,6 +130,8 @@ def measure(model: str = "cnn", batch: int = 100, steps: int = 30, repeats: int 
         med = {k: statistics.median(v) for k, v in times.items()}
         out[clock] = {"ms_per_step": {k: v * 1e3 for k, v in med.items()},
                       "overhead_over_kernels": med["module"] / med["kernels"] - 1,
+                      "glue_over_kernels": (med["module"] - med["kernels"] - med["floor"])
+                      / med["kernels"],
                       "module_over_train": med["module"] / med["train"] - 1}
     return out
 
@@ -117,9 +151,10 @@ def main(argv=None) -> int:
         c = r[clock]
         ms = c["ms_per_step"]
         print(f"  {clock} time: module {ms['module']:.3f}, kernels {ms['kernels']:.3f}, "
-              f"Model.train {ms['train']:.3f} ms/step; overhead over the kernels "
-              f"{100 * c['overhead_over_kernels']:.1f} % (over Model.train's step "
-              f"{100 * c['module_over_train']:.1f} %)")
+              f"PyTorch's own step {ms['floor']:.3f}, Model.train {ms['train']:.3f} ms/step; "
+              f"overhead over the kernels {100 * c['overhead_over_kernels']:.1f} % (the "
+              f"module's glue alone {100 * c['glue_over_kernels']:.1f} %; over Model.train's "
+              f"step {100 * c['module_over_train']:.1f} %)")
     return 0
 
 
