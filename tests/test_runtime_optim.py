@@ -160,3 +160,34 @@ def test_predict_proba_is_the_softmax_of_the_logits():
     z = m.predict(x)
     assert p.shape == (7, 2) and np.allclose(p.sum(axis=1), 1)
     assert np.allclose(p, np.exp(z) / np.exp(z).sum(axis=1, keepdims=True), rtol=1e-14)
+
+
+def test_cli_optimizer_flags_save_and_resume_the_state(tmp_path):
+    from runtime.__main__ import main
+
+    model = tmp_path / "tiny.model"
+    model.write_text(TINY)
+    x, y = _data(50)
+    np.savez(tmp_path / "d.npz", x_train=x, y_train=y)
+    flags = ["--optimizer", "adamw", "--lr", "0.01", "--weight-decay", "0.01", "--schedule",
+             "cosine", "--warmup", "2", "--schedule-steps", "20", "--clip-norm", "5",
+             "--batch-size", "10", "--threads", "1", "--no-progress", "--precision", "f64",
+             "--data", str(tmp_path / "d.npz")]
+    assert main(["train", str(model), "--epochs", "4", "--out", str(tmp_path / "whole"),
+                 *flags]) == 0
+    assert main(["train", str(model), "--epochs", "2", "--out", str(tmp_path / "half"),
+                 *flags]) == 0
+    half = tmp_path / "half" / "weights.npz"
+    assert runtime.load(model, weights=half).optimizer_state.step == 10
+    assert main(["train", str(model), "--epochs", "2", "--out", str(tmp_path / "half"),
+                 "--weights", str(half), *flags]) == 0
+    whole = runtime.load(model, weights=tmp_path / "whole" / "weights.npz")
+    resumed = runtime.load(model, weights=half)
+    assert resumed.optimizer_state.step == whole.optimizer_state.step == 20
+    for n in whole.params:
+        assert resumed.params[n].tobytes() == whole.params[n].tobytes(), n
+    with pytest.raises(SystemExit):
+        main(["train", str(model), "--optimizer", "rmsprop"])
+    bad = [("-1" if f == "2" else f) for f in flags]  # --warmup -1
+    assert main(["train", str(model), "--out", str(tmp_path / "bad"), *bad]) == 2
+    assert not (tmp_path / "bad").exists()
