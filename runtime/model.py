@@ -772,10 +772,10 @@ class Model:
             raise ValueError(f"validation_split must be in [0, 1), got {validation_split!r}")
         if patience is not None:
             patience = _optim._count("patience", patience, 1)
-        best_sign = 1 if monitor.endswith("loss") else -1
         if monitor not in ("val_loss", "val_accuracy", "test_loss", "test_accuracy", "loss"):
             raise ValueError(f"monitor must be val_loss, val_accuracy, test_loss, test_accuracy "
                              f"or loss, got {monitor!r}")
+        best_sign = 1 if monitor.endswith("loss") else -1
         images, labels, test, batch_size, threads = self.check_training(
             images, labels, epochs, batch_size, lr, threads, test, callback, eval_train,
             momentum)
@@ -793,6 +793,9 @@ class Model:
                 (val is None) if monitor.startswith("val_") else test is None):
             raise ValueError(f"early stopping on {monitor} needs "
                              + ("validation_split" if monitor.startswith("val_") else "test"))
+        if patience is not None and monitor.endswith("accuracy") and is_regression(labels):
+            raise ValueError(f"early stopping on {monitor}: float targets have no accuracy; "
+                             f"monitor a loss")
 
         # set-up: every buffer the loop touches is allocated here, once
         k = self._k

@@ -138,6 +138,16 @@ def test_beside_pytorch_modules_in_a_sequential(tiny64):
     assert seq[0].weight.grad is not None and tiny64.w.grad is not None
 
 
+def test_a_built_in_model_takes_the_zoos_file_and_shares_a_loaded_models_weights():
+    m = runtime.load("cnn", seed=7)
+    net = rt.Module(m)
+    assert net.model is m and net.k1.data_ptr() == m.params["k1"].ctypes.data
+    x = runtime.load_mnist(runtime.DEFAULT_DATA, "test")[0][:8]
+    assert np.array_equal(net(torch.from_numpy(x)).detach().numpy(), m.predict(x))
+    with pytest.raises(ValueError, match="no load arguments"):
+        rt.Module(m, precision="f64")
+
+
 def test_loss_entry_point_is_the_models_gradient(tiny64):
     x = np.random.default_rng(3).standard_normal((6, 3, 4))
     y = np.array([0, 1, 1, 0, 1, 0])
