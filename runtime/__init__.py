@@ -9,6 +9,8 @@ built-in ``"cnn"``); everything model-specific is read from the model's expressi
 
 ``runtime.load`` also takes a dump (``"my.json"``) or a model file (``"my.model"``).
 Command line: ``python -m runtime train MODEL`` and ``python -m runtime predict MODEL --weights W``.
+From PyTorch: ``runtime.torch.Module(MODEL)`` is a ``torch.nn.Module`` over the same kernels
+(imported on demand: PyTorch is optional). Optimisers and schedules: ``runtime.optim``.
 
 ``DEFAULT_DATA`` is the bundled MNIST subset: ``runtime/_data/mnist`` in an installed package
 (copied there by setup.py), else ``data/mnist`` of the source checkout.

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import DEFAULT_DATA
+from . import DEFAULT_DATA, optim
 from ._files import atomic_write, atomic_write_via
 from .data import has_split, load_split
 from .distributed import DistributedError
@@ -113,6 +113,10 @@ def cmd_train(args) -> int:
     # everything checked before anything is written
     labels = m.check_training(images, labels, args.epochs, args.batch_size, args.lr,
                               args.threads, test, momentum=args.momentum)[1]
+    optimizer = _optimizer_args(args)
+    optim.check(args.optimizer, args.momentum, args.weight_decay, tuple(args.betas), args.eps,
+                args.clip_norm, args.schedule, args.warmup, args.schedule_steps,
+                args.step_size, args.gamma)
     regression = is_regression(labels)
     flat = labels.reshape(len(labels), -1) if regression else None
     if regression and flat.shape[1] > 1 and np.isin(flat, (0, 1)).all() and \
@@ -202,6 +206,10 @@ def cmd_train(args) -> int:
             line += f"  test acc {record['test_accuracy']:.4f}"
         if record["test_loss"] is not None:
             line += f"  test loss {record['test_loss']:.5f}"
+        if record.get("val_loss") is not None:
+            line += f"  val loss {record['val_loss']:.5f}"
+        if record.get("val_accuracy") is not None:
+            line += f"  val acc {record['val_accuracy']:.4f}"
         line += f"  {record['images_per_s']:.0f} images/s"
         _print(line, args.progress)
         _write_outputs(_joined(before, model.history), out)
@@ -221,6 +229,7 @@ def cmd_train(args) -> int:
             seed=args.seed,
             momentum=args.momentum,
             distributed=dist or False,
+            **optimizer,
         )
     except DistributedError as e:
         done = len(m.history["epoch"]) if m.history else 0
@@ -255,6 +264,16 @@ def cmd_train(args) -> int:
     return 0
 
 
+def _optimizer_args(args) -> dict:
+    """``Model.train``'s optimiser, schedule and validation arguments from the command line."""
+    return dict(optimizer=args.optimizer, weight_decay=args.weight_decay,
+                betas=tuple(args.betas), eps=args.eps, clip_norm=args.clip_norm,
+                schedule=args.schedule, warmup=args.warmup,
+                schedule_steps=args.schedule_steps, step_size=args.step_size,
+                gamma=args.gamma, validation_split=args.validation_split,
+                patience=args.patience, monitor=args.monitor)
+
+
 def _follow(args, dist) -> int:
     """A rank other than 0 of ``train --distributed``: the same data, model and steps as rank
     0, which alone evaluates, prints and writes."""
@@ -264,7 +283,8 @@ def _follow(args, dist) -> int:
     try:
         m.train(images, labels, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                 threads=args.threads, progress=False, shuffle=args.shuffle, seed=args.seed,
-                momentum=args.momentum, eval_train=False, distributed=dist)
+                momentum=args.momentum, eval_train=False, distributed=dist,
+                **_optimizer_args(args))
     except (DistributedError, DivergedError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -433,6 +453,31 @@ def main(argv: list[str] | None = None) -> int:
                         "step lr v; v starts at zero, or continues the one --weights holds: "
                         "weights.npz keeps it, so a run resumed from an epoch's weights.npz goes "
                         "on exactly, batches in order)")
+    t.add_argument("--optimizer", choices=("sgd", "adam", "adamw"), default="sgd",
+                   help="the update (runtime.optim; each as torch.optim's): sgd (with "
+                        "--momentum), adam, adamw")
+    t.add_argument("--weight-decay", type=float, default=0.0,
+                   help="L2 for sgd and adam, decoupled for adamw")
+    t.add_argument("--betas", type=float, nargs=2, default=(0.9, 0.999), metavar=("B1", "B2"),
+                   help="Adam's betas")
+    t.add_argument("--eps", type=float, default=1e-8, help="Adam's epsilon")
+    t.add_argument("--clip-norm", type=float, default=None,
+                   help="scale each batch's gradient to this norm at most")
+    t.add_argument("--schedule", choices=("cosine", "step"), default=None,
+                   help="the learning rate per update: cosine to 0 over --schedule-steps "
+                        "(default: this run's updates), or times --gamma every --step-size")
+    t.add_argument("--warmup", type=int, default=0,
+                   help="updates of linear warm-up before the schedule")
+    t.add_argument("--schedule-steps", type=int, default=None,
+                   help="the cosine schedule's length in updates")
+    t.add_argument("--step-size", type=int, default=1, help="the step schedule's period")
+    t.add_argument("--gamma", type=float, default=0.1, help="the step schedule's factor")
+    t.add_argument("--validation-split", type=float, default=0.0,
+                   help="hold out this fraction of the training images (the last ones)")
+    t.add_argument("--patience", type=int, default=None,
+                   help="stop when --monitor has not improved for this many epochs")
+    t.add_argument("--monitor", default="val_loss",
+                   choices=("val_loss", "val_accuracy", "test_loss", "test_accuracy", "loss"))
     t.add_argument("--threads", type=int, default=None, help="default: all cores")
     t.add_argument("--data", type=Path, default=DEFAULT_DATA, help=data_help)
     t.add_argument("--out", type=Path, default=None,

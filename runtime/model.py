@@ -28,6 +28,12 @@ without momentum that runs an epoch does too. ``m.targets`` records what trainin
 ``"classes"`` (integer labels) or ``"values"`` (float targets: a regression), None before any;
 it is saved with the weights, so predictions on unlabelled data know which they are.
 
+Other optimisers (Adam, AdamW, SGD with weight decay; clipping by norm; cosine, step and
+warm-up schedules) are ``train``'s ``optimizer=...`` and friends (``runtime.optim``); their
+state is ``m.optimizer_state``, saved with the weights too. ``m.history`` accumulates the
+per-epoch records of every ``train`` call. ``runtime.torch.Module(m)`` trains the same
+weights from PyTorch.
+
 Every entry point checks its arguments (shapes, dtypes, finiteness, ranges) and raises
 ``ValueError`` before any C code runs. Training allocates its buffers (packed inputs of one
 batch, gradient, workspace) once per call and reuses them for every batch; a batch is packed
@@ -53,10 +59,11 @@ from pathlib import Path
 
 import numpy as np
 
+from . import optim as _optim
 from ._kernels import Kernels
 from .spec import ModelSpec, model_spec
-from .weights import (check_precision, init_params, names_differ, read_consts, read_plain,
-                      read_weights, save_weights)
+from .weights import (check_precision, init_params, names_differ, read_consts, read_optimizer,
+                      read_plain, read_weights, save_weights)
 
 __all__ = ["DivergedError", "Model", "Params", "load", "default_threads"]
 
@@ -299,7 +306,7 @@ class Model:
 
     def __init__(self, model, precision: str, params: dict[str, np.ndarray], dump=None,
                  velocity: dict[str, np.ndarray] | None = None, momentum: float | None = None,
-                 targets: str | None = None):
+                 targets: str | None = None, optimizer=None):
         spec = model_spec(model, dump)
         self.spec = spec
         self.name = spec.name
@@ -333,6 +340,9 @@ class Model:
             self._set_velocity(velocity, momentum)
         # what the weights were trained on: "classes", "values" (a regression) or None (unknown)
         self.targets = targets
+        # the state of Adam, AdamW or SGD with decay/clipping/a schedule (runtime.optim)
+        self.optimizer_state = (None if optimizer is None
+                                else _optim.state_from(self, optimizer[0], optimizer[1]))
 
     # what the dump says
     param_shapes = property(lambda self: dict(self.spec.param_shapes))
@@ -428,9 +438,12 @@ class Model:
         """Save the weights to ``path`` (.npz), atomically, with the velocity of training with
         momentum if there is one (``velocity``)."""
         keep = self._vel is not None and self.spec.trained  # none without trained parameters
+        st = self.optimizer_state if self.spec.trained else None
         return save_weights(path, self.params, self.spec, self.precision,
                             velocity=self.velocity if keep else None,
-                            momentum=self._mu if keep else None, targets=self.targets)
+                            momentum=self._mu if keep else None, targets=self.targets,
+                            optimizer=None if st is None else
+                            (_optim.state_meta(st), _optim.Updater.arrays(self, st)))
 
     @property
     def velocity(self) -> dict[str, np.ndarray] | None:
@@ -658,6 +671,18 @@ class Model:
             result[s : s + n] = out_v[:n]
         return result
 
+    def predict_proba(self, images, threads=None, chunk: int = 1000) -> np.ndarray:
+        """Class probabilities: the softmax of ``predict``'s scores, shape (N, classes), each
+        row summing to 1. Meant for a classifier whose output is its logits (LeNet-5's
+        ``z5``, trained with softmax cross-entropy); of other scores (the CNN's logistic
+        outputs) it is still a distribution, with the same argmax."""
+        self.require_data("predict_proba", predict=True, classify=True)
+        z = self.predict(images, threads, chunk)
+        z = z - z.max(axis=1, keepdims=True)
+        np.exp(z, out=z)
+        z /= z.sum(axis=1, keepdims=True)
+        return z
+
     def evaluate(self, images, labels, threads=None) -> float:
         """Classification accuracy in [0, 1] (argmax of ``predict``)."""
         self.require_data("evaluate", classify=True)
@@ -719,6 +744,19 @@ class Model:
         seed: int = 0,
         eval_train: bool = True,
         momentum: float = 0.0,
+        optimizer: str = "sgd",
+        weight_decay: float = 0.0,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        clip_norm: float | None = None,
+        schedule: str | None = None,
+        warmup: int = 0,
+        schedule_steps: int | None = None,
+        step_size: int = 1,
+        gamma: float = 0.1,
+        validation_split: float = 0.0,
+        patience: int | None = None,
+        monitor: str = "val_loss",
         distributed=False,
     ) -> dict[str, list]:
         """Mini-batch SGD, ``w -= lr * batch-mean gradient``, batches in order (or shuffled
@@ -743,12 +781,44 @@ class Model:
         ``DivergedError``: the weights are then those after the last complete epoch (the
         initial ones in the first), which ``model.history`` lists.
 
+        Optimisers (``runtime.optim``, each PyTorch's on the same gradients, one generated
+        update kernel a batch): ``optimizer="sgd"`` (with ``momentum``), ``"adam"`` or
+        ``"adamw"`` (``betas``, ``eps``); ``weight_decay`` (an L2 term for SGD and Adam,
+        decoupled for AdamW); ``clip_norm`` (the gradient scaled to that norm at most, as
+        ``clip_grad_norm_``); a ``schedule`` of the learning rate per update, ``"cosine"`` over
+        ``schedule_steps`` updates (default: those of this call) or ``"step"`` (times ``gamma``
+        every ``step_size`` updates), after ``warmup`` updates of linear warm-up. Their state
+        (``optimizer_state``: moments, step count, schedule) continues across calls with the
+        same settings (other settings start it afresh) and ``save`` writes it.
+
+        ``validation_split`` in [0, 1): that fraction of the samples, the last ones (before
+        any shuffling), is held out: each record gets ``val_loss`` (and ``val_accuracy`` for
+        classes). ``patience``: early stopping, when ``monitor`` (``"val_loss"``, lowest best,
+        or ``"val_accuracy"``, ``"test_accuracy"``, ``"test_loss"``, ``"loss"``) has not
+        improved for that many epochs. A ``callback`` that returns ``False`` stops training
+        after its epoch. ``model.history`` accumulates the records of every call (epochs
+        numbered on); the call returns its own. Records also hold ``lr``, the rate of the
+        epoch's last update.
+
         ``distributed=True`` (or a ``runtime.distributed.Context``): data-parallel training
         under ``torchrun``, every process calling ``train`` with the same arguments; each takes
         its groups of every batch and the weights after each step are the same bits on every
         process and for any number of processes (``runtime.distributed``). Only rank 0 shows
-        progress and evaluates the accuracies.
+        progress and evaluates the accuracies (every rank does when ``patience`` watches
+        a metric, so that all stop together); ``callback`` runs on every rank, and one
+        that stops training must decide alike on all.
         """
+        cfg = _optim.check(optimizer, momentum, weight_decay, betas, eps, clip_norm, schedule,
+                           warmup, schedule_steps, step_size, gamma)
+        if (isinstance(validation_split, bool) or not isinstance(validation_split, (int, float))
+                or not 0 <= validation_split < 1):
+            raise ValueError(f"validation_split must be in [0, 1), got {validation_split!r}")
+        if patience is not None:
+            patience = _optim._count("patience", patience, 1)
+        if monitor not in ("val_loss", "val_accuracy", "test_loss", "test_accuracy", "loss"):
+            raise ValueError(f"monitor must be val_loss, val_accuracy, test_loss, test_accuracy "
+                             f"or loss, got {monitor!r}")
+        best_sign = 1 if monitor.endswith("loss") else -1
         dist = None
         if distributed:
             from . import distributed as distributed_mod
@@ -757,13 +827,30 @@ class Model:
             if threads is None:  # the cores shared among the processes of this machine
                 threads = max(1, default_threads() // int(os.environ.get("LOCAL_WORLD_SIZE", 1)))
             dist.check_same(self)
-            if not dist.main:  # rank 0 evaluates and reports
-                progress, eval_train, test, callback = False, False, None, None
+            if not dist.main:  # rank 0 shows progress and evaluates (unless a metric stops)
+                progress = False
+                if patience is None:
+                    eval_train, test = False, None
         images, labels, test, batch_size, threads = self.check_training(
             images, labels, epochs, batch_size, lr, threads, test, callback, eval_train,
             momentum)
         if test is not None:
             t_images, t_labels = test
+        val = None
+        if validation_split:
+            cut = len(images) - int(round(len(images) * validation_split))
+            if cut < 1 or cut == len(images):
+                raise ValueError(f"validation_split {validation_split} of {len(images)} samples "
+                                 f"leaves no training or no validation sample")
+            val = (images[cut:], labels[cut:])
+            images, labels = images[:cut], labels[:cut]
+        if patience is not None and monitor.startswith(("val_", "test_")) and (
+                (val is None) if monitor.startswith("val_") else test is None):
+            raise ValueError(f"early stopping on {monitor} needs "
+                             + ("validation_split" if monitor.startswith("val_") else "test"))
+        if patience is not None and monitor.endswith("accuracy") and is_regression(labels):
+            raise ValueError(f"early stopping on {monitor}: float targets have no accuracy; "
+                             f"monitor a loss")
 
         # set-up: every buffer the loop touches is allocated here, once
         k = self._k
@@ -776,7 +863,19 @@ class Model:
         grad_fn, sgd_fn = k.fn("batch_grad"), k.fn("sgd_update")
         w, g, loss_c = self._w, self._g, self._loss
         vel_before = (self._vel, self._mu)  # given back if the first epoch diverges
-        if momentum and epochs > 0:
+        upd = None
+        if not cfg.plain and epochs > 0:
+            st = self.optimizer_state
+            if st is None or not st.same_run(cfg):
+                st = _optim.State(cfg)
+            self.optimizer_state = st
+            upd = _optim.Updater(self, st, lr, epochs * -(-len(images) // min(batch_size,
+                                                                              len(images))))
+            momentum = 0.0  # the updater's
+            start_vel = None
+        elif epochs > 0:
+            self.optimizer_state = None  # plain SGD: another optimiser's state would be stale
+        if upd is None and momentum and epochs > 0:
             if self._vel is None:
                 self._vel = k.new("params")  # zeroed by cffi
             vel, mu_c = self._vel, k.dtype.type(momentum)
@@ -784,7 +883,7 @@ class Model:
             sgd_momentum_fn = k.fn("sgd_momentum_update")
             flat_vel = k.view(vel, k.params_size)[0]
             start_vel = np.empty_like(flat_vel)  # the velocity at the start of the epoch
-        else:
+        elif upd is None:
             start_vel = None
             if not momentum and epochs > 0:
                 self._vel, self._mu = None, None  # plain SGD: a velocity would be stale
@@ -808,10 +907,19 @@ class Model:
             "train_accuracy": [],
             "test_accuracy": [],
             "test_loss": [],
+            "val_loss": [],
+            "val_accuracy": [],
+            "lr": [],
             "seconds": [],
             "images_per_s": [],
         }
-        self.history = history
+        self._call_history = history
+        if self.history is None:
+            self.history = {key: [] for key in history}
+        for key in history:
+            self.history.setdefault(key, [None] * len(self.history["epoch"]))
+        first_epoch = len(self.history["epoch"])
+        best, since_best = None, 0
         bar = None
         if progress:
             from tqdm.auto import tqdm
@@ -828,6 +936,8 @@ class Model:
                     np.copyto(start, flat)
                     if momentum:
                         np.copyto(start_vel, flat_vel)
+                    if upd is not None:
+                        upd.mark()
                     total = 0.0
                     t0 = time.perf_counter()
                     for b, s in enumerate(starts, 1):
@@ -840,8 +950,10 @@ class Model:
                                                     src_hot[s : s + bs], batch, threads, ws)
                         if not math.isfinite(loss):
                             self._diverged(start, f"the loss of batch {b} of epoch {epoch} is "
-                                                  f"{loss}", lr, start_vel, vel_before)
-                        if momentum:
+                                                  f"{loss}", lr, start_vel, vel_before, upd)
+                        if upd is not None:
+                            upd.step(w, g)
+                        elif momentum:
                             sgd_momentum_fn(w, g, vel, lr_c, mu_c)
                         else:
                             sgd_fn(w, g, lr_c)
@@ -854,22 +966,28 @@ class Model:
                     if not np.isfinite(flat).all():
                         bad = next(n for n, a in self.params.items() if not np.isfinite(a).all())
                         self._diverged(start, f"epoch {epoch} left NaN or inf in {bad}", lr,
-                                      start_vel, vel_before)
+                                      start_vel, vel_before, upd)
                     train_acc = (self.evaluate(images, labels, threads) if eval_train and classes
                                  else None)
                     record = {
-                        "epoch": epoch,
+                        "epoch": first_epoch + epoch,
                         "loss": total / n_all,
                         "train_accuracy": train_acc,
                         "test_accuracy": (self.evaluate(t_images, t_labels, threads)
                                           if test is not None and classes else None),
                         "test_loss": (self.mean_loss(t_images, t_labels, threads)
                                       if test is not None and not classes else None),
+                        "val_loss": (self.mean_loss(*val, threads) if val is not None
+                                     else None),
+                        "val_accuracy": (self.evaluate(*val, threads)
+                                         if val is not None and classes else None),
+                        "lr": upd.last_lr if upd is not None else lr,
                         "seconds": seconds,
                         "images_per_s": n_all / seconds if seconds > 0 else float("inf"),
                     }
                     for key, value in record.items():
                         history[key].append(value)
+                        self.history[key].append(value)
                     if bar is not None:
                         shown = {"loss": f"{record['loss']:.4f}"}
                         if record["test_accuracy"] is not None:
@@ -877,9 +995,17 @@ class Model:
                         if record["test_loss"] is not None:
                             shown["test loss"] = f"{record['test_loss']:.4f}"
                         bar.set_postfix(shown)
-                    if callback is not None:
-                        callback(self, record)
+                    stop = callback is not None and callback(self, record) is False
+                    if patience is not None:
+                        value = record[monitor]
+                        if best is None or best_sign * (value - best) < 0:
+                            best, since_best = value, 0
+                        else:
+                            since_best += 1
+                            stop = stop or since_best >= patience
                     interrupted()
+                    if stop:
+                        break
             except KeyboardInterrupt:
                 if not updated:  # nothing learned: the velocity is the one the call found
                     self._vel, self._mu = vel_before
@@ -891,9 +1017,11 @@ class Model:
 
 
     def _diverged(self, start: np.ndarray, what: str, lr: float, start_vel=None,
-                  vel_before=None):
+                  vel_before=None, upd=None):
         np.copyto(self._k.view(self._w, self._k.params_size)[0], start)
-        done = len(self.history["epoch"]) if self.history else 0
+        if upd is not None:
+            upd.restore()
+        done = len(self._call_history["epoch"])
         if start_vel is not None:  # momentum: the velocity of the epoch's start
             np.copyto(self._k.view(self._vel, self._k.params_size)[0], start_vel)
         if not done and vel_before is not None:  # as the call found it (None, or another mu)
@@ -951,7 +1079,7 @@ def _load(model, weights, precision, init, seed, dump) -> Model:
     if init not in ("sac", "random"):
         raise ValueError(f"init must be 'sac' or 'random', not {init!r}")
     spec = model_spec(model, dump)
-    velocity = momentum = targets = None
+    velocity = momentum = targets = optimizer = None
     source = None  # the file the arrays came from, named in an error about them
     if weights is None:
         precision = precision or "f32"
@@ -974,9 +1102,10 @@ def _load(model, weights, precision, init, seed, dump) -> Model:
         precision = precision or meta["precision"]
         momentum, source = meta.get("momentum"), f"{weights}"
         targets = meta.get("targets")
+        optimizer = read_optimizer(weights)
     try:
         return Model(spec, precision, params, velocity=velocity, momentum=momentum,
-                     targets=targets)
+                     targets=targets, optimizer=optimizer)
     except ValueError as e:  # a const's shape, a velocity for a const: name the file
         if source is None:
             raise

@@ -21,6 +21,11 @@ SGD with momentum, one array ``velocity/NAME`` per trained parameter (its shape)
 ``__meta__`` adds ``momentum`` (the ``mu`` it was accumulated with) and ``velocity`` (the
 names), so that training resumed from the file continues exactly where it stopped. Files
 without a velocity stay version 1 (readable by the runtimes before version 2); both are read.
+A file saved after training with Adam, AdamW, or SGD with weight decay, clipping or a schedule
+(``runtime.optim``) is of ``version`` 3: ``__meta__["optimizer"]`` records the optimiser, its
+hyperparameters, its step count and its schedule, and the arrays ``optim/m/NAME`` and
+``optim/v/NAME`` hold Adam's moments (a velocity, for SGD with momentum, as in version 2;
+``read_optimizer`` reads the state).
 ``__meta__`` may also hold ``targets``, what the weights were trained on: ``"classes"``
 (integer labels, one-hot) or ``"values"`` (float targets, a regression), so that predictions
 on data without labels are written as classes or as values alone; readers that do not know
@@ -47,8 +52,10 @@ from ._files import atomic_write
 FORMAT = "proved-kernels-weights"
 VERSION = 1           # written without a velocity
 VERSION_VELOCITY = 2  # written with one (a momentum training's state)
-VERSIONS = (VERSION, VERSION_VELOCITY)
+VERSION_OPTIM = 3     # written with the state of another optimiser (runtime.optim)
+VERSIONS = (VERSION, VERSION_VELOCITY, VERSION_OPTIM)
 VELOCITY = "velocity/"  # the prefix of a velocity entry's name in the archive
+OPTIM = "optim/"        # the prefix of an optimiser state's array (optim/m/NAME, optim/v/NAME)
 TARGETS = ("classes", "values")  # __meta__'s optional record of what training fitted
 
 DTYPES = {"f32": np.dtype(np.float32), "f64": np.dtype(np.float64)}
@@ -187,14 +194,16 @@ def _shapes_of(model, params) -> tuple[str, dict[str, tuple[int, ...]]]:
 def save_weights(path: str | os.PathLike, params: Mapping[str, np.ndarray], model,
                  precision: str, shapes: Mapping[str, tuple[int, ...]] | None = None,
                  velocity: Mapping[str, np.ndarray] | None = None,
-                 momentum: float | None = None, targets: str | None = None) -> Path:
+                 momentum: float | None = None, targets: str | None = None,
+                 optimizer: tuple[dict, Mapping[str, np.ndarray]] | None = None) -> Path:
     """Write ``params`` to ``path`` (.npz) atomically; returns the path.
 
     ``model``: a ``ModelSpec``/``Model`` (its name and parameter shapes are used), or a model
     name; ``shapes`` (name -> shape) then defaults to the shapes of the arrays. ``velocity``
     (name -> array, every trained parameter: a model's consts have none) and ``momentum``, the
     state of SGD with momentum, make a version-2 file (module docstring). ``targets``
-    (``"classes"`` or ``"values"``) records what the weights were trained on."""
+    (``"classes"`` or ``"values"``) records what the weights were trained on. ``optimizer``:
+    (record, arrays) of ``runtime.optim``'s state, which make a version-3 file."""
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{path} is a directory: weights are saved to a file (.npz)")
@@ -233,6 +242,13 @@ def save_weights(path: str | os.PathLike, params: Mapping[str, np.ndarray], mode
         meta.update(version=VERSION_VELOCITY, momentum=float(momentum), velocity=trained)
     elif momentum is not None:
         raise ValueError("momentum is saved with a velocity, and none was given")
+    if optimizer is not None:
+        record, extra = optimizer
+        for key, a in extra.items():
+            if not np.isfinite(a).all():
+                raise ValueError(f"the optimiser's {key} holds NaN or inf: {path} not written")
+            arrays[OPTIM + key] = np.ascontiguousarray(a)
+        meta.update(version=VERSION_OPTIM, optimizer=dict(record))
     arrays["__meta__"] = np.array(json.dumps(meta))
     directory = path.parent if str(path.parent) else Path(".")
     directory.mkdir(parents=True, exist_ok=True)
@@ -320,8 +336,8 @@ def _load_weights(path: Path, model, shapes) -> tuple[dict, dict]:
         recorded = {n: tuple(s) for n, s in recorded.items()}
         expected = recorded if shapes is None else {n: tuple(s) for n, s in shapes.items()}
         stored = set(archive.files) - {"__meta__"}
-        velocity_names = meta.get("velocity", []) if version == VERSION_VELOCITY else []
-        if (version == VERSION_VELOCITY
+        velocity_names = meta.get("velocity", []) if version >= VERSION_VELOCITY else []
+        if ((version == VERSION_VELOCITY or "velocity" in meta and version > VERSION_VELOCITY)
                 and not (isinstance(velocity_names, list) and velocity_names
                          and all(isinstance(n, str) for n in velocity_names))):
             raise _Bad("__meta__ of a version-2 file has no valid 'velocity' list")
@@ -330,6 +346,9 @@ def _load_weights(path: Path, model, shapes) -> tuple[dict, dict]:
             raise _Bad(f"velocity entries for {sorted(n[len(VELOCITY):] for n in in_velocity)}"
                        f" do not match __meta__'s list {velocity_names}")
         stored -= in_velocity
+        if version == VERSION_OPTIM and not isinstance(meta.get("optimizer"), dict):
+            raise _Bad("__meta__ of a version-3 file has no 'optimizer' record")
+        stored -= {n for n in stored if n.startswith(OPTIM)}
         if stored - set(expected):
             raise _Bad(f"unexpected parameter(s) {sorted(stored - set(expected))}; the model "
                        f"has {', '.join(expected)}")
@@ -353,6 +372,18 @@ def _load_weights(path: Path, model, shapes) -> tuple[dict, dict]:
                 velocity[n] = _readable(archive, VELOCITY + n, f"the velocity of {n!r}",
                                         expected[n])
     return params, meta, velocity
+
+
+def read_optimizer(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray]] | None:
+    """The optimiser state of a version-3 weights file (``runtime.optim``): its record and
+    arrays (``m/NAME``, ``v/NAME``), or None for a file without one. Call after
+    ``read_weights`` has checked the file."""
+    with np.load(path, allow_pickle=False) as archive:
+        meta = json.loads(str(archive["__meta__"]))
+        if meta.get("version") != VERSION_OPTIM:
+            return None
+        return meta["optimizer"], {n[len(OPTIM):]: archive[n] for n in archive.files
+                                   if n.startswith(OPTIM)}
 
 
 def _readable(archive, key: str, what: str, shape: tuple[int, ...]) -> np.ndarray:

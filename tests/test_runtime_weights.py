@@ -175,7 +175,9 @@ def test_a_velocity_is_checked_like_the_weights(tmp_path, monkeypatch):
         (damaged("mu", replace=meta_with(momentum=1.5)),
          r"__meta__'s momentum is 1.5, expected a number in \(0, 1\)"),
         (damaged("v3", replace=meta_with(version=3)),
-         r"weights format version 3 not supported \(known: 1, 2\)"),
+         r"__meta__ of a version-3 file has no 'optimizer' record"),
+        (damaged("v4", replace=meta_with(version=4)),
+         r"weights format version 4 not supported \(known: 1, 2, 3\)"),
     ]:
         with pytest.raises(ValueError, match=rf"{path}: {message}"):
             runtime.load("cnn", weights=path)

@@ -65,6 +65,20 @@ void chain_batch_grad(const chain_params *CHAIN_RESTRICT w, const chain_inputs *
 void chain_sgd_update(chain_params *CHAIN_RESTRICT w, const chain_params *CHAIN_RESTRICT grad, real lr);
 void chain_sgd_momentum_update(chain_params *CHAIN_RESTRICT w, const chain_params *CHAIN_RESTRICT grad,
                                chain_params *CHAIN_RESTRICT vel, real lr, real mu);
+/* the sum of the squares of the gradient's elements, in double (clipping by norm) */
+double chain_grad_sqnorm(const chain_params *CHAIN_RESTRICT grad);
+/* torch.optim.SGD with weight decay and a gradient scale: g = scale * grad + wd * w;
+ * vel = mu * vel + g; w -= lr * vel */
+void chain_sgd_decay_update(chain_params *CHAIN_RESTRICT w, const chain_params *CHAIN_RESTRICT grad,
+                            chain_params *CHAIN_RESTRICT vel, real lr, real mu, real wd, real scale);
+/* torch.optim.Adam / AdamW, one step: g = scale * grad + wd * w (Adam's L2; wd = 0 for AdamW);
+ * m += (1 - beta1) (g - m); v = beta2 v + (1 - beta2) g g;
+ * w = shrink w - step_size m / (sqrt(v) / bc2_sqrt + eps) (shrink = 1 - lr wd for AdamW, else 1;
+ * step_size = lr / (1 - beta1^t), bc2_sqrt = sqrt(1 - beta2^t), computed by the caller) */
+void chain_adam_update(chain_params *CHAIN_RESTRICT w, const chain_params *CHAIN_RESTRICT grad,
+                       chain_params *CHAIN_RESTRICT m, chain_params *CHAIN_RESTRICT v, real step_size,
+                       real bc2_sqrt, real one_minus_beta1, real beta2, real one_minus_beta2,
+                       real eps, real wd, real shrink, real scale);
 void chain_batch_predict(const chain_params *CHAIN_RESTRICT w, const chain_inputs *CHAIN_RESTRICT xs, int n,
                          int nthreads, void *CHAIN_RESTRICT ws, real *CHAIN_RESTRICT out);
 

@@ -678,6 +678,54 @@ void dot_sgd_momentum_update(dot_params *restrict w, const dot_params *restrict 
     }
 }
 
+double dot_grad_sqnorm(const dot_params *restrict grad)
+{
+    double sum = 0;
+    for (int e = 0; e < dot_SIZE_a; e++)
+        sum += (double)grad->a[e] * grad->a[e];
+    for (int e = 0; e < dot_SIZE_b; e++)
+        sum += (double)grad->b[e] * grad->b[e];
+    return sum;
+}
+
+void dot_sgd_decay_update(dot_params *restrict w, const dot_params *restrict grad,
+                          dot_params *restrict vel, real lr, real mu, real wd, real scale)
+{
+    for (int e = 0; e < dot_SIZE_a; e++) {
+        const real g = scale * grad->a[e] + wd * w->a[e];
+        vel->a[e] = mu * vel->a[e] + g;
+        w->a[e] -= lr * vel->a[e];
+    }
+    for (int e = 0; e < dot_SIZE_b; e++) {
+        const real g = scale * grad->b[e] + wd * w->b[e];
+        vel->b[e] = mu * vel->b[e] + g;
+        w->b[e] -= lr * vel->b[e];
+    }
+}
+
+void dot_adam_update(dot_params *restrict w, const dot_params *restrict grad,
+                     dot_params *restrict m, dot_params *restrict v, real step_size,
+                     real bc2_sqrt, real one_minus_beta1, real beta2, real one_minus_beta2,
+                     real eps, real wd, real shrink, real scale)
+{
+    for (int e = 0; e < dot_SIZE_a; e++) {
+        const real g = scale * grad->a[e] + wd * w->a[e];
+        const real mt = m->a[e] + one_minus_beta1 * (g - m->a[e]);
+        const real vt = beta2 * v->a[e] + one_minus_beta2 * g * g;
+        m->a[e] = mt;
+        v->a[e] = vt;
+        w->a[e] = shrink * w->a[e] - step_size * mt / (sqrtf(vt) / bc2_sqrt + eps);
+    }
+    for (int e = 0; e < dot_SIZE_b; e++) {
+        const real g = scale * grad->b[e] + wd * w->b[e];
+        const real mt = m->b[e] + one_minus_beta1 * (g - m->b[e]);
+        const real vt = beta2 * v->b[e] + one_minus_beta2 * g * g;
+        m->b[e] = mt;
+        v->b[e] = vt;
+        w->b[e] = shrink * w->b[e] - step_size * mt / (sqrtf(vt) / bc2_sqrt + eps);
+    }
+}
+
 void dot_batch_predict(const dot_params *restrict w, const dot_inputs *restrict xs, int n,
                        int nthreads, void *restrict ws, real *restrict out)
 {

@@ -62,6 +62,20 @@ void dot_batch_grad(const dot_params *DOT_RESTRICT w, const dot_inputs *DOT_REST
 void dot_sgd_update(dot_params *DOT_RESTRICT w, const dot_params *DOT_RESTRICT grad, real lr);
 void dot_sgd_momentum_update(dot_params *DOT_RESTRICT w, const dot_params *DOT_RESTRICT grad,
                              dot_params *DOT_RESTRICT vel, real lr, real mu);
+/* the sum of the squares of the gradient's elements, in double (clipping by norm) */
+double dot_grad_sqnorm(const dot_params *DOT_RESTRICT grad);
+/* torch.optim.SGD with weight decay and a gradient scale: g = scale * grad + wd * w;
+ * vel = mu * vel + g; w -= lr * vel */
+void dot_sgd_decay_update(dot_params *DOT_RESTRICT w, const dot_params *DOT_RESTRICT grad,
+                          dot_params *DOT_RESTRICT vel, real lr, real mu, real wd, real scale);
+/* torch.optim.Adam / AdamW, one step: g = scale * grad + wd * w (Adam's L2; wd = 0 for AdamW);
+ * m += (1 - beta1) (g - m); v = beta2 v + (1 - beta2) g g;
+ * w = shrink w - step_size m / (sqrt(v) / bc2_sqrt + eps) (shrink = 1 - lr wd for AdamW, else 1;
+ * step_size = lr / (1 - beta1^t), bc2_sqrt = sqrt(1 - beta2^t), computed by the caller) */
+void dot_adam_update(dot_params *DOT_RESTRICT w, const dot_params *DOT_RESTRICT grad,
+                     dot_params *DOT_RESTRICT m, dot_params *DOT_RESTRICT v, real step_size,
+                     real bc2_sqrt, real one_minus_beta1, real beta2, real one_minus_beta2,
+                     real eps, real wd, real shrink, real scale);
 void dot_batch_predict(const dot_params *DOT_RESTRICT w, const dot_inputs *DOT_RESTRICT xs, int n,
                        int nthreads, void *DOT_RESTRICT ws, real *DOT_RESTRICT out);
 

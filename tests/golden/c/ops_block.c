@@ -971,6 +971,54 @@ void ops_block_sgd_momentum_update(ops_block_params *restrict w, const ops_block
     }
 }
 
+double ops_block_grad_sqnorm(const ops_block_params *restrict grad)
+{
+    double sum = 0;
+    for (int e = 0; e < ops_block_SIZE_x; e++)
+        sum += (double)grad->x[e] * grad->x[e];
+    for (int e = 0; e < ops_block_SIZE_g; e++)
+        sum += (double)grad->g[e] * grad->g[e];
+    return sum;
+}
+
+void ops_block_sgd_decay_update(ops_block_params *restrict w, const ops_block_params *restrict grad,
+                                ops_block_params *restrict vel, real lr, real mu, real wd, real scale)
+{
+    for (int e = 0; e < ops_block_SIZE_x; e++) {
+        const real g = scale * grad->x[e] + wd * w->x[e];
+        vel->x[e] = mu * vel->x[e] + g;
+        w->x[e] -= lr * vel->x[e];
+    }
+    for (int e = 0; e < ops_block_SIZE_g; e++) {
+        const real g = scale * grad->g[e] + wd * w->g[e];
+        vel->g[e] = mu * vel->g[e] + g;
+        w->g[e] -= lr * vel->g[e];
+    }
+}
+
+void ops_block_adam_update(ops_block_params *restrict w, const ops_block_params *restrict grad,
+                           ops_block_params *restrict m, ops_block_params *restrict v, real step_size,
+                           real bc2_sqrt, real one_minus_beta1, real beta2, real one_minus_beta2,
+                           real eps, real wd, real shrink, real scale)
+{
+    for (int e = 0; e < ops_block_SIZE_x; e++) {
+        const real g = scale * grad->x[e] + wd * w->x[e];
+        const real mt = m->x[e] + one_minus_beta1 * (g - m->x[e]);
+        const real vt = beta2 * v->x[e] + one_minus_beta2 * g * g;
+        m->x[e] = mt;
+        v->x[e] = vt;
+        w->x[e] = shrink * w->x[e] - step_size * mt / (sqrtf(vt) / bc2_sqrt + eps);
+    }
+    for (int e = 0; e < ops_block_SIZE_g; e++) {
+        const real g = scale * grad->g[e] + wd * w->g[e];
+        const real mt = m->g[e] + one_minus_beta1 * (g - m->g[e]);
+        const real vt = beta2 * v->g[e] + one_minus_beta2 * g * g;
+        m->g[e] = mt;
+        v->g[e] = vt;
+        w->g[e] = shrink * w->g[e] - step_size * mt / (sqrtf(vt) / bc2_sqrt + eps);
+    }
+}
+
 void ops_block_batch_predict(const ops_block_params *restrict w, const ops_block_inputs *restrict xs, int n,
                              int nthreads, void *restrict ws, real *restrict out)
 {

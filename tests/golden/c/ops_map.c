@@ -801,6 +801,54 @@ void ops_map_sgd_momentum_update(ops_map_params *restrict w, const ops_map_param
     }
 }
 
+double ops_map_grad_sqnorm(const ops_map_params *restrict grad)
+{
+    double sum = 0;
+    for (int e = 0; e < ops_map_SIZE_x; e++)
+        sum += (double)grad->x[e] * grad->x[e];
+    for (int e = 0; e < ops_map_SIZE_w; e++)
+        sum += (double)grad->w[e] * grad->w[e];
+    return sum;
+}
+
+void ops_map_sgd_decay_update(ops_map_params *restrict w, const ops_map_params *restrict grad,
+                              ops_map_params *restrict vel, real lr, real mu, real wd, real scale)
+{
+    for (int e = 0; e < ops_map_SIZE_x; e++) {
+        const real g = scale * grad->x[e] + wd * w->x[e];
+        vel->x[e] = mu * vel->x[e] + g;
+        w->x[e] -= lr * vel->x[e];
+    }
+    for (int e = 0; e < ops_map_SIZE_w; e++) {
+        const real g = scale * grad->w[e] + wd * w->w[e];
+        vel->w[e] = mu * vel->w[e] + g;
+        w->w[e] -= lr * vel->w[e];
+    }
+}
+
+void ops_map_adam_update(ops_map_params *restrict w, const ops_map_params *restrict grad,
+                         ops_map_params *restrict m, ops_map_params *restrict v, real step_size,
+                         real bc2_sqrt, real one_minus_beta1, real beta2, real one_minus_beta2,
+                         real eps, real wd, real shrink, real scale)
+{
+    for (int e = 0; e < ops_map_SIZE_x; e++) {
+        const real g = scale * grad->x[e] + wd * w->x[e];
+        const real mt = m->x[e] + one_minus_beta1 * (g - m->x[e]);
+        const real vt = beta2 * v->x[e] + one_minus_beta2 * g * g;
+        m->x[e] = mt;
+        v->x[e] = vt;
+        w->x[e] = shrink * w->x[e] - step_size * mt / (sqrtf(vt) / bc2_sqrt + eps);
+    }
+    for (int e = 0; e < ops_map_SIZE_w; e++) {
+        const real g = scale * grad->w[e] + wd * w->w[e];
+        const real mt = m->w[e] + one_minus_beta1 * (g - m->w[e]);
+        const real vt = beta2 * v->w[e] + one_minus_beta2 * g * g;
+        m->w[e] = mt;
+        v->w[e] = vt;
+        w->w[e] = shrink * w->w[e] - step_size * mt / (sqrtf(vt) / bc2_sqrt + eps);
+    }
+}
+
 void ops_map_batch_predict(const ops_map_params *restrict w, const ops_map_inputs *restrict xs, int n,
                            int nthreads, void *restrict ws, real *restrict out)
 {

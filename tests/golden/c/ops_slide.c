@@ -1078,6 +1078,54 @@ void ops_slide_sgd_momentum_update(ops_slide_params *restrict w, const ops_slide
     }
 }
 
+double ops_slide_grad_sqnorm(const ops_slide_params *restrict grad)
+{
+    double sum = 0;
+    for (int e = 0; e < ops_slide_SIZE_x; e++)
+        sum += (double)grad->x[e] * grad->x[e];
+    for (int e = 0; e < ops_slide_SIZE_k; e++)
+        sum += (double)grad->k[e] * grad->k[e];
+    return sum;
+}
+
+void ops_slide_sgd_decay_update(ops_slide_params *restrict w, const ops_slide_params *restrict grad,
+                                ops_slide_params *restrict vel, real lr, real mu, real wd, real scale)
+{
+    for (int e = 0; e < ops_slide_SIZE_x; e++) {
+        const real g = scale * grad->x[e] + wd * w->x[e];
+        vel->x[e] = mu * vel->x[e] + g;
+        w->x[e] -= lr * vel->x[e];
+    }
+    for (int e = 0; e < ops_slide_SIZE_k; e++) {
+        const real g = scale * grad->k[e] + wd * w->k[e];
+        vel->k[e] = mu * vel->k[e] + g;
+        w->k[e] -= lr * vel->k[e];
+    }
+}
+
+void ops_slide_adam_update(ops_slide_params *restrict w, const ops_slide_params *restrict grad,
+                           ops_slide_params *restrict m, ops_slide_params *restrict v, real step_size,
+                           real bc2_sqrt, real one_minus_beta1, real beta2, real one_minus_beta2,
+                           real eps, real wd, real shrink, real scale)
+{
+    for (int e = 0; e < ops_slide_SIZE_x; e++) {
+        const real g = scale * grad->x[e] + wd * w->x[e];
+        const real mt = m->x[e] + one_minus_beta1 * (g - m->x[e]);
+        const real vt = beta2 * v->x[e] + one_minus_beta2 * g * g;
+        m->x[e] = mt;
+        v->x[e] = vt;
+        w->x[e] = shrink * w->x[e] - step_size * mt / (sqrtf(vt) / bc2_sqrt + eps);
+    }
+    for (int e = 0; e < ops_slide_SIZE_k; e++) {
+        const real g = scale * grad->k[e] + wd * w->k[e];
+        const real mt = m->k[e] + one_minus_beta1 * (g - m->k[e]);
+        const real vt = beta2 * v->k[e] + one_minus_beta2 * g * g;
+        m->k[e] = mt;
+        v->k[e] = vt;
+        w->k[e] = shrink * w->k[e] - step_size * mt / (sqrtf(vt) / bc2_sqrt + eps);
+    }
+}
+
 void ops_slide_batch_predict(const ops_slide_params *restrict w, const ops_slide_inputs *restrict xs, int n,
                              int nthreads, void *restrict ws, real *restrict out)
 {

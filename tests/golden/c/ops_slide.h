@@ -69,6 +69,20 @@ void ops_slide_batch_grad(const ops_slide_params *OPS_SLIDE_RESTRICT w, const op
 void ops_slide_sgd_update(ops_slide_params *OPS_SLIDE_RESTRICT w, const ops_slide_params *OPS_SLIDE_RESTRICT grad, real lr);
 void ops_slide_sgd_momentum_update(ops_slide_params *OPS_SLIDE_RESTRICT w, const ops_slide_params *OPS_SLIDE_RESTRICT grad,
                                    ops_slide_params *OPS_SLIDE_RESTRICT vel, real lr, real mu);
+/* the sum of the squares of the gradient's elements, in double (clipping by norm) */
+double ops_slide_grad_sqnorm(const ops_slide_params *OPS_SLIDE_RESTRICT grad);
+/* torch.optim.SGD with weight decay and a gradient scale: g = scale * grad + wd * w;
+ * vel = mu * vel + g; w -= lr * vel */
+void ops_slide_sgd_decay_update(ops_slide_params *OPS_SLIDE_RESTRICT w, const ops_slide_params *OPS_SLIDE_RESTRICT grad,
+                                ops_slide_params *OPS_SLIDE_RESTRICT vel, real lr, real mu, real wd, real scale);
+/* torch.optim.Adam / AdamW, one step: g = scale * grad + wd * w (Adam's L2; wd = 0 for AdamW);
+ * m += (1 - beta1) (g - m); v = beta2 v + (1 - beta2) g g;
+ * w = shrink w - step_size m / (sqrt(v) / bc2_sqrt + eps) (shrink = 1 - lr wd for AdamW, else 1;
+ * step_size = lr / (1 - beta1^t), bc2_sqrt = sqrt(1 - beta2^t), computed by the caller) */
+void ops_slide_adam_update(ops_slide_params *OPS_SLIDE_RESTRICT w, const ops_slide_params *OPS_SLIDE_RESTRICT grad,
+                           ops_slide_params *OPS_SLIDE_RESTRICT m, ops_slide_params *OPS_SLIDE_RESTRICT v, real step_size,
+                           real bc2_sqrt, real one_minus_beta1, real beta2, real one_minus_beta2,
+                           real eps, real wd, real shrink, real scale);
 void ops_slide_batch_predict(const ops_slide_params *OPS_SLIDE_RESTRICT w, const ops_slide_inputs *OPS_SLIDE_RESTRICT xs, int n,
                              int nthreads, void *OPS_SLIDE_RESTRICT ws, real *OPS_SLIDE_RESTRICT out);
 
