@@ -860,10 +860,10 @@ def load(
     """Build (if needed) and load the generated kernels of ``model``, with initial weights.
 
     ``model``: a built-in model's name (``"cnn"``; its dump is found by
-    ``extract.build.dump_path``), a path to a dump (``.json``), a path to a model file
-    (``.model``, compiled by ``extract.frontend.compile_model``; its dump is kept in the kernel
-    cache, under ``dumps/``), a ``runtime.builder.ModelBuilder`` (its ``text()``, compiled the
-    same way), a ``runtime.spec.ModelSpec``, a decoded dump (a ``dict``), or the text of a model
+    ``extract.emit.build.dump_path``), a path to a dump (``.json``), a path to a model file
+    (``.model``, compiled by ``extract.front.frontend.compile_model``; its dump is kept in the
+    kernel cache, under ``dumps/``), a ``runtime.builder.ModelBuilder`` (its ``text()``, compiled
+    the same way), a ``runtime.spec.ModelSpec``, a decoded dump (a ``dict``), or the text of a model
     file (a string of more than one line) or of a dump (``{...}``), compiled or cached the same
     way. ``weights``: a path to a file written by ``Model.save`` (of the same model, with
     the dump's shapes), an .npz of one array per parameter and const by name (``numpy.savez``:

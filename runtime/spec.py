@@ -2,12 +2,12 @@
 
 ``model_spec(model)`` accepts
 
-- a built-in model's name (``"cnn"``): its dump is ``extract.build.dump_path(name)`` (the
+- a built-in model's name (``"cnn"``): its dump is ``extract.emit.build.dump_path(name)`` (the
   lookup of ``$PROVED_KERNELS_DUMPS``, the package, the checkout's ``build/dump``);
 - a path to a dump (``*.json``, docs/dump-format.md);
-- a path to a model file (``*.model``): ``extract.frontend.compile_model`` turns it into a dump,
-  which is written, content-addressed, to ``<kernel cache>/dumps/<sha256>.json`` so that the
-  kernels can be generated from a file;
+- a path to a model file (``*.model``): ``extract.front.frontend.compile_model`` turns it into
+  a dump, which is written, content-addressed, to ``<kernel cache>/dumps/<sha256>.json`` so
+  that the kernels can be generated from a file;
 - a ``runtime.builder.ModelBuilder``: its text (``text()``) takes the model file's path, with
   ``<NAME.model>`` as the file name in error messages;
 
@@ -195,7 +195,7 @@ def spec_from_dump(data: dict, dump: Path | None = None,
 
 def _json(text: str):
     """``json.loads``, whose recursion on deeply nested text is a ``ValueError`` too (the
-    extractor says how deep a dump may nest: ``extract.dump.MAX_JSON_DEPTH``)."""
+    extractor says how deep a dump may nest: ``extract.ir.dump.MAX_JSON_DEPTH``)."""
     try:
         return json.loads(text)
     except RecursionError:
@@ -219,9 +219,9 @@ def _read_json(path: Path) -> dict:
 
 def _extract_build():
     try:
-        from extract import build
+        from extract.emit import build
     except ModuleNotFoundError as e:
-        if e.name not in ("extract", "extract.build"):
+        if e.name not in ("extract", "extract.emit.build"):
             raise
         raise ValueError("built-in models need the `extract` package, which is not "
                          "importable") from e
@@ -247,11 +247,11 @@ def _compiled(source, shown: str | None) -> ModelSpec:
     """The spec of a model file (``source`` a ``Path``) or of a model's text (a ``str``; its
     file name in messages is ``shown``), through ``compile_model`` and the dump cache."""
     try:
-        from extract import frontend
+        from extract.front import frontend
     except ModuleNotFoundError as e:
-        if e.name not in ("extract", "extract.frontend"):
+        if e.name not in ("extract", "extract.front.frontend"):
             raise
-        raise ModelCompileError(f"cannot compile {shown or source}: extract.frontend is not "
+        raise ModelCompileError(f"cannot compile {shown or source}: extract.front.frontend is not "
                                 f"available") from e
     if isinstance(source, Path) and not source.is_file():
         raise FileNotFoundError(f"no model file {source}")
