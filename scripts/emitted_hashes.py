@@ -2,10 +2,11 @@
 
 For every built-in dump (``build/dump/*.json``), every model file ``models/*.model`` (elaborated
 by the Agda executable) and every hand-written dump of ``tests/data/*.json`` that parses, in f32
-and f64, with lane groups of 8 and of 16 samples (the other options their defaults): the sources ``sources.generate`` returns
-(M.h, M.c, M.cu and the split translation units), the cffi declarations, and the field
-validation's rewritten sources (``validate.field_header`` / ``field_c`` and the CUDA host
-emulation's ``cuda_host.host_source``). Nothing is compiled. One line per file::
+and f64, with lane groups of 8 and of 16 samples (the other options their defaults): the
+sources ``sources.generate`` returns (M.h, M.c, M.cu; and, for the CNN once more, split into
+translation units of about 16 KB), the cffi declarations, and the field validation's rewritten
+sources (``validate.field_header`` / ``field_c`` and the CUDA host emulation's
+``cuda_host.host_source``). Nothing is compiled. One line per file::
 
     <sha256>  <source>/<precision>/<lanes>/<file>
 
@@ -93,6 +94,13 @@ def main() -> int:
             for lanes in (8, 16):
                 for line in hashes(label, model, precision, lanes):
                     print(line, flush=True)
+        if label == "build/dump/cnn.json":  # a split build's translation units, at 16 KB
+            default, sources.SPLIT_BYTES = sources.SPLIT_BYTES, 16 * 1024
+            try:
+                for line in hashes(label + "/split", model, "f32", 16):
+                    print(line, flush=True)
+            finally:
+                sources.SPLIT_BYTES = default
     return 0
 
 
