@@ -42,7 +42,7 @@ extract: dump
 	$(PYTHON) -m extract cnn --precision f64
 
 # The paper's own setting (SaC constants, batch 100, lr 0.05) sits on a plateau for its 10
-# epochs (see README, "The paper's experiment"); the demo uses a setting that visibly learns.
+# epochs (see docs/benchmarks.md, "The paper's experiment"); the demo uses a setting that visibly learns.
 demo: setup proofs dump
 	$(PYTHON) -m extract cnn
 	$(PYTHON) -m runtime train cnn --epochs $(EPOCHS) --init random --lr 1.0 --batch-size 10
@@ -51,7 +51,7 @@ demo: setup proofs dump
 experiment: dump
 	$(PYTHON) -m runtime.experiment --torch
 
-# train every model of the zoo (models/*.model) with its documented setting (README, "The zoo")
+# train every model of the zoo (models/*.model) with its documented setting (docs/zoo.md)
 zoo: dump
 	$(PYTHON) -m runtime train models/mlp.model --epochs 20 --init random --lr 2 --batch-size 10
 	$(PYTHON) -m runtime train models/cnn.model --epochs 3 --init random --lr 1.0 --batch-size 10

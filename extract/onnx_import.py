@@ -58,7 +58,7 @@ class OnnxImportError(ValueError):
     """An ONNX model the model language cannot express (or a malformed one)."""
 
 
-# the operators translated, and what of each (docs/model-format.md, README)
+# the operators translated, and what of each (docs/model-format.md, docs/onnx.md)
 SUPPORTED = {
     "Add": "broadcasting", "Sub": "broadcasting", "Mul": "broadcasting",
     "Div": "broadcasting (a · recip(b); by a whole-number constant: a / n)",

@@ -40,6 +40,7 @@ import numpy as np
 from . import DEFAULT_DATA
 from ._files import atomic_write, atomic_write_via
 from .data import has_split, load_split
+from .distributed import DistributedError
 from .model import DivergedError, is_regression, load
 from .weights import read_consts
 from .spec import ModelCompileError
@@ -88,6 +89,12 @@ def plot_history(history: dict, path: Path) -> None:
 
 
 def cmd_train(args) -> int:
+    dist = None
+    if args.distributed:  # under torchrun: rank 0 runs this command; the others follow
+        from .distributed import context
+        dist = context(args.groups, args.dist_timeout)
+        if not dist.main:
+            return _follow(args, dist)
     images, labels = load_split(args.data, "train", args.train_limit)
     test = None
     if has_split(args.data, "test") and args.test_limit != 0:  # --test-limit 0: no testing
@@ -213,7 +220,13 @@ def cmd_train(args) -> int:
             shuffle=args.shuffle,
             seed=args.seed,
             momentum=args.momentum,
+            distributed=dist or False,
         )
+    except DistributedError as e:
+        done = len(m.history["epoch"]) if m.history else 0
+        print(f"\nerror: {e}" + (f"; {weights_path} holds epoch {done}" if done else ""),
+              file=sys.stderr)
+        return 2
     except DivergedError as e:
         done = len(m.history["epoch"]) if m.history else 0
         kept = (f"; {weights_path} holds epoch {done}" if done else
@@ -239,6 +252,22 @@ def cmd_train(args) -> int:
         print(f"no training (--epochs 0): {weights_path} holds {origin}")
         return 0
     print(f"weights: {weights_path}")
+    return 0
+
+
+def _follow(args, dist) -> int:
+    """A rank other than 0 of ``train --distributed``: the same data, model and steps as rank
+    0, which alone evaluates, prints and writes."""
+    images, labels = load_split(args.data, "train", args.train_limit)
+    m = load(args.model, weights=args.weights, precision=args.precision, init=args.init,
+             seed=args.seed, dump=args.dump)
+    try:
+        m.train(images, labels, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
+                threads=args.threads, progress=False, shuffle=args.shuffle, seed=args.seed,
+                momentum=args.momentum, eval_train=False, distributed=dist)
+    except (DistributedError, DivergedError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -433,6 +462,18 @@ def main(argv: list[str] | None = None) -> int:
                    help="no progress bar (there is none either where stderr is not a terminal: "
                         "a log file gets the epochs' lines alone)")
     t.add_argument("--dump", type=Path, default=None, help="generate the kernels from this dump")
+    t.add_argument("--distributed", action="store_true",
+                   help="data-parallel over torch.distributed (gloo): start every process with "
+                        "torchrun, e.g. torchrun --nproc_per_node=2 -m runtime train ... "
+                        "--distributed; the weights are the same bits for any number of "
+                        "processes (docs/distributed.md)")
+    t.add_argument("--groups", type=_positive, default=6,
+                   help="with --distributed: sample groups per batch, computed whole by one "
+                        "process each (at least the number of processes; keep it fixed to "
+                        "reproduce a run bit for bit)")
+    t.add_argument("--dist-timeout", type=float, default=300.0,
+                   help="with --distributed: seconds a process waits for the others at an "
+                        "exchange before it stops, naming the ranks that did not come")
     t.set_defaults(func=cmd_train)
 
     p = sub.add_parser("predict", help="accuracy (or loss) and predictions of saved weights",
@@ -472,7 +513,7 @@ def main(argv: list[str] | None = None) -> int:
         pass
     try:
         return args.func(args)
-    except (ValueError, OSError, ModelCompileError, *_model_errors()) as e:
+    except (ValueError, OSError, ModelCompileError, DistributedError, *_model_errors()) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # while the kernels are made or the data read (training has its own)

@@ -325,6 +325,7 @@ class Model:
         self._loss = k.ffi.new(f"{k.real}[1]")
         self._lr = k.dtype.type(0)
         self._ws: dict[int, object] = {}
+        self._single = None  # the one-sample path of a model without inputs (_one_sample)
         self.history: dict[str, list] | None = None
         self.set_params(params)
         self._vel, self._mu = None, None  # SGD momentum's velocity (an M_params), and its mu
@@ -479,8 +480,13 @@ class Model:
             return np.ascontiguousarray(labels.reshape(len(labels), -1), dtype=self.dtype)
         return np.eye(self.spec.n_classes, dtype=self.dtype)[labels]
 
-    def loss_and_gradients(self, images, labels, threads=None) -> tuple[float, dict]:
-        """Batch-mean loss and batch-mean gradients (copies) at the current weights."""
+    def loss_and_gradients(self, images=None, labels=None, threads=None) -> tuple[float, dict]:
+        """Batch-mean loss and batch-mean gradients (copies) at the current weights. A model
+        without per-sample data (no ``input`` or ``target``: an objective of its parameters
+        and consts alone) takes no images and labels: its loss and gradients come from the
+        one-sample kernels, ``M_forward`` and ``M_backward``, called once."""
+        if not self.spec.input_shapes and images is None and labels is None:
+            return self._one_sample()
         self.require_data("gradients")
         images = self.check_images(images)
         labels = self.check_labels(labels, len(images))
@@ -491,8 +497,9 @@ class Model:
         self._k.fn("batch_grad")(self._w, batch.c, n, threads, ws, self._g, self._loss)
         return float(self._loss[0]), {k: v.copy() for k, v in self._grad.items()}
 
-    def gradients(self, images, labels, threads=None) -> dict[str, np.ndarray]:
-        """Batch-mean gradients of the loss at the current weights; the weights do not change."""
+    def gradients(self, images=None, labels=None, threads=None) -> dict[str, np.ndarray]:
+        """Batch-mean gradients of the loss at the current weights; the weights do not change
+        (no images and labels for a model without per-sample data: ``loss_and_gradients``)."""
         return self.loss_and_gradients(images, labels, threads)[1]
 
     def mean_loss(self, images, labels, threads=None, chunk: int = 1000) -> float:
@@ -546,6 +553,9 @@ class Model:
         count = sizes.pop() if sizes else 1
         if count == 0:
             raise ValueError("inputs are empty (n = 0)")
+        if not spec.input_shapes:  # every sample is the same one: its gradient is the mean
+            loss, grads = self._one_sample()
+            return (loss if spec.loss is not None else None), grads
         threads = _check_threads(threads)
         batch = _Batch(self._k, spec, count)
         batch.pack_inputs(inputs)
@@ -553,6 +563,30 @@ class Model:
         self._k.fn("batch_grad")(self._w, batch.c, count, threads, ws, self._g, self._loss)
         loss = float(self._loss[0]) if spec.loss is not None else None
         return loss, {k: v.copy() for k, v in self._grad.items()}
+
+    def _one_sample(self) -> tuple[float, dict]:
+        """Loss and parameter gradients of a model without inputs, through the one-sample
+        entry points (``M_forward`` then ``M_backward``; single-threaded: the lane kernels of
+        ``M_batch_grad`` would run a group of identical samples)."""
+        if self._single is None:
+            k = self._k
+            grads = {n: f for n, f in k._layout("grads").items()}
+            missing = [p for p in self.spec.trained if f"d_{p}" not in grads]
+            if missing:
+                raise RuntimeError(f"the kernels' M_grads has no field d_{missing[0]}")
+            x, v, g = k.new("inputs"), k.new("values"), k.new("grads")
+            gflat = k.view(g, k.ffi.sizeof(k.type("grads")) // k.dtype.itemsize)[0]
+            vflat = k.view(v, k.ffi.sizeof(k.type("values")) // k.dtype.itemsize)[0]
+            views = {p: gflat[grads[f"d_{p}"].offset:][: grads[f"d_{p}"].length].reshape(
+                self.spec.param_shapes[p]) for p in self.spec.trained}
+            loss = k.values.get(self.spec.loss) if self.spec.loss is not None else None
+            self._single = (k.fn("forward"), k.fn("backward"), x, v, g, views,
+                            vflat[loss.offset:][:1] if loss is not None else None)
+        forward, backward, x, v, g, views, loss = self._single
+        forward(self._w, x, v)
+        backward(self._w, x, v, g)
+        return (float(loss[0]) if loss is not None else float("nan"),
+                {n: a.copy() for n, a in views.items()})
 
     def run(self, inputs: dict, threads=None) -> np.ndarray:
         """The prediction output for named inputs of any values (``predict`` is for images):
@@ -685,6 +719,7 @@ class Model:
         seed: int = 0,
         eval_train: bool = True,
         momentum: float = 0.0,
+        distributed=False,
     ) -> dict[str, list]:
         """Mini-batch SGD, ``w -= lr * batch-mean gradient``, batches in order (or shuffled
         each epoch with ``shuffle=True``, seeded by ``seed``). The last batch of an epoch may
@@ -707,7 +742,23 @@ class Model:
         whose loss is NaN or infinite, or an epoch that leaves a weight so, raises
         ``DivergedError``: the weights are then those after the last complete epoch (the
         initial ones in the first), which ``model.history`` lists.
+
+        ``distributed=True`` (or a ``runtime.distributed.Context``): data-parallel training
+        under ``torchrun``, every process calling ``train`` with the same arguments; each takes
+        its groups of every batch and the weights after each step are the same bits on every
+        process and for any number of processes (``runtime.distributed``). Only rank 0 shows
+        progress and evaluates the accuracies.
         """
+        dist = None
+        if distributed:
+            from . import distributed as distributed_mod
+            dist = (distributed if isinstance(distributed, distributed_mod.Context)
+                    else distributed_mod.context())
+            if threads is None:  # the cores shared among the processes of this machine
+                threads = max(1, default_threads() // int(os.environ.get("LOCAL_WORLD_SIZE", 1)))
+            dist.check_same(self)
+            if not dist.main:  # rank 0 evaluates and reports
+                progress, eval_train, test, callback = False, False, None, None
         images, labels, test, batch_size, threads = self.check_training(
             images, labels, epochs, batch_size, lr, threads, test, callback, eval_train,
             momentum)
@@ -780,9 +831,13 @@ class Model:
                     total = 0.0
                     t0 = time.perf_counter()
                     for b, s in enumerate(starts, 1):
-                        n = batch.pack(src_img[s : s + bs], src_hot[s : s + bs])
-                        grad_fn(w, batch.c, n, threads, ws, g, loss_c)
-                        loss = float(loss_c[0])
+                        if dist is None:
+                            n = batch.pack(src_img[s : s + bs], src_hot[s : s + bs])
+                            grad_fn(w, batch.c, n, threads, ws, g, loss_c)
+                            loss = float(loss_c[0])
+                        else:  # this process's groups, combined with the others' in order
+                            loss, n = dist.gradient(self, src_img[s : s + bs],
+                                                    src_hot[s : s + bs], batch, threads, ws)
                         if not math.isfinite(loss):
                             self._diverged(start, f"the loss of batch {b} of epoch {epoch} is "
                                                   f"{loss}", lr, start_vel, vel_before)

@@ -114,7 +114,7 @@ def _check_central_differences(m, inputs, rng, h=1e-6):
 
 @pytest.mark.slow
 def test_mnist_conv_fine_tunes_with_the_trainer(tmp_path, kernel_cache):
-    """The three-line path of the README: import, train from the imported weights, predict."""
+    """The three-line path of docs/onnx.md: import, train from the imported weights, predict."""
     out = tmp_path / "imp"
     r = subprocess.run([sys.executable, "-m", "extract", "import", str(_mnist_conv()),
                         "--out", str(out), "--check"], capture_output=True, text=True,
