@@ -1,12 +1,12 @@
 """Build hook: ship the files the packages read at run time inside the packages.
 
 The metadata is in pyproject.toml; this file only adds a ``build_py`` step. ``extract`` and
-``runtime`` read files that live outside them in the source checkout (templates, the JSON
-Schema, the bundled MNIST subset) and, when ``make dump`` has run, the built-in dumps and the
-Agda executable. When a wheel is built (``pip install .``, ``python -m build``), this step
-copies them into the build tree, so the installed packages hold them:
+``runtime`` read files that live outside them in the source checkout (the JSON Schema, the
+bundled MNIST subset) and, when ``make dump`` has run, the built-in dumps and the Agda
+executable. When a wheel is built (``pip install .``, ``python -m build``), this step copies
+them into the build tree, so the installed packages hold them (the templates,
+``extract/emit/templates``, are package data, listed in pyproject.toml):
 
-    templates/**                   -> extract/_templates/**
     docs/dump-format.schema.json   -> extract/_schema/dump-format.schema.json
     data/mnist/*, data/README.md   -> runtime/_data/mnist/*, runtime/_data/README.md
     build/dump/*.json              -> extract/_dumps/*.json      (only if make dump has run)
@@ -14,7 +14,7 @@ copies them into the build tree, so the installed packages hold them:
     build/agda/Main                -> extract/_agda/Main         (only if make dump has run)
 
 Nothing is copied into the source tree (an editable install, ``pip install -e .``, reads the
-checkout's own files), and nothing is a symlink. ``extract.build.locate`` finds each file:
+checkout's own files), and nothing is a symlink. ``extract.paths.locate`` finds each file:
 ``$PROVED_KERNELS_DUMPS`` / ``$PROVED_KERNELS_AGDA`` first (dumps, Agda), then the copy in the
 package, then the checkout.
 """
@@ -31,7 +31,6 @@ HERE = Path(__file__).resolve().parent
 
 # (path in the checkout, path in the build tree, glob for directories, required)
 RESOURCES = [
-    ("templates", "extract/_templates", "**/*", True),
     ("docs/dump-format.schema.json", "extract/_schema/dump-format.schema.json", None, False),
     ("data/mnist", "runtime/_data/mnist", "*", True),
     ("data/README.md", "runtime/_data/README.md", None, False),

@@ -87,7 +87,7 @@ def params_of(model: str) -> int:
 def train_flops(model: str) -> float:
     """FLOPs of one training sample (forward + backward), from the dump (bench.dumpflops)."""
     from bench.dumpflops import count_dump
-    from extract import build
+    from extract.emit import build
     from runtime.spec import model_spec
     spec = model_spec(model)
     f = count_dump(str(spec.kernels_dump or spec.dump or build.dump_path(spec.name)))

@@ -1,7 +1,7 @@
 """FLOP counts of any model, read from its expression dump.
 
 ``bench/flops.py`` counts the paper's CNN by hand; this module counts any dump the same way,
-from the one-sample loop nests the extractor lowers it to (``extract.lower.lower_to_loops``:
+from the one-sample loop nests the extractor lowers it to (``extract.passes.lower.lower_to_loops``:
 every chain binding and every gradient of the dump, after ``opt``, with the bounds of range
 guards already tightened). Each statement's arithmetic is counted once per iteration of its
 loops (loops whose bounds or guards depend on an outer variable are enumerated), so the count
@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from extract import code as C
+from extract.ir import code as C
 
 
 @dataclass
@@ -177,8 +177,8 @@ class ModelFlops:
 @lru_cache(maxsize=None)
 def count_dump(path: str) -> ModelFlops:
     """FLOP counts of the dump at ``path`` (a JSON file)."""
-    from extract import dump, ir
-    from extract.lower import lower_to_loops
+    from extract.ir import dump, ir
+    from extract.passes.lower import lower_to_loops
 
     m = dump.load(path)
     fwd, bwd = lower_to_loops(m)
@@ -194,7 +194,7 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=100)
     args = ap.parse_args(argv)
     from runtime.spec import model_spec
-    from extract import build
+    from extract.emit import build
     for name in args.model:
         spec = model_spec(name)
         path = spec.kernels_dump or spec.dump or build.dump_path(spec.name)

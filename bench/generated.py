@@ -19,7 +19,7 @@ from bench.model import BenchModel, bench_model
 def build_info(dump: str | None = None, model: BenchModel | None = None) -> dict:
     """Compiler flags the extractor builds with, and the dump (path, SHA-256) it reads."""
     try:
-        from extract import build
+        from extract.emit import build
     except Exception as e:  # noqa: BLE001
         return {"error": f"{type(e).__name__}: {e}"}
     info = {}
@@ -31,10 +31,10 @@ def build_info(dump: str | None = None, model: BenchModel | None = None) -> dict
     except Exception as e:  # noqa: BLE001  (informational only)
         info["dump_error"] = f"{type(e).__name__}: {e}"
     info["CFLAGS"], info["LDFLAGS"] = list(build.CFLAGS), list(build.LDFLAGS)
-    from extract import sources
+    from extract.emit import sources
     info["lanes"] = sources.default_lanes("f32")
     info["lanes_from"] = (f"${sources.ENV_LANES}" if os.environ.get(sources.ENV_LANES)
-                          else "the default for this processor, extract.sources.default_lanes")
+                          else "the default for this processor, extract.emit.sources.default_lanes")
     return info
 
 

@@ -36,7 +36,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from extract.cpu import cpuinfo, flags as cpu_flags
+from extract.emit.cpu import cpuinfo, flags as cpu_flags
 
 # one asm statement: set the two factors to 1 and the 12 accumulators to 0 (no denormal
 # operands), then `steps` times one FMA into each accumulator; every register it writes is

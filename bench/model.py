@@ -138,7 +138,7 @@ class BenchModel:
         """The dump the generated C is built from."""
         if self.kernels_dump:
             return self.kernels_dump
-        from extract import build
+        from extract.emit import build
         return str(build.dump_path(self.name, make=False))
 
     def flops(self):

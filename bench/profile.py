@@ -2,13 +2,13 @@
 
 A small C driver includes the generated ``cnn.c`` (so its ``static`` binding functions are
 visible), gathers one group of real samples into the lanes of the batch entry points
-(``cnn_LANES`` samples, extract/lanes.py), runs it forward and backward to fill every buffer,
+(``cnn_LANES`` samples, extract/passes/lanes.py), runs it forward and backward to fill every buffer,
 then times each call of ``cnn_forward_lanes`` / ``cnn_backward_lanes`` on its own (the call
 statements are copied from those two functions, so the driver follows whatever the extractor
 generates), plus the whole lane-group step, the one-sample ``cnn_forward`` + ``cnn_backward``,
 and ``cnn_batch_grad`` over a batch at one thread. Every figure is per image (a lane-group
 call divided by ``cnn_LANES``). Same compiler and flags as the
-extractor's cffi build: Python's ``CFLAGS`` (sysconfig), then those of ``extract/build.py``.
+extractor's cffi build: Python's ``CFLAGS`` (sysconfig), then those of ``extract/emit/build.py``.
 
     python -m bench.profile                  # table on stdout
     python -m bench.profile --reps 2000 --markdown
@@ -124,10 +124,10 @@ def driver_source(c_source: str, model: str = "cnn") -> str:
 
 def run(reps: int, rounds: int, dump: str | None = None, cc: str = "gcc",
         c_file: str | None = None, model_name: str | None = None) -> list[tuple]:
-    from extract import build as xbuild
-    from extract import dump as xdump
-    from extract.lower import Options
-    from extract.sources import generate
+    from extract.emit import build as xbuild
+    from extract.ir import dump as xdump
+    from extract.passes.lower import Options
+    from extract.emit.sources import generate
     if model_name:              # any model: a zoo name, a dump or a model file
         from bench.model import bench_model
         from bench.run import resolve_model

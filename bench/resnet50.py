@@ -10,9 +10,9 @@ have random statistics). Its stages, each timed on its own:
 1. **import**: ``extract.onnx_import`` to a model file and its weights;
 2. **elaborate**: ``build/agda/Main model`` (shapes, ∇, opt): seconds, peak memory (the
    child's ``ru_maxrss``) and the dump's size;
-3. **extract**: the dump parsed (``extract.dump.load``, schema included) and the C generated
-   (``extract.sources.generate``), with the C's size and its translation units;
-4. **gcc**: ``extract.build.build`` into a fresh cache (``--cache`` to reuse one): the parts
+3. **extract**: the dump parsed (``extract.ir.dump.load``, schema included) and the C generated
+   (``extract.emit.sources.generate``), with the C's size and its translation units;
+4. **gcc**: ``extract.emit.build.build`` into a fresh cache (``--cache`` to reuse one): the parts
    compiled in parallel (``$PROVED_KERNELS_JOBS``);
 5. **run**: ``runtime.load`` (the module cached) and the forward pass of one random
    1×3×224×224 image (normal, seeded), against ``onnx.reference.ReferenceEvaluator`` in
@@ -169,9 +169,10 @@ def main(argv=None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     os.environ["PROVED_KERNELS_CACHE"] = str(args.cache or work / "cache")
     import onnx
-    from extract import build, dump
+    from extract.emit import build
+    from extract.ir import dump
     from extract.onnx_import import import_onnx
-    from extract.sources import generate
+    from extract.emit.sources import generate
     import runtime
     rows = {}
 

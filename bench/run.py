@@ -105,8 +105,7 @@ def system_info() -> dict:
             "numpy": np.__version__,
             "cc": (_cmd(os.environ.get("CC", "gcc"), "--version") or "").split("\n")[0] or None,
             "git_commit": _cmd("git", "rev-parse", "HEAD"),
-            "git_dirty": bool(_cmd("git", "status", "--porcelain", "--", "bench", "extract",
-                                   "templates")),
+            "git_dirty": bool(_cmd("git", "status", "--porcelain", "--", "bench", "extract")),
             "loadavg_start": os.getloadavg()}
 
 
@@ -316,7 +315,7 @@ def markdown(meta: dict, rows: list[dict], agreements: dict, speedups: list[dict
                        f"inference {f['infer_per_image']} per image"
                        for m, f in meta["flops"].items())
            + "; the direct sums' count: the generated C's convolutions by Winograd's rows "
-             "(`extract/winograd.py`) do fewer, so its GFLOP/s and % peak are effective "
+             "(`extract/passes/winograd.py`) do fewer, so its GFLOP/s and % peak are effective "
              "figures and can pass 100",
            (f"- hand-written C: `{' '.join(hw.get('cflags', []))}`, linked "
             f"`{' '.join(hw.get('ldflags', []))}`; " if hw else "- ")

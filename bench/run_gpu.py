@@ -59,8 +59,9 @@ def build_cuda_library(dump: str | None = None, out_dir: Path | None = None):
     import subprocess
 
     import cffi
-    from extract import build, dump as dump_mod, sources
-    from extract.lower import Options
+    from extract.emit import build, sources
+    from extract.ir import dump as dump_mod
+    from extract.passes.lower import Options
 
     if shutil.which("nvcc") is None:
         raise RuntimeError("nvcc not found")

@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def main_exe() -> Path:
-    from extract import frontend
+    from extract.front import frontend
     return frontend.agda_main()
 
 

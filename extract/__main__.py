@@ -9,9 +9,9 @@
 MODEL is a built-in model's name (its dump is ``build/dump/MODEL.json`` by default, else the
 zoo's ``build/dump/zoo/MODEL.json`` of ``models/MODEL.model``, made by ``make dump`` when no
 dump is built yet, or ``--dump``), a dump file ``*.json``, or a model file ``*.model``
-(compiled into a dump by the Agda executable, ``extract/frontend.py``). Writes
+(compiled into a dump by the Agda executable, ``extract/front/frontend.py``). Writes
 ``M.h``, ``M.c``, ``M.cu`` (M the model's name) and the dump they come from, ``M.dump.json``
-(what ``python -m extract.validate DIR`` checks them against), into ``--out`` (default
+(what ``python -m extract.check.validate DIR`` checks them against), into ``--out`` (default
 ``build/gen/PRECISION`` under the current directory; ``--show`` alone prints the C and writes
 nothing), and builds the C through cffi unless ``--no-build``; ``--dump-out`` also writes the
 dump elsewhere. Any problem with the model, the dump or the extraction is printed as one line and
@@ -22,8 +22,8 @@ and the passes, C compilation: ``extract/limits.py``); at the limit the one line
 stage was running and for how long (sources written before the C compilation stay written).
 Without it the Agda step alone is bounded, by 120 s.
 
-``--html`` and ``--latex`` write the model as mathematics instead (``extract/render.py``): one
-self-contained HTML page, or a LaTeX fragment, to FILE (``-``: standard output; default
+``--html`` and ``--latex`` write the model as mathematics instead (``extract/render/render.py``):
+one self-contained HTML page, or a LaTeX fragment, to FILE (``-``: standard output; default
 ``build/gen/MODEL.html`` or ``.tex`` under the current directory); no C is generated then.
 """
 from __future__ import annotations
@@ -32,9 +32,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import build, dump, frontend, limits
-from .lower import ExtractError, Options
-from .sources import generate
+from . import limits
+from .emit import build
+from .emit.sources import generate
+from .front import frontend
+from .ir import dump
+from .passes.lower import ExtractError, Options
 
 
 def _show(text: str) -> None:
@@ -87,9 +90,10 @@ def main(argv=None) -> int:
                          "$PROVED_KERNELS_BLOCK, else 16 with AVX-512, else 8)")
     ap.add_argument("--no-winograd", action="store_true",
                     help="the lane kernels sum convolution rows directly, not by Winograd's "
-                         "F(m, r) (extract/winograd.py)")
+                         "F(m, r) (extract/passes/winograd.py)")
     ap.add_argument("--recompute-limit", type=int, default=1,
-                    help="largest tolerated recomputation factor of a sum (see extract/lower.py)")
+                    help="largest tolerated recomputation factor of a sum (see "
+                         "extract/passes/lower.py)")
     ap.add_argument("--html", nargs="?", const="", metavar="FILE",
                     help="write the model as mathematics, one HTML page (default "
                          "build/gen/MODEL.html), instead of the C")
@@ -131,7 +135,7 @@ def _run(ap, args) -> int:
                 print(f"warning: the dump is of model {model.name!r}, not {args.model!r}",
                       file=sys.stderr)
         if args.html is not None or args.latex is not None:
-            from . import render
+            from .render import render
             for written in render.write(model, args.html, args.latex):
                 print(f"wrote {written}")
             return 0
@@ -155,7 +159,7 @@ def _run(ap, args) -> int:
             out.mkdir(parents=True, exist_ok=True)
             for name, text in gen.files.items():
                 build.write_if_changed(out / name, text)
-            # the dump next to the sources: `python -m extract.validate OUT` checks them
+            # the dump next to the sources: `python -m extract.check.validate OUT` checks them
             dump_file = f"{model.name}.dump.json"
             build.write_if_changed(out / dump_file,
                                    compiled if compiled is not None else path.read_text())

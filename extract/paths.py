@@ -37,7 +37,7 @@ ZOO = "zoo"                                     # the dumps' subdirectory of the
 # to this package), and a path in the source checkout.
 _RESOURCES = {
     # kind: (environment variable, path in the package, path in the checkout)
-    "templates": (None, "_templates", "templates"),
+    "templates": (None, "emit/templates", "extract/emit/templates"),
     "schema": (None, "_schema/dump-format.schema.json", "docs/dump-format.schema.json"),
     "mnist": (None, "../runtime/_data/mnist", "data/mnist"),
     "dumps": (ENV_DUMPS, "_dumps", "build/dump"),
@@ -65,11 +65,17 @@ def locate(kind: str, name: str | None = None) -> Path:
     ``"mnist"`` (the bundled MNIST subset), ``"dumps"`` (the built-in dumps; with ``name`` the
     file ``<name>``), ``"agda"`` (the Agda executable ``Main``). Order: ``$PROVED_KERNELS_DUMPS``
     / ``$PROVED_KERNELS_AGDA`` (dumps and agda only), then the copy inside the installed package
-    (``extract/_templates``, ``extract/_schema``, ``runtime/_data/mnist``, ``extract/_dumps``,
-    ``extract/_agda/Main``: setup.py copies them in when it builds the wheel, the last two only
-    if ``make dump`` had made them), then the source checkout (``templates/``, ``docs/``,
-    ``data/mnist``, ``build/dump``, ``build/agda/Main``). Returns the first that exists, else
-    the checkout's path (which does not exist).
+    (``extract/_schema``, ``runtime/_data/mnist``, ``extract/_dumps``, ``extract/_agda/Main``:
+    setup.py copies them in when it builds the wheel, the last two only if ``make dump`` had
+    made them), then the source checkout (``docs/``, ``data/mnist``, ``build/dump``,
+    ``build/agda/Main``). The templates are the package's own files
+    (``extract/emit/templates``, package data), in a checkout and installed alike. Returns the
+    first that exists, else the checkout's path (which does not exist).
     """
     candidates = locations(kind, name)
     return next((p for p in candidates if p.exists()), candidates[-1])
+
+
+def agda_main() -> Path:
+    """The Agda executable that prints the dumps (``locate("agda")``; may not exist)."""
+    return locate("agda")

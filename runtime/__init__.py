@@ -27,7 +27,7 @@ from .weights import init_params, load_weights, read_weights, save_weights
 
 def _default_data() -> Path:
     try:
-        from extract.build import locate
+        from extract.emit.build import locate
     except ImportError:  # extract missing: the checkout's copy
         return Path(__file__).resolve().parent.parent / "data" / "mnist"
     return locate("mnist")

@@ -551,7 +551,7 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "progress", False) and not sys.stderr.isatty():
         args.progress = False  # a bar's carriage returns would fill a log file
     try:
-        from extract.frontend import one_line_warnings
+        from extract.front.frontend import one_line_warnings
 
         one_line_warnings()
     except ImportError:
@@ -567,18 +567,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _model_errors() -> tuple:
-    """``extract.frontend.ModelError`` (a model file the elaborator rejects) and
-    ``extract.lower.ExtractError`` (a dump the extractor cannot turn into kernels), if
+    """``extract.front.frontend.ModelError`` (a model file the elaborator rejects) and
+    ``extract.passes.lower.ExtractError`` (a dump the extractor cannot turn into kernels), if
     importable; both are one-line messages."""
     out = []
     try:
-        from extract.frontend import ModelError
+        from extract.front.frontend import ModelError
 
         out.append(ModelError)
     except ImportError:
         pass
     try:
-        from extract.lower import ExtractError
+        from extract.passes.lower import ExtractError
 
         out.append(ExtractError)
     except ImportError:

@@ -34,14 +34,14 @@ class Field:
 
 def _load_ffi_lib(model: str, precision: str, dump=None):
     try:
-        build = importlib.import_module("extract.build")
+        build = importlib.import_module("extract.emit.build")
     except ModuleNotFoundError as e:
-        if e.name not in ("extract", "extract.build"):
+        if e.name not in ("extract", "extract.emit.build"):
             raise  # a real import error inside extract: let it show
-        raise ExtractMissing(f"cannot import extract.build ({e})") from e
+        raise ExtractMissing(f"cannot import extract.emit.build ({e})") from e
     loader = getattr(build, "load", None)
     if loader is None:
-        raise ExtractMissing("extract.build has no load(model, precision)")
+        raise ExtractMissing("extract.emit.build has no load(model, precision)")
     got = loader(model, precision) if dump is None else loader(model, precision, dump=str(dump))
     if isinstance(got, tuple):
         return got[0], got[1]
@@ -56,7 +56,7 @@ class Kernels:
     @classmethod
     def open(cls, model: str, precision: str, dump=None) -> "Kernels":
         """``dump``: a dump file to generate from; by default extract's built-in one
-        (``extract.build.dump_path``). Kernels are kept per (model, precision) for the built-in
+        (``extract.emit.build.dump_path``). Kernels are kept per (model, precision) for the built-in
         dump, and per (model, precision, file, content) for a dump file, so editing a dump file
         and loading it again generates new kernels."""
         check_precision(precision)

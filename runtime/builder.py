@@ -1,4 +1,4 @@
-"""Write a model file (``*.model``, see extract/frontend.py) from Python, layer by layer.
+"""Write a model file (``*.model``, see extract/front/frontend.py) from Python, layer by layer.
 
     from runtime.builder import ModelBuilder
     b = ModelBuilder("mlp")
@@ -50,7 +50,7 @@ non-name input.
 ``bind(name, e)`` names a binding; ``expr(text)`` is the escape hatch for anything else
 (``for``, ``sum``, ``max``, ``tile``, ``slide``, ...; written as given, never bound automatically).
 Names must be C identifiers not starting with ``d_``; which words are reserved is the
-elaborator's and the extractor's to say (``extract.dump.C_KEYWORDS``, docs/model-format.md
+elaborator's and the extractor's to say (``extract.ir.dump.C_KEYWORDS``, docs/model-format.md
 §2). ``text()`` is the model file, ``save(path)`` writes it, ``compile()`` returns its dump,
 ``load(**kw)`` is ``runtime.load(self, **kw)``.
 """
@@ -471,8 +471,9 @@ class ModelBuilder:
         return path
 
     def compile(self) -> str:
-        """The dump (JSON text) of this model, by the Agda elaborator (extract/frontend.py)."""
-        from extract.frontend import compile_model
+        """The dump (JSON text) of this model, by the Agda elaborator
+        (extract/front/frontend.py)."""
+        from extract.front.frontend import compile_model
         return compile_model(self.text(), name_hint=f"<{self.name}.model>")
 
     def load(self, **kw):

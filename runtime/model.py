@@ -1042,29 +1042,27 @@ def load(
 ) -> Model:
     """Build (if needed) and load the generated kernels of ``model``, with initial weights.
 
-    ``model``: a built-in model's name (``"cnn"``; its dump is found by
-    ``extract.build.dump_path``), a path to a dump (``.json``), a path to a model file
-    (``.model``, compiled by ``extract.frontend.compile_model``; its dump is kept in the kernel
-    cache, under ``dumps/``), a ``runtime.builder.ModelBuilder`` (its ``text()``, compiled the
-    same way), a ``runtime.spec.ModelSpec``, a decoded dump (a ``dict``), or the text of a model
-    file (a string of more than one line) or of a dump (``{...}``), compiled or cached the same
-    way. ``weights``: a path to a file written by ``Model.save`` (of the same model, with
-    the dump's shapes), an .npz of one array per parameter and const by name (``numpy.savez``:
-    weights from elsewhere), or a dict of arrays (every parameter and const; or the consts
-    only, the parameters then fresh by ``init``), or None for fresh weights by ``init``
-    ("random", the default: uniform in +-1/sqrt(fan_in), seeded by ``seed``; "sac": the SaC
-    reference constants generalised, 1/fan_in or 1/length, which make the units of a layer
-    identical for good, as in the paper's experiment; see ``runtime.weights``); a file saved
-    after training with momentum also gives the model its velocity (``Model.velocity``), which
-    training with momentum continues; a model's consts are never initialised: their values
-    come in ``weights`` (a file, or a dict or an .npz of the consts alone, the parameters then
-    fresh by ``init``). ``precision``: "f32" or "f64"; by default that of a weights file
-    written by ``Model.save``, else "f32". ``dump``: generate a built-in model's kernels from
-    this dump file instead. ``timeout``: a time limit in seconds for the whole path from a
-    model file to loaded kernels (elaboration in Agda, parsing the dump, lowering and the
-    passes, C compilation; ``extract.limits``): at the limit ``extract.limits.TimeLimitError``
-    (a ``RuntimeError``) names the stage that was running and how long it had run. Without it,
-    only the Agda step is bounded (120 s).
+    ``model``, the first of these it is (``runtime.spec.KINDS``, one reader each):
+
+    - a ``runtime.spec.ModelSpec``;
+    - a ``runtime.builder.ModelBuilder`` (its ``text()``, compiled);
+    - a decoded dump (a ``dict``);
+    - the text of a dump (``{...}``) or of a model file (a string of more than one line);
+    - a path to a model file (``*.model``), compiled by ``extract.front.frontend``;
+    - a path to a dump (``*.json``);
+    - a built-in model's name (``"cnn"``, ``extract.emit.build.dump_path``).
+
+    A model compiled from a file or a text, and a dump given as data or text, are kept in the
+    kernel cache (``dumps/``). ``dump``: generate a built-in model's kernels from this dump file
+    instead. ``weights``: None (fresh, by ``init``: "random", uniform in +-1/sqrt(fan_in) seeded
+    by ``seed``, or "sac", the SaC reference constants generalised; ``runtime.weights``); a file
+    written by ``Model.save`` (with its velocity, if trained with momentum); an .npz of one
+    array per parameter and const by name (``numpy.savez``); a dict of arrays. A model's consts
+    are never initialised: they come in ``weights`` (a dict or an .npz of the consts alone
+    leaves the parameters fresh). ``precision``: "f32" or "f64"; by default a saved file's,
+    else "f32". ``timeout``: seconds for the whole path from a model file to loaded kernels
+    (``extract.limits``): at the limit ``extract.limits.TimeLimitError`` (a ``RuntimeError``)
+    names the stage that was running; without it only the Agda step is bounded (120 s).
     """
     if timeout is None:
         return _load(model, weights, precision, init, seed, dump)

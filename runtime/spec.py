@@ -1,15 +1,17 @@
 """What the runtime knows about a model: read from its expression dump, nothing hard-coded.
 
-``model_spec(model)`` accepts
+``model_spec(model)`` accepts the kinds of ``KINDS`` (one predicate and one reader each, tried
+in order), among them
 
-- a built-in model's name (``"cnn"``): its dump is ``extract.build.dump_path(name)`` (the
+- a built-in model's name (``"cnn"``): its dump is ``extract.emit.build.dump_path(name)`` (the
   lookup of ``$PROVED_KERNELS_DUMPS``, the package, the checkout's ``build/dump``);
 - a path to a dump (``*.json``, docs/dump-format.md);
-- a path to a model file (``*.model``): ``extract.frontend.compile_model`` turns it into a dump,
-  which is written, content-addressed, to ``<kernel cache>/dumps/<sha256>.json`` so that the
-  kernels can be generated from a file;
+- a path to a model file (``*.model``): ``extract.front.frontend.compile_model`` turns it into
+  a dump, which is written, content-addressed, to ``<kernel cache>/dumps/<sha256>.json`` so
+  that the kernels can be generated from a file;
 - a ``runtime.builder.ModelBuilder``: its text (``text()``) takes the model file's path, with
   ``<NAME.model>`` as the file name in error messages;
+- a model file's or a dump's text, a decoded dump, a ``ModelSpec`` (``runtime.load``);
 
 and returns a ``ModelSpec``: parameter shapes (the dump's shape trees flattened to their
 leaves, ``[6, [5, 5]]`` -> ``(6, 5, 5)``), fan-ins, inputs, the optional ``data`` declaration
@@ -195,7 +197,7 @@ def spec_from_dump(data: dict, dump: Path | None = None,
 
 def _json(text: str):
     """``json.loads``, whose recursion on deeply nested text is a ``ValueError`` too (the
-    extractor says how deep a dump may nest: ``extract.dump.MAX_JSON_DEPTH``)."""
+    extractor says how deep a dump may nest: ``extract.ir.dump.MAX_JSON_DEPTH``)."""
     try:
         return json.loads(text)
     except RecursionError:
@@ -219,9 +221,9 @@ def _read_json(path: Path) -> dict:
 
 def _extract_build():
     try:
-        from extract import build
+        from extract.emit import build
     except ModuleNotFoundError as e:
-        if e.name not in ("extract", "extract.build"):
+        if e.name not in ("extract", "extract.emit.build"):
             raise
         raise ValueError("built-in models need the `extract` package, which is not "
                          "importable") from e
@@ -247,11 +249,11 @@ def _compiled(source, shown: str | None) -> ModelSpec:
     """The spec of a model file (``source`` a ``Path``) or of a model's text (a ``str``; its
     file name in messages is ``shown``), through ``compile_model`` and the dump cache."""
     try:
-        from extract import frontend
+        from extract.front import frontend
     except ModuleNotFoundError as e:
-        if e.name not in ("extract", "extract.frontend"):
+        if e.name not in ("extract", "extract.front.frontend"):
             raise
-        raise ModelCompileError(f"cannot compile {shown or source}: extract.frontend is not "
+        raise ModelCompileError(f"cannot compile {shown or source}: extract.front.frontend is not "
                                 f"available") from e
     if isinstance(source, Path) and not source.is_file():
         raise FileNotFoundError(f"no model file {source}")
@@ -281,43 +283,117 @@ def _is_builder(model) -> bool:
 
 
 def model_spec(model, dump=None) -> ModelSpec:
-    """The ``ModelSpec`` of ``model``: a ``ModelSpec`` (returned as is), a built-in name, a dump
-    path (``.json``) or a decoded dump (a ``dict``), a model file (``.model``), a
-    ``runtime.builder.ModelBuilder``, or the text of a model file (a string of more than one
-    line) or of a dump (``{...}``: a path that starts with ``{`` and ends with ``}`` is taken
-    for a dump's text). ``dump``:
-    generate a built-in model's kernels from this dump file instead (the dump must be of that
-    model)."""
-    if isinstance(model, ModelSpec) and dump is None:
-        return model
-    if _is_builder(model):
-        if dump is not None:
-            raise ValueError(f"dump= is for a built-in model's name; model {model.name} is a "
-                             f"ModelBuilder, compiled from its text")
-        return _compiled(model.text(), f"<{model.name}.model>")
+    """The ``ModelSpec`` of ``model``, of the first kind of ``KINDS`` it is (a ``ModelSpec``, a
+    ``ModelBuilder``, a decoded dump, a dump's or a model file's text, a model file's or a dump's
+    path, a built-in model's name; ``runtime.load``'s docstring). ``dump``: generate a built-in
+    model's kernels from this dump file instead (the dump must be of that model)."""
     if dump is not None:
-        path = Path(dump)
-        spec = spec_from_dump(_read_json(path), path, path)
-        given = model.name if isinstance(model, ModelSpec) else model
-        if given is not None and not _is_file_form(given) and given != spec.name:
-            raise ValueError(f"{path} is a dump of model {spec.name!r}, not {given!r}")
-        if given is not None and _is_file_form(given):
-            raise ValueError(f"dump= is for a built-in model's name; {given} is already a file")
-        return spec
-    if isinstance(model, dict):            # a dump, decoded
-        return _from_text(json.dumps(model))
-    if not isinstance(model, (str, os.PathLike)):
-        raise ValueError(f"model must be a name, a path, a ModelBuilder, a model's text or a "
-                         f"dump, got {type(model).__name__}")
+        return _builtin_from(model, dump)
+    for is_kind, spec_of in KINDS:
+        if is_kind(model):
+            return spec_of(model)
+    raise ValueError(f"model must be a name, a path, a ModelBuilder, a model's text or a "
+                     f"dump, got {type(model).__name__}")
+
+
+def _builtin_from(model, dump) -> ModelSpec:
+    """A built-in model (its name, or its ``ModelSpec``) generated from the dump file ``dump``."""
+    if _is_builder(model):
+        raise ValueError(f"dump= is for a built-in model's name; model {model.name} is a "
+                         f"ModelBuilder, compiled from its text")
+    path = Path(dump)
+    spec = spec_from_dump(_read_json(path), path, path)
+    given = model.name if isinstance(model, ModelSpec) else model
+    if given is not None and not _is_file_form(given) and given != spec.name:
+        raise ValueError(f"{path} is a dump of model {spec.name!r}, not {given!r}")
+    if given is not None and _is_file_form(given):
+        raise ValueError(f"dump= is for a built-in model's name; {given} is already a file")
+    return spec
+
+
+# -- the kinds of model, one predicate and one reader each ----------------------------------------
+
+def _text(model) -> str:
+    """A ``str`` model stripped of surrounding white space ("" for any other type)."""
+    return model.strip() if isinstance(model, str) else ""
+
+
+def _is_spec(model) -> bool:
+    """A ``ModelSpec``, returned as it is."""
+    return isinstance(model, ModelSpec)
+
+
+def _spec_as_is(model: ModelSpec) -> ModelSpec:
+    """The ``ModelSpec`` itself."""
+    return model
+
+
+def _builder_spec(model) -> ModelSpec:
+    """A ``ModelBuilder``'s text, compiled as a model file named ``<NAME.model>``."""
+    return _compiled(model.text(), f"<{model.name}.model>")
+
+
+def _is_dump_data(model) -> bool:
+    """A decoded dump: a ``dict``."""
+    return isinstance(model, dict)
+
+
+def _dump_data_spec(model: dict) -> ModelSpec:
+    """A decoded dump, kept in the dump cache as its JSON text."""
+    return _from_text(json.dumps(model))
+
+
+def _is_dump_text(model) -> bool:
+    """A dump's JSON text: a string that starts with ``{`` and ends with ``}`` or has lines."""
+    text = _text(model)
+    return text.startswith("{") and ("\n" in text or text.endswith("}"))
+
+
+def _is_model_text(model) -> bool:
+    """A model file's text: a string of more than one line (that is not a dump's)."""
+    return "\n" in _text(model)
+
+
+def _text_spec(model: str) -> ModelSpec:
+    """A dump's or a model file's text, compiled (a model's) and kept in the dump cache."""
+    return _from_text(model)
+
+
+def _is_path(model, suffix: str) -> bool:
+    return isinstance(model, (str, os.PathLike)) and Path(os.fspath(model)).suffix == suffix
+
+
+def _is_model_path(model) -> bool:
+    """A path to a model file: ``*.model``."""
+    return _is_path(model, ".model")
+
+
+def _model_path_spec(model) -> ModelSpec:
+    """A model file, compiled by the Agda front end (its dump kept in the dump cache)."""
+    return _model_file(Path(os.fspath(model)))
+
+
+def _is_dump_path(model) -> bool:
+    """A path to a dump: ``*.json``."""
+    return _is_path(model, ".json")
+
+
+def _dump_path_spec(model) -> ModelSpec:
+    """A dump file, read as it is."""
+    path = Path(os.fspath(model))
+    return spec_from_dump(_read_json(path), path, path)
+
+
+def _is_name(model) -> bool:
+    """Any other string or path: a built-in model's name (or a mistake named as one)."""
+    return isinstance(model, (str, os.PathLike))
+
+
+def _name_spec(model) -> ModelSpec:
+    """A built-in model's dump (``extract.emit.build.dump_path``); a file by another name, a
+    path or an unknown name is refused, naming a file here that the name may have meant."""
     text = os.fspath(model)
-    stripped = text.strip() if isinstance(model, str) else ""
-    if "\n" in stripped or (stripped.startswith("{") and stripped.endswith("}")):
-        return _from_text(text)
     path = Path(text)
-    if path.suffix == ".model":
-        return _model_file(path)
-    if path.suffix == ".json":
-        return spec_from_dump(_read_json(path), path, path)
     if ((path.suffix or os.sep in text) and path.is_file()):  # a file, by another name
         with open(path, "rb") as f:
             head = f.read(4096)
@@ -337,6 +413,21 @@ def model_spec(model, dump=None) -> ModelSpec:
         if here and str(e).startswith("unknown model"):
             raise ValueError(f"{e}; did you mean the file {here[0]}?") from None
         raise
+
+
+# The kinds of ``model`` that ``model_spec`` (and ``runtime.load``) accept, in the order they
+# are tried: (is it of this kind?, its ModelSpec). Texts come before paths (a model's text may
+# end in ``.model``), names last (whatever string is left).
+KINDS = (
+    (_is_spec, _spec_as_is),
+    (_is_builder, _builder_spec),
+    (_is_dump_data, _dump_data_spec),
+    (_is_dump_text, _text_spec),
+    (_is_model_text, _text_spec),
+    (_is_model_path, _model_path_spec),
+    (_is_dump_path, _dump_path_spec),
+    (_is_name, _name_spec),
+)
 
 
 def _from_text(text: str) -> ModelSpec:

@@ -55,7 +55,7 @@ if [[ "$installed" != "$here" ]]; then
   $PY -m pip install -q --no-deps --no-build-isolation -e .
 fi
 if ((want_test)); then
-  # clang: the generated C must be warning-free under it too; g++: extract.validate and the
+  # clang: the generated C must be warning-free under it too; g++: extract.check.validate and the
   # CUDA host emulation compile the generated sources as C++ (tests/test_extract_build.py,
   # tests/test_validate.py, tests/test_cuda_host.py)
   test_pkgs=()

@@ -8,7 +8,7 @@ controller under pytest-xdist) is to make a fresh directory and point ``PROVED_K
 at it, so every test, every xdist worker (they inherit the environment) and every subprocess
 a test starts (``python -m runtime ...``) builds a model once and then loads it from there, and
 nothing is read from or written to the user's own cache (``~/.cache/proved-kernels``).
-``extract.build`` builds under a file lock and publishes with an atomic rename, so workers that
+``extract.emit.build`` builds under a file lock and publishes with an atomic rename, so workers that
 ask for the same module at once build it once. ``PK_TEST_KERNEL_CACHE=DIR`` uses ``DIR``
 instead (kept between runs: the cache is keyed by the sources, flags and tools, so a second run
 loads what the first built). The ``kernel_cache`` fixture names that directory.

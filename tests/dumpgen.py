@@ -1357,8 +1357,8 @@ def pad_conv() -> dict:
     """A convolution padded by 1 on every side, as the front end's ``conv2d(x, k, b, 1)``
     writes it (the padding inlined: ``slide(i, backslide(centre, x))``), of a parameter image
     into 3 channels, with gradients from ``autodiff``: the forward, the input gradient and the
-    weight gradient all have loops bounded by the padding (extract/peel.py, the bounded blocks
-    of extract/registers.py)."""
+    weight gradient all have loops bounded by the padding (extract/passes/peel.py, the bounded
+    blocks of extract/passes/registers.py)."""
     m = Builder("pad_conv")
     y = m.input("y", [3, [10, 12]])
     x = m.param("x", [10, 12])
@@ -1442,8 +1442,8 @@ def const_only() -> dict:
 
 
 def inline_hand() -> dict:
-    """Bindings the lane kernels compute where they are read (extract/inline.py): ``p`` in the
-    chain binding ``q``, ``u`` (the one binding that reads the input) in the parameter gradient
+    """Bindings the lane kernels compute where they are read (extract/passes/inline.py): ``p`` in
+    the chain binding ``q``, ``u`` (the one binding that reads the input) in the parameter gradient
     ``d_b``, so that the lane kernels' forward pass reads no input and their backward pass no
     chain value; ``d_q`` into ``d_p`` into ``d_w``. Not derivatives (only the extractor's and
     the validator's handling is exercised)."""

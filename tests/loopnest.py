@@ -1,9 +1,9 @@
-"""Helpers for tests that build loop IR by hand (extract/code.py): affine offsets, perfect
+"""Helpers for tests that build loop IR by hand (extract/ir/code.py): affine offsets, perfect
 nests, and the order of a nest's loops."""
 from __future__ import annotations
 
-from extract import code as c
-from extract.code import Affine, Buffer, For, Load, Mul, Store
+from extract.ir import code as c
+from extract.ir.code import Affine, Buffer, For, Load, Mul, Store
 
 
 def aff(*terms, const: int = 0) -> Affine:

@@ -250,7 +250,7 @@ def test_dump_count_of_the_cnn_is_close_to_the_analytic_one():
     backward 660580 against 657496; the lowered nests and the hand count group a few bias
     adds and pooling divides differently)."""
     from bench import dumpflops, flops
-    from extract import build
+    from extract.emit import build
     c = dumpflops.count_dump(str(build.dump_path("cnn", make=False)))
     hand = flops.count()
     assert c.n_params == 3898
@@ -263,7 +263,7 @@ def test_dump_count_of_the_cnn_is_close_to_the_analytic_one():
 
 def test_dump_count_of_a_loop_nest_with_guards():
     from bench.dumpflops import Ops, count_stmts
-    from extract import code as C
+    from extract.ir import code as C
     i, j = C.IVar("i", 4), C.IVar("j", 5)
     # for i < 4: for j in [i, 5): a[i] += x[j] * y[j]    -> (5 + 4 + 3 + 2) iterations, 2 FLOPs
     body = (C.Store("a", C.Affine.of(i), "+=", C.Mul(C.Load("x", C.Affine.of(j)),
@@ -276,7 +276,7 @@ def test_dump_count_of_the_elementwise_functions():
     """sqrt is one FLOP (an IEEE operation like the divide), exp and log one each counted as
     exp, logistic exp, add and divide, relu a comparison."""
     from bench.dumpflops import Ops, count_stmts
-    from extract import code as C
+    from extract.ir import code as C
     j = C.IVar("j", 6)
     x = C.Load("x", C.Affine.of(j))
     for fn, want in (("sqrt", Ops(6, 0, 0)), ("recip", Ops(6, 0, 0)), ("exp", Ops(0, 6, 0)),

@@ -174,8 +174,8 @@ def test_built_like_the_generated_c(hw):
     import subprocess
 
     from bench.handwritten import CFLAGS, LDFLAGS
-    from extract.build import CFLAGS as GEN_CFLAGS
-    from extract.build import LDFLAGS as GEN_LDFLAGS
+    from extract.emit.build import CFLAGS as GEN_CFLAGS
+    from extract.emit.build import LDFLAGS as GEN_LDFLAGS
     assert tuple(CFLAGS[:len(GEN_CFLAGS)]) == tuple(GEN_CFLAGS)
     assert all(f in LDFLAGS for f in GEN_LDFLAGS)
     if "-lmvec" not in GEN_LDFLAGS or shutil.which("nm") is None:

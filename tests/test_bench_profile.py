@@ -21,9 +21,9 @@ def rows():
 
 
 def test_every_binding_call_is_timed(rows):
-    from extract import dump
-    from extract.lower import Options
-    from extract.sources import generate
+    from extract.ir import dump
+    from extract.passes.lower import Options
+    from extract.emit.sources import generate
     model = dump.load(DATA / "cnn_ad.json")
     c_src = generate(model, "f32", Options()).files["cnn.c"]
     calls = re.findall(r"^\s+cnn_(forward|backward)_(\w+)_lanes\(", c_src, re.M)

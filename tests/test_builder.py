@@ -344,7 +344,7 @@ def _missing():
 @pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
 @pytest.mark.parametrize("make", [mlp, paper_cnn])
 def test_agda_accepts_builder_text(make):
-    from extract import dump
+    from extract.ir import dump
     b, *_ = make()
     d = json.loads(b.compile())
     m = dump.parse(d)
@@ -365,7 +365,8 @@ def test_agda_accepts_builder_text(make):
 def test_extractor_accepts_builder_text(make):
     """No sum left inline: the C extractor generates the kernels (it raises on a sum that
     would be recomputed for every output element)."""
-    from extract import dump, sources
+    from extract.ir import dump
+    from extract.emit import sources
     b, *_ = make()
     sources.generate(dump.parse(json.loads(b.compile())), "f32")
 
@@ -425,7 +426,7 @@ def test_load_builder_rejects_dump():
 @pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
 def test_load_builder_reports_the_elaborators_line(kernel_cache):
     import runtime
-    from extract.frontend import ModelError
+    from extract.front.frontend import ModelError
     b = ModelBuilder("bad")
     x, t = b.input("x", 3), b.target("t", 1)
     b.loss(b.sqerr(b.dense(x, 1) + b.expr("q", shape=1), t))
@@ -455,7 +456,8 @@ def test_elementwise_functions_stay_inline_on_bound_sums():
 @pytest.mark.agda
 @pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
 def test_elementwise_functions_elaborate_and_extract():
-    from extract import dump, sources
+    from extract.ir import dump
+    from extract.emit import sources
     (b,) = relu_net()
     m = dump.parse(json.loads(b.compile()))
     ops = set(re.findall(r'"op": ?"(\w+)"', b.compile()))
@@ -487,7 +489,8 @@ def test_sqrt_stays_inline_and_writes_sqrt():
 @pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
 def test_sqrt_elaborates_and_extracts():
     """Needs an Agda executable with sqrt (dump version 4 and later)."""
-    from extract import dump, sources
+    from extract.ir import dump
+    from extract.emit import sources
     b, _ = sqrt_net()
     d = json.loads(b.compile())
     assert d["version"] == 5
@@ -583,7 +586,8 @@ def lenet_like():
 @pytest.mark.agda
 @pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
 def test_agda_and_the_extractor_accept_conv2d_pooling_and_max():
-    from extract import dump, sources
+    from extract.ir import dump
+    from extract.emit import sources
     b, shapes = lenet_like()
     d = json.loads(b.compile())
     chain = {a["name"]: flat(a["shape"]) for a in d["chain"]}

@@ -1,10 +1,10 @@
-"""The generated CUDA run on the CPU (extract/cuda_host.py, templates/cuda_host/cuda_host.h)
-against the independent NumPy interpreter (tests/oracle.py), as the C is in
-test_extract_numerics.py: every chain binding and gradient of ``M_cuda_forward`` /
-``M_cuda_backward`` (outputs pre-filled with NaN), ``M_cuda_batch_grad`` against the mean of
-the per-sample gradients and ``M_cuda_batch_predict``, for the hand-built dumps (tests/data)
-and the Agda dumps (build/dump, or their golden copies). The threads of each launch run in
-three orders, which must give the same bits. And: the CUDA and C printers differ only by the
+"""The generated CUDA run on the CPU (extract/check/cuda_host.py,
+extract/emit/templates/cuda_host/cuda_host.h) against the independent NumPy interpreter
+(tests/oracle.py), as the C is in test_extract_numerics.py: every chain binding and gradient of
+``M_cuda_forward`` / ``M_cuda_backward`` (outputs pre-filled with NaN), ``M_cuda_batch_grad``
+against the mean of the per-sample gradients and ``M_cuda_batch_predict``, for the hand-built dumps
+(tests/data) and the Agda dumps (build/dump, or their golden copies). The threads of each launch run
+in three orders, which must give the same bits. And: the CUDA and C printers differ only by the
 strings of ``printer.Language`` and the thread-index form of parallel loops."""
 from __future__ import annotations
 
@@ -19,9 +19,11 @@ import pytest
 import dumpgen
 import oracle
 from conftest import DTYPES, array_view, every_dump, rel_err
-from extract import cuda_host, dump, ir, printer
-from extract.lower import Options, lower_to_loops
-from extract.sources import generate
+from extract.check import cuda_host
+from extract.ir import dump, ir
+from extract.emit import printer
+from extract.passes.lower import Options, lower_to_loops
+from extract.emit.sources import generate
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
 

@@ -16,9 +16,9 @@ import pytest
 import dumpgen
 import oracle
 from conftest import DTYPES, array_view, rel_err, run_single
-from extract import dump
-from extract.lower import Options
-from extract.sources import generate
+from extract.ir import dump
+from extract.passes.lower import Options
+from extract.emit.sources import generate
 from test_extract_numerics import ALLOW_RECOMPUTE, _fill, built, check_against_oracle, \
     check_batch_grad, hand
 

@@ -1,4 +1,4 @@
-"""extract/build.py and the CLI: the build cache (concurrent builders, cache hits, the
+"""extract/emit/build.py and the CLI: the build cache (concurrent builders, cache hits, the
 PROVED_KERNELS_CACHE override), nvcc compiling the CUDA, the command line."""
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from extract import build, dump, paths
-from extract.lower import Options
-from extract.sources import generate
+from extract.emit import build
+from extract.ir import dump
+from extract import paths
+from extract.passes.lower import Options
+from extract.emit.sources import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
@@ -20,7 +22,7 @@ HAND = sorted(p.stem for p in DATA.glob("*.json"))
 
 BUILDER = """
 import sys
-from extract import build
+from extract.emit import build
 ffi, lib = build.load("dot", "f64", dump=sys.argv[1])
 w = ffi.new("dot_params *"); x = ffi.new("dot_inputs *"); v = ffi.new("dot_values *")
 for k in range(5):
@@ -77,7 +79,7 @@ def test_a_failed_build_leaves_nothing_in_the_cache(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")] == []
     import shutil
     if shutil.which("g++") is not None:                     # the CUDA on the host, likewise
-        from extract import cuda_host
+        from extract.check import cuda_host
         cu = next(f for f in g.files if f.endswith(".cu"))
         with pytest.raises(RuntimeError, match="g\\+\\+ failed"):
             cuda_host.build_host(m.name, "f64", {**g.files, cu: g.files[cu] + "\nnot C++;\n"},
@@ -129,7 +131,7 @@ def test_cli_writes_sources_and_show_prints_c(tmp_path):
     names = sorted(p.name for p in out.iterdir())
     assert names == ["ops_map.c", "ops_map.cu", "ops_map.dump.json", "ops_map.h"]
     assert json.loads((out / "ops_map.dump.json").read_text()) == \
-        json.loads((DATA / "ops_map.json").read_text())          # for python -m extract.validate
+        json.loads((DATA / "ops_map.json").read_text())  # for python -m extract.check.validate
     assert "typedef double real;" in (out / "ops_map.h").read_text()
     stamp = (out / "ops_map.c").stat().st_mtime_ns
     res = subprocess.run(cmd + ["--show"], cwd=ROOT, capture_output=True, text=True)
@@ -277,7 +279,7 @@ SPEC = {name: next((p for p in (ROOT / "build" / "dump" / f"{name}.json",
                     if p.exists()), None) for name in ("cnn", "ops", "zoo/mlp")}
 SPEC["pad_conv"] = ROOT / "tests" / "data" / "pad_conv.json"   # bounded loops, written-out ends
 # lane kernels whose forward pass reads no input and backward pass no chain value, once
-# extract/inline.py has moved those reads into other kernels
+# extract/passes/inline.py has moved those reads into other kernels
 SPEC["inline_hand"] = ROOT / "tests" / "data" / "inline_hand.json"
 # consts: with parameters, and alone (nothing to train: the unused arguments)
 SPEC["const_hand"] = ROOT / "tests" / "data" / "const_hand.json"
@@ -290,7 +292,7 @@ SPEC["sqrt"] = ROOT / "tests" / "data" / "sqrt.json"
 @pytest.mark.parametrize("march", [True, False], ids=["native", "generic"])
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
 def test_generated_c_is_warning_free_under_gcc_and_clang(tmp_path, cc, march, lanes):
-    """The build's own flags (extract/build.py) with -Wall -Wextra -Werror, -march=native kept
+    """The build's own flags (extract/emit/build.py) with -Wall -Wextra -Werror, -march=native kept
     or dropped: without it the vreal helpers draw GCC's and Clang's ABI note (-Wpsabi), and
     Clang flags unused static helpers (the MLP adds every parameter gradient in its kernel, so
     it calls no M_add_samples). Both lane counts and both register block limits, whatever
@@ -319,7 +321,7 @@ def test_generated_c_is_warning_free_under_gcc_and_clang(tmp_path, cc, march, la
 # Names the kernels use as their own locals, or that the templates define, that a model may
 # still take: a model named after them compiles warning-free (C at both lane widths, and the
 # CUDA on the host). A template that starts to use one of them where a model's names are in
-# scope fails here, and the name belongs in extract.dump.C_KEYWORDS.
+# scope fails here, and the name belongs in extract.ir.dump.C_KEYWORDS.
 FREE_NAMES = [
     ("lane", "tail", "each", "first", "whole", "rest", "groups", "gs", "ws", "n", "nt",
      "nthreads", "me"),
@@ -335,8 +337,8 @@ FREE_NAMES = [
                          ids=lambda n: n[0])      # each name as a declaration and a binding
 def test_a_model_may_take_the_kernels_other_names(tmp_path, names):
     import shutil
-    from extract import cuda_host
-    from extract.frontend import compile_model
+    from extract.check import cuda_host
+    from extract.front.frontend import compile_model
     from test_frontend_cli import MISSING
 
     if MISSING is not None:
@@ -377,7 +379,7 @@ def test_loading_a_model_again_does_not_generate_its_sources_again(tmp_path, mon
     second load imports it without generating (seconds for a large model); other options, or
     a module gone from the cache, generate again."""
     monkeypatch.setenv("PROVED_KERNELS_CACHE", str(tmp_path))
-    from extract import sources
+    from extract.emit import sources
     calls = []
     real = sources.generate
 
@@ -407,7 +409,7 @@ def test_loading_a_model_again_does_not_generate_its_sources_again(tmp_path, mon
 def test_a_split_build_is_warning_free_and_gives_the_whole_builds_values(tmp_path, monkeypatch,
                                                                          cc):
     """A model whose kernels' C is past ``sources.SPLIT_BYTES`` is built from translation units
-    (the entry points, then parts of the kernels: extract/build.py compiles them in parallel
+    (the entry points, then parts of the kernels: extract/emit/build.py compiles them in parallel
     and links one module): each part compiles warning-free (the build's flags, -Werror; gcc
     and Clang), the C file ``M.c`` stays whole, and the split module computes what the whole
     one does (the hand-written CNN: the one-sample forward and backward, the batch gradients
@@ -415,7 +417,7 @@ def test_a_split_build_is_warning_free_and_gives_the_whole_builds_values(tmp_pat
     import shutil
     if shutil.which(cc) is None:
         pytest.skip(f"{cc} not installed (scripts/setup.sh --test installs it)")
-    from extract import sources
+    from extract.emit import sources
     m = dump.load(DATA / "cnn_hand.json")
     whole = generate(m, "f64")
     assert whole.parts == {}

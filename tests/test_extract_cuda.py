@@ -14,8 +14,9 @@ import pytest
 
 import dumpgen
 from conftest import array_view, rel_err
-from extract import build, dump
-from extract.sources import generate
+from extract.emit import build
+from extract.ir import dump
+from extract.emit.sources import generate
 
 DATA = Path(__file__).resolve().parent / "data"
 

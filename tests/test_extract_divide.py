@@ -1,5 +1,5 @@
-"""Groups the threads share: divide_among_threads (extract/divide.py) divides a kernel's loops
-among the threads. Run on an interpreter of the parts (each thread's share of every part
+"""Groups the threads share: divide_among_threads (extract/passes/divide.py) divides a kernel's
+loops among the threads. Run on an interpreter of the parts (each thread's share of every part
 between two barriers, threads in any order), a divided kernel gives every element the terms,
 in order, of the undivided one; no element is written by two threads, and no thread reads
 what another writes between the same two barriers."""
@@ -9,10 +9,10 @@ import itertools
 
 import pytest
 
-from extract import code as c
-from extract.code import (Acc, Affine, Barrier, Buffer, Decl, Divided, For, IVar, Lit, Load,
+from extract.ir import code as c
+from extract.ir.code import (Acc, Affine, Barrier, Buffer, Decl, Divided, For, IVar, Lit, Load,
                           Local, Mul, OnePart, Store, idiv)
-from extract.divide import divide_among_threads, divisible
+from extract.passes.divide import divide_among_threads, divisible
 from loopnest import aff, nest, run
 
 
@@ -214,7 +214,7 @@ def test_the_lane_loop_and_single_iterations_stay_whole():
 
 
 def test_a_block_buffer_inside_the_loop_is_private():
-    """A register block (extract/registers.py) is a local buffer of each iteration."""
+    """A register block (extract/passes/registers.py) is a local buffer of each iteration."""
     o, q, t = IVar("o", 3, 0), IVar("q", 4, 1), IVar("t", 2, 2)
     body = (Buffer("acc_", 4),
             For(q, (Store("acc_", aff((q, 1)), "=", Load("y", aff((o, 4), (q, 1)))),)),
@@ -271,7 +271,7 @@ def test_a_buffer_is_private_to_its_block_only():
 
 
 def test_a_kernels_own_buffers_are_filled_on_every_thread():
-    """extract/winograd.py's transformed rows: a buffer at the top of a kernel, filled from
+    """extract/passes/winograd.py's transformed rows: a buffer at the top of a kernel, filled from
     what the kernel does not write, is filled by every thread (each its own copy, the same)
     and the rest divided. Not when a later statement writes the buffer (each thread would
     update its own copy, for its share only: a reviewer's counterexample), nor when the fill

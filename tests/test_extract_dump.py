@@ -1,4 +1,4 @@
-"""extract/dump.py: reading and checking dumps; one clear error with the JSON path per problem,
+"""extract/ir/dump.py: reading and checking dumps; one clear error with the JSON path per problem,
 and nothing written by the CLI when a dump is malformed."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import oracle as oracle_mod
-from extract import dump, ir
+from extract.ir import dump, ir
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
@@ -477,7 +477,7 @@ def test_depth_limit_parses_up_to_it_and_refuses_past_it(tmp_path):
     """An expression of MAX_DEPTH nodes parses and lowers; one node more is a DumpError at the
     binding's expression naming the limit; JSON nested 5,000 deep is refused before decoding,
     naming its depth (it crashed the interpreter at the raised recursion limit)."""
-    from extract.sources import generate
+    from extract.emit.sources import generate
     m = dump.parse(dump.loads(deep_dump_text(dump.MAX_DEPTH - 1)))
     generate(m, "f32")
     with pytest.raises(dump.DumpError, match=r"nested more than 1000 nodes deep") as e:
@@ -525,8 +525,8 @@ def test_lowering_refuses_an_ir_deeper_than_its_limit(monkeypatch):
     computed where it is read): at MAX_IR_DEPTH the kernels generate, past it one
     ExtractError naming the binding and the depth. ir.depth is iterative and measures a
     shared subterm once (AD's x * x at every level is not 2^n)."""
-    from extract import lower
-    from extract.sources import generate
+    from extract.passes import lower
+    from extract.emit.sources import generate
     monkeypatch.setattr(dump, "MAX_DEPTH", 10_000)
     monkeypatch.setattr(dump, "MAX_JSON_DEPTH", 30_000)
     generate(dump.parse(dump.loads(deep_dump_text(lower.MAX_IR_DEPTH - 1))), "f32")

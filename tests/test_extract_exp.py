@@ -1,7 +1,7 @@
 """The lane kernels' inline exp and logistic (``vexp``, ``vlogistic`` and their half-width
-``h`` versions, templates/c/model.c.j2) against a correctly rounded ``expf`` and the scalar
-``logistic``'s formula on it, over a sweep of [-110, 95] and the special values: at most a few
-units in the last place, expf's 0 and inf beyond its range, NaN kept, at 8 and 16 lanes (so
+``h`` versions, extract/emit/templates/c/model.c.j2) against a correctly rounded ``expf`` and the
+scalar ``logistic``'s formula on it, over a sweep of [-110, 95] and the special values: at most a
+few units in the last place, expf's 0 and inf beyond its range, NaN kept, at 8 and 16 lanes (so
 vectors of 4, 8 and 16 floats), each by the path the compiler targets (the clamp by SSE's, AVX's
 or AVX-512's min and max, AVX-512's vscalefps at 16) and by the portable one
 (``PK_PORTABLE_EXP``)."""
@@ -16,9 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from extract import build, dump
-from extract.lower import Options
-from extract.sources import generate
+from extract.emit import build
+from extract.ir import dump
+from extract.passes.lower import Options
+from extract.emit.sources import generate
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -1,4 +1,4 @@
-"""extract/fuse.py: parameter gradients of the form ``a * b`` added into the accumulator inside
+"""extract/emit/fuse.py: parameter gradients of the form ``a * b`` added into the accumulator inside
 their lane kernel (with an 8 x 8 register transpose of b per strip), and every other form left
 to the lane buffer. The field validation (tests/test_validate.py) checks the fused path through
 M_batch_grad exactly; here: which kernels are fused, and that a fused batch gradient equals the
@@ -10,13 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from extract import build, dump
-from extract import code as c
-from extract.code import Affine, Buffer, For, IVar, Load, Mul, Store
-from extract.fuse import fusable
-from extract.lanes import widen_to_lanes
-from extract.lower import Options
-from extract.sources import generate
+from extract.emit import build
+from extract.ir import dump
+from extract.ir import code as c
+from extract.ir.code import Affine, Buffer, For, IVar, Load, Mul, Store
+from extract.emit.fuse import fusable
+from extract.passes.lanes import widen_to_lanes
+from extract.passes.lower import Options
+from extract.emit.sources import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 

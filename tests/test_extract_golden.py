@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from extract import dump
-from extract.lower import Options
-from extract.sources import generate
+from extract.ir import dump
+from extract.passes.lower import Options
+from extract.emit.sources import generate
 
 TESTS = Path(__file__).resolve().parent
 SMALL = ["dot_hand", "chain_hand", "ops_map", "ops_block", "ops_slide"]

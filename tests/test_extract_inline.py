@@ -1,5 +1,5 @@
-"""extract/inline.py: which bindings the lane kernels compute where they are read, and what the
-generated C then holds. The values are checked elsewhere: the field validation of every hand
+"""extract/passes/inline.py: which bindings the lane kernels compute where they are read, and what
+the generated C then holds. The values are checked elsewhere: the field validation of every hand
 dump (tests/data/inline_hand.json inlines into chain bindings and parameter gradients) and of
 random dumps that inline (tests/test_validate.py), the oracle and the CNN's bits with and
 without the pass (tests/test_extract_numerics.py), the build without warnings
@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from dumpgen import Builder, imap, imaps, logistic, one, sum_
-from extract import dump
-from extract.inline import inline_bindings
-from extract.lower import Options
-from extract.sources import generate
+from extract.ir import dump
+from extract.passes.inline import inline_bindings
+from extract.passes.lower import Options
+from extract.emit.sources import generate
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -8,8 +8,8 @@ import itertools
 import numpy as np
 import pytest
 
-from extract.code import Affine, For, IVar, Load, Mul, Store
-from extract.interchange import TILE, interchange_loops
+from extract.ir.code import Affine, For, IVar, Load, Mul, Store
+from extract.passes.interchange import TILE, interchange_loops
 from loopnest import aff, nest, order
 
 

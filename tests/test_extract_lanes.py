@@ -1,18 +1,18 @@
-"""The batch (lane) kernels: block_accumulators (extract/registers.py) keeps every output's
+"""The batch (lane) kernels: block_accumulators (extract/passes/registers.py) keeps every output's
 terms in the same order (a small interpreter of the loop IR records, per element, the sequence
-of terms it receives), widen_to_lanes (extract/lanes.py) gives every non-parameter array a lane
-index, and the printer turns lane loops into vreal statements."""
+of terms it receives), widen_to_lanes (extract/passes/lanes.py) gives every non-parameter array a
+lane index, and the printer turns lane loops into vreal statements."""
 from __future__ import annotations
 
 import itertools
 
 import pytest
 
-from extract import code as c
-from extract.code import Affine, Buffer, For, IVar, Load, Mul, Store
-from extract.lanes import widen_to_lanes
-from extract.printer import C, statements
-from extract.registers import BLOCK, _same_order, block_accumulators
+from extract.ir import code as c
+from extract.ir.code import Affine, Buffer, For, IVar, Load, Mul, Store
+from extract.passes.lanes import widen_to_lanes
+from extract.emit.printer import C, statements
+from extract.passes.registers import BLOCK, _same_order, block_accumulators
 from loopnest import aff, nest, order, run
 
 
@@ -210,7 +210,7 @@ def starts(stmts) -> list:
 
 def test_a_block_starts_from_zero_where_the_nest_before_zeroed_it():
     """A nest that sets to 0 exactly the elements an accumulation adds into, just before it
-    (extract/winograd.py's products, a weight gradient): the blocks start from 0 and the
+    (extract/passes/winograd.py's products, a weight gradient): the blocks start from 0 and the
     zeroing goes; every element still receives its 0, then its terms in order."""
     loops, st = conv_forward()
     j1, j2 = IVar("z1", 4, 0), IVar("z2", 6, 1)
@@ -361,8 +361,8 @@ int main(int argc, char **argv)
 
 @pytest.mark.parametrize("precision, lanes", [("f32", 16), ("f32", 8), ("f64", 8)])
 def test_vsqrt_is_sqrt_lane_by_lane_in_packed_instructions(tmp_path, precision, lanes):
-    """vsqrt and hsqrt (templates/c/model.c.j2) give, lane by lane, the correctly rounded
-    square root (NumPy's): NaN below 0 and at -inf, inf at inf, zeros as zeros, subnormals
+    """vsqrt and hsqrt (extract/emit/templates/c/model.c.j2) give, lane by lane, the correctly
+    rounded square root (NumPy's): NaN below 0 and at -inf, inf at inf, zeros as zeros, subnormals
     included; and the compiler makes them packed square roots (sqrtps/sqrtpd, VEX-encoded or
     not), never a call of the C library's function."""
     import json
@@ -374,10 +374,10 @@ def test_vsqrt_is_sqrt_lane_by_lane_in_packed_instructions(tmp_path, precision, 
 
     import numpy as np
 
-    from extract import build as xbuild
-    from extract import dump as xdump
-    from extract.lower import Options
-    from extract.sources import generate
+    from extract.emit import build as xbuild
+    from extract.ir import dump as xdump
+    from extract.passes.lower import Options
+    from extract.emit.sources import generate
     if shutil.which("gcc") is None:
         pytest.skip("no gcc")
     d = json.loads((Path(__file__).resolve().parent / "data" / "sqrt.json").read_text())
@@ -419,9 +419,9 @@ def test_vsqrt_is_sqrt_lane_by_lane_in_packed_instructions(tmp_path, precision, 
 def _helpers_program(tmp_path, dump_path, precision: str, main: str) -> str:
     """Build the generated C of a dump with ``main`` appended, run it, return its stdout."""
     import subprocess
-    from extract import build as xbuild
-    from extract import dump as xdump
-    from extract.sources import generate
+    from extract.emit import build as xbuild
+    from extract.ir import dump as xdump
+    from extract.emit.sources import generate
     m = xdump.load(dump_path)
     files = generate(m, precision).files
     (tmp_path / f"{m.name}.h").write_text(files[f"{m.name}.h"])
@@ -472,7 +472,7 @@ int main(void)
 
 
 def test_vector_argmax_is_the_scalar_loop(tmp_path):
-    """vargstep, LeNet-5's max-pools across the lanes (extract/lanes.py), against the scalar
+    """vargstep, LeNet-5's max-pools across the lanes (extract/passes/lanes.py), against the scalar
     argmax loop (``if (at == 0 || top < v) { top = v; arg = at; }``) lane by lane: every
     sequence of 5 values of 0, -0, ±1, ±inf and NaN in every lane (ties keep the first, a
     NaN neither replaces nor is replaced), the largest value bitwise and the position; and
@@ -540,7 +540,7 @@ def test_transpose_program_transposes(width, p):
     M_SHUF, hreal and M_HSHUF): t[l][k] ends as the old t[k][l]; no statement reads a t[i]
     after a round wrote it."""
     import re
-    from extract.sources import transpose_program
+    from extract.emit.sources import transpose_program
     t = [[(k, l) for l in range(width)] for k in range(width)]
     tmp, written = {}, set()
 
@@ -572,7 +572,7 @@ def test_transpose_program_transposes(width, p):
 def test_sixteen_lanes_on_amd_avx512(monkeypatch):
     """The default lane count follows the processor (AMD's AVX-512 processors, Zen 4 and
     later: 16 floats), the environment overrides it, and doubles keep 8."""
-    from extract import sources
+    from extract.emit import sources
     zen5 = {"vendor_id": "AuthenticAMD", "cpu family": "26", "flags": "fma avx2 avx512f"}
     assert sources.wide_lanes(zen5)
     assert sources.wide_lanes({**zen5, "cpu family": "25"})                # Zen 4
@@ -593,8 +593,8 @@ def test_sixteen_lanes_on_amd_avx512(monkeypatch):
 def test_blocks_of_16_where_there_are_32_vector_registers(monkeypatch):
     """The register block limit follows the processor (AVX-512: 16), the environment
     overrides it, and a value other than 8 or 16 is an error naming the variable."""
-    from extract import sources
-    from extract.lower import ExtractError
+    from extract.emit import sources
+    from extract.passes.lower import ExtractError
     monkeypatch.delenv(sources.ENV_BLOCK, raising=False)
     for flags, want in (("fma avx2 avx512f", 16), ("fma avx2", 8), ("", 8)):
         monkeypatch.setattr(sources, "cpuinfo", lambda flags=flags: {"flags": flags})
@@ -624,7 +624,7 @@ def test_an_argmax_is_computed_once_for_the_elements_it_selects():
     """hoist_args: the loop over the window's elements (j) moves inside the argmax, which no
     longer depends on it; with stores that may meet (an offset not one-to-one) nothing moves.
     Widened, the position is a vindex, each step a vargstep, the selection a vwhere."""
-    from extract.lanes import _injective, hoist_args
+    from extract.passes.lanes import _injective, hoist_args
     body = _pool_gradient()
     (i_loop,) = hoist_args(body)
     assert [type(x).__name__ for x in i_loop.body] == ["ArgDecl", "Decl", "For", "For"]
@@ -645,8 +645,8 @@ def test_an_argmax_is_computed_once_for_the_elements_it_selects():
 def test_lenet5_pool_gradients_take_the_argmax_once_per_window():
     """LeNet-5's d_z1 and d_z2 lane kernels (a max-pool's gradient inside the ReLU's): one
     vargstep loop per 2×2 window, before the loops over the window's four elements."""
-    from extract import dump as xdump
-    from extract.sources import generate
+    from extract.ir import dump as xdump
+    from extract.emit.sources import generate
     src = generate(xdump.load(_lenet5_dump()), "f32").files["lenet5.c"]
     for fn in ("lenet5_backward_d_z1_lanes", "lenet5_backward_d_z2_lanes",
                "lenet5_forward_p1_lanes", "lenet5_forward_p2_lanes"):

@@ -1,14 +1,14 @@
-"""Unit tests of the passes on hand-built IR: extract/code.py (index arithmetic, scalar
-simplification), extract/lower.py (lower_to_loops: strategies, hoisting, sharing, the
-temporary-array rule) and extract/printer.py (C and CUDA text)."""
+"""Unit tests of the passes on hand-built IR: extract/ir/code.py (index arithmetic, scalar
+simplification), extract/passes/lower.py (lower_to_loops: strategies, hoisting, sharing, the
+temporary-array rule) and extract/emit/printer.py (C and CUDA text)."""
 from __future__ import annotations
 
 import pytest
 
-from extract import code as c
-from extract import ir
-from extract.lower import ExtractError, Options, lower_array
-from extract.printer import C, CUDA, affine, condition, expr, statements
+from extract.ir import code as c
+from extract.ir import ir
+from extract.passes.lower import ExtractError, Options, lower_array
+from extract.emit.printer import C, CUDA, affine, condition, expr, statements
 
 
 # ---------------------------------------------------------------------------------------------
@@ -241,7 +241,7 @@ def test_constant_index_is_a_constant_offset():
 
 
 def test_sqrt_of_a_padded_array_computes_sqrt_of_the_padding():
-    """sqrt(0) is computed, not folded (extract/code.py un): the padding's zeros pass through
+    """sqrt(0) is computed, not folded (extract/ir/code.py un): the padding's zeros pass through
     sqrtf, where relu's guard moves outwards."""
     pad = ir.Backslide((5, 6), (3, 3), (2, 3), ir.IxConst((3, 3), (1, 1)), A)
     guard = "j0 >= 1 && j0 < 4 && j1 >= 1 && j1 < 5"
@@ -264,7 +264,7 @@ def test_cuda_maps_parallel_loops_to_threads():
 
 
 def test_share_bindings_reads_the_binding():
-    from extract.share import share_bindings
+    from extract.passes.share import share_bindings
     c11 = V("c11", 4)
     lg = ir.Un(4, "logistic", c11)
     grad_expr = mul(lg, ir.Bin(4, "plus", ir.One(4), ir.Minus(4, lg)))
@@ -294,7 +294,7 @@ def test_accumulation_nest_gets_a_contiguous_innermost_loop():
 
 
 def test_guards_become_loop_bounds_and_points():
-    from extract.bounds import tighten_bounds
+    from extract.passes.bounds import tighten_bounds
     t = c.IVar("t", 5, 0)
     j = c.IVar("j", 12, 1)
     k = c.IVar("k", 12, 2)

@@ -14,9 +14,10 @@ import pytest
 import dumpgen
 import oracle
 from conftest import DTYPES, array_view, rel_err, run_single
-from extract import build, dump, ir
-from extract.lower import ExtractError, Options
-from extract.sources import generate
+from extract.emit import build
+from extract.ir import dump, ir
+from extract.passes.lower import ExtractError, Options
+from extract.emit.sources import generate
 
 DATA = Path(__file__).resolve().parent / "data"
 HAND = sorted(p.stem for p in DATA.glob("*.json"))
@@ -186,7 +187,7 @@ def test_batch_grad_is_mean_of_samples_and_reproducible(kernel_cache, name, prec
 @pytest.mark.parametrize("name", ["cnn_hand", "unary"])
 def test_batch_grad_at_either_lane_count(kernel_cache, name, lanes, n):
     """8 and 16 lanes whatever the default (sources.default_lanes), over 1-3 threads: 4
-    samples give one group at half the width, which the threads share (extract/divide.py);
+    samples give one group at half the width, which the threads share (extract/passes/divide.py);
     37 give full groups and short ones of either width, or at 16 lanes a group the threads
     share after 2 whole groups (at 1 and 2 threads); 51, 3 whole groups at 16 lanes (6 at 8)
     and 3 samples shared, at 1 and 3 threads (1, 2 and 3)."""
@@ -219,8 +220,8 @@ def test_batch_grad_of_random_dumps(kernel_cache, seed, strategy):
 
 
 def test_lane_kernels_give_the_same_bits_with_and_without_inlining(kernel_cache):
-    """The CNN's d_c1, d_c2 and d_r computed where they are read (extract/inline.py): its batch
-    gradient, loss and predictions are bitwise those of the lane kernels that store them, at
+    """The CNN's d_c1, d_c2 and d_r computed where they are read (extract/passes/inline.py): its
+    batch gradient, loss and predictions are bitwise those of the lane kernels that store them, at
     full groups, a short one and a shared one, on 1 and 2 threads."""
     d = hand("cnn_hand")
     outs = []
@@ -251,7 +252,7 @@ import hashlib, sys
 sys.path[:0] = [{tests!r}]
 import numpy as np
 from test_extract_numerics import _fill, built, hand, inputs_for
-from extract.lower import Options
+from extract.passes.lower import Options
 m, g, ffi, lib = built(hand("cnn_hand"), "f32", Options(lanes=16))
 M = m.name
 out = []

@@ -1,13 +1,13 @@
-"""Padded convolutions: peel_bounds (extract/peel.py) splits an accumulation's bounded output
+"""Padded convolutions: peel_bounds (extract/passes/peel.py) splits an accumulation's bounded output
 loops into an interior without bounds and border parts, and block_accumulators
-(extract/registers.py) holds a block across reduction loops that carry the bounds. Both give
+(extract/passes/registers.py) holds a block across reduction loops that carry the bounds. Both give
 every output element the same terms in the same order (the term-recording interpreter of
 tests/loopnest.py, which runs loops over their bounds)."""
 from __future__ import annotations
 
-from extract.code import Affine, Buffer, For, IVar, Load, Mul, Store
-from extract.peel import peel_bounds
-from extract.registers import block_accumulators
+from extract.ir.code import Affine, Buffer, For, IVar, Load, Mul, Store
+from extract.passes.peel import peel_bounds
+from extract.passes.registers import block_accumulators
 from loopnest import aff, order, run
 
 

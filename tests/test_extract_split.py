@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import itertools
 
-from extract.code import Affine, For, IDiv, IMod, IVar, If, Load, Mul, Store, cmp_eq, idiv, imod
-from extract.split import _atoms, split_div_loops
+from extract.ir.code import Affine, For, IDiv, IMod, IVar, If, Load, Mul, Store, cmp_eq, idiv, imod
+from extract.passes.split import _atoms, split_div_loops
 
 
 def aff(*terms, const: int = 0) -> Affine:

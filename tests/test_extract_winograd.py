@@ -1,4 +1,4 @@
-"""Winograd's rows (extract/winograd.py): its matrices compute a correlation; the CNN's two
+"""Winograd's rows (extract/passes/winograd.py): its matrices compute a correlation; the CNN's two
 convolutions, its input gradient and its weight gradients (in chunks) take the form in the lane
 kernels, and only there; the batch gradients agree with those of the direct sums; hand-built
 nests of each form, rewritten, give the direct sums exactly over the rationals. The emitted
@@ -17,11 +17,13 @@ import pytest
 
 import dumpgen
 from conftest import DTYPES, array_view, rel_err
-from extract import build, dump, winograd
-from extract import code as c
+from extract.emit import build
+from extract.ir import dump
+from extract.passes import winograd
+from extract.ir import code as c
 from loopnest import nest
-from extract.lower import Options
-from extract.sources import generate
+from extract.passes.lower import Options
+from extract.emit.sources import generate
 
 DATA = Path(__file__).resolve().parent / "data"
 SIZES = [(4, 3), (4, 4), (4, 5), (2, 3), (2, 4), (2, 5), (2, 6), (2, 7)]

@@ -18,8 +18,9 @@ import pytest
 
 import oracle
 from conftest import DTYPES, rel_err, run_single, spec_main
-from extract import build, dump
-from extract.sources import generate
+from extract.emit import build
+from extract.ir import dump
+from extract.emit.sources import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
@@ -138,7 +139,7 @@ def test_elementwise_operands_of_different_shapes_are_named_as_written(main, edi
 def test_a_sum_inside_logistic_that_cannot_be_extracted_names_the_binding(main, kernel_cache):
     """``h = logistic(conv2d(…))``: its weight gradient would recompute the convolution for
     every output; the extractor's message names the model's binding h, not only d_k1."""
-    from extract.lower import ExtractError
+    from extract.passes.lower import ExtractError
     import runtime
     text = """model lconv
 input  x : 28x28
@@ -152,7 +153,7 @@ p = maxpool(h, 2)
 output z = dense(w2, p, b2)
 loss loss = sqerr(z, y)
 """
-    from extract.frontend import InlineSumWarning
+    from extract.front.frontend import InlineSumWarning
     with pytest.raises(ExtractError, match=r"in binding h \(a sum inside logistic\): give it a "), \
             pytest.warns(InlineSumWarning):
         runtime.load(text)
@@ -382,9 +383,9 @@ def test_a_const_has_pytorchs_gradients(main):
 
 def validates(model: Path, out: Path) -> None:
     """Every kernel emitted for ``model`` (C and CUDA, each entry point) equals the dump over
-    F_p (python -m extract, then python -m extract.validate, as a user runs them)."""
+    F_p (python -m extract, then python -m extract.check.validate, as a user runs them)."""
     for cmd in (["extract", str(model), "--out", str(out), "--no-build"],
-                ["extract.validate", str(out)]):
+                ["extract.check.validate", str(out)]):
         r = subprocess.run([sys.executable, "-m", *cmd], capture_output=True, text=True,
                            timeout=600)
         assert r.returncode == 0, r.stderr

@@ -1,4 +1,4 @@
-"""extract/frontend.py and ``python -m extract MODEL.model``: compiling a model file with the
+"""extract/front/frontend.py and ``python -m extract MODEL.model``: compiling a model file with the
 Agda executable (``Main model FILE``), the one-line model errors, and that a failed model
 writes nothing (no sources, no --out directory, no --dump-out file, no cache entry).
 
@@ -16,7 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from extract import build, dump, frontend
+from extract import paths
+from extract.emit import build
+from extract.front import frontend
+from extract.ir import dump
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
@@ -94,12 +97,12 @@ def files_under(path: Path) -> list:
 # -- the frontend -------------------------------------------------------------------------
 
 def test_agda_main_location(tmp_path, monkeypatch):
-    # extract.build's own lookup when it has one (it honours $PROVED_KERNELS_AGDA first) ...
-    monkeypatch.setattr(build, "agda_main", lambda: tmp_path / "elsewhere" / "Main",
+    # extract.paths' own lookup when it has one (it honours $PROVED_KERNELS_AGDA first) ...
+    monkeypatch.setattr(paths, "agda_main", lambda: tmp_path / "elsewhere" / "Main",
                         raising=False)
     assert frontend.agda_main() == tmp_path / "elsewhere" / "Main"
     # ... else $PROVED_KERNELS_AGDA, else build/agda/Main in the checkout
-    monkeypatch.delattr(build, "agda_main", raising=False)
+    monkeypatch.delattr(paths, "agda_main", raising=False)
     monkeypatch.setenv(frontend.ENV_AGDA, str(tmp_path / "Main"))
     assert frontend.agda_main() == tmp_path / "Main"
     monkeypatch.delenv(frontend.ENV_AGDA)
@@ -202,7 +205,9 @@ def test_time_limit_in_lowering_and_in_the_c_compiler(tmp_path, monkeypatch, ker
     error comes at the limit), each named; a path that fits its limit is unchanged."""
     import time
     import runtime
-    from extract import limits, lower, sources
+    from extract import limits
+    from extract.passes import lower
+    from extract.emit import sources
     slow = lower.lower_to_loops
 
     def sleepy(*a, **k):
@@ -351,7 +356,7 @@ def test_agda_cli_model_error(tmp_path):
 def test_a_byte_order_mark_is_not_part_of_the_model(tmp_path):
     """Some editors start a UTF-8 file with U+FEFF: the model is the text after it, and an
     error still names the file and its line."""
-    from extract.frontend import compile_model
+    from extract.front.frontend import compile_model
 
     (tmp_path / "plain.model").write_text(MLP)
     (tmp_path / "bom.model").write_text("\ufeff" + MLP, encoding="utf-8")
@@ -410,7 +415,7 @@ def test_names_the_c_cannot_take_are_the_models_line(tmp_path):
     """The elaborator accepts them; the extractor would not: reported at the declaring line,
     through the CLI and runtime.load alike, before anything is generated."""
     import runtime
-    from extract.frontend import ModelError
+    from extract.front.frontend import ModelError
 
     text = MLP.replace("b2", "memcpy")
     line = next(k for k, t in enumerate(text.splitlines(), 1) if t.startswith("param  memcpy"))
@@ -442,7 +447,7 @@ def test_an_output_that_reads_the_target_is_the_outputs_line(tmp_path):
     is an error at the output's line, through the CLI and runtime.load alike; reading it in
     the loss is what the target is for."""
     import runtime
-    from extract.frontend import ModelError
+    from extract.front.frontend import ModelError
 
     direct = UNUSED.replace("junk = h + h\n", "").replace("param  spare : 3\n", "").replace(
         "output o = logistic(h)", "output o = logistic(h) + y")
@@ -488,7 +493,7 @@ loss l = sqerr(o, y)
 def test_what_nothing_reads_is_a_warning(tmp_path):
     import warnings
 
-    from extract.frontend import UnusedWarning, compile_model
+    from extract.front.frontend import UnusedWarning, compile_model
 
     (tmp_path / "u.model").write_text(UNUSED)
     res = run_cli(["u.model", "--out", "gen", "--no-build"], cwd=tmp_path)
@@ -513,7 +518,7 @@ def test_what_nothing_reads_is_a_warning(tmp_path):
 def test_a_sum_inside_an_elementwise_function_is_a_warning(tmp_path):
     """``h = logistic(dense(w1, x, b1))`` elaborates and extracts, but trains ~5x slower than
     with the sum bound on its own line: the line and the fix are named."""
-    from extract.frontend import InlineSumWarning, compile_model
+    from extract.front.frontend import InlineSumWarning, compile_model
     text = (Path(__file__).resolve().parent.parent / "models" / "mlp.model").read_text()
     assert "z1 = dense(w1, x, b1)\nh  = logistic(z1)" in text
     (tmp_path / "m.model").write_text(text.replace("z1 = dense(w1, x, b1)\nh  = logistic(z1)",

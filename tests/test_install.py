@@ -1,6 +1,6 @@
 """Packaging: ``pip install .`` and ``pip install -e .`` give working ``runtime`` and ``extract``
 from any directory, with the templates, the bundled MNIST subset, the built-in dumps and the
-Agda executable found by ``extract.build.locate`` (environment, then package, then checkout).
+Agda executable found by ``extract.emit.build.locate`` (environment, then package, then checkout).
 
 The install tests copy the checkout (without .git and build products other than the dumps and
 the Agda executable) into a temporary directory and install that copy into a fresh venv made
@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from extract import build, paths
+from extract.emit import build
+from extract import paths
 from test_runtime_cdouble import generated_dump
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,21 +58,21 @@ def test_lookup_prefers_environment_then_package_then_checkout(layout, tmp_path,
     # nothing anywhere: the checkout's path (which does not exist)
     assert build.dump_path("cnn", make=False) == root / "build" / "dump" / "cnn.json"
     assert build.agda_main() == root / "build" / "agda" / "Main"
-    assert build.locate("templates") == root / "templates"
+    assert build.locate("templates") == root / "extract" / "emit" / "templates"
     # the checkout
     in_checkout = _touch(root / "build" / "dump" / "cnn.json")
     agda_checkout = _touch(root / "build" / "agda" / "Main", "")
-    (root / "templates").mkdir()
+    (root / "extract" / "emit" / "templates").mkdir(parents=True)
     _touch(root / "data" / "mnist" / "x")
     assert build.dump_path("cnn") == in_checkout and build.agda_main() == agda_checkout
     assert build.locate("mnist") == root / "data" / "mnist"
     # the package wins over the checkout
     in_pkg = _touch(pkg / "_dumps" / "cnn.json")
     agda_pkg = _touch(pkg / "_agda" / "Main", "")
-    (pkg / "_templates").mkdir()
+    (pkg / "emit" / "templates").mkdir(parents=True)
     _touch(pkg.parent / "runtime" / "_data" / "mnist" / "x")
     assert build.dump_path("cnn") == in_pkg and build.agda_main() == agda_pkg
-    assert build.locate("templates") == pkg / "_templates"
+    assert build.locate("templates") == pkg / "emit" / "templates"
     assert build.locate("mnist") == pkg.parent / "runtime" / "_data" / "mnist"
     # the environment wins over both, file by file for the dumps
     env_dumps = tmp_path / "mine"
@@ -117,11 +118,11 @@ def test_missing_dump_outside_a_checkout_says_make_dump(layout):
 
 
 def test_runtime_default_data_and_templates_point_at_this_checkout():
-    import extract.sources
+    import extract.emit.sources
     import runtime
 
     assert runtime.DEFAULT_DATA == ROOT / "data" / "mnist"
-    assert extract.sources.TEMPLATES == ROOT / "templates"
+    assert extract.emit.sources.TEMPLATES == ROOT / "extract" / "emit" / "templates"
 
 
 # -- real installs --------------------------------------------------------------------------------
@@ -147,14 +148,14 @@ def _run(cmd, cwd, env, timeout=600):
 CHECK = r"""
 import json, sys
 import numpy as np
-import extract.build, extract.sources, runtime
+import extract.emit.build, extract.emit.sources, runtime
 m = runtime.load("cnn")
 x, y = runtime.load_mnist(runtime.DEFAULT_DATA, "test", 5)
 print(json.dumps({
-    "runtime": runtime.__file__, "extract": extract.build.__file__,
-    "data": str(runtime.DEFAULT_DATA), "templates": str(extract.sources.TEMPLATES),
-    "dump": str(m.dump), "agda": str(extract.build.agda_main()),
-    "zoo": str(extract.build.dump_path("mlp", make=False)),
+    "runtime": runtime.__file__, "extract": extract.emit.build.__file__,
+    "data": str(runtime.DEFAULT_DATA), "templates": str(extract.emit.sources.TEMPLATES),
+    "dump": str(m.dump), "agda": str(extract.emit.build.agda_main()),
+    "zoo": str(extract.emit.build.dump_path("mlp", make=False)),
     "labels": y.tolist(), "prediction": m.predict(x).tolist(),
 }))
 """
@@ -188,17 +189,21 @@ def test_pip_install_works_from_any_directory(tmp_path, kernel_cache, editable):
                      elsewhere, env).stdout.strip())
     if editable:  # the copy's own files, read in place
         where = {"runtime": src / "runtime" / "__init__.py", "extract": src / "extract" /
-                 "build.py", "data": src / "data" / "mnist", "templates": src / "templates",
+                 "emit" / "build.py", "data": src / "data" / "mnist",
+                 "templates": src / "extract" / "emit" / "templates",
                  "dump": src / "build" / "dump" / "cnn.json", "agda": src / "build" / "agda" /
                  "Main"}
-    else:  # the copies made by setup.py inside the installed packages
+    else:  # the package data, and the copies made by setup.py inside the installed packages
         where = {"runtime": site / "runtime" / "__init__.py", "extract": site / "extract" /
-                 "build.py", "data": site / "runtime" / "_data" / "mnist",
-                 "templates": site / "extract" / "_templates",
+                 "emit" / "build.py", "data": site / "runtime" / "_data" / "mnist",
+                 "templates": site / "extract" / "emit" / "templates",
                  "dump": site / "extract" / "_dumps" / "cnn.json",
                  "agda": site / "extract" / "_agda" / "Main"}
         assert (site / "runtime" / "_data" / "README.md").is_file()  # MNIST's licence notice
         assert (site / "extract" / "_schema" / "dump-format.schema.json").is_file()
+        for t in ("banner.j2", "c/model.c.j2", "cuda/model.cu.j2", "validate/field.h",
+                  "cuda_host/cuda_host.h"):  # the templates, package data of extract.emit
+            assert (site / "extract" / "emit" / "templates" / t).is_file(), t
         if (ROOT / "build" / "agda" / "Main").exists():
             assert os.access(site / "extract" / "_agda" / "Main", os.X_OK)
     if not built:
@@ -210,7 +215,7 @@ def test_pip_install_works_from_any_directory(tmp_path, kernel_cache, editable):
         if key == "agda" and not (ROOT / "build" / "agda" / "Main").exists():
             continue
         assert Path(got[key]) == path.resolve(), key
-    assert not (src / "extract" / "_templates").exists()  # nothing copied into the source tree
+    assert not (src / "extract" / "_schema").exists()  # nothing copied into the source tree
 
     import runtime  # the same predictions as this checkout's, from the same dump
 

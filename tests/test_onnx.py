@@ -1469,7 +1469,7 @@ def test_a_resnet_like_graph_of_constant_of_shape_weights_imports(kernel_cache, 
     a padded MaxPool, AveragePool, Reshape, Gemm, Softmax) at a small size, imported,
     elaborated, extracted and built: the probabilities against ONNX's reference evaluator in
     float32 and float64, the gradients of the cross-entropy (of the logits) against central
-    differences; split into translation units (extract/build.py), the same values."""
+    differences; split into translation units (extract/emit/build.py), the same values."""
     from onnx.reference import ReferenceEvaluator
     import runtime
     from runtime.spec import _compiled
@@ -1494,7 +1494,8 @@ def test_a_resnet_like_graph_of_constant_of_shape_weights_imports(kernel_cache, 
     _check_central_differences(m, {"x": x.astype(np.float64), "y": y}, rng)
     # split into translation units, a few kernels each: each part warning-free, the same
     # predictions and gradients
-    from extract import build, dump, sources
+    from extract.emit import build, sources
+    from extract.ir import dump
     dm = dump.load(spec.kernels_dump)
     whole = sources.generate(dm, "f64")
     monkeypatch.setattr(sources, "SPLIT_BYTES", 4000)

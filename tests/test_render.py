@@ -1,4 +1,4 @@
-"""The model as mathematics (``extract/render.py``): ``python -m extract MODEL --html/--latex``.
+"""The model as mathematics (extract/render/): ``python -m extract MODEL --html/--latex``.
 
 Layers: the LaTeX of a tiny hand-built dump, to the character; the CNN's formulas; every
 formula, evaluated as the page writes it (index arithmetic, Iverson brackets, sums), equals the
@@ -28,9 +28,11 @@ import pytest
 
 import dumpgen
 import oracle
-from extract import dump, frontend, ir, render
-from extract import render_math as rm
-from extract.render_print import latex, width
+from extract.ir import dump, ir
+from extract.front import frontend
+from extract.render import render
+from extract.render import render_math as rm
+from extract.render.render_print import latex, width
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = sorted((ROOT / "tests" / "golden" / "dump").glob("*.json"))

@@ -233,7 +233,7 @@ HAND_DUMP = Path(__file__).resolve().parent / "data" / "cnn_hand.json"
 def generated_dump():
     """The dump the generated kernels come from: the Agda one (``build/dump/cnn.json``) when it
     has been built, else the hand-written ``tests/data/cnn_hand.json`` (committed)."""
-    from extract.build import dump_path
+    from extract.emit.build import dump_path
 
     agda = dump_path("cnn", make=False)
     if agda.exists():
@@ -258,7 +258,7 @@ def use_backend(name: str, monkeypatch):
 def generated_dump_of(model: str) -> Path:
     """The dump of a built-in model: the Agda one when built, else
     ``tests/data/<model>_hand.json``."""
-    from extract.build import dump_path
+    from extract.emit.build import dump_path
 
     agda = dump_path(model, make=False)
     return agda if agda.exists() else HAND_DUMP.with_name(f"{model}_hand.json")

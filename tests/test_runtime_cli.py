@@ -123,22 +123,22 @@ def test_cli_subprocess_with_generated_kernels(tmp_path, monkeypatch):
 
 @pytest.fixture
 def frontend(monkeypatch):
-    """``extract.frontend`` with ``compile_model`` stubbed: set ``frontend.result`` to the dump
-    text to return, or to an exception to raise; ``frontend.calls`` records the paths."""
+    """``extract.front.frontend`` with ``compile_model`` stubbed: set ``frontend.result`` to the
+    dump text to return, or to an exception to raise; ``frontend.calls`` records the paths."""
     import types
 
     import extract
 
     try:
-        import extract.frontend as module
+        import extract.front.frontend as module
     except ImportError:  # not written yet: a stand-in with the documented interface
-        module = types.ModuleType("extract.frontend")
+        module = types.ModuleType("extract.front.frontend")
 
         class ModelError(Exception):
             pass
 
         module.ModelError = ModelError
-        monkeypatch.setitem(sys.modules, "extract.frontend", module)
+        monkeypatch.setitem(sys.modules, "extract.front.frontend", module)
         monkeypatch.setattr(extract, "frontend", module, raising=False)
     state = types.SimpleNamespace(result=generated_dump().read_text(), calls=[],
                                   ModelError=module.ModelError)
@@ -240,7 +240,7 @@ def test_model_file_errors(tmp_path, monkeypatch, capsys, frontend):
 
 
 def test_extractor_errors_are_one_line(tmp_path, monkeypatch, capsys):
-    from extract.lower import ExtractError
+    from extract.passes.lower import ExtractError
 
     def refuse(cls, model, precision, dump=None):
         raise ExtractError("binding 'd_h': the subterm would need a temporary array")

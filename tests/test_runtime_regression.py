@@ -32,7 +32,7 @@ def data(n, seed):
 
 @pytest.fixture
 def model_file(tmp_path):
-    from extract import build
+    from extract.emit import build
     if not build.agda_main().exists():
         pytest.skip("no Agda executable (make dump)")
     path = tmp_path / "lin.model"
@@ -104,7 +104,7 @@ def test_the_command_line_trains_and_predicts_float_targets(model_file, tmp_path
 
 def test_a_vector_regression_predicts_outputs_not_classes(tmp_path, capsys):
     """Two float targets per sample: ``predict --out`` writes the outputs, no class column."""
-    from extract import build
+    from extract.emit import build
     if not build.agda_main().exists():
         pytest.skip("no Agda executable (make dump)")
     model = tmp_path / "two.model"

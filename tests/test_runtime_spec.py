@@ -179,7 +179,7 @@ def test_load_forms_and_their_errors(tmp_path):
 def test_a_model_or_a_dump_given_as_text():
     """runtime.load(text): a model file's text is compiled, a dump's JSON is read, as the files
     would be (before, either was taken for a built-in name: OSError, file name too long)."""
-    from extract.build import ROOT
+    from extract.emit.build import ROOT
     text = (ROOT / "models" / "mlp.model").read_text()
     spec = model_spec(text)
     assert spec.name == "mlp" and spec.param_shapes == model_spec("mlp").param_shapes

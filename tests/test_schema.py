@@ -223,13 +223,13 @@ def test_constant_position_is_a_tree_of_naturals(validator, pos, ok):
 
 
 def _fast():
-    from extract import dump as extract_dump
+    from extract.ir import dump as extract_dump
     extract_dump._validator.cache_clear()
     return extract_dump._validator()[0]
 
 
 def test_the_extractors_lookup_by_op_is_in_use():
-    # the validator extract.dump checks with replaces the node's allOf of if/then by a lookup
+    # the validator extract.ir.dump checks with replaces the node's allOf of if/then by a lookup
     node = _fast().schema["$defs"]["node"]
     assert "allOf" not in node and len(node["x-by-op"]) == len(oracle.OPS)
 

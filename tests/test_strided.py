@@ -78,7 +78,7 @@ def test_a_tie_in_a_max_window_sends_the_gradient_to_the_first_maximal_position(
 
 
 def test_a_window_larger_than_the_input_is_rejected(tmp_path):
-    from extract.frontend import ModelError
+    from extract.front.frontend import ModelError
     path = tmp_path / "bad.model"
     path.write_text("model bad\ninput x : 4x4\nparam w : 4x4\na = x * w\n"
                     "loss l = sum i : 1 . maxpool(a, 5)[i]\n")

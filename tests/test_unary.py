@@ -21,8 +21,9 @@ import pytest
 
 import oracle
 from conftest import DTYPES, rel_err, run_single, spec_main
-from extract import build, dump
-from extract.sources import generate
+from extract.emit import build
+from extract.ir import dump
+from extract.emit.sources import generate
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,9 +1,9 @@
-"""Translation validation over F_p (extract/validate.py, extract/field.py,
-templates/validate/field.h).
+"""Translation validation over F_p (extract/check/validate.py, extract/check/field.py,
+extract/emit/templates/validate/field.h).
 
 - the field arithmetic against Python integers, and field.h's functions (inverse, L, exp, G,
-  S, the predicate of relu and step) against extract/field.py's;
-- extract/field.py against the independent NumPy interpreter (tests/oracle.py) run on Python
+  S, the predicate of relu and step) against extract/check/field.py's;
+- extract/check/field.py against the independent NumPy interpreter (tests/oracle.py) run on Python
   objects of F_p, on every hand-built and Agda dump: two evaluators of the dump, one answer;
 - the three CNN dumps (hand-written gradients, reverse mode without opt, the Agda spec's) are
   equal over F_p with an uninterpreted logistic;
@@ -19,7 +19,7 @@ templates/validate/field.h).
   field); and sqrt (version 4) left out (the identity) in a kernel and in a lane kernel, made
   a log in the half-width helper `hsqrt` and in CUDA, on a wrong argument, and its derivative
   `1 / (sqrt u + sqrt u)` made `1 / sqrt u`;
-- the command line: `python -m extract --out DIR` then `python -m extract.validate DIR`.
+- the command line: `python -m extract --out DIR` then `python -m extract.check.validate DIR`.
 """
 from __future__ import annotations
 
@@ -37,9 +37,10 @@ import pytest
 import dumpgen
 from conftest import every_dump
 import oracle
-from extract import dump, field, validate
-from extract.lower import Options
-from extract.sources import generate
+from extract.ir import dump
+from extract.check import field, validate
+from extract.passes.lower import Options
+from extract.emit.sources import generate
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
 
@@ -68,7 +69,7 @@ def shared_field_builds(monkeypatch, kernel_cache):
     not preprocess or compile is left to the validator, which reports it as before."""
     import hashlib
     import os
-    from extract import build
+    from extract.emit import build
     compile_ = validate._compile
     store = kernel_cache / "field-builds"
 
@@ -172,9 +173,10 @@ int main()
 
 
 def test_field_h_computes_what_field_py_does(tmp_path):
-    """The compiled side of each function (templates/validate/field.h) against the evaluator's
-    (extract/field.py), on random residues and 0, 1, p - 1."""
-    from extract import build
+    """The compiled side of each function (extract/emit/templates/validate/field.h) against the
+    evaluator's
+    (extract/check/field.py), on random residues and 0, 1, p - 1."""
+    from extract.emit import build
     (tmp_path / "p.cpp").write_text("typedef pk_field::Fp real;\n" + _PRIMITIVES)
     r = subprocess.run([validate.CXX, "-std=c++17", "-O1", "-include",
                         str(build.locate("templates") / validate.HEADER), "p.cpp", "-o", "p"],
@@ -392,7 +394,7 @@ def _cases():
 
 
 def test_lane_structs_must_hold_what_the_entry_points_read(tmp_path):
-    """The lane structs may lack bindings computed where they are read (extract/inline.py),
+    """The lane structs may lack bindings computed where they are read (extract/passes/inline.py),
     never the loss, the prediction or a parameter's gradient."""
     d = load("cnn_hand")
     src = write_sources(tmp_path, d)
@@ -447,7 +449,7 @@ def test_both_lane_counts_validate(tmp_path, lanes):
 
 @pytest.mark.parametrize("block", [8, 16])
 def test_both_block_limits_validate(tmp_path, block):
-    """Register blocks of one row and of two (extract/registers.py), whatever the processor
+    """Register blocks of one row and of two (extract/passes/registers.py), whatever the processor
     (sources.default_block): the CNN's convolutions as direct sums (not Winograd's rows,
     which tests/test_extract_winograd.py and the hand edits below cover) and their weight
     gradients."""
@@ -460,8 +462,8 @@ def test_both_block_limits_validate(tmp_path, block):
 @pytest.mark.parametrize("block", [8, 16])
 def test_padded_convolution_validates_at_both_block_limits(tmp_path, block):
     """A convolution padded by 1 (tests/data/pad_conv.json): the interior of its forward and
-    input gradient split from the borders (extract/peel.py), its weight gradient blocked with
-    the first and last image column written out (extract/registers.py), over the field."""
+    input gradient split from the borders (extract/passes/peel.py), its weight gradient blocked with
+    the first and last image column written out (extract/passes/registers.py), over the field."""
     d = load("pad_conv")
     src = write_sources(tmp_path, d, "f32", Options(block=block), cuda=False)
     text = src.c.read_text()
@@ -472,7 +474,7 @@ def test_padded_convolution_validates_at_both_block_limits(tmp_path, block):
 
 def test_cnn_ad_validates_c_and_cuda(tmp_path):
     """The unoptimised reverse pass: its CUDA (element strategy) once let a sum's guard escape
-    the sum (extract/code.py reduce) and did not compile."""
+    the sum (extract/ir/code.py reduce) and did not compile."""
     d = load("cnn_ad")
     src = write_sources(tmp_path, d)
     assert sorted(run(src, d).files) == ["cnn.c", "cnn.cu"]
@@ -497,7 +499,7 @@ def test_f64_sources_validate(tmp_path, name):
 @pytest.mark.parametrize("seed", [3, 5, 16, 201, 207, 88, 369])
 def test_random_dumps_validate(tmp_path, seed, strategy, blocks):
     """Random dumps with every elementwise function (16: all six; 207: all but recip); in 5, 88
-    and 369 the lane kernels compute a gradient where they read it (extract/inline.py), from
+    and 369 the lane kernels compute a gradient where they read it (extract/passes/inline.py), from
     under 1, 2 and 4 binders into a reader under 0, 3 and 4."""
     d = dumpgen.random_dump(seed, depth=4 if seed >= 200 else 3, model=f"rnd{seed}",
                             fns=dumpgen.UNARY)
@@ -548,7 +550,8 @@ MUTATIONS = {
     "lane kernel": ("cnn.c", "cnn_backward_d_k1_lanes", "+=", "-=",
                     "cnn_forward_lanes/cnn_backward_lanes (the batch entry points' kernels): "
                     "kernel cnn_backward_d_k1_lanes, binding d_k1"),
-    # a binding the lane kernels compute where they read it (extract/inline.py: d_c1 in d_c11)
+    # a binding the lane kernels compute where they read it (extract/passes/inline.py: d_c1 in
+    # d_c11)
     "inlined binding": ("cnn.c", "cnn_backward_d_c11_lanes", ") / 4", ") / 2",
                         "cnn_forward_lanes/cnn_backward_lanes (the batch entry points' kernels): "
                         "kernel cnn_backward_d_c11_lanes, binding d_c11"),
@@ -580,7 +583,7 @@ MUTATIONS = {
     "gather": ("cnn.c", "cnn_gather_hlanes", "cnn_htranspose(t);", "(void)t;",
                "cnn_gather_hlanes (samples into lanes): kernel cnn_gather_hlanes, binding "
                "target, sample 1 (lane 1)"),
-    # Winograd's rows (extract/winograd.py): each of its three transforms, and the padding of
+    # Winograd's rows (extract/passes/winograd.py): each of its three transforms, and the padding of
     # the scatter form's windows
     "winograd input rows": ("cnn.c", "cnn_forward_c21_lanes", "17 * vload", "16 * vload",
                             "kernel cnn_forward_c21_lanes, binding c21"),
@@ -773,17 +776,17 @@ def test_cli_extract_then_validate(tmp_path):
     res = cli("-m", "extract", str(DATA / "ops_slide.json"), "--out", str(out), "--no-build")
     assert res.returncode == 0, res.stderr
     assert (out / "ops_slide.dump.json").exists()
-    res = cli("-m", "extract.validate", str(out))
+    res = cli("-m", "extract.check.validate", str(out))
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("ops_slide: ops_slide.c, ops_slide.cu: ")
     assert "Schwartz-Zippel" in res.stdout
     # --dump: the same dump elsewhere; another dump is refused by its hash
     moved = tmp_path / "elsewhere.json"
     (out / "ops_slide.dump.json").rename(moved)
-    res = cli("-m", "extract.validate", str(out))
+    res = cli("-m", "extract.check.validate", str(out))
     assert res.returncode == 1 and "does not exist" in res.stderr
-    assert cli("-m", "extract.validate", str(out), "--dump", str(moved)).returncode == 0
-    res = cli("-m", "extract.validate", str(out), "--dump", str(DATA / "ops_map.json"))
+    assert cli("-m", "extract.check.validate", str(out), "--dump", str(moved)).returncode == 0
+    res = cli("-m", "extract.check.validate", str(out), "--dump", str(DATA / "ops_map.json"))
     assert res.returncode == 1 and "sha256" in res.stderr
     assert res.stderr.count("\n") == 1
 
@@ -796,7 +799,7 @@ def test_cli_reports_the_first_difference(tmp_path):
     assert text.count("logistic(") > 1
     (out / "ops_map.c").write_text(text.replace("return 1 / (1 + expf(-x));",
                                                 "return 1 / (1 - expf(-x));"))
-    res = cli("-m", "extract.validate", str(out))
+    res = cli("-m", "extract.check.validate", str(out))
     assert res.returncode == 1
     assert res.stderr.startswith("error: ops_map.c: ops_map_forward/ops_map_backward: kernel ")
 
@@ -837,12 +840,12 @@ def test_a_hand_edited_argmax_is_rejected(tmp_path, maxpool_sources, what):
     assert_edit_rejected(tmp_path, *maxpool_sources, ARGMAX_MUTATIONS[what])
 
 
-# the lane form of an argmax (extract/lanes.py): max_of_input of tests/test_extract_argmax.py,
-# m = the maximum of a = z · w (z an input: a position per sample), its gradient d_w the seed
-# times z at the position. Every lane keeps its own position (vargstep) and the gradient is a
-# mask per lane (vwhere). The field build runs the helpers' PK_LANEWISE form, lane by lane;
-# their bit-mask form is run in float by tests/test_extract_argmax.py. (Not lse_max.json: over
-# the field its d_m is exactly 0, so its gradient does not see the position.)
+# the lane form of an argmax (extract/passes/lanes.py): max_of_input of
+# tests/test_extract_argmax.py, m = the maximum of a = z · w (z an input: a position per sample),
+# its gradient d_w the seed times z at the position. Every lane keeps its own position (vargstep)
+# and the gradient is a mask per lane (vwhere). The field build runs the helpers' PK_LANEWISE form,
+# lane by lane; their bit-mask form is run in float by tests/test_extract_argmax.py. (Not
+# lse_max.json: over the field its d_m is exactly 0, so its gradient does not see the position.)
 _LANES = "(the batch entry points' kernels): kernel max_in_backward_d_w_lanes, binding d_w"
 LANE_ARGMAX_MUTATIONS = {
     "every lane given lane 0's position": (

@@ -24,10 +24,10 @@ CC = os.environ.get("CC", "gcc")
 
 
 def _extract_cflags() -> tuple[str, ...]:
-    """The generated C's optimisation flags (extract/build.py), so that both C versions are
+    """The generated C's optimisation flags (extract/emit/build.py), so that both C versions are
     compiled alike; a copy of them if the extractor cannot be imported."""
     try:
-        from extract.build import CFLAGS as flags
+        from extract.emit.build import CFLAGS as flags
         return tuple(flags)
     except ImportError:
         return ("-std=c11", "-O3", "-march=native", "-fopenmp", "-fno-math-errno",
@@ -35,10 +35,10 @@ def _extract_cflags() -> tuple[str, ...]:
 
 
 def _extract_ldflags() -> tuple[str, ...]:
-    """The generated C's link flags (extract/build.py: -fopenmp, and -lmvec on x86-64 glibc for
+    """The generated C's link flags (extract/emit/build.py: -fopenmp, and -lmvec on x86-64 glibc for
     the vector expf that both C versions declare), so that both use the same libm."""
     try:
-        from extract.build import LDFLAGS as flags
+        from extract.emit.build import LDFLAGS as flags
         return tuple(flags)
     except ImportError:
         import platform

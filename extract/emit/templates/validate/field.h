@@ -1,15 +1,17 @@
-/* field.h: the scalar type `real` as the prime field F_p, p = 2^61 - 1, for extract/validate.py.
+/* field.h: the scalar type `real` as the prime field F_p, p = 2^61 - 1, for
+ * extract/check/validate.py.
  *
- * The validator compiles the generated M.c (and M.cu, through templates/cuda_host) as C++ with
- * this header force-included and three lines of the generated text replaced: `typedef float
- * real;` in M.h becomes `typedef pk_field::Fp real;`, and the vreal and hreal typedefs of M.c
+ * The validator compiles the generated M.c (and M.cu, through the CUDA host emulation,
+ * extract/emit/templates/cuda_host) as C++ with this header force-included and three lines
+ * of the generated text replaced: `typedef float real;` in M.h becomes
+ * `typedef pk_field::Fp real;`, and the vreal and hreal typedefs of M.c
  * (the two widths of lane kernels) become `typedef pk_field::Vec<M_LANES> vreal;` and
  * `typedef pk_field::Vec<M_HLANES> hreal;`. Everything else is compiled as emitted.
  *
  * + - * are those of F_p; a / b is a * b^-1 with 0^-1 = 0 (the inverse is b^(p-2)): scaledown
  * n (`x / n`), the batch mean, and recip (`1 / x`, recip 0 = 0). The other functions the
  * generated code calls are random functions (keyed hashes, the key set per trial), the ones
- * extract/field.py evaluates the dump with (same hashes, same keys):
+ * extract/check/field.py evaluates the dump with (same hashes, same keys):
  *   - exp(u) = L(-u)^-1 - 1, L a random function into [1, p): so the generated
  *     `logistic(x) = 1 / (1 + exp(-x))` is L(x), and exp and logistic are one random function;
  *   - log is a second random function G into [0, p), sqrt a third, S;
@@ -36,7 +38,7 @@ constexpr std::uint64_t BAD = ~std::uint64_t(0);
 
 inline std::uint64_t key = 0;           /* the trial's key (of L; G and N use subkeys) */
 
-/* splitmix64's finaliser (extract/field.py: _mix) */
+/* splitmix64's finaliser (extract/check/field.py: _mix) */
 inline std::uint64_t mix(std::uint64_t z)
 {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -100,7 +102,7 @@ inline Fp power(Fp a, std::uint64_t e)
     return r;
 }
 
-/* a^(p-2): the inverse, and 0 for 0 (recip 0 = 0; extract/field.py: recip) */
+/* a^(p-2): the inverse, and 0 for 0 (recip 0 = 0; extract/check/field.py: recip) */
 inline Fp inverse(Fp a)
 {
     if (!a.ok()) return a;
@@ -125,31 +127,31 @@ inline Fp &operator-=(Fp &a, Fp b) { return a = a - b; }
 inline Fp &operator*=(Fp &a, Fp b) { return a = a * b; }
 inline Fp &operator/=(Fp &a, Fp b) { return a = a / b; }
 
-/* L(x) = 1 + (splitmix64(x + key) mod (p - 1)), in [1, p) (extract/field.py: logistic) */
+/* L(x) = 1 + (splitmix64(x + key) mod (p - 1)), in [1, p) (extract/check/field.py: logistic) */
 inline Fp L(Fp x)
 {
     if (!x.ok()) return x;
     return Fp::raw(1 + mix(x.v + key) % (P - 1));
 }
 
-/* so that 1 / (1 + exp(-x)) = L(x) (extract/field.py: exp) */
+/* so that 1 / (1 + exp(-x)) = L(x) (extract/check/field.py: exp) */
 inline Fp field_exp(Fp u) { return inverse(L(-u)) - 1; }
 
-/* G(x) = splitmix64(x + subkey 1) mod p (extract/field.py: log) */
+/* G(x) = splitmix64(x + subkey 1) mod p (extract/check/field.py: log) */
 inline Fp field_log(Fp x)
 {
     if (!x.ok()) return x;
     return Fp::raw(mix(x.v + subkey(1)) % P);
 }
 
-/* S(x) = splitmix64(x + subkey 3) mod p (extract/field.py: sqrt) */
+/* S(x) = splitmix64(x + subkey 3) mod p (extract/check/field.py: sqrt) */
 inline Fp field_sqrt(Fp x)
 {
     if (!x.ok()) return x;
     return Fp::raw(mix(x.v + subkey(3)) % P);
 }
 
-/* N(x): x = 0, or the top bit of splitmix64(x + subkey 2) (extract/field.py: nonpositive) */
+/* N(x): x = 0, or the top bit of splitmix64(x + subkey 2) (extract/check/field.py: nonpositive) */
 inline bool nonpositive(Fp x)
 {
     if (!x.ok()) {
@@ -163,7 +165,7 @@ inline bool nonpositive(Fp x)
 inline bool operator<=(Fp x, int k) { return nonpositive(x - Fp(k)); }
 
 /* the comparison of an argmax loop (dump version 5), `top < v`: not N(v - top), the same
- * predicate on the difference (extract/field.py: _Eval.argmax) */
+ * predicate on the difference (extract/check/field.py: _Eval.argmax) */
 inline bool operator<(Fp a, Fp b) { return !nonpositive(b - a); }
 
 /* vreal: N residues, one per lane; operators lane by lane, a scalar operand broadcast. The

@@ -1,7 +1,7 @@
 /* cuda_host.h: CUDA's execution model on the CPU, enough for the .cu files extract generates, so
- * that they run without a GPU (extract/cuda_host.py; tests/test_cuda_host.py).
+ * that they run without a GPU (extract/check/cuda_host.py; tests/test_cuda_host.py).
  *
- * extract/cuda_host.py force-includes this header and rewrites each launch
+ * extract/check/cuda_host.py force-includes this header and rewrites each launch
  * `kernel<<<grid, block>>>(args)` as `pk_launch(kernel, grid, block)(args)`; nothing else of the
  * .cu changes. A launch runs every (block, thread) of the grid one after the other on the calling
  * CPU thread, with threadIdx, blockIdx, blockDim and gridDim thread-local variables set for each;

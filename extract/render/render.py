@@ -4,8 +4,8 @@
 script) and ``--latex [FILE]`` a LaTeX fragment (``align*``) with the same content: the inputs
 and parameters with their shapes, every forward binding, the loss and its seed, and every
 gradient entry after the optimiser. One renderer, two printers: this module turns the parsed
-IR (``extract/ir.py``) into a tree of presentation nodes (``extract/render_print.py``), which
-``html_page`` and ``latex_fragment`` print.
+IR (``extract/ir/ir.py``) into a tree of presentation nodes (``extract/render/render_print.py``),
+which ``html_page`` and ``latex_fragment`` print.
 
 How a binding is read. A binding whose expression is elementwise (variables of its own shape,
 the elementwise functions, ``bin``, ``minus``, ``scaledown``, ``zero``, ``one``) is written
@@ -20,7 +20,7 @@ maximum ``sels (imaps b) (argmax b)`` is ``max_{p<n} b``)::
                       + (imaps i1<[24,24]>. b1[i0])
     c^(11)_{i,j,l} = Σ_{p,q<5} inp_{j+p, l+q} · k^(1)_{i,p,q} + b^(1)_i
 
-(k is skipped: it names the array k1.) ``extract/render_math.py`` has the index terms and the
+(k is skipped: it names the array k1.) ``extract/render/render_math.py`` has the index terms and the
 formula nodes with their simplifications.
 
 Names: the positions of the array being defined are i, j, k, l, m, n (by dimension), summation
@@ -43,7 +43,7 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import ir
+from ..ir import ir
 from .render_math import (ZERO, IAdd, IArg, IConst, IFloor, IMod, IScale, ISub, IVar, MAdd,
                           MApp, MArr, MConst, MElem, MIverson, MMax, MMaxOver, MMul, MNeg, MPow,
                           MScale, MSqrt, MSum, bounds, maximum, has_sum, iadd, ifloor, imod, iscale, isub, madd, mmul,

@@ -1,6 +1,6 @@
 """The typed IR of an expression dump (docs/dump-format.md §4), as frozen dataclasses.
 
-Invariants (established by ``extract.dump.parse``, relied on by every pass):
+Invariants (established by ``extract.ir.dump.parse``, relied on by every pass):
 
 - every node carries its ``shape`` (a ``Shape``: an ``int`` leaf or a pair ``(s, p)``) and its
   sort (class attribute ``sort``: ``"ar"`` or ``"ix"``), and the shape agrees with its children
@@ -340,6 +340,23 @@ def reads(e: Node) -> frozenset:
             out.add(x.name)
         todo.extend(x.children())
     return frozenset(out)
+
+
+def _has_sum(e: Node) -> bool:
+    return (isinstance(e, Sum) and size(e.s) > 1) or any(_has_sum(c) for c in e.children())
+
+
+def inline_sum(e: Node, under: str | None = None) -> str | None:
+    """The elementwise function (``logistic``, ``exp``, …) a sum of ``e`` sits under, if one
+    does: a sum written inside an expression rather than bound on its own, whose gradient
+    needs the function's argument, the sum, again. Sums over one element (the ONNX
+    importer's broadcast of a size-1 axis) cost nothing and do not count. (The front end warns
+    with it; ``lower`` names it when a sum would be recomputed.)"""
+    if isinstance(e, Sum) and size(e.s) > 1:
+        return under
+    if isinstance(e, Un) and _has_sum(e.a):
+        return inline_sum(e.a, e.fn)
+    return next((w for c in e.children() if (w := inline_sum(c, under))), None)
 
 
 def rewrite(e: Node, f) -> Node:
