@@ -726,8 +726,8 @@ def _check_schema(data: dict, digest: str) -> None:
                              for p in err.absolute_path)
         raise DumpError(path, f"does not match the schema: {err.message[:200]}")
     try:
-        mark.parent.mkdir(parents=True, exist_ok=True)
-        mark.touch()
+        paths.private_dir(mark.parent)  # 0700 whatever the umask (extract/cache.py)
+        os.close(os.open(mark, os.O_WRONLY | os.O_CREAT, 0o600))
     except OSError:  # a read-only cache: check again next time
         pass
 
