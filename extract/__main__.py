@@ -165,7 +165,8 @@ def _run(ap, args) -> int:
         if not args.show:
             print(f"wrote {', '.join(str(out / n) for n in [*gen.files, dump_file])}")
     if args.show:
-        _show(gen.files[f"{model.name}.c"])
+        from .names import c_model
+        _show(gen.files[f"{c_model(model.name)}.c"])
     if not args.no_build:
         build.build(model.name, args.precision, gen.files, gen.cdef, parts=gen.parts)
         if not args.show:

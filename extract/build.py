@@ -420,6 +420,9 @@ def load(model, precision: str = "f32", dump=None, options=None) -> tuple:
             except cache.Damaged:   # generated again below, and built again by build()
                 pass
     g = generate(m, precision, options)
+    from .names import kernel_bindings
+    _BINDINGS[f"_pk_{m.name}_{precision}_{_key({**g.files, **g.parts}, g.cdef, CFLAGS)}"] = \
+        kernel_bindings(m)      # a gcc error names the binding
     out = build(m.name, precision, g.files, g.cdef, parts=g.parts)
     if index is not None:
         key = _key({**g.files, **g.parts}, g.cdef, CFLAGS)

@@ -78,9 +78,10 @@ asm alignas alignof concept requires co_await co_return co_yield final override
     sqrt_x""".split()
 ) | {"VEXP_MINMAX", "VEXP_AVX512", "HEXP_MINMAX", "HEXP_AVX512"}
 # C's and C++'s keywords (the CUDA compiles as C++), and every identifier the generated C and
-# CUDA use where a model's names are in scope (a name of a model becomes a kernel's parameter
-# or local). Also refused: names that begin with an underscore or hold a double one (reserved
-# by C and C++), and names with the word `lanes` or `hlanes` (a kernel is M_forward_NAME_lanes).
+# CUDA use where a model's names are in scope. No longer refused: every name is mapped to a C
+# name of its own (extract/names.py), so these are kept for the ONNX importer's readable names
+# alone. Refused: names that begin with an underscore or hold a double one (reserved by C and
+# C++).
 # tests/test_extract_build.py compiles models named after identifiers the kernels use that are
 # not here, as inputs, parameters and bindings.
 
@@ -407,14 +408,11 @@ class _ExprParser:
 def name_problem(x: str) -> str | None:
     """Why the generated C cannot take the identifier ``x`` as a model's name (None if it
     can): the one rule for dumps and for the names the ONNX importer makes."""
-    if x in C_KEYWORDS:
-        return f"name {x!r} is a C/CUDA keyword or reserved by the generated code"
+    # a keyword or a name of libc, libm or the generated code is fine: no name is written
+    # into C as it is (extract/names.py)
     if x.startswith("_") or "__" in x:
         return (f"name {x!r} begins with an underscore or holds a double one (reserved by C "
                 f"and C++)")
-    if LANE_WORDS & set(x.split("_")):
-        return (f"name {x!r} has the word lanes or hlanes, which the generated kernels' names "
-                f"use (M_forward_NAME_lanes)")
     return None
 
 

@@ -80,7 +80,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import build, cuda_host, field
+from . import build, cuda_host, field, names
 from .sources import lane_names
 
 CXX = "g++"
@@ -348,7 +348,7 @@ def _compile(source: Path, exe: Path, includes: list, what: str) -> None:
 
 def build_drivers(src: Sources, work: Path, prediction: str) -> dict:
     """Compile the field drivers of the C and the CUDA into ``work``; kind -> executable."""
-    M = src.model
+    M = names.c_model(src.model)      # the C names (extract/names.py)
     fh = build.locate("templates") / HEADER
     (work / f"{M}.h").write_text(field_header(src))
     exes = {}
@@ -636,14 +636,16 @@ def lane_arrays(c_text: str, m: _Model) -> tuple[list, list]:
 def validate_model(src: Sources, d: dict, *, trials: int = 1, seed: int = 0,
                    work: Path | None = None) -> Report:
     t0 = time.perf_counter()
+    if d["model"] != src.model:
+        raise ValidationError(f"the dump is of model {d['model']!r}, the sources of "
+                              f"{src.model!r}")
+    d = names.dump_to_c(d)      # the C's names (extract/names.py), as the sources have them
     m = _Model(d)
-    if m.name != src.model:
-        raise ValidationError(f"the dump is of model {m.name!r}, the sources of {src.model!r}")
     lanes = 8
     if src.c is not None:
-        k = re.search(rf"^#define {src.model}_LANES (\d+)$", src.c.read_text(), re.M)
+        k = re.search(rf"^#define {m.name}_LANES (\d+)$", src.c.read_text(), re.M)
         if k is None:
-            raise ValidationError(f"{src.c.name}: no #define {src.model}_LANES")
+            raise ValidationError(f"{src.c.name}: no #define {m.name}_LANES")
         lanes = int(k.group(1))
         m.lane_chain, m.lane_grads = lane_arrays(src.c.read_text(), m)
     n = samples_for(lanes)

@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from extract.names import c_array, c_model  # noqa: F401 (the C names)
+
 import dumpgen
 import oracle
 from conftest import DTYPES, array_view, every_dump, rel_err
@@ -35,13 +37,13 @@ def _cases():
 
 def _fill(ffi, cdata, arrays, values, dtype):
     for a in arrays:
-        array_view(ffi, getattr(cdata, a.name), dtype)[:] = np.asarray(values[a.name]).ravel()
+        array_view(ffi, getattr(cdata, c_array(a.name)), dtype)[:] = np.asarray(values[a.name]).ravel()
 
 
 def _run(ffi, lib, m, w, xs, n, dtype):
     """Raw bytes of: forward/backward of sample 0, batch_grad (1 and 3 samples in flight),
     batch_predict, all outputs pre-filled with NaN."""
-    M = m.name
+    M = c_model(m.name)
     v, g = ffi.new(f"{M}_values *"), ffi.new(f"{M}_grads *")
     array_view(ffi, v, dtype)[:] = np.nan
     array_view(ffi, g, dtype)[:] = np.nan
@@ -80,7 +82,7 @@ def test_cuda_on_the_host_matches_oracle(kernel_cache, name, precision):
     m = dump.parse(d)
     g = generate(m, precision)
     ffi, lib = cuda_host.build_host(m.name, precision, g.files, g.cdef)
-    dtype, M, n = DTYPES[precision], m.name, 5
+    dtype, M, n = DTYPES[precision], c_model(m.name), 5
     samples = [{k: v.astype(dtype) for k, v in dumpgen.random_context_values(d, 90 + s).items()}
                for s in range(n)]
     w, xs = ffi.new(f"{M}_params *"), ffi.new(f"{M}_inputs[{n}]")
@@ -107,10 +109,10 @@ def test_cuda_on_the_host_matches_oracle(kernel_cache, name, precision):
     kinked = precision == "f32" and any(o in json.dumps(d) for o in ('"relu"', '"max"', '"argmax"'))
     tol = TOL[precision] * (100 if kinked else 1)
     for a in m.chain:
-        err = rel_err(array_view(ffi, getattr(got["v"], a.name), dtype), want[0][a.name])
+        err = rel_err(array_view(ffi, getattr(got["v"], c_array(a.name)), dtype), want[0][a.name])
         assert err <= tol, f"{M}_cuda_forward: {a.name}: relative error {err:.3g}"
     for a in m.gradients:
-        err = rel_err(array_view(ffi, getattr(got["g"], a.name), dtype), want[0][a.name])
+        err = rel_err(array_view(ffi, getattr(got["g"], c_array(a.name)), dtype), want[0][a.name])
         assert err <= tol, f"{M}_cuda_backward: {a.name}: relative error {err:.3g}"
     loss_name = m.output("loss")
     for nt in (1, 3):
@@ -156,14 +158,14 @@ def test_a_wrong_thread_map_is_caught(kernel_cache, tmp_path):
     d = json.loads(DUMPS["ops_map"].read_text())
     m = dump.parse(d)
     g = generate(m, "f64")
-    cu = g.files[f"{m.name}.cu"]
+    cu = g.files[f"{c_model(m.name)}.cu"]
     k = next(re.finditer(r"if \(idx >= (\d+)\)\n        return;", cu))
     bad = cu[:k.start()] + f"if (idx >= {int(k.group(1)) - 1})\n        return;" + cu[k.end():]
-    ffi, lib = cuda_host.build_host(m.name, "f64", {**g.files, f"{m.name}.cu": bad}, g.cdef)
-    w, x = ffi.new(f"{m.name}_params *"), ffi.new(f"{m.name}_inputs *")
-    v = ffi.new(f"{m.name}_values *")
+    ffi, lib = cuda_host.build_host(m.name, "f64", {**g.files, f"{c_model(m.name)}.cu": bad}, g.cdef)
+    w, x = ffi.new(f"{c_model(m.name)}_params *"), ffi.new(f"{c_model(m.name)}_inputs *")
+    v = ffi.new(f"{c_model(m.name)}_values *")
     array_view(ffi, v, np.float64)[:] = np.nan
-    getattr(lib, f"{m.name}_cuda_forward")(w, x, v)
+    getattr(lib, f"{c_model(m.name)}_cuda_forward")(w, x, v)
     assert np.isnan(array_view(ffi, v, np.float64)).any()
 
 

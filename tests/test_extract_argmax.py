@@ -13,6 +13,8 @@ import re
 import numpy as np
 import pytest
 
+from extract.names import c_array, c_model  # noqa: F401 (the C names)
+
 import dumpgen
 import oracle
 from conftest import DTYPES, array_view, rel_err, run_single
@@ -99,7 +101,7 @@ def test_lane_kernels_take_each_samples_own_argmax(kernel_cache, precision):
     sample's maximum; batch_grad is the mean of the one-hot gradients."""
     d = max_of_input()
     m, g, ffi, lib = built(d, precision)
-    dtype, M = DTYPES[precision], m.name
+    dtype, M = DTYPES[precision], c_model(m.name)
     cases = list(_cases(dtype).values())
     n = 19
     zs = [cases[s % len(cases)] if s % 2 else np.roll(cases[s % len(cases)], s)

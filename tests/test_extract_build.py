@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from extract.names import c_array, c_model  # noqa: F401 (the C names)
+
 from extract import build, dump, paths
 from extract.lower import Options
 from extract.sources import generate
@@ -22,11 +24,12 @@ BUILDER = """
 import sys
 from extract import build
 ffi, lib = build.load("dot", "f64", dump=sys.argv[1])
-w = ffi.new("dot_params *"); x = ffi.new("dot_inputs *"); v = ffi.new("dot_values *")
+w = ffi.new("model_dot_params *"); x = ffi.new("model_dot_inputs *")
+v = ffi.new("model_dot_values *")
 for k in range(5):
-    w.a[k] = k + 1; w.b[k] = 2 * k
-lib.dot_forward(w, x, v)
-print(v.r[0], lib.dot_workspace_size(3))
+    w.a1_a[k] = k + 1; w.a1_b[k] = 2 * k
+lib.model_dot_forward(w, x, v)
+print(v.a1_r[0], lib.model_dot_workspace_size(3))
 """
 
 
@@ -112,12 +115,12 @@ def test_nvcc_compiles_the_cuda(tmp_path, name):
     g = generate(m, "f32")
     for fname, text in g.files.items():
         (tmp_path / fname).write_text(text)
-    obj = build.compile_cuda(tmp_path / f"{m.name}.cu", tmp_path / f"{m.name}_cu.o")
+    obj = build.compile_cuda(tmp_path / f"{c_model(m.name)}.cu", tmp_path / f"{c_model(m.name)}_cu.o")
     assert obj.stat().st_size > 0
     nm = subprocess.run(["nm", str(obj)], capture_output=True, text=True).stdout
     for entry in ("forward", "backward", "workspace_size", "batch_grad", "sgd_update",
                   "sgd_momentum_update", "batch_predict"):
-        assert f"T {m.name}_cuda_{entry}" in nm, entry
+        assert f"T {c_model(m.name)}_cuda_{entry}" in nm, entry
 
 
 def test_cli_writes_sources_and_show_prints_c(tmp_path):
@@ -310,8 +313,8 @@ def test_generated_c_is_warning_free_under_gcc_and_clang(tmp_path, cc, march, la
             opts = Options(lanes=lanes, block=lanes)
             for fname, text in generate(m, precision, opts).files.items():
                 (d / fname).write_text(text)
-            cmd = [cc, *flags, *build.WARNINGS, "-c", str(d / f"{m.name}.c"), "-o",
-                   str(d / f"{m.name}.o")]
+            cmd = [cc, *flags, *build.WARNINGS, "-c", str(d / f"{c_model(m.name)}.c"), "-o",
+                   str(d / f"{c_model(m.name)}.o")]
             res = subprocess.run(cmd, capture_output=True, text=True)
             assert res.returncode == 0 and not res.stderr, f"{' '.join(cmd)}:\n{res.stderr}"
 
@@ -438,7 +441,7 @@ def test_a_split_build_is_warning_free_and_gives_the_whole_builds_values(tmp_pat
     out = []
     for gen in (whole, g):
         ffi, lib = build.build(m.name, "f64", gen.files, gen.cdef, parts=gen.parts)
-        M = m.name
+        M = c_model(m.name)
         rng = np.random.default_rng(0)
         w, xs = ffi.new(f"{M}_params *"), ffi.new(f"{M}_inputs[]", 20)
         v, gr = ffi.new(f"{M}_values *"), ffi.new(f"{M}_grads *")

@@ -8,6 +8,8 @@ import itertools
 
 import pytest
 
+from extract.names import c_array, c_model  # noqa: F401 (the C names)
+
 from extract import code as c
 from extract.code import Affine, Buffer, For, IVar, Load, Mul, Store
 from extract.lanes import widen_to_lanes
@@ -424,8 +426,8 @@ def _helpers_program(tmp_path, dump_path, precision: str, main: str) -> str:
     from extract.sources import generate
     m = xdump.load(dump_path)
     files = generate(m, precision).files
-    (tmp_path / f"{m.name}.h").write_text(files[f"{m.name}.h"])
-    (tmp_path / "t.c").write_text(files[f"{m.name}.c"] + main)
+    (tmp_path / f"{c_model(m.name)}.h").write_text(files[f"{c_model(m.name)}.h"])
+    (tmp_path / "t.c").write_text(files[f"{c_model(m.name)}.c"] + main)
     exe = tmp_path / f"t_{m.name}_{precision}"
     subprocess.run(["gcc", *xbuild.CFLAGS, "-w", str(tmp_path / "t.c"), "-o", str(exe),
                     *xbuild.LDFLAGS, "-lm"], check=True, cwd=tmp_path)

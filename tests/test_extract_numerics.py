@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from extract.names import c_array, c_model  # noqa: F401 (the C names)
+
 import dumpgen
 import oracle
 from conftest import DTYPES, array_view, rel_err, run_single
@@ -114,7 +116,7 @@ def test_sqrt_follows_ieee_as_the_oracle_does(kernel_cache, precision):
     d = sqrt_ieee()
     assert d["version"] == 4
     m, g, ffi, lib = built(d, precision)
-    dtype, M = DTYPES[precision], m.name
+    dtype, M = DTYPES[precision], c_model(m.name)
     x = np.array([-2.0, -np.inf, 0.0, 0.25, 2.0, 16.0, np.inf, np.nan], dtype)
     vals = {"x": x, "w": np.ones(8, dtype)}
     want = oracle.evaluate(d, vals, dtype)
@@ -171,7 +173,7 @@ def test_default_rule_rejects_only_with_a_reason():
 
 def _fill(ffi, cdata, model_arrays, values, dtype):
     for a in model_arrays:
-        array_view(ffi, getattr(cdata, a.name), dtype)[:] = np.asarray(values[a.name]).ravel()
+        array_view(ffi, getattr(cdata, c_array(a.name)), dtype)[:] = np.asarray(values[a.name]).ravel()
 
 
 @pytest.mark.parametrize("precision", ["f64", "f32"])
@@ -226,7 +228,7 @@ def test_lane_kernels_give_the_same_bits_with_and_without_inlining(kernel_cache)
     outs = []
     for inline in (False, True):
         m, g, ffi, lib = built(d, "f32", Options(lanes=16, inline=inline))
-        M, got = m.name, []
+        M, got = c_model(m.name), []
         for n, nt in ((37, 1), (37, 2), (4, 2)):
             samples = [inputs_for(d, "f32", 30 + s) for s in range(n)]
             w, xs = ffi.new(f"{M}_params *"), ffi.new(f"{M}_inputs[{n}]")
@@ -253,7 +255,7 @@ import numpy as np
 from test_extract_numerics import _fill, built, hand, inputs_for
 from extract.lower import Options
 m, g, ffi, lib = built(hand("cnn_hand"), "f32", Options(lanes=16))
-M = m.name
+M = c_model(m.name)
 out = []
 for n, nt in ((4, 2), (37, 2), (51, 3), (37, 3)):
     w, xs = ffi.new(f"{{M}}_params *"), ffi.new(f"{{M}}_inputs[{{n}}]")
@@ -293,7 +295,7 @@ def test_batch_grad_does_not_depend_on_the_team(kernel_cache):
 
 def check_batch_grad(d: dict, precision: str, options: Options, n: int):
     m, g, ffi, lib = built(d, precision, options)
-    dtype, M = DTYPES[precision], m.name
+    dtype, M = DTYPES[precision], c_model(m.name)
     w = ffi.new(f"{M}_params *")
     xs = ffi.new(f"{M}_inputs[{n}]")
     samples = [inputs_for(d, precision, 10 + s) for s in range(n)]
@@ -320,11 +322,11 @@ def check_batch_grad(d: dict, precision: str, options: Options, n: int):
         for p in m.params:
             gname = m.param_gradient(p.name).name
             want = np.mean([per[s][gname].ravel() for s in range(n)], axis=0)
-            got = array_view(ffi, getattr(grad, p.name), dtype)
+            got = array_view(ffi, getattr(grad, c_array(p.name)), dtype)
             assert rel_err(got, want) <= 10 * TOL[precision], (p.name, nthreads)
         for c in m.stored:
             if c.role == "const":           # no gradient: its field of *grad is 0
-                assert not array_view(ffi, getattr(grad, c.name), dtype).any(), c.name
+                assert not array_view(ffi, getattr(grad, c_array(c.name)), dtype).any(), c.name
         if loss_name:
             want = np.mean([per[s][loss_name].sum() for s in range(n)])
             assert rel_err(np.array([loss[0]]), np.array([want])) <= 10 * TOL[precision]
@@ -338,7 +340,7 @@ def test_batch_predict_and_sgd_update(kernel_cache, name, n):
     threads)."""
     d, precision = hand(name), "f64"
     m, g, ffi, lib = built(d, precision)
-    dtype, M = np.float64, m.name
+    dtype, M = np.float64, c_model(m.name)
     pred = m.output("prediction") or m.chain[-1].name
     size = ir.size(m.arrays[pred].shape)
     w = ffi.new(f"{M}_params *")
@@ -395,8 +397,8 @@ def test_generated_c_compiles_with_warnings_as_errors(tmp_path, name, precision)
     g = generate(m, precision)
     for fname, text in g.files.items():
         (tmp_path / fname).write_text(text)
-    build.compile_c(tmp_path / f"{m.name}.c", tmp_path / f"{m.name}.o")
-    assert (tmp_path / f"{m.name}.o").stat().st_size > 0
+    build.compile_c(tmp_path / f"{c_model(m.name)}.c", tmp_path / f"{c_model(m.name)}.o")
+    assert (tmp_path / f"{c_model(m.name)}.o").stat().st_size > 0
 
 
 ALLOC = re.compile(r"\b(malloc|calloc|realloc|free|new|delete|alloca|cudaMalloc\w*)\b")
@@ -428,7 +430,7 @@ def test_random_dumps_compile_with_warnings_as_errors(tmp_path):
         g = generate(m, "f32", ALLOW_RECOMPUTE)
         for fname, text in g.files.items():
             (tmp_path / fname).write_text(text)
-        build.compile_c(tmp_path / f"{m.name}.c", tmp_path / f"{m.name}.o")
+        build.compile_c(tmp_path / f"{c_model(m.name)}.c", tmp_path / f"{c_model(m.name)}.o")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -459,4 +461,4 @@ def test_spec_dumps_compile_with_warnings_as_errors(tmp_path, name):
         for fname, text in g.files.items():
             (tmp_path / fname).write_text(text)
             assert not ALLOC.search(text), fname
-        build.compile_c(tmp_path / f"{m.name}.c", tmp_path / f"{m.name}.o")
+        build.compile_c(tmp_path / f"{c_model(m.name)}.c", tmp_path / f"{c_model(m.name)}.o")

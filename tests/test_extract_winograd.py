@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from extract.names import c_array, c_model  # noqa: F401 (the C names)
+
 import dumpgen
 from conftest import DTYPES, array_view, rel_err
 from extract import build, dump, winograd
@@ -121,7 +123,7 @@ LENET5 = Path(__file__).resolve().parent.parent / "build" / "dump" / "zoo" / "le
 def batch_grad(precision: str, options: Options, n: int, nthreads: int, seed: int = 3,
                path: Path = DATA / "cnn_hand.json"):
     m = dump.parse(json.loads(path.read_text()))
-    M = m.name
+    M = c_model(m.name)
     g = generate(m, precision, options)
     ffi, lib = build.build(M, precision, g.files, g.cdef)
     dtype = DTYPES[precision]
