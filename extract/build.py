@@ -178,7 +178,7 @@ def _compile_parts(label: str, tmp: Path, parts: list, flags: list) -> list:
         if res.returncode != 0:
             name = tmp.name.rsplit(".tmp", 1)[0]
             raise gcc.failure(*_who(label), f"{' '.join(cmd)}\n{res.stderr}",
-                              tmp.parent / "logs", name, _BINDINGS.get(name))
+                              tmp.parent / "logs", name)
         return k, time.monotonic() - t0
     n, width = len(parts), jobs()
     with ThreadPoolExecutor(max_workers=min(width, n)) as pool:
@@ -241,10 +241,6 @@ def _build(model_name: str, precision: str, files: dict, cdef: str, flags: list 
     raise AssertionError("unreachable")
 
 
-# module name -> {C function prefix: the user's binding name}, for a gcc error (set by load)
-_BINDINGS: dict = {}
-
-
 def _who(label: str) -> tuple[str, str]:
     """("mlp", "f32") from the label "mlp (f32)"."""
     model, _, precision = label.rpartition(" (")
@@ -291,8 +287,8 @@ def _compile_module(name, key, label, root, final, files, cdef, flags, parts) ->
             else:
                 failed = None
         if failed is not None:
-            raise gcc.failure(*_who(label), f"{failed}\n{log[0]}", root / "logs", name,
-                              _BINDINGS.get(name)) from None
+            raise gcc.failure(*_who(label), f"{failed}\n{log[0]}", root / "logs", name) \
+                from None
         if log[0].strip():
             print(log[0], end="", file=sys.stderr, flush=True)
     except BaseException:
@@ -420,9 +416,6 @@ def load(model, precision: str = "f32", dump=None, options=None) -> tuple:
             except cache.Damaged:   # generated again below, and built again by build()
                 pass
     g = generate(m, precision, options)
-    from .names import kernel_bindings
-    _BINDINGS[f"_pk_{m.name}_{precision}_{_key({**g.files, **g.parts}, g.cdef, CFLAGS)}"] = \
-        kernel_bindings(m)      # a gcc error names the binding
     out = build(m.name, precision, g.files, g.cdef, parts=g.parts)
     if index is not None:
         key = _key({**g.files, **g.parts}, g.cdef, CFLAGS)

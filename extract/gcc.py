@@ -57,11 +57,13 @@ def failure(model: str, precision: str, log: str, logs_dir: Path, stem: str,
         except OSError:
             path = None
     where = ""
-    if bindings:
+    m = re.search(r"In function [‘'`\"]?\w*?_(?:forward|backward)_a(\d+)_(\w+)", log)
+    if m and len(m.group(2)) >= int(m.group(1)):    # a kernel: its binding (extract/names.py)
+        where = f", binding {m.group(2)[:int(m.group(1))]}"
+    elif bindings:
         m = re.search(r"In function [‘'`\"]?(\w+)", log)
         if m:
-            fn = m.group(1)
-            best = max((p for p in bindings if fn.startswith(p)), key=len, default=None)
+            best = max((p for p in bindings if m.group(1).startswith(p)), key=len, default=None)
             if best is not None:
                 where = f", binding {bindings[best]}"
     first = _first_error(log).replace("\n", " ")

@@ -125,13 +125,3 @@ def dump_to_c(d: dict) -> dict:
         if d.get(key):
             out[key] = {k: c_array(v) for k, v in d[key].items()}
     return out
-
-
-def kernel_bindings(model: ir.Model) -> dict:
-    """C function prefix -> the user's binding name, for a compiler message (extract/gcc.py)."""
-    M = c_model(model.name)
-    out = {}
-    for a in (*model.chain, *model.gradients):
-        out[f"{M}_forward_{c_array(a.name)}"] = a.name
-        out[f"{M}_backward_{c_array(a.name)}"] = a.name
-    return out

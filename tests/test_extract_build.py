@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -66,18 +67,31 @@ def test_cache_hit_does_not_rebuild(tmp_path, monkeypatch):
     # other flags: another module
     key1 = build._key(g.files, g.cdef, build.CFLAGS)
     assert key1 != build._key(g.files, g.cdef, build.CFLAGS + ["-g"])
-    assert key1 != build._key({**g.files, "chain.c": g.files["chain.c"] + "\n"}, g.cdef,
-                              build.CFLAGS)
+    assert key1 != build._key({**g.files, "model_chain.c": g.files["model_chain.c"] + "\n"},
+                              g.cdef, build.CFLAGS)
 
 
 def test_a_failed_build_leaves_nothing_in_the_cache(tmp_path, monkeypatch):
     m = dump.load(DATA / "chain_hand.json")
     monkeypatch.setenv("PROVED_KERNELS_CACHE", str(tmp_path))
     g = generate(m, "f64")
-    broken = {**g.files, "chain.c": g.files["chain.c"] + "\nthis is not C;\n"}
-    with pytest.raises(Exception):
+    broken = {**g.files, "model_chain.c": g.files["model_chain.c"] + "\nthis is not C;\n"}
+    from extract.gcc import BuildError
+    with pytest.raises(BuildError) as info:
         build.build(m.name, "f64", broken, g.cdef)
-    assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")] == []
+    # one line naming the model, gcc's first error and the file holding the whole log
+    message = str(info.value)
+    assert "\n" not in message and message.startswith("gcc failed building model 'chain'")
+    assert f"full log: {info.value.log}" in message and "this is not C" in \
+        info.value.log.read_text()
+    assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")] == ["logs"]
+    # an error inside a kernel names its binding, as the user wrote it
+    c = g.files["model_chain.c"]
+    kernel = re.search(r"static void (model_chain_forward_a\d+_\w+?)\(", c)
+    at = c.index("{", kernel.end()) + 1
+    with pytest.raises(BuildError, match=r"model 'chain' \(f64\), binding \w+:"):
+        build.build(m.name, "f64", {**g.files, "model_chain.c": c[:at] + " not C; " + c[at:]},
+                    g.cdef)
     import shutil
     if shutil.which("g++") is not None:                     # the CUDA on the host, likewise
         from extract import cuda_host
@@ -85,7 +99,7 @@ def test_a_failed_build_leaves_nothing_in_the_cache(tmp_path, monkeypatch):
         with pytest.raises(RuntimeError, match="g\\+\\+ failed"):
             cuda_host.build_host(m.name, "f64", {**g.files, cu: g.files[cu] + "\nnot C++;\n"},
                                  g.cdef)
-        assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")] == []
+        assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")] == ["logs"]
 
 
 def test_flags_exclude_value_changing_fast_math():
