@@ -129,7 +129,8 @@ def test_nvcc_compiles_the_cuda(tmp_path, name):
     g = generate(m, "f32")
     for fname, text in g.files.items():
         (tmp_path / fname).write_text(text)
-    obj = build.compile_cuda(tmp_path / f"{c_model(m.name)}.cu", tmp_path / f"{c_model(m.name)}_cu.o")
+    obj = build.compile_cuda(tmp_path / f"{c_model(m.name)}.cu",
+                             tmp_path / f"{c_model(m.name)}_cu.o")
     assert obj.stat().st_size > 0
     nm = subprocess.run(["nm", str(obj)], capture_output=True, text=True).stdout
     for entry in ("forward", "backward", "workspace_size", "batch_grad", "sgd_update",
@@ -144,18 +145,19 @@ def test_cli_writes_sources_and_show_prints_c(tmp_path):
     res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["ops_map.c", "ops_map.cu", "ops_map.dump.json", "ops_map.h"]
+    assert names == ["model_ops_map.c", "model_ops_map.cu", "model_ops_map.h",
+                     "ops_map.dump.json"]
     assert json.loads((out / "ops_map.dump.json").read_text()) == \
         json.loads((DATA / "ops_map.json").read_text())          # for python -m extract.validate
-    assert "typedef double real;" in (out / "ops_map.h").read_text()
-    stamp = (out / "ops_map.c").stat().st_mtime_ns
+    assert "typedef double real;" in (out / "model_ops_map.h").read_text()
+    stamp = (out / "model_ops_map.c").stat().st_mtime_ns
     res = subprocess.run(cmd + ["--show"], cwd=ROOT, capture_output=True, text=True)
     assert res.returncode == 0
-    assert res.stdout == (out / "ops_map.c").read_text()          # plain text: not a tty
+    assert res.stdout == (out / "model_ops_map.c").read_text()          # plain text: not a tty
     assert "\x1b[" not in res.stdout
-    assert (out / "ops_map.c").stat().st_mtime_ns == stamp         # unchanged: not rewritten
+    assert (out / "model_ops_map.c").stat().st_mtime_ns == stamp         # unchanged: not rewritten
     # --out naming a file: one line, no traceback
-    res = subprocess.run(cmd[:-5] + ["--out", str(out / "ops_map.h"), "--no-build"], cwd=ROOT,
+    res = subprocess.run(cmd[:-5] + ["--out", str(out / "model_ops_map.h"), "--no-build"], cwd=ROOT,
                          capture_output=True, text=True)
     assert res.returncode == 1 and res.stderr.startswith("error: --out ") \
         and "is a file, not a directory" in res.stderr, res.stderr
@@ -167,15 +169,15 @@ def test_cli_writes_under_the_current_directory(tmp_path):
     cmd = [sys.executable, "-m", "extract", "ops_map", "--dump", str(DATA / "ops_map.json"),
            "--no-build"]
     res = subprocess.run(cmd + ["--show"], cwd=tmp_path, capture_output=True, text=True)
-    assert res.returncode == 0 and "ops_map_forward" in res.stdout
+    assert res.returncode == 0 and "model_ops_map_forward" in res.stdout
     assert list(tmp_path.iterdir()) == []
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     out = Path("build") / "gen" / "f32"
-    assert res.stdout == f"wrote {out / 'ops_map.h'}, {out / 'ops_map.c'}, {out / 'ops_map.cu'}, " \
-                         f"{out / 'ops_map.dump.json'}\n"
+    assert res.stdout == f"wrote {out / 'model_ops_map.h'}, {out / 'model_ops_map.c'}, " \
+                         f"{out / 'model_ops_map.cu'}, {out / 'ops_map.dump.json'}\n"
     assert sorted(p.name for p in (tmp_path / out).iterdir()) == \
-        ["ops_map.c", "ops_map.cu", "ops_map.dump.json", "ops_map.h"]
+        ["model_ops_map.c", "model_ops_map.cu", "model_ops_map.h", "ops_map.dump.json"]
 
 
 def test_cli_builds_by_default(tmp_path):
@@ -245,7 +247,7 @@ def test_nvcc_compiles_random_dump_cuda(tmp_path):
     g = generate(m, "f64", Options(recompute_limit=2 ** 62))
     for fname, text in g.files.items():
         (tmp_path / fname).write_text(text)
-    assert build.compile_cuda(tmp_path / "rnd3.cu", tmp_path / "rnd3.o").stat().st_size > 0
+    assert build.compile_cuda(tmp_path / "model_rnd3.cu", tmp_path / "rnd3.o").stat().st_size > 0
 
 
 @pytest.mark.skipif(not build.nvcc_available(), reason="nvcc not installed")
@@ -256,7 +258,7 @@ def test_nvcc_compiles_the_spec_cnn(tmp_path):
     g = generate(dump.load(path), "f32")
     for fname, text in g.files.items():
         (tmp_path / fname).write_text(text)
-    assert build.compile_cuda(tmp_path / "cnn.cu", tmp_path / "cnn.o").stat().st_size > 0
+    assert build.compile_cuda(tmp_path / "model_cnn.cu", tmp_path / "cnn.o").stat().st_size > 0
 
 
 def test_cli_extraction_error_exits_1_and_writes_nothing(tmp_path):
@@ -283,7 +285,7 @@ def test_cli_extraction_error_exits_1_and_writes_nothing(tmp_path):
     res = subprocess.run(cmd + ["--recompute-limit", "3"], cwd=ROOT, capture_output=True,
                          text=True)
     assert res.returncode == 0, res.stderr
-    assert (out / "tmp.c").exists()
+    assert (out / "model_tmp.c").exists()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -381,7 +383,7 @@ loss {loss} = sqerr({o}, {y}) + {m}
         d.mkdir()
         for fname, src in g.files.items():
             (d / fname).write_text(src)
-        cmd = ["gcc", *build.CFLAGS, *build.WARNINGS, "-fsyntax-only", str(d / "names.c")]
+        cmd = ["gcc", *build.CFLAGS, *build.WARNINGS, "-fsyntax-only", str(d / "model_names.c")]
         res = subprocess.run(cmd, capture_output=True, text=True)
         assert res.returncode == 0 and not res.stderr, f"{' '.join(cmd)}:\n{res.stderr}"
     if shutil.which("g++") is None:
