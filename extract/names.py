@@ -5,7 +5,7 @@ A user's name is never written into C as it is: ``int``, ``errno``, ``NAN``, ``m
 ``printf`` or ``alloca`` are good names for an array, and a model called ``stdlib`` or ``Python``
 would otherwise write ``stdlib.h`` or ``Python.h`` over the headers the build includes. So:
 
-    model  NAME  ->  model_NAME              (model_stdlib_forward, model_stdlib_params, files model_stdlib.h ...)
+    model  NAME  ->  model_NAME         (model_stdlib_forward, model_stdlib_params, model_stdlib.h)
     array  NAME  ->  a<len>_NAME         (int -> a3_int, errno -> a5_errno, z1_lanes -> a8_z1_lanes)
 
 Why it cannot collide:

@@ -101,7 +101,11 @@ _BANNER = re.compile(r'/\* (\S+): .* for model "(\w+)", real = (\w+)\.\n'
 
 
 class ValidationError(Exception):
-    """One line: what differs, or what could not be done."""
+    """One line: what differs, or what could not be done; the arrays in the user's names
+    (``a3_c21`` -> ``c21``; a kernel keeps its C name: extract/names.py)."""
+
+    def __init__(self, message: str):
+        super().__init__(names.user_text(message))
 
 
 @dataclass

@@ -23,7 +23,6 @@ import os
 import re
 import zipfile
 import zlib
-from pathlib import Path
 
 import numpy as np
 
@@ -119,7 +118,8 @@ def npz_members(path, expect: dict | None = None, limit: int | None = None) -> d
             if info.file_size > RATIO_FREE and info.compress_size * ratio < info.file_size:
                 raise DataLimitError(
                     f"{path}: {name} inflates from {show_bytes(info.compress_size)} to "
-                    f"{show_bytes(info.file_size)} (ratio {info.file_size / max(1, info.compress_size):.0f}, "
+                    f"{show_bytes(info.file_size)} (ratio "
+                    f"{info.file_size / max(1, info.compress_size):.0f}, "
                     f"more than {ratio:g}: a zip bomb?); refused before inflating it "
                     f"(${ENV_MAX_RATIO} raises the bound)")
             if not info.filename.endswith(".npy"):
@@ -131,7 +131,6 @@ def npz_members(path, expect: dict | None = None, limit: int | None = None) -> d
                         shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
                     else:
                         shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
-                    header = f.tell() if f.seekable() else None
             except (ValueError, OSError, zipfile.BadZipFile, zlib.error, EOFError) as e:
                 raise ValueError(f"{path}: {name}: not a NumPy array ({e})") from None
             count = 1
@@ -161,7 +160,6 @@ def npz_members(path, expect: dict | None = None, limit: int | None = None) -> d
             if total > limit:
                 raise _limit_error(path, "its arrays together", total, limit)
             out[name] = (tuple(shape), dtype)
-            del header
     return out
 
 
@@ -169,8 +167,9 @@ def inflate(raw: bytes, path, limit: int | None = None, head: int = 0, need=None
     """The gzip stream ``raw`` decompressed in pieces: refused once the output passes
     ``limit`` (default ``max_bytes()``) or ``max_ratio()`` times the input (past
     ``RATIO_FREE``). ``need(first_bytes) -> int | None`` (the first ``head`` bytes out, or
-    fewer; None while they do not hold the header) gives the size the stream's header declares: checked against the limit before more is
-    inflated, and the output may not pass it."""
+    fewer; None while they do not hold the header) gives the size the stream's header
+    declares: checked against the limit before more is inflated, and the output may not pass
+    it."""
     limit = max_bytes() if limit is None else limit
     ratio = max_ratio()
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)

@@ -115,7 +115,7 @@ def test_planted_module_refused(built, tmp_path, how):
     assert res.returncode != 0
     lines = res.stderr.strip().splitlines()
     last = lines[-1]
-    assert f"refusing the" in last and str(culprit) in last, res.stderr
+    assert "refusing the" in last and str(culprit) in last, res.stderr
     assert ("writable by group or others" if how == "world-writable" else "owned by uid 65534") \
         in last
     # through the command line: one line, no traceback

@@ -37,7 +37,8 @@ def _cases():
 
 def _fill(ffi, cdata, arrays, values, dtype):
     for a in arrays:
-        array_view(ffi, getattr(cdata, c_array(a.name)), dtype)[:] = np.asarray(values[a.name]).ravel()
+        array_view(ffi, getattr(cdata, c_array(a.name)), dtype)[:] = \
+            np.asarray(values[a.name]).ravel()
 
 
 def _run(ffi, lib, m, w, xs, n, dtype):
@@ -161,7 +162,8 @@ def test_a_wrong_thread_map_is_caught(kernel_cache, tmp_path):
     cu = g.files[f"{c_model(m.name)}.cu"]
     k = next(re.finditer(r"if \(idx >= (\d+)\)\n        return;", cu))
     bad = cu[:k.start()] + f"if (idx >= {int(k.group(1)) - 1})\n        return;" + cu[k.end():]
-    ffi, lib = cuda_host.build_host(m.name, "f64", {**g.files, f"{c_model(m.name)}.cu": bad}, g.cdef)
+    ffi, lib = cuda_host.build_host(m.name, "f64", {**g.files, f"{c_model(m.name)}.cu": bad},
+                                    g.cdef)
     w, x = ffi.new(f"{c_model(m.name)}_params *"), ffi.new(f"{c_model(m.name)}_inputs *")
     v = ffi.new(f"{c_model(m.name)}_values *")
     array_view(ffi, v, np.float64)[:] = np.nan

@@ -173,7 +173,8 @@ def test_default_rule_rejects_only_with_a_reason():
 
 def _fill(ffi, cdata, model_arrays, values, dtype):
     for a in model_arrays:
-        array_view(ffi, getattr(cdata, c_array(a.name)), dtype)[:] = np.asarray(values[a.name]).ravel()
+        array_view(ffi, getattr(cdata, c_array(a.name)), dtype)[:] = \
+            np.asarray(values[a.name]).ravel()
 
 
 @pytest.mark.parametrize("precision", ["f64", "f32"])

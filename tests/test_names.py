@@ -92,7 +92,6 @@ def test_keywords_and_libc_names_train_and_predict(tmp_path, model, ns):
     spec_consts = [n for n in ns if f"const  {n} :" in path.read_text()]
     weights = {c: np.full(2, 0.1, np.float32) for c in spec_consts}
     m = runtime.load(str(path), weights=weights or None)
-    x, y = ns[0], ns[1]
     params = m.get_params()
     assert set(ns) >= set(params) and ns[2] in params       # the user's names, as written
     rng = np.random.default_rng(0)

@@ -16,11 +16,9 @@ import sys
 import time
 import tracemalloc
 import zipfile
-import zlib
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from runtime import sizes
 from runtime.data import load_split

@@ -37,7 +37,8 @@ import pytest
 import dumpgen
 from conftest import every_dump
 import oracle
-from extract import dump, field, validate
+from extract import dump, field, names, validate
+from extract.names import c_array
 from extract.lower import Options
 from extract.sources import generate
 
@@ -396,10 +397,11 @@ def test_lane_structs_must_hold_what_the_entry_points_read(tmp_path):
     never the loss, the prediction or a parameter's gradient."""
     d = load("cnn_hand")
     src = write_sources(tmp_path, d)
-    m = validate._Model(d)
+    m = validate._Model(names.dump_to_c(d))     # the C's names, as validate_model reads
     text = src.c.read_text()
-    assert validate.lane_arrays(text, m)[1][:3] == ["d_loss", "d_r1", "d_s2"]
-    cut = text.replace("    real loss[1 * cnn_LANES];\n", "", 1)
+    assert validate.lane_arrays(text, m)[1][:3] == [c_array(x) for x in ["d_loss", "d_r1",
+                                                                         "d_s2"]]
+    cut = text.replace("    real a4_loss[1 * model_cnn_LANES];\n", "", 1)
     assert cut != text
     with pytest.raises(validate.ValidationError, match="the lane structs lack loss"):
         validate.lane_arrays(cut, m)
@@ -439,9 +441,9 @@ def test_both_lane_counts_validate(tmp_path, lanes):
         pytest.skip("build/dump/zoo/mlp.json is missing (make dump)")
     d = load("zoo_mlp")
     src = write_sources(tmp_path, d, "f32", Options(lanes=lanes), cuda=False)
-    assert f"#define mlp_LANES {lanes}" in src.c.read_text()
-    assert "mlp_transpose(b_)" in src.c.read_text()
-    assert "mlp_htranspose(b_)" in src.c.read_text()
+    assert f"#define model_mlp_LANES {lanes}" in src.c.read_text()
+    assert "model_mlp_transpose(b_)" in src.c.read_text()
+    assert "model_mlp_htranspose(b_)" in src.c.read_text()
     assert run(src, d).samples == lanes + 3
 
 
@@ -453,8 +455,8 @@ def test_both_block_limits_validate(tmp_path, block):
     gradients."""
     d = load("cnn_hand")
     src = write_sources(tmp_path, d, "f32", Options(block=block, winograd=False), cuda=False)
-    assert ("c21_acc[16]" in src.c.read_text()) == (block == 16)
-    assert run(src, d).files == ["cnn.c"]
+    assert ("a3_c21_acc[16]" in src.c.read_text()) == (block == 16)
+    assert run(src, d).files == ["model_cnn.c"]
 
 
 @pytest.mark.parametrize("block", [8, 16])
@@ -466,8 +468,8 @@ def test_padded_convolution_validates_at_both_block_limits(tmp_path, block):
     src = write_sources(tmp_path, d, "f32", Options(block=block), cuda=False)
     text = src.c.read_text()
     assert "j0_p" in text and "t2_1_p" in text            # both moves took place
-    assert ("d_k_acc[9]" in text) == (block == 16)         # 3 channels x 3 kernel columns
-    assert run(src, d).files == ["pad_conv.c"]
+    assert ("a3_d_k_acc[9]" in text) == (block == 16)      # 3 channels x 3 kernel columns
+    assert run(src, d).files == ["model_pad_conv.c"]
 
 
 def test_cnn_ad_validates_c_and_cuda(tmp_path):
@@ -475,7 +477,7 @@ def test_cnn_ad_validates_c_and_cuda(tmp_path):
     the sum (extract/code.py reduce) and did not compile."""
     d = load("cnn_ad")
     src = write_sources(tmp_path, d)
-    assert sorted(run(src, d).files) == ["cnn.c", "cnn.cu"]
+    assert sorted(run(src, d).files) == ["model_cnn.c", "model_cnn.cu"]
 
 
 def test_a_source_that_does_not_compile_is_reported(tmp_path):
@@ -536,6 +538,29 @@ def mutate(path: Path, function: str | None, old: str, new: str, nth: int = 0) -
         at = body.index(old, at + 1)
     path.write_text(text[:start.end()] + body[:at] + new + body[at + len(old):] + text[end:])
 
+
+
+def _c_names(text: str | None, model: str, arrays) -> str | None:
+    """A snippet or message written with the dump's names, in the generated C's names
+    (extract/names.py): file ``M.c`` -> ``model_M.c``, kernel ``M_forward_B[_lanes]`` ->
+    ``model_M_forward_a<len>_B[_lanes]``, other API names ``M_x`` -> ``model_M_x``, an array
+    indexed in code ``B[`` (or Winograd's ``B_w[``, a register block's ``B_acc[``) ->
+    ``a<len>_B[``; names standing alone (a message's "binding B") stay the user's."""
+    if text is None:
+        return None
+    alt = "|".join(map(re.escape, sorted(arrays, key=len, reverse=True)))
+    text = re.sub(rf"\b{model}_(forward|backward)_({alt})(?=_lanes\b|_hlanes\b|\b)",
+                  lambda m: f"model_{model}_{m[1]}_{c_array(m[2])}", text)
+    text = re.sub(rf"(?<!model_)\b{model}_", f"model_{model}_", text)
+    text = re.sub(rf"\b{model}\.(c|cu)\b", rf"model_{model}.\1", text)
+    return re.sub(rf"(?<![\w.])({alt})(?=\[|_w\[|_acc\[)",
+                  lambda m: c_array(m[1]), text)
+
+
+def _in_c(table: dict, dump_name: str) -> dict:
+    d = load(dump_name)
+    arrays = [x["name"] for k in ("context", "chain", "gradients") for x in d[k]]
+    return {k: tuple(_c_names(t, d["model"], arrays) for t in v) for k, v in table.items()}
 
 MUTATIONS = {
     # file, function, old, new -> what the message must name
@@ -606,6 +631,7 @@ MUTATIONS = {
                                               "written"),
 }
 
+MUTATIONS = _in_c(MUTATIONS, "cnn_hand")
 
 @pytest.fixture(scope="module")
 def cnn_sources(tmp_path_factory):
@@ -646,7 +672,7 @@ def test_a_hand_edited_source_is_rejected(tmp_path, cnn_sources, what):
 
 def test_the_unedited_cnn_sources_validate(cnn_sources):
     src, d = cnn_sources
-    assert run(src, d).files == ["cnn.c", "cnn.cu"]
+    assert run(src, d).files == ["model_cnn.c", "model_cnn.cu"]
 
 
 # the elementwise functions (tests/data/unary.json: relu, logistic, exp, log, recip, step);
@@ -690,6 +716,7 @@ UNARY_MUTATIONS = {
                         "unary_forward_st, binding st"),
 }
 
+UNARY_MUTATIONS = _in_c(UNARY_MUTATIONS, "unary")
 
 @pytest.fixture(scope="module")
 def unary_sources(tmp_path_factory):
