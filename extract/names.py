@@ -15,7 +15,8 @@ Why it cannot collide:
   includes declares or defines such a name (``tests/test_names.py`` preprocesses them all and
   checks);
 - with the generator's own identifiers (``w``, ``x``, ``sample``, ``real``, ``vload``, loop
-  variables ``i0``, ``t1``, ...): none of them begins so;
+  variables ``i0``, ``t1``, ...): none of them begins so, but an argmax's position leaves
+  (``a2_0``, ``a2_1_p``), whose part after ``a<digits>_`` begins with a digit, as no name does;
 - with each other: the length makes an array's identifier end where its name ends, so a kernel
   ``model_M_forward_a2_z1_lanes`` (binding ``z1``, its lane kernel) is not binding ``z1_lanes``'s
   (``model_M_forward_a8_z1_lanes``), and distinct names give distinct identifiers.
@@ -67,7 +68,8 @@ def user_text(text: str) -> str:
     def back(m: re.Match) -> str:
         n, rest = int(m.group(1)), m.group(2)
         return rest if len(rest) >= n else m.group(0)
-    return re.sub(r"\ba(\d+)_(\w+)", back, text)
+    # a name begins with a letter or an underscore (an argmax's index a2_0 is not an array)
+    return re.sub(r"\ba(\d+)_([A-Za-z_]\w*)", back, text)
 
 
 def to_c(model: ir.Model) -> ir.Model:

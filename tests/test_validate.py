@@ -483,7 +483,7 @@ def test_cnn_ad_validates_c_and_cuda(tmp_path):
 def test_a_source_that_does_not_compile_is_reported(tmp_path):
     d = load("dot_hand")
     src = write_sources(tmp_path, d)
-    cu = tmp_path / "dot.cu"
+    cu = tmp_path / "model_dot.cu"
     cu.write_text(cu.read_text().replace("{", "{ undeclared_name;", 1))
     with pytest.raises(validate.ValidationError, match=r"dot\.cu does not compile"):
         run(src, d)
@@ -557,8 +557,8 @@ def _c_names(text: str | None, model: str, arrays) -> str | None:
                   lambda m: c_array(m[1]), text)
 
 
-def _in_c(table: dict, dump_name: str) -> dict:
-    d = load(dump_name)
+def _in_c(table: dict, dump) -> dict:
+    d = load(dump) if isinstance(dump, str) else dump
     arrays = [x["name"] for k in ("context", "chain", "gradients") for x in d[k]]
     return {k: tuple(_c_names(t, d["model"], arrays) for t in v) for k, v in table.items()}
 
@@ -764,6 +764,13 @@ SQRT_MUTATIONS = {
                                   "kernel sqrt_hand_backward_d_v, binding d_v"),
 }
 
+SQRT_MUTATIONS = _in_c(SQRT_MUTATIONS, "sqrt")
+# the helper's own local r (not the array r)
+SQRT_MUTATIONS["hsqrt made a log"] = (
+    "model_sqrt_hand.c", None,
+    "l < model_sqrt_hand_HLANES; l++)\n        r[l] = sqrtf(r[l]);",
+    "l < model_sqrt_hand_HLANES; l++)\n        r[l] = logf(r[l]);",
+    SQRT_MUTATIONS["hsqrt made a log"][4])
 
 @pytest.fixture(scope="module")
 def sqrt_sources(tmp_path_factory):
@@ -802,7 +809,7 @@ def test_cli_extract_then_validate(tmp_path):
     assert (out / "ops_slide.dump.json").exists()
     res = cli("-m", "extract.validate", str(out))
     assert res.returncode == 0, res.stderr
-    assert res.stdout.startswith("ops_slide: ops_slide.c, ops_slide.cu: ")
+    assert res.stdout.startswith("ops_slide: model_ops_slide.c, model_ops_slide.cu: ")
     assert "Schwartz-Zippel" in res.stdout
     # --dump: the same dump elsewhere; another dump is refused by its hash
     moved = tmp_path / "elsewhere.json"
@@ -819,13 +826,14 @@ def test_cli_reports_the_first_difference(tmp_path):
     out = tmp_path / "gen"
     assert cli("-m", "extract", str(DATA / "ops_map.json"), "--out", str(out),
                "--no-build").returncode == 0
-    text = (out / "ops_map.c").read_text()
+    text = (out / "model_ops_map.c").read_text()
     assert text.count("logistic(") > 1
-    (out / "ops_map.c").write_text(text.replace("return 1 / (1 + expf(-x));",
+    (out / "model_ops_map.c").write_text(text.replace("return 1 / (1 + expf(-x));",
                                                 "return 1 / (1 - expf(-x));"))
     res = cli("-m", "extract.validate", str(out))
     assert res.returncode == 1
-    assert res.stderr.startswith("error: ops_map.c: ops_map_forward/ops_map_backward: kernel ")
+    assert res.stderr.startswith("error: model_ops_map.c: model_ops_map_forward/"
+                                 "model_ops_map_backward: kernel ")
 
 
 # argmax (tests/data/maxpool.json, version 5): 4×4 max-pooling of a [2, 8, 8] parameter, its
@@ -852,6 +860,7 @@ ARGMAX_MUTATIONS = {
         "binding d_x"),
 }
 
+ARGMAX_MUTATIONS = _in_c(ARGMAX_MUTATIONS, "maxpool")
 
 @pytest.fixture(scope="module")
 def maxpool_sources(tmp_path_factory):
@@ -880,6 +889,8 @@ LANE_ARGMAX_MUTATIONS = {
         "vload(&a[a1 * 8]), a1 / 2 * 2);", _LANES),
 }
 
+LANE_ARGMAX_MUTATIONS = _in_c(LANE_ARGMAX_MUTATIONS,
+                             __import__("test_extract_argmax").max_of_input())
 
 @pytest.fixture(scope="module")
 def max_in_sources(tmp_path_factory):
