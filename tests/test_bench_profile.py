@@ -23,12 +23,13 @@ def rows():
 def test_every_binding_call_is_timed(rows):
     from extract import dump
     from extract.lower import Options
+    from extract.names import user_array
     from extract.sources import generate
     model = dump.load(DATA / "cnn_ad.json")
-    c_src = generate(model, "f32", Options()).files["cnn.c"]
-    calls = re.findall(r"^\s+cnn_(forward|backward)_(\w+)_lanes\(", c_src, re.M)
+    c_src = generate(model, "f32", Options()).files["model_cnn.c"]
+    calls = re.findall(r"^\s+model_cnn_(forward|backward)_(\w+)_lanes\(", c_src, re.M)
     labels = [lab for lab, _ in rows if not lab.startswith("=")]
-    assert labels == [f"{e} {n}" for e, n in calls]
+    assert labels == [f"{e} {user_array(n)}" for e, n in calls]
     assert len(labels) == len(model.chain) + len(model.gradients)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from extract.names import c_array
+from extract.names import c_array, user_array
 from extract import build, dump
 from extract import code as c
 from extract.code import Affine, Buffer, For, IVar, Load, Mul, Store
@@ -73,9 +73,9 @@ def _zoo_dump(name: str) -> Path:
 def test_which_zoo_gradients_are_fused():
     for name, want in (("mlp", {"d_w1", "d_b1", "d_w2", "d_b2"}),
                        ("lenet5", {"d_w3", "d_b3", "d_w4", "d_b4", "d_w5", "d_b5"})):
-        src = generate(dump.load(_zoo_dump(name))).files[f"{name}.c"]
+        src = generate(dump.load(_zoo_dump(name))).files[f"model_{name}.c"]
         for kset in ("lanes", "hlanes"):        # both widths of lane kernels
-            fused = {line.split(f"{name}_backward_", 1)[1].split(f"_{kset}_acc")[0]
+            fused = {user_array(line.split(f"{name}_backward_", 1)[1].split(f"_{kset}_acc")[0])
                      for line in src.splitlines()
                      if line.startswith("static void") and f"_{kset}_acc(" in line
                      and f"{name}_backward_{kset}_acc" not in line}

@@ -243,9 +243,10 @@ def test_lane_kernels_give_the_same_bits_with_and_without_inlining(kernel_cache)
             getattr(lib, f"{M}_batch_predict")(w, xs, n, nt, ws, out)
             got.append(bytes(ffi.buffer(grad)) + bytes(ffi.buffer(loss)) + bytes(ffi.buffer(out)))
         outs.append(got)
-    assert "cnn_backward_d_c1_lanes(" in built(d, "f32", Options(lanes=16, inline=False))[1] \
-        .files["cnn.c"]
-    assert "cnn_backward_d_c1_lanes(" not in built(d, "f32", Options(lanes=16))[1].files["cnn.c"]
+    assert "model_cnn_backward_a4_d_c1_lanes(" in built(d, "f32", Options(
+        lanes=16, inline=False))[1].files["model_cnn.c"]
+    assert "model_cnn_backward_a4_d_c1_lanes(" not in built(d, "f32", Options(
+        lanes=16))[1].files["model_cnn.c"]
     assert outs[0] == outs[1]
 
 
@@ -416,11 +417,11 @@ def test_generated_code_never_allocates(name):
 
 def test_generated_code_shapes_are_constants():
     g = generate(dump.parse(hand("cnn_hand")), "f64")
-    c = g.files["cnn.c"]
-    assert "#define cnn_SIZE_k1 150" in g.files["cnn.h"]
-    assert "static void cnn_forward_c11(const real *restrict inp," in c
-    assert "real *restrict c11)" in c
-    assert "/* ==== forward: c11, chain binding 1 of 9;" in c
+    c = g.files["model_cnn.c"]
+    assert "#define model_cnn_SIZE_a2_k1 150" in g.files["model_cnn.h"]
+    assert "static void model_cnn_forward_a3_c11(const real *restrict a3_inp," in c
+    assert "real *restrict a3_c11)" in c
+    assert "/* ==== forward: a3_c11, chain binding 1 of 9;" in c
     assert re.search(r"for \(int \w+ = 0; \w+ < 24; \w+\+\+\)", c)
 
 
