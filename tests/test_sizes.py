@@ -71,6 +71,7 @@ def zeros_gz(path: Path, header: bytes, nbytes: int) -> Path:
         block = b"\0" * MB
         for _ in range(nbytes // MB):
             f.write(block)
+        f.write(b"\0" * (nbytes % MB))
     return path
 
 
