@@ -733,7 +733,7 @@ def test_a_hand_edited_elementwise_function_is_rejected(tmp_path, unary_sources,
 def test_the_unedited_unary_sources_validate(unary_sources):
     src, d = unary_sources
     rep = run(src, d, trials=2)
-    assert rep.files == ["unary.c", "unary.cu"]
+    assert rep.files == ["model_unary.c", "model_unary.cu"]
     assert all(rep.sz.calls[f] > 0 for f in set(field.UNARY) - {"sqrt"})   # version 2
     assert "for the relu/step/max branches drawn" in rep.line()
 
@@ -787,9 +787,9 @@ def test_a_hand_edited_sqrt_is_rejected(tmp_path, sqrt_sources, what):
 def test_the_unedited_sqrt_sources_validate(sqrt_sources):
     src, d = sqrt_sources
     text = src.c.read_text()
-    assert "vsqrt(" in text and "hsqrt(" in text and "sqrtf(1 + v[j] * v[j])" in text
+    assert "vsqrt(" in text and "hsqrt(" in text and "sqrtf(1 + a1_v[j] * a1_v[j])" in text
     rep = run(src, d)
-    assert rep.files == ["sqrt_hand.c", "sqrt_hand.cu"]
+    assert rep.files == ["model_sqrt_hand.c", "model_sqrt_hand.cu"]
     assert rep.sz.calls["sqrt"] > 0 and " sqrt applications, arguments of degree <= 4" in \
         rep.line()
     assert rep.bound < 1e-12
@@ -908,10 +908,10 @@ def test_the_unedited_lane_argmax_sources_validate(max_in_sources):
     src, d = max_in_sources
     text = src.c.read_text()
     assert "vargstep(" in text and "vwhere(" in text      # the lane form, not a loop per sample
-    assert run(src, d).files == ["max_in.c", "max_in.cu"]
+    assert run(src, d).files == ["model_max_in.c", "model_max_in.cu"]
 
 
 def test_the_unedited_maxpool_sources_validate(maxpool_sources):
     src, d = maxpool_sources
     rep = run(src, d)
-    assert rep.files == ["maxpool.c", "maxpool.cu"] and rep.sz.calls["max"] > 0
+    assert rep.files == ["model_maxpool.c", "model_maxpool.cu"] and rep.sz.calls["max"] > 0
