@@ -104,7 +104,7 @@ def npz_members(path, expect: dict | None = None, limit: int | None = None) -> d
     ``max_bytes()``), all of them together passing it, one whose inflated size is more than
     ``max_ratio()`` times its compressed size (past ``RATIO_FREE``), one whose zip entry is
     not the size its header declares, and, for a name in ``expect`` ({name: shape}), one of
-    another shape. Not an .npz: ``ValueError``."""
+    more elements than that shape. Not an .npz: ``ValueError``."""
     limit = max_bytes() if limit is None else limit
     ratio = max_ratio()
     out, total = {}, 0
@@ -151,11 +151,17 @@ def npz_members(path, expect: dict | None = None, limit: int | None = None) -> d
                     f"{show_bytes(info.compress_size)} compressed (ratio more than {ratio:g}: "
                     f"a zip bomb?); refused before inflating it (${ENV_MAX_RATIO} raises the "
                     f"bound)")
-            if expect is not None and name in expect and tuple(shape) != tuple(expect[name]):
-                want = "x".join(map(str, expect[name])) or "()"
-                raise DataLimitError(f"{path}: {name} has shape "
-                                     f"{'x'.join(map(str, shape)) or '()'}, the model's is "
-                                     f"{want}; refused before reading it")
+            if expect is not None and name in expect:
+                want = 1
+                for d in expect[name]:
+                    want *= int(d)
+                if count > want:    # more than the model needs (another shape of as many
+                    # elements is read, and its message names both shapes)
+                    raise DataLimitError(
+                        f"{path}: {name} has shape {'x'.join(map(str, shape)) or '()'} "
+                        f"({count:,} elements), the model's is "
+                        f"{'x'.join(map(str, expect[name])) or '()'} ({want:,}); refused "
+                        f"before reading it")
             total += nbytes
             if total > limit:
                 raise _limit_error(path, "its arrays together", total, limit)
@@ -185,8 +191,9 @@ def inflate(raw: bytes, path, limit: int | None = None, head: int = 0, need=None
             chunk = d.decompress(data[pos:pos + step], step)
             pos += step
         else:
-            chunk = d.flush()
-            out += chunk
+            out += d.flush()
+            if not d.eof:
+                raise EOFError("the compressed file ended before the end-of-stream marker")
             break
         out += chunk
         if declared is None and need is not None:     # as soon as the header is out

@@ -110,21 +110,23 @@ def test_cuda_on_the_host_matches_oracle(kernel_cache, name, precision):
     kinked = precision == "f32" and any(o in json.dumps(d) for o in ('"relu"', '"max"', '"argmax"'))
     tol = TOL[precision] * (100 if kinked else 1)
     for a in m.chain:
-        err = rel_err(array_view(ffi, getattr(got["v"], c_array(a.name)), dtype), want[0][a.name])
+        err = rel_err(array_view(ffi, getattr(got["v"], c_array(a.name)), dtype),
+                      want[0][a.name])
         assert err <= tol, f"{M}_cuda_forward: {a.name}: relative error {err:.3g}"
     for a in m.gradients:
-        err = rel_err(array_view(ffi, getattr(got["g"], c_array(a.name)), dtype), want[0][a.name])
+        err = rel_err(array_view(ffi, getattr(got["g"], c_array(a.name)), dtype),
+                      want[0][a.name])
         assert err <= tol, f"{M}_cuda_backward: {a.name}: relative error {err:.3g}"
     loss_name = m.output("loss")
     for nt in (1, 3):
         for p in m.params:
             gname = m.param_gradient(p.name).name
             mean = np.mean([want[s][gname].ravel() for s in range(n)], axis=0)
-            err = rel_err(array_view(ffi, getattr(got[f"grad{nt}"], p.name), dtype), mean)
+            err = rel_err(array_view(ffi, getattr(got[f"grad{nt}"], c_array(p.name)), dtype), mean)
             assert err <= 10 * tol, f"batch_grad, {nt} in flight: {p.name}: {err:.3g}"
         for c in m.stored:
             if c.role == "const":           # no gradient: its field of *grad is 0
-                assert not array_view(ffi, getattr(got[f"grad{nt}"], c.name), dtype).any()
+                assert not array_view(ffi, getattr(got[f"grad{nt}"], c_array(c.name)), dtype).any()
         if loss_name:
             mean = np.mean([want[s][loss_name].sum() for s in range(n)])
             assert rel_err(np.array([got[f"loss{nt}"][0]]), np.array([mean])) <= 10 * tol
@@ -137,7 +139,7 @@ def test_cuda_on_the_host_matches_oracle(kernel_cache, name, precision):
     g_np = np.linspace(-1, 1, array_view(ffi, w, dtype).size)
     for c in m.stored:
         if c.role == "const":
-            f = ffi.offsetof(f"{M}_params", c.name) // np.dtype(dtype).itemsize
+            f = ffi.offsetof(f"{M}_params", c_array(c.name)) // np.dtype(dtype).itemsize
             g_np[f:f + ir.size(c.shape)] = 0
     np.testing.assert_allclose(array_view(ffi, got["vel"], dtype), 1.5 * g_np, rtol=1e-6)
     np.testing.assert_allclose(array_view(ffi, got["updated"], dtype),
