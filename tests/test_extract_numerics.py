@@ -370,7 +370,7 @@ def test_batch_predict_and_sgd_update(kernel_cache, name, n):
     gv[:] = np.linspace(-1, 1, gv.size)
     trained = np.zeros(gv.size, bool)
     for p in m.params:
-        f = ffi.offsetof(f"{M}_params", p.name) // np.dtype(dtype).itemsize
+        f = ffi.offsetof(f"{M}_params", c_array(p.name)) // np.dtype(dtype).itemsize
         trained[f:f + ir.size(p.shape)] = True
     assert trained.any() and (trained.all() == (len(m.params) == len(m.stored)))
     before = array_view(ffi, w, dtype).copy()
