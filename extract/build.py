@@ -57,7 +57,7 @@ import sysconfig
 from functools import lru_cache
 from pathlib import Path
 
-from . import cache, gcc
+from . import cache, gcc, limits
 from .cpu import cpuinfo
 from .paths import (ENV_AGDA, ENV_CACHE, ENV_DUMPS, PACKAGE, ROOT, ZOO, _RESOURCES,  # noqa: F401
                     cache_dir, locate, locations)
@@ -206,7 +206,6 @@ def build(model_name: str, precision: str, files: dict, cdef: str,
     compiled instead of ``M.c``: by gcc, ``jobs()`` at a time, into objects that cffi links
     with its wrapper into one module, the parts reported on stderr as they are done. A build
     that takes more than ``PROGRESS_AFTER`` seconds gives its time there at the end."""
-    from . import limits
     with limits.stage("compile"):
         return _build(model_name, precision, files, cdef, flags, parts)
 
@@ -282,6 +281,8 @@ def _compile_module(name, key, label, root, final, files, cdef, flags, parts) ->
         with gcc.captured() as log:     # cffi lets gcc write to stderr: into the log instead
             try:
                 ffi.compile(tmpdir=str(tmp), verbose=False)
+            except limits.TimeLimitError:   # the time limit, not gcc: as it is
+                raise
             except Exception as e:
                 failed = e
             else:

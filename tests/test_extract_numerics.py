@@ -256,6 +256,7 @@ sys.path[:0] = [{tests!r}]
 import numpy as np
 from test_extract_numerics import _fill, built, hand, inputs_for
 from extract.lower import Options
+from extract.names import c_model
 m, g, ffi, lib = built(hand("cnn_hand"), "f32", Options(lanes=16))
 M = c_model(m.name)
 out = []

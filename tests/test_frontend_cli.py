@@ -240,15 +240,15 @@ def test_cli_model_file_writes_sources_and_dump(fake_main, tmp_path):
     assert res.returncode == 0, res.stderr
     assert calls(fake_main) == [["model", "tiny.model"]]
     assert sorted(p.name for p in (tmp_path / "gen").iterdir()) == \
-        ["tiny.c", "tiny.cu", "tiny.dump.json", "tiny.h"]
-    assert "typedef double real;" in (tmp_path / "gen" / "tiny.h").read_text()
+        ["model_tiny.c", "model_tiny.cu", "model_tiny.h", "tiny.dump.json"]
+    assert "typedef double real;" in (tmp_path / "gen" / "model_tiny.h").read_text()
     d = json.loads((tmp_path / "d" / "tiny.json").read_text())
     assert d["model"] == "tiny" and dump.parse(d).name == "tiny"
     assert files_under(tmp_path / "d") == ["tiny.json"]          # no temporary left behind
     # --show prints the same C
     res = run_cli(["tiny.model", "--out", "gen", "--no-build", "--precision", "f64",
                    "--show"], cwd=tmp_path)
-    assert res.returncode == 0 and res.stdout == (tmp_path / "gen" / "tiny.c").read_text()
+    assert res.returncode == 0 and res.stdout == (tmp_path / "gen" / "model_tiny.c").read_text()
 
 
 def test_cli_model_file_builds(fake_main, tmp_path):
@@ -284,14 +284,15 @@ def test_cli_json_argument_and_builtin_name(tmp_path):
     res = run_cli([src, "--out", "a", "--no-build"], cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == \
-        ["chain.c", "chain.cu", "chain.dump.json", "chain.h"]
+        ["chain.dump.json", "model_chain.c", "model_chain.cu", "model_chain.h"]
     res = run_cli([src, "--dump", src, "--no-build"], cwd=tmp_path)        # one source only
     assert res.returncode == 2 and "--dump is for a built-in model" in res.stderr
     # a built-in name with --dump, as before; --dump-out copies the dump it read
     res = run_cli(["chain", "--dump", src, "--out", "b", "--no-build", "--dump-out",
                    "c.json"], cwd=tmp_path)
     assert res.returncode == 0, res.stderr
-    assert (tmp_path / "b" / "chain.c").read_text() == (tmp_path / "a" / "chain.c").read_text()
+    assert (tmp_path / "b" / "model_chain.c").read_text() == \
+        (tmp_path / "a" / "model_chain.c").read_text()
     assert (tmp_path / "c.json").read_text() == Path(src).read_text()
 
 
@@ -323,7 +324,7 @@ def test_agda_cli_mlp(tmp_path):
                   cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert sorted(p.name for p in (tmp_path / "gen").iterdir()) == \
-        ["mlp.c", "mlp.cu", "mlp.dump.json", "mlp.h"]
+        ["mlp.dump.json", "model_mlp.c", "model_mlp.cu", "model_mlp.h"]
     d = json.loads((tmp_path / "mlp.json").read_text())
     m = dump.parse(d)
     assert [(c["name"], c["shape"], c["role"]) for c in d["context"]] == [
