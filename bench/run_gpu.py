@@ -41,12 +41,12 @@ def cuda_available() -> tuple[bool, str]:
 
 
 CUDA_DECLS = """
-size_t cnn_cuda_workspace_size(int nthreads);
-void cnn_cuda_batch_grad(const cnn_params *w, const cnn_inputs *xs, int n, int nthreads,
-                         void *ws, cnn_params *grad, real *loss);
-void cnn_cuda_sgd_update(cnn_params *w, const cnn_params *grad, real lr);
-void cnn_cuda_batch_predict(const cnn_params *w, const cnn_inputs *xs, int n, int nthreads,
-                            void *ws, real *out);
+size_t model_cnn_cuda_workspace_size(int nthreads);
+void model_cnn_cuda_batch_grad(const model_cnn_params *w, const model_cnn_inputs *xs, int n,
+                               int nthreads, void *ws, model_cnn_params *grad, real *loss);
+void model_cnn_cuda_sgd_update(model_cnn_params *w, const model_cnn_params *grad, real lr);
+void model_cnn_cuda_batch_predict(const model_cnn_params *w, const model_cnn_inputs *xs, int n,
+                                  int nthreads, void *ws, real *out);
 """
 
 
@@ -68,16 +68,17 @@ def build_cuda_library(dump: str | None = None, out_dir: Path | None = None):
     path = Path(dump) if dump else build.dump_path("cnn")
     g = sources.generate(dump_mod.load(path), "f32", Options())
     flags = [*build.NVCCFLAGS, "-shared", "-Xcompiler", "-fPIC"]
-    key = hashlib.sha256((g.files["cnn.cu"] + g.files["cnn.h"] + " ".join(flags)).encode())
+    key = hashlib.sha256((g.files["model_cnn.cu"] + g.files["model_cnn.h"]
+                          + " ".join(flags)).encode())
     from bench.handwritten import build_dir
     d = (out_dir or build_dir()) / f"cuda-{key.hexdigest()[:16]}"
     lib_path = d / "libcnn_cuda.so"
     if not lib_path.exists():
         d.mkdir(parents=True, exist_ok=True)
-        for name in ("cnn.h", "cnn.cu"):
+        for name in ("model_cnn.h", "model_cnn.cu"):
             (d / name).write_text(g.files[name])
         tmp = d / f"libcnn_cuda.so.tmp{os.getpid()}"
-        cmd = ["nvcc", *flags, "-o", str(tmp), str(d / "cnn.cu")]
+        cmd = ["nvcc", *flags, "-o", str(tmp), str(d / "model_cnn.cu")]
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode != 0:
             raise RuntimeError(f"nvcc failed ({' '.join(cmd)}):\n{res.stderr[-4000:]}")
@@ -102,7 +103,7 @@ class GeneratedCuda:
         self.ffi, self.lib, self.path = build_cuda_library(dump)
         self.threads = 1
         self.max_samples = max_samples
-        nbytes = int(self.lib.cnn_cuda_workspace_size(max_samples))
+        nbytes = int(self.lib.model_cnn_cuda_workspace_size(max_samples))
         self.ws = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
 
     def set_threads(self, n: int) -> None:
@@ -120,9 +121,10 @@ class GeneratedCuda:
         assert n <= self.max_samples
         dw, dx = t.from_numpy(np.ascontiguousarray(w)).cuda(), self.prepare(xs)
         g, loss = t.empty(N_PARAMS, device="cuda"), t.empty(1, device="cuda")
-        self.lib.cnn_cuda_batch_grad(self._ptr("cnn_params *", dw), self._ptr("cnn_inputs *", dx),
+        self.lib.model_cnn_cuda_batch_grad(self._ptr("model_cnn_params *", dw),
+                                           self._ptr("model_cnn_inputs *", dx),
                                      n, n, self._ptr("void *", self.ws),
-                                     self._ptr("cnn_params *", g), self._ptr("float *", loss))
+                                     self._ptr("model_cnn_params *", g), self._ptr("float *", loss))
         t.cuda.synchronize()
         return float(loss.item()), g.cpu().numpy()
 
@@ -132,12 +134,12 @@ class GeneratedCuda:
         dw = t.from_numpy(np.ascontiguousarray(w)).cuda()
         nb = dx.shape[0] // batch
         g, losses = t.empty(N_PARAMS, device="cuda"), t.empty(nb, device="cuda")
-        ws, pw, pg = (self._ptr("void *", self.ws), self._ptr("cnn_params *", dw),
-                      self._ptr("cnn_params *", g))
-        px, pl = self._ptr("cnn_inputs *", dx), self._ptr("float *", losses)
+        ws, pw, pg = (self._ptr("void *", self.ws), self._ptr("model_cnn_params *", dw),
+                      self._ptr("model_cnn_params *", g))
+        px, pl = self._ptr("model_cnn_inputs *", dx), self._ptr("float *", losses)
         for k in range(nb):
-            self.lib.cnn_cuda_batch_grad(pw, px + k * batch, batch, batch, ws, pg, pl + k)
-            self.lib.cnn_cuda_sgd_update(pw, pg, lr)
+            self.lib.model_cnn_cuda_batch_grad(pw, px + k * batch, batch, batch, ws, pg, pl + k)
+            self.lib.model_cnn_cuda_sgd_update(pw, pg, lr)
         t.cuda.synchronize()
         w[:] = dw.cpu().numpy()
         return losses.cpu().numpy()
@@ -148,12 +150,12 @@ class GeneratedCuda:
         dw = t.from_numpy(np.ascontiguousarray(w)).cuda()
         n = dx.shape[0]
         out = t.empty((n, N_OUT), device="cuda")
-        pw, px, po = (self._ptr("cnn_params *", dw), self._ptr("cnn_inputs *", dx),
+        pw, px, po = (self._ptr("model_cnn_params *", dw), self._ptr("model_cnn_inputs *", dx),
                       self._ptr("float *", out))
         ws = self._ptr("void *", self.ws)
         for lo in range(0, n, batch):
             m = min(batch, n - lo)
-            self.lib.cnn_cuda_batch_predict(pw, px + lo, m, m, ws, po + lo * N_OUT)
+            self.lib.model_cnn_cuda_batch_predict(pw, px + lo, m, m, ws, po + lo * N_OUT)
         t.cuda.synchronize()
         return out.cpu().numpy()
 

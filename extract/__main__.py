@@ -169,9 +169,16 @@ def _run(ap, args) -> int:
         if not args.show:
             print(f"wrote {', '.join(str(out / n) for n in [*gen.files, dump_file])}")
     if args.show:
-        _show(gen.files[f"{model.name}.c"])
+        from .ir.names import c_model
+        _show(gen.files[f"{c_model(model.name)}.c"])
     if not args.no_build:
-        build.build(model.name, args.precision, gen.files, gen.cdef, parts=gen.parts)
+        from .cache import CacheError
+        from .emit.gcc import BuildError
+        try:
+            build.build(model.name, args.precision, gen.files, gen.cdef, parts=gen.parts)
+        except (BuildError, CacheError) as exc:     # one line (the log's path in it)
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
         if not args.show:
             print(f"built and loaded {model.name} ({args.precision}); cache {build.cache_dir()}")
     return 0

@@ -18,12 +18,22 @@ from pathlib import Path
 ENV_CACHE = "PROVED_KERNELS_CACHE"
 
 
+def private_dir(path: Path) -> Path:
+    """A directory of the cache, created 0700 whatever the umask (extract/cache.py)."""
+    from .cache import private_dir as make
+    return make(path)
+
+
 def cache_dir() -> Path:
+    """The kernel cache: ``$PROVED_KERNELS_CACHE``, else the per-user cache directory; created
+    0700, and refused (``cache.CacheError``) unless this user owns it and nobody else may write
+    it (extract/cache.py)."""
+    from .cache import private_dir
     env = os.environ.get(ENV_CACHE)
     if env:
-        return Path(env)
+        return private_dir(Path(env))
     import platformdirs
-    return Path(platformdirs.user_cache_dir("proved-kernels"))
+    return private_dir(Path(platformdirs.user_cache_dir("proved-kernels")))
 
 
 ROOT = Path(__file__).resolve().parent.parent   # the source checkout (when running from one)

@@ -561,6 +561,11 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError, ModelCompileError, DistributedError, *_model_errors()) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except MemoryError as e:    # the sizes are checked first (runtime/sizes.py); a last resort
+        print(f"error: out of memory{f' ({e})' if str(e) else ''}: the model, its batch or its "
+              f"data needs more memory than this machine gave (try a smaller --batch)",
+              file=sys.stderr)
+        return 2
     except KeyboardInterrupt:  # while the kernels are made or the data read (training has its own)
         print("\ninterrupted", file=sys.stderr)
         return 130
@@ -571,6 +576,13 @@ def _model_errors() -> tuple:
     ``extract.passes.lower.ExtractError`` (a dump the extractor cannot turn into kernels), if
     importable; both are one-line messages."""
     out = []
+    try:
+        from extract.cache import CacheError    # a cache that may not be trusted
+        from extract.emit.gcc import BuildError      # gcc failed: one line, the log in a file
+
+        out += [CacheError, BuildError]
+    except ImportError:
+        pass
     try:
         from extract.front.frontend import ModelError
 

@@ -48,6 +48,11 @@ def _load_ffi_lib(model: str, precision: str, dump=None):
     return got.ffi, got.lib
 
 
+def _names():
+    """extract/ir/names.py: the one mapping of a user's names to C names."""
+    return importlib.import_module("extract.ir.names")
+
+
 class Kernels:
     """ffi, lib and the bundle layouts of ``model`` at ``precision`` ("f32"/"f64")."""
 
@@ -74,13 +79,11 @@ class Kernels:
         self.model, self.precision, self.ffi, self.lib = model, precision, ffi, lib
         self.dtype = check_precision(precision)
         self.real = "float" if precision == "f32" else "double"
-        # The C prefix is the model name; accept a precision-qualified one too (cnn_f32_...).
-        for prefix in (f"{model}_", f"{model}_{precision}_"):
-            if hasattr(lib, prefix + "batch_grad"):
-                self.prefix = prefix
-                break
-        else:
-            raise KernelsUnavailable(f"library has no {model}_batch_grad")
+        # The C prefix is the model's C name (extract/ir/names.py: model_NAME)
+        prefix = f"{_names().c_model(model)}_"
+        if not hasattr(lib, prefix + "batch_grad"):
+            raise KernelsUnavailable(f"library has no {prefix}batch_grad")
+        self.prefix = prefix
         self.inputs = self._layout("inputs")
         self.params = self._layout("params")
         self.values = self._layout("values")
@@ -103,7 +106,9 @@ class Kernels:
         for name, f in t.fields:
             if f.offset % size or f.type.kind != "array":
                 raise KernelsUnavailable(f"unexpected layout of {self.type(bundle)}.{name}")
-            out[name] = Field(f.offset // size, f.type.length)
+            # by the user's name (extract/ir/names.py); ``empty_``, an empty bundle's placeholder
+            user = _names().user_array(name) or name
+            out[user] = Field(f.offset // size, f.type.length)
         return out
 
     def new(self, bundle: str, n: int | None = None):

@@ -50,8 +50,9 @@ non-name input.
 ``bind(name, e)`` names a binding; ``expr(text)`` is the escape hatch for anything else
 (``for``, ``sum``, ``max``, ``tile``, ``slide``, ...; written as given, never bound automatically).
 Names must be C identifiers not starting with ``d_``; which words are reserved is the
-elaborator's and the extractor's to say (``extract.ir.dump.C_KEYWORDS``, docs/model-format.md
-§2). ``text()`` is the model file, ``save(path)`` writes it, ``compile()`` returns its dump,
+elaborator's and the extractor's to say (``for``, ``sum``, ``tile``, a leading or double
+underscore: docs/model-format.md §2; C's keywords are fine, extract/ir/names.py). ``text()`` is the
+model file, ``save(path)`` writes it, ``compile()`` returns its dump,
 ``load(**kw)`` is ``runtime.load(self, **kw)``.
 """
 from __future__ import annotations

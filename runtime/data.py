@@ -43,8 +43,15 @@ def _open_npz(path: Path):
     if not head.startswith((b"PK", b"\x93NUMPY")):  # numpy would call it pickled data
         raise DataError(f"{path}: not a NumPy .npz archive (it begins {head!r}, an .npz is a "
                         f"zip archive of x_train, y_train, ...: numpy.savez writes one)")
+    if head.startswith(b"\x93NUMPY"):    # never loaded: it could declare any size
+        raise DataError(f"{path}: a single array (.npy), not an .npz archive of x_train, "
+                        f"y_train, ... (numpy.savez writes one)")
+    from .sizes import DataLimitError, npz_members
     try:
+        npz_members(path)       # the declared sizes, before any is allocated (runtime/sizes.py)
         z = np.load(path, allow_pickle=False)
+    except DataLimitError:
+        raise
     except (OSError, ValueError, zipfile.BadZipFile) as e:
         raise DataError(f"{path}: not a NumPy .npz archive ({e})") from None
     if not isinstance(z, np.lib.npyio.NpzFile):  # a .npy: one array, no names

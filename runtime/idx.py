@@ -17,6 +17,7 @@ and returns float32 images in [0, 1] with shape (N, 28, 28) and int64 labels wit
 from __future__ import annotations
 
 import gzip
+import math
 import os
 import struct
 import zlib
@@ -43,13 +44,40 @@ class IdxError(ValueError):
     """A file is not a well-formed IDX file (or not the one that was expected)."""
 
 
+def _declared(head: bytes) -> int | None:
+    """The bytes an IDX file of this header holds (None: not an IDX header; read_idx says)."""
+    if len(head) < 4 or head[0] or head[1] or head[2] not in _DTYPES:
+        return None
+    ndim = head[3]
+    if len(head) < 4 + 4 * ndim:
+        return None
+    shape = struct.unpack(f">{ndim}I", head[4:4 + 4 * ndim])
+    return 4 + 4 * ndim + math.prod(shape) * _DTYPES[head[2]].itemsize
+
+
 def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, inflated if it is gzip: what its header declares is checked against
+    the limit before it is read or inflated, and the inflation against the ratio bound (a
+    gzip bomb: runtime/sizes.py)."""
+    from .sizes import _limit_error, inflate, max_bytes
+    limit = max_bytes()
     with open(path, "rb") as f:
+        head = f.read(4 + 4 * 255)
+        size = os.fstat(f.fileno()).st_size
+        if head[:2] != _GZIP_MAGIC:
+            declared = _declared(head)
+            if declared is not None and declared > limit:
+                raise _limit_error(path, "its data (as its header declares)", declared, limit)
+            if size > limit:
+                raise _limit_error(path, "reading it", size, limit)
+            f.seek(0)
+            return f.read()
+        if size > limit:
+            raise _limit_error(path, "reading it", size, limit)
+        f.seek(0)
         raw = f.read()
-    if raw[:2] != _GZIP_MAGIC:
-        return raw
     try:
-        return gzip.decompress(raw)
+        return inflate(raw, path, limit, head=4 + 4 * 255, need=_declared)
     except EOFError as e:
         raise IdxError(f"{path}: truncated gzip stream ({e})") from None
     except (OSError, zlib.error) as e:

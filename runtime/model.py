@@ -324,6 +324,10 @@ class Model:
             if k.inputs[name].length != math.prod(shape):
                 raise RuntimeError(f"kernel input {name} has {k.inputs[name].length} elements, "
                                    f"not {shape}")
+        # the buffers the batch entry points need on every core, refused up front (one line
+        # naming the largest bindings) when they do not fit the memory available
+        cores = os.cpu_count() or 1
+        self._check_memory(int(k.fn("workspace_size")(cores)), cores)
         self._w = k.new("params")
         self._g = k.new("params")
         self.params = Params(self._views(self._w), self.dtype, precision, spec.consts)
@@ -483,8 +487,20 @@ class Model:
     def _workspace(self, threads: int):
         if threads not in self._ws:
             size = self._k.fn("workspace_size")(threads)
+            self._check_memory(int(size), threads)
             self._ws[threads] = self._k.ffi.new("char[]", max(int(size), 1))
         return self._ws[threads]
+
+    def _check_memory(self, size: int, threads: int) -> None:
+        """One line, before allocating, if the kernels' buffers for ``threads`` threads
+        (``size`` bytes, the C's ``M_workspace_size``) do not fit the memory available,
+        naming the largest bindings (runtime/sizes.py)."""
+        from .sizes import check_alloc
+        k = self._k
+        check_alloc(size, f"model {self.name!r}: the kernels' buffers for {threads} "
+                          f"thread(s) ({size // max(threads, 1):,} bytes a thread)",
+                    [(f"binding {n}", f.length * k.dtype.itemsize)
+                     for n, f in k.values.items()])
 
     def _onehot(self, labels: np.ndarray) -> np.ndarray:
         """One row per label: the target of that class, flat (``n_classes`` elements); float

@@ -450,11 +450,10 @@ def _cached(text: str) -> Path:
     """The dump ``text`` in the cache (written atomically unless it is there)."""
     out = dump_cache_path(text)
     if not out.exists() or out.read_text() != text:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        # a file of its own per writer (threads of one process too), the user's umask, renamed
-        # into place
-        from ._files import atomic_write
-        atomic_write(out, lambda f: f.write(text), binary=False)
+        # 0700 and 0600 whatever the umask; a file of its own per writer (threads of one
+        # process too), renamed into place (extract/cache.py)
+        _extract_build().cache.private_dir(out.parent)
+        _extract_build().cache.write_private(out, text)
     return out
 
 

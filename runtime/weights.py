@@ -48,6 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from ._files import atomic_write
+from .sizes import DataLimitError, check_npy_or_npz, npz_members
 
 FORMAT = "proved-kernels-weights"
 VERSION = 1           # written without a velocity
@@ -137,6 +138,7 @@ def read_consts(path: str | os.PathLike, model) -> dict[str, np.ndarray] | None:
     if not spec.consts:
         return None
     try:
+        check_npy_or_npz(path)      # sizes before memory (runtime/sizes.py)
         with np.load(Path(path), allow_pickle=False) as archive:
             names = set(archive.files) - {"__meta__"}
             if not names or names & set(spec.trained):
@@ -150,6 +152,7 @@ def read_plain(path: str | os.PathLike) -> dict[str, np.ndarray] | None:
     """The arrays of an .npz without a ``__meta__`` entry (``numpy.savez(FILE, w1=..., ...)``,
     weights from elsewhere), or None for any other file; ``runtime.load`` checks them against
     the model as it checks a dict."""
+    check_npy_or_npz(path)      # sizes before memory (runtime/sizes.py)
     try:
         with np.load(Path(path), allow_pickle=False) as archive:
             if not hasattr(archive, "files") or "__meta__" in archive.files:
@@ -286,6 +289,8 @@ def read_weights(path: str | os.PathLike, model: str | None = None,
         return _load_weights(path, model, shapes)
     except _Bad as e:
         raise ValueError(f"{path}: {e}") from None
+    except DataLimitError:
+        raise
     except Exception as e:  # zipfile.BadZipFile, zlib.error, EOFError, OSError, KeyError, ...
         raise ValueError(f"{path}: not a weights file, or a corrupt or truncated one "
                          f"({type(e).__name__}: {e})") from None
@@ -303,6 +308,7 @@ def _load_weights(path: Path, model, shapes) -> tuple[dict, dict]:
         raise _Bad("no such file") from None
     if magic[:2] != b"PK":  # every zip archive starts with a "PK" signature
         raise _Bad("not a weights file (" + ("not an .npz archive" if magic else "empty") + ")")
+    npz_members(path, dict(shapes) if shapes is not None else None)  # before memory
     archive = np.load(path, allow_pickle=False)
     if not hasattr(archive, "files"):
         raise _Bad("not a weights file (not an .npz archive)")

@@ -29,6 +29,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from extract.ir.names import c_array, c_model  # noqa: F401 (the C names)
+
 TESTS = Path(__file__).resolve().parent
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
@@ -224,18 +226,18 @@ def array_view(ffi, cdata, dtype) -> np.ndarray:
 def run_single(ffi, lib, model, values: dict, precision: str) -> dict:
     """Run M_forward and M_backward on one sample with NaN-filled outputs; name -> flat array."""
     dtype = DTYPES[precision]
-    M = model.name
+    M = c_model(model.name)
     w, x = ffi.new(f"{M}_params *"), ffi.new(f"{M}_inputs *")
     v, g = ffi.new(f"{M}_values *"), ffi.new(f"{M}_grads *")
     array_view(ffi, v, dtype)[:] = np.nan
     array_view(ffi, g, dtype)[:] = np.nan
     for a in model.context:
         bundle = x if a.role == "input" else w      # params and consts
-        array_view(ffi, getattr(bundle, a.name), dtype)[:] = np.asarray(values[a.name]).ravel()
+        array_view(ffi, getattr(bundle, c_array(a.name)), dtype)[:] = np.asarray(values[a.name]).ravel()
     getattr(lib, f"{M}_forward")(w, x, v)
     getattr(lib, f"{M}_backward")(w, x, v, g)
-    out = {a.name: array_view(ffi, getattr(v, a.name), dtype).copy() for a in model.chain}
-    out.update({a.name: array_view(ffi, getattr(g, a.name), dtype).copy()
+    out = {a.name: array_view(ffi, getattr(v, c_array(a.name)), dtype).copy() for a in model.chain}
+    out.update({a.name: array_view(ffi, getattr(g, c_array(a.name)), dtype).copy()
                 for a in model.gradients})
     return out
 

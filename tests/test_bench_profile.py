@@ -24,11 +24,12 @@ def test_every_binding_call_is_timed(rows):
     from extract.ir import dump
     from extract.passes.lower import Options
     from extract.emit.sources import generate
+    from extract.ir.names import user_array
     model = dump.load(DATA / "cnn_ad.json")
-    c_src = generate(model, "f32", Options()).files["cnn.c"]
-    calls = re.findall(r"^\s+cnn_(forward|backward)_(\w+)_lanes\(", c_src, re.M)
+    c_src = generate(model, "f32", Options()).files["model_cnn.c"]
+    calls = re.findall(r"^\s+model_cnn_(forward|backward)_(\w+)_lanes\(", c_src, re.M)
     labels = [lab for lab, _ in rows if not lab.startswith("=")]
-    assert labels == [f"{e} {n}" for e, n in calls]
+    assert labels == [f"{e} {user_array(n)}" for e, n in calls]
     assert len(labels) == len(model.chain) + len(model.gradients)
 
 

@@ -213,5 +213,5 @@ def test_generated_cuda_library_builds_and_opens_without_a_gpu(tmp_path):
     ffi, lib, path = run_gpu.build_cuda_library(HAND_DUMP, out_dir=tmp_path)
     assert path.is_file() and path.parent.parent == tmp_path
     # host code runs without a device: a workspace grows with the samples in flight
-    assert 0 < lib.cnn_cuda_workspace_size(1) < lib.cnn_cuda_workspace_size(100)
-    assert ffi.sizeof("cnn_params") == 4 * bench.model.N_PARAMS
+    assert 0 < lib.model_cnn_cuda_workspace_size(1) < lib.model_cnn_cuda_workspace_size(100)
+    assert ffi.sizeof("model_cnn_params") == 4 * bench.model.N_PARAMS

@@ -497,7 +497,7 @@ def test_sqrt_elaborates_and_extracts():
     norm = next(c for c in d["chain"] if c["name"] == "norm")
     assert norm["expr"]["op"] == "sqrt"
     g = sources.generate(dump.parse(d), "f32")
-    assert "sqrtf(" in g.files["sqrtnet.c"]
+    assert "sqrtf(" in g.files["model_sqrtnet.c"]
 
 
 @pytest.mark.agda

@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from extract.ir.names import c_array, c_model  # noqa: F401 (the C names)
+
 import dumpgen
 import oracle
 from conftest import DTYPES, array_view, every_dump, rel_err
@@ -37,13 +39,14 @@ def _cases():
 
 def _fill(ffi, cdata, arrays, values, dtype):
     for a in arrays:
-        array_view(ffi, getattr(cdata, a.name), dtype)[:] = np.asarray(values[a.name]).ravel()
+        array_view(ffi, getattr(cdata, c_array(a.name)), dtype)[:] = \
+            np.asarray(values[a.name]).ravel()
 
 
 def _run(ffi, lib, m, w, xs, n, dtype):
     """Raw bytes of: forward/backward of sample 0, batch_grad (1 and 3 samples in flight),
     batch_predict, all outputs pre-filled with NaN."""
-    M = m.name
+    M = c_model(m.name)
     v, g = ffi.new(f"{M}_values *"), ffi.new(f"{M}_grads *")
     array_view(ffi, v, dtype)[:] = np.nan
     array_view(ffi, g, dtype)[:] = np.nan
@@ -82,7 +85,7 @@ def test_cuda_on_the_host_matches_oracle(kernel_cache, name, precision):
     m = dump.parse(d)
     g = generate(m, precision)
     ffi, lib = cuda_host.build_host(m.name, precision, g.files, g.cdef)
-    dtype, M, n = DTYPES[precision], m.name, 5
+    dtype, M, n = DTYPES[precision], c_model(m.name), 5
     samples = [{k: v.astype(dtype) for k, v in dumpgen.random_context_values(d, 90 + s).items()}
                for s in range(n)]
     w, xs = ffi.new(f"{M}_params *"), ffi.new(f"{M}_inputs[{n}]")
@@ -109,21 +112,23 @@ def test_cuda_on_the_host_matches_oracle(kernel_cache, name, precision):
     kinked = precision == "f32" and any(o in json.dumps(d) for o in ('"relu"', '"max"', '"argmax"'))
     tol = TOL[precision] * (100 if kinked else 1)
     for a in m.chain:
-        err = rel_err(array_view(ffi, getattr(got["v"], a.name), dtype), want[0][a.name])
+        err = rel_err(array_view(ffi, getattr(got["v"], c_array(a.name)), dtype),
+                      want[0][a.name])
         assert err <= tol, f"{M}_cuda_forward: {a.name}: relative error {err:.3g}"
     for a in m.gradients:
-        err = rel_err(array_view(ffi, getattr(got["g"], a.name), dtype), want[0][a.name])
+        err = rel_err(array_view(ffi, getattr(got["g"], c_array(a.name)), dtype),
+                      want[0][a.name])
         assert err <= tol, f"{M}_cuda_backward: {a.name}: relative error {err:.3g}"
     loss_name = m.output("loss")
     for nt in (1, 3):
         for p in m.params:
             gname = m.param_gradient(p.name).name
             mean = np.mean([want[s][gname].ravel() for s in range(n)], axis=0)
-            err = rel_err(array_view(ffi, getattr(got[f"grad{nt}"], p.name), dtype), mean)
+            err = rel_err(array_view(ffi, getattr(got[f"grad{nt}"], c_array(p.name)), dtype), mean)
             assert err <= 10 * tol, f"batch_grad, {nt} in flight: {p.name}: {err:.3g}"
         for c in m.stored:
             if c.role == "const":           # no gradient: its field of *grad is 0
-                assert not array_view(ffi, getattr(got[f"grad{nt}"], c.name), dtype).any()
+                assert not array_view(ffi, getattr(got[f"grad{nt}"], c_array(c.name)), dtype).any()
         if loss_name:
             mean = np.mean([want[s][loss_name].sum() for s in range(n)])
             assert rel_err(np.array([got[f"loss{nt}"][0]]), np.array([mean])) <= 10 * tol
@@ -136,7 +141,7 @@ def test_cuda_on_the_host_matches_oracle(kernel_cache, name, precision):
     g_np = np.linspace(-1, 1, array_view(ffi, w, dtype).size)
     for c in m.stored:
         if c.role == "const":
-            f = ffi.offsetof(f"{M}_params", c.name) // np.dtype(dtype).itemsize
+            f = ffi.offsetof(f"{M}_params", c_array(c.name)) // np.dtype(dtype).itemsize
             g_np[f:f + ir.size(c.shape)] = 0
     np.testing.assert_allclose(array_view(ffi, got["vel"], dtype), 1.5 * g_np, rtol=1e-6)
     np.testing.assert_allclose(array_view(ffi, got["updated"], dtype),
@@ -158,14 +163,15 @@ def test_a_wrong_thread_map_is_caught(kernel_cache, tmp_path):
     d = json.loads(DUMPS["ops_map"].read_text())
     m = dump.parse(d)
     g = generate(m, "f64")
-    cu = g.files[f"{m.name}.cu"]
+    cu = g.files[f"{c_model(m.name)}.cu"]
     k = next(re.finditer(r"if \(idx >= (\d+)\)\n        return;", cu))
     bad = cu[:k.start()] + f"if (idx >= {int(k.group(1)) - 1})\n        return;" + cu[k.end():]
-    ffi, lib = cuda_host.build_host(m.name, "f64", {**g.files, f"{m.name}.cu": bad}, g.cdef)
-    w, x = ffi.new(f"{m.name}_params *"), ffi.new(f"{m.name}_inputs *")
-    v = ffi.new(f"{m.name}_values *")
+    ffi, lib = cuda_host.build_host(m.name, "f64", {**g.files, f"{c_model(m.name)}.cu": bad},
+                                    g.cdef)
+    w, x = ffi.new(f"{c_model(m.name)}_params *"), ffi.new(f"{c_model(m.name)}_inputs *")
+    v = ffi.new(f"{c_model(m.name)}_values *")
     array_view(ffi, v, np.float64)[:] = np.nan
-    getattr(lib, f"{m.name}_cuda_forward")(w, x, v)
+    getattr(lib, f"{c_model(m.name)}_cuda_forward")(w, x, v)
     assert np.isnan(array_view(ffi, v, np.float64)).any()
 
 

@@ -13,6 +13,8 @@ import re
 import numpy as np
 import pytest
 
+from extract.ir.names import c_array, c_model  # noqa: F401 (the C names)
+
 import dumpgen
 import oracle
 from conftest import DTYPES, array_view, rel_err, run_single
@@ -99,15 +101,15 @@ def test_lane_kernels_take_each_samples_own_argmax(kernel_cache, precision):
     sample's maximum; batch_grad is the mean of the one-hot gradients."""
     d = max_of_input()
     m, g, ffi, lib = built(d, precision)
-    dtype, M = DTYPES[precision], m.name
+    dtype, M = DTYPES[precision], c_model(m.name)
     cases = list(_cases(dtype).values())
     n = 19
     zs = [cases[s % len(cases)] if s % 2 else np.roll(cases[s % len(cases)], s)
           for s in range(n)]
     w, xs = ffi.new(f"{M}_params *"), ffi.new(f"{M}_inputs[{n}]")
-    array_view(ffi, w.w, dtype)[:] = 1
+    array_view(ffi, w.a1_w, dtype)[:] = 1
     for s in range(n):
-        array_view(ffi, xs[s].z, dtype)[:] = zs[s]
+        array_view(ffi, xs[s].a1_z, dtype)[:] = zs[s]
     for nt in (1, 2):
         ws = ffi.new("char[]", getattr(lib, f"{M}_workspace_size")(nt))
         out = ffi.new("real[]", n)
@@ -120,7 +122,7 @@ def test_lane_kernels_take_each_samples_own_argmax(kernel_cache, precision):
         want = np.zeros(N)
         for z in zs:
             want[first_max(z)[1]] += z[first_max(z)[1]] / n
-        np.testing.assert_allclose(array_view(ffi, grad.w, dtype), want, rtol=1e-6)
+        np.testing.assert_allclose(array_view(ffi, grad.a1_w, dtype), want, rtol=1e-6)
 
 
 @pytest.mark.parametrize("precision", ["f64", "f32"])
@@ -185,12 +187,12 @@ def test_lane_argmax_of_a_scalar_call(kernel_cache):
     b.output("prediction", m)
     b.output("loss", m)
     d = b.build()
-    c = generate(dump.parse(d), "f32").files["max_log.c"]
-    fwd = _kernel(c, "max_log_forward_m_lanes")
+    c = generate(dump.parse(d), "f32").files["model_max_log.c"]
+    fwd = _kernel(c, "model_max_log_forward_a1_m_lanes")
     assert "tmp2[0][l] = logf(" in fwd and "vargstep(top1[0], arg0, tmp2[0], a0);" in fwd, fwd
-    assert "vstore(&m[0], top1[0]);" in fwd
-    bwd = _kernel(c, "max_log_backward_d_w_lanes")
-    assert bwd.startswith("static void max_log_backward_d_w_lanes(") and \
+    assert "vstore(&a1_m[0], top1[0]);" in fwd
+    bwd = _kernel(c, "model_max_log_backward_a3_d_w_lanes")
+    assert bwd.startswith("static void model_max_log_backward_a3_d_w_lanes(") and \
         "    for (int l = 0; l < 8; l++) {\n        int arg0 = 0;" in bwd, bwd
     check_batch_grad(d, "f32", Options(), 19)
 
@@ -206,9 +208,10 @@ def test_the_gradient_of_a_max_computes_its_argmax_once():
     kernels (every lane at once: one vargstep per position, the outputs masked by vwhere)."""
     m = dump.parse(hand("maxall"))
     files = generate(m, "f32").files
-    c = files["maxall.c"]
-    for fn, step in (("maxall_backward_d_x", "if (a1 == 0 || top1 < x[a1])"),
-                     ("maxall_backward_d_x_lanes", "vargstep(top1[0], arg0, vsplat(x[a1]), a1);")):
+    c = files["model_maxall.c"]
+    for fn, step in (("model_maxall_backward_a3_d_x", "if (a1 == 0 || top1 < a1_x[a1])"),
+                     ("model_maxall_backward_a3_d_x_lanes",
+                      "vargstep(top1[0], arg0, vsplat(a1_x[a1]), a1);")):
         body = _kernel(c, fn)
         loops = re.findall(r"^( *)for \(int (\w+) = 0; \w+ < (\d+);", body, re.M)
         argmax = [x for x in loops if x[1].startswith("a")]
@@ -216,14 +219,14 @@ def test_the_gradient_of_a_max_computes_its_argmax_once():
         j = next(x for x in loops if x[1] == "j")
         assert j[0] == "    " and body.index("for (int j") > body.index(step), body
         assert body.count(step) == 1
-    assert "vwhere((j == arg0), " in _kernel(c, "maxall_backward_d_x_lanes")
+    assert "vwhere((j == arg0), " in _kernel(c, "model_maxall_backward_a3_d_x_lanes")
 
 
 def test_detach_prints_as_its_argument():
     """detach is the identity in the code: no call, the same loads."""
-    c = generate(dump.parse(hand("lse_detach")), "f64").files["lse_detach.c"]
+    c = generate(dump.parse(hand("lse_detach")), "f64").files["model_lse_detach.c"]
     assert "detach(" not in c and "detach" in json.dumps(hand("lse_detach"))
-    assert "m[0] = a[arg0];" in _kernel(c, "lse_detach_forward_m")
+    assert "a1_m[0] = a1_a[arg0];" in _kernel(c, "model_lse_detach_forward_a1_m")
 
 
 @pytest.mark.parametrize("precision, seed", [("f64", 2), ("f64", 10), ("f64", 12), ("f32", 8),
@@ -235,7 +238,7 @@ def test_random_dumps_with_argmax_match_oracle(kernel_cache, precision, seed):
                             model=f"rnd{seed}", gradients="ad", fns=dumpgen.V5)
     assert "argmax" in dumpgen.ops_used(d) and d["version"] == 5
     if seed in (18, 23):
-        c = generate(dump.parse(d), precision, ALLOW_RECOMPUTE).files[f"rnd{seed}.c"]
+        c = generate(dump.parse(d), precision, ALLOW_RECOMPUTE).files[f"model_rnd{seed}.c"]
         assert re.search(r"^ *vargstep\(", c, re.M) and re.search(r"vwhere\(\(", c)
         check_batch_grad(d, precision, ALLOW_RECOMPUTE, 19)
     check_against_oracle(d, precision, ALLOW_RECOMPUTE)

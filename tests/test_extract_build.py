@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from extract.ir.names import c_array, c_model  # noqa: F401 (the C names)
 from extract.emit import build
 from extract.ir import dump
 from extract import paths
@@ -24,11 +26,12 @@ BUILDER = """
 import sys
 from extract.emit import build
 ffi, lib = build.load("dot", "f64", dump=sys.argv[1])
-w = ffi.new("dot_params *"); x = ffi.new("dot_inputs *"); v = ffi.new("dot_values *")
+w = ffi.new("model_dot_params *"); x = ffi.new("model_dot_inputs *")
+v = ffi.new("model_dot_values *")
 for k in range(5):
-    w.a[k] = k + 1; w.b[k] = 2 * k
-lib.dot_forward(w, x, v)
-print(v.r[0], lib.dot_workspace_size(3))
+    w.a1_a[k] = k + 1; w.a1_b[k] = 2 * k
+lib.model_dot_forward(w, x, v)
+print(v.a1_r[0], lib.model_dot_workspace_size(3))
 """
 
 
@@ -65,18 +68,31 @@ def test_cache_hit_does_not_rebuild(tmp_path, monkeypatch):
     # other flags: another module
     key1 = build._key(g.files, g.cdef, build.CFLAGS)
     assert key1 != build._key(g.files, g.cdef, build.CFLAGS + ["-g"])
-    assert key1 != build._key({**g.files, "chain.c": g.files["chain.c"] + "\n"}, g.cdef,
-                              build.CFLAGS)
+    assert key1 != build._key({**g.files, "model_chain.c": g.files["model_chain.c"] + "\n"},
+                              g.cdef, build.CFLAGS)
 
 
 def test_a_failed_build_leaves_nothing_in_the_cache(tmp_path, monkeypatch):
     m = dump.load(DATA / "chain_hand.json")
     monkeypatch.setenv("PROVED_KERNELS_CACHE", str(tmp_path))
     g = generate(m, "f64")
-    broken = {**g.files, "chain.c": g.files["chain.c"] + "\nthis is not C;\n"}
-    with pytest.raises(Exception):
+    broken = {**g.files, "model_chain.c": g.files["model_chain.c"] + "\nthis is not C;\n"}
+    from extract.emit.gcc import BuildError
+    with pytest.raises(BuildError) as info:
         build.build(m.name, "f64", broken, g.cdef)
-    assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")] == []
+    # one line naming the model, gcc's first error and the file holding the whole log
+    message = str(info.value)
+    assert "\n" not in message and message.startswith("gcc failed building model 'chain'")
+    assert f"full log: {info.value.log}" in message and "this is not C" in \
+        info.value.log.read_text()
+    assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")] == ["logs"]
+    # an error inside a kernel names its binding, as the user wrote it
+    c = g.files["model_chain.c"]
+    kernel = re.search(r"static void (model_chain_forward_a\d+_\w+?)\(", c)
+    at = c.index("{", kernel.end()) + 1
+    with pytest.raises(BuildError, match=r"model 'chain' \(f64\), binding \w+:"):
+        build.build(m.name, "f64", {**g.files, "model_chain.c": c[:at] + " not C; " + c[at:]},
+                    g.cdef)
     import shutil
     if shutil.which("g++") is not None:                     # the CUDA on the host, likewise
         from extract.check import cuda_host
@@ -84,7 +100,7 @@ def test_a_failed_build_leaves_nothing_in_the_cache(tmp_path, monkeypatch):
         with pytest.raises(RuntimeError, match="g\\+\\+ failed"):
             cuda_host.build_host(m.name, "f64", {**g.files, cu: g.files[cu] + "\nnot C++;\n"},
                                  g.cdef)
-        assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")] == []
+        assert [p.name for p in tmp_path.iterdir() if not p.name.endswith(".lock")] == ["logs"]
 
 
 def test_flags_exclude_value_changing_fast_math():
@@ -114,12 +130,13 @@ def test_nvcc_compiles_the_cuda(tmp_path, name):
     g = generate(m, "f32")
     for fname, text in g.files.items():
         (tmp_path / fname).write_text(text)
-    obj = build.compile_cuda(tmp_path / f"{m.name}.cu", tmp_path / f"{m.name}_cu.o")
+    obj = build.compile_cuda(tmp_path / f"{c_model(m.name)}.cu",
+                             tmp_path / f"{c_model(m.name)}_cu.o")
     assert obj.stat().st_size > 0
     nm = subprocess.run(["nm", str(obj)], capture_output=True, text=True).stdout
     for entry in ("forward", "backward", "workspace_size", "batch_grad", "sgd_update",
                   "sgd_momentum_update", "batch_predict"):
-        assert f"T {m.name}_cuda_{entry}" in nm, entry
+        assert f"T {c_model(m.name)}_cuda_{entry}" in nm, entry
 
 
 def test_cli_writes_sources_and_show_prints_c(tmp_path):
@@ -129,18 +146,19 @@ def test_cli_writes_sources_and_show_prints_c(tmp_path):
     res = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["ops_map.c", "ops_map.cu", "ops_map.dump.json", "ops_map.h"]
+    assert names == ["model_ops_map.c", "model_ops_map.cu", "model_ops_map.h",
+                     "ops_map.dump.json"]
     assert json.loads((out / "ops_map.dump.json").read_text()) == \
-        json.loads((DATA / "ops_map.json").read_text())  # for python -m extract.check.validate
-    assert "typedef double real;" in (out / "ops_map.h").read_text()
-    stamp = (out / "ops_map.c").stat().st_mtime_ns
+        json.loads((DATA / "ops_map.json").read_text())          # for python -m extract.check.validate
+    assert "typedef double real;" in (out / "model_ops_map.h").read_text()
+    stamp = (out / "model_ops_map.c").stat().st_mtime_ns
     res = subprocess.run(cmd + ["--show"], cwd=ROOT, capture_output=True, text=True)
     assert res.returncode == 0
-    assert res.stdout == (out / "ops_map.c").read_text()          # plain text: not a tty
+    assert res.stdout == (out / "model_ops_map.c").read_text()          # plain text: not a tty
     assert "\x1b[" not in res.stdout
-    assert (out / "ops_map.c").stat().st_mtime_ns == stamp         # unchanged: not rewritten
+    assert (out / "model_ops_map.c").stat().st_mtime_ns == stamp         # unchanged: not rewritten
     # --out naming a file: one line, no traceback
-    res = subprocess.run(cmd[:-5] + ["--out", str(out / "ops_map.h"), "--no-build"], cwd=ROOT,
+    res = subprocess.run(cmd[:-5] + ["--out", str(out / "model_ops_map.h"), "--no-build"], cwd=ROOT,
                          capture_output=True, text=True)
     assert res.returncode == 1 and res.stderr.startswith("error: --out ") \
         and "is a file, not a directory" in res.stderr, res.stderr
@@ -152,15 +170,15 @@ def test_cli_writes_under_the_current_directory(tmp_path):
     cmd = [sys.executable, "-m", "extract", "ops_map", "--dump", str(DATA / "ops_map.json"),
            "--no-build"]
     res = subprocess.run(cmd + ["--show"], cwd=tmp_path, capture_output=True, text=True)
-    assert res.returncode == 0 and "ops_map_forward" in res.stdout
+    assert res.returncode == 0 and "model_ops_map_forward" in res.stdout
     assert list(tmp_path.iterdir()) == []
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     out = Path("build") / "gen" / "f32"
-    assert res.stdout == f"wrote {out / 'ops_map.h'}, {out / 'ops_map.c'}, {out / 'ops_map.cu'}, " \
-                         f"{out / 'ops_map.dump.json'}\n"
+    assert res.stdout == f"wrote {out / 'model_ops_map.h'}, {out / 'model_ops_map.c'}, " \
+                         f"{out / 'model_ops_map.cu'}, {out / 'ops_map.dump.json'}\n"
     assert sorted(p.name for p in (tmp_path / out).iterdir()) == \
-        ["ops_map.c", "ops_map.cu", "ops_map.dump.json", "ops_map.h"]
+        ["model_ops_map.c", "model_ops_map.cu", "model_ops_map.h", "ops_map.dump.json"]
 
 
 def test_cli_builds_by_default(tmp_path):
@@ -230,7 +248,7 @@ def test_nvcc_compiles_random_dump_cuda(tmp_path):
     g = generate(m, "f64", Options(recompute_limit=2 ** 62))
     for fname, text in g.files.items():
         (tmp_path / fname).write_text(text)
-    assert build.compile_cuda(tmp_path / "rnd3.cu", tmp_path / "rnd3.o").stat().st_size > 0
+    assert build.compile_cuda(tmp_path / "model_rnd3.cu", tmp_path / "rnd3.o").stat().st_size > 0
 
 
 @pytest.mark.skipif(not build.nvcc_available(), reason="nvcc not installed")
@@ -241,7 +259,7 @@ def test_nvcc_compiles_the_spec_cnn(tmp_path):
     g = generate(dump.load(path), "f32")
     for fname, text in g.files.items():
         (tmp_path / fname).write_text(text)
-    assert build.compile_cuda(tmp_path / "cnn.cu", tmp_path / "cnn.o").stat().st_size > 0
+    assert build.compile_cuda(tmp_path / "model_cnn.cu", tmp_path / "cnn.o").stat().st_size > 0
 
 
 def test_cli_extraction_error_exits_1_and_writes_nothing(tmp_path):
@@ -268,7 +286,7 @@ def test_cli_extraction_error_exits_1_and_writes_nothing(tmp_path):
     res = subprocess.run(cmd + ["--recompute-limit", "3"], cwd=ROOT, capture_output=True,
                          text=True)
     assert res.returncode == 0, res.stderr
-    assert (out / "tmp.c").exists()
+    assert (out / "model_tmp.c").exists()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -312,8 +330,8 @@ def test_generated_c_is_warning_free_under_gcc_and_clang(tmp_path, cc, march, la
             opts = Options(lanes=lanes, block=lanes)
             for fname, text in generate(m, precision, opts).files.items():
                 (d / fname).write_text(text)
-            cmd = [cc, *flags, *build.WARNINGS, "-c", str(d / f"{m.name}.c"), "-o",
-                   str(d / f"{m.name}.o")]
+            cmd = [cc, *flags, *build.WARNINGS, "-c", str(d / f"{c_model(m.name)}.c"), "-o",
+                   str(d / f"{c_model(m.name)}.o")]
             res = subprocess.run(cmd, capture_output=True, text=True)
             assert res.returncode == 0 and not res.stderr, f"{' '.join(cmd)}:\n{res.stderr}"
 
@@ -366,7 +384,7 @@ loss {loss} = sqerr({o}, {y}) + {m}
         d.mkdir()
         for fname, src in g.files.items():
             (d / fname).write_text(src)
-        cmd = ["gcc", *build.CFLAGS, *build.WARNINGS, "-fsyntax-only", str(d / "names.c")]
+        cmd = ["gcc", *build.CFLAGS, *build.WARNINGS, "-fsyntax-only", str(d / "model_names.c")]
         res = subprocess.run(cmd, capture_output=True, text=True)
         assert res.returncode == 0 and not res.stderr, f"{' '.join(cmd)}:\n{res.stderr}"
     if shutil.which("g++") is None:
@@ -440,7 +458,7 @@ def test_a_split_build_is_warning_free_and_gives_the_whole_builds_values(tmp_pat
     out = []
     for gen in (whole, g):
         ffi, lib = build.build(m.name, "f64", gen.files, gen.cdef, parts=gen.parts)
-        M = m.name
+        M = c_model(m.name)
         rng = np.random.default_rng(0)
         w, xs = ffi.new(f"{M}_params *"), ffi.new(f"{M}_inputs[]", 20)
         v, gr = ffi.new(f"{M}_values *"), ffi.new(f"{M}_grads *")

@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from extract.ir.names import c_array, c_model  # noqa: F401 (the C names)
+
 import dumpgen
 from conftest import array_view, rel_err
 from extract.emit import build
@@ -83,7 +85,7 @@ def test_cuda_matches_c(tmp_path, kernel_cache, name):
     gen = generate(m, precision)
     for fname, text in gen.files.items():
         (tmp_path / fname).write_text(text)
-    M = m.name
+    M = c_model(m.name)
     (tmp_path / "driver.cu").write_text(DRIVER.format(M=M))
     exe = tmp_path / "driver"
     subprocess.run(["nvcc", "-O2", "-o", str(exe), str(tmp_path / "driver.cu"),
@@ -95,9 +97,9 @@ def test_cuda_matches_c(tmp_path, kernel_cache, name):
         vals = dumpgen.random_context_values(d, 70 + s)
         for a in m.context:
             if a.role == "input":
-                array_view(ffi, getattr(xs[s], a.name), dtype)[:] = vals[a.name].ravel()
+                array_view(ffi, getattr(xs[s], c_array(a.name)), dtype)[:] = vals[a.name].ravel()
             elif s == 0:
-                array_view(ffi, getattr(w, a.name), dtype)[:] = vals[a.name].ravel()
+                array_view(ffi, getattr(w, c_array(a.name)), dtype)[:] = vals[a.name].ravel()
     (tmp_path / "in.bin").write_bytes(bytes(ffi.buffer(w)) + bytes(ffi.buffer(xs)))
     subprocess.run([str(exe), "in.bin", "out.bin", str(n), str(nt)], check=True, cwd=tmp_path)
     raw = (tmp_path / "out.bin").read_bytes()

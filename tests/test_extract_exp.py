@@ -24,7 +24,7 @@ from extract.emit.sources import generate
 DATA = Path(__file__).resolve().parent / "data"
 
 DRIVER = r"""
-#include "unary.c"
+#include "model_unary.c"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -36,14 +36,14 @@ int main(int argc, char **argv)
     rewind(f);
     real *x = malloc(n * sizeof(real)), *out = malloc(4 * n * sizeof(real));
     if (fread(x, sizeof(real), n, f) != (size_t)n) return 2;
-    for (long i = 0; i + unary_LANES <= n; i += unary_LANES) {
+    for (long i = 0; i + model_unary_LANES <= n; i += model_unary_LANES) {
         vreal v;
         memcpy(&v, &x[i], sizeof v);
         const vreal e = vexp(v), s = vlogistic(v);
         memcpy(&out[i], &e, sizeof e);
         memcpy(&out[n + i], &s, sizeof s);
     }
-    for (long i = 0; i + unary_HLANES <= n; i += unary_HLANES) {
+    for (long i = 0; i + model_unary_HLANES <= n; i += model_unary_HLANES) {
         hreal v;
         memcpy(&v, &x[i], sizeof v);
         const hreal e = hexp(v), s = hlogistic(v);

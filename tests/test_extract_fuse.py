@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from extract.ir.names import c_array, user_array
 from extract.emit import build
 from extract.ir import dump
 from extract.ir import code as c
@@ -73,9 +74,9 @@ def _zoo_dump(name: str) -> Path:
 def test_which_zoo_gradients_are_fused():
     for name, want in (("mlp", {"d_w1", "d_b1", "d_w2", "d_b2"}),
                        ("lenet5", {"d_w3", "d_b3", "d_w4", "d_b4", "d_w5", "d_b5"})):
-        src = generate(dump.load(_zoo_dump(name))).files[f"{name}.c"]
+        src = generate(dump.load(_zoo_dump(name))).files[f"model_{name}.c"]
         for kset in ("lanes", "hlanes"):        # both widths of lane kernels
-            fused = {line.split(f"{name}_backward_", 1)[1].split(f"_{kset}_acc")[0]
+            fused = {user_array(line.split(f"{name}_backward_", 1)[1].split(f"_{kset}_acc")[0])
                      for line in src.splitlines()
                      if line.startswith("static void") and f"_{kset}_acc(" in line
                      and f"{name}_backward_{kset}_acc" not in line}
@@ -91,31 +92,31 @@ def test_fused_batch_gradient_is_the_mean_of_the_one_sample_gradients(kernel_cac
     m = dump.load(_zoo_dump("mlp"))
     ffi, lib = build.load("mlp", "f64", dump=str(_zoo_dump("mlp")), options=Options(lanes=lanes))
     rng = np.random.default_rng(n)
-    w = ffi.new("mlp_params *")
+    w = ffi.new("model_mlp_params *")
     wv = np.frombuffer(ffi.buffer(w), np.float64)
     wv[:] = rng.uniform(-0.1, 0.1, wv.size)
-    xs = ffi.new(f"mlp_inputs[{n}]")
+    xs = ffi.new(f"model_mlp_inputs[{n}]")
     xv = np.frombuffer(ffi.buffer(xs), np.float64).reshape(n, -1)
     xv[:] = rng.uniform(0, 1, xv.shape)
-    grad, loss = ffi.new("mlp_params *"), ffi.new("double *")
-    ws = ffi.new(f"char[{lib.mlp_workspace_size(1)}]")
-    lib.mlp_batch_grad(w, xs, n, 1, ws, grad, loss)
+    grad, loss = ffi.new("model_mlp_params *"), ffi.new("double *")
+    ws = ffi.new(f"char[{lib.model_mlp_workspace_size(1)}]")
+    lib.model_mlp_batch_grad(w, xs, n, 1, ws, grad, loss)
     got = np.frombuffer(ffi.buffer(grad), np.float64).copy()
     want = np.zeros_like(got)
-    v, g = ffi.new("mlp_values *"), ffi.new("mlp_grads *")
-    gfield = dict(ffi.typeof("mlp_grads").fields)
+    v, g = ffi.new("model_mlp_values *"), ffi.new("model_mlp_grads *")
+    gfield = dict(ffi.typeof("model_mlp_grads").fields)
     at = 0
     for p in m.params:
-        size = ffi.sizeof(gfield[m.param_gradient(p.name).name].type) // 8
+        size = ffi.sizeof(gfield[c_array(m.param_gradient(p.name).name)].type) // 8
         for s in range(n):
-            lib.mlp_forward(w, ffi.addressof(xs[s]), v)
-            lib.mlp_backward(w, ffi.addressof(xs[s]), v, g)
-            off = gfield[m.param_gradient(p.name).name].offset // 8
+            lib.model_mlp_forward(w, ffi.addressof(xs[s]), v)
+            lib.model_mlp_backward(w, ffi.addressof(xs[s]), v, g)
+            off = gfield[c_array(m.param_gradient(p.name).name)].offset // 8
             want[at:at + size] += np.frombuffer(ffi.buffer(g), np.float64)[off:off + size]
         at += size
     want /= n
     assert np.linalg.norm(got - want) <= 1e-13 * np.linalg.norm(want)
     # bitwise reproducible at one thread
-    again = ffi.new("mlp_params *")
-    lib.mlp_batch_grad(w, xs, n, 1, ws, again, loss)
+    again = ffi.new("model_mlp_params *")
+    lib.model_mlp_batch_grad(w, xs, n, 1, ws, again, loss)
     assert bytes(ffi.buffer(again)) == bytes(ffi.buffer(grad))

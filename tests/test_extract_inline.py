@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from extract.ir.names import c_array
+
 from dumpgen import Builder, imap, imaps, logistic, one, sum_
 from extract.ir import dump
 from extract.passes.inline import inline_bindings
@@ -112,7 +114,7 @@ def test_the_hand_dump_inlines_into_chain_bindings_and_parameter_gradients():
 def cnn_c():
     g = generate(dump.parse(json.loads((DATA / "cnn_hand.json").read_text())), "f32",
                  Options(lanes=16))
-    return g.files["cnn.h"], g.files["cnn.c"]
+    return g.files["model_cnn.h"], g.files["model_cnn.c"]
 
 
 def _struct(text: str, name: str) -> list:
@@ -126,19 +128,20 @@ def test_cnn_lane_kernels_drop_the_pool_and_logistic_gradients(cnn_c):
     assert pairs == (("d_r", "d_r1"), ("d_c2", "d_c21"), ("d_c1", "d_c11"))
     for b, reader in pairs:
         # the C API keeps every binding: its struct and its one-sample kernel
-        assert b in _struct(h, "cnn_grads") and f"static void cnn_backward_{b}(" in c
+        assert c_array(b) in _struct(h, "model_cnn_grads") and \
+            f"static void model_cnn_backward_{c_array(b)}(" in c
         for s in ("lanes", "hlanes"):
-            assert b not in _struct(c, f"cnn_grads_{s}")
-            assert f"cnn_backward_{b}_{s}(" not in c
-            assert f"computes {b} where it reads it" in c
+            assert c_array(b) not in _struct(c, f"model_cnn_grads_{s}")
+            assert f"model_cnn_backward_{c_array(b)}_{s}(" not in c
+            assert f"computes {c_array(b)} where it reads it" in c
     # d_c11 reads d_s1, where the one-sample kernel reads d_c1
-    assert re.search(r"static void cnn_backward_d_c11_lanes\(const real \*restrict c1,\s*"
-                     r"const real \*restrict d_s1,", c)
-    assert _struct(c, "cnn_values_lanes") == _struct(h, "cnn_values")
+    assert re.search(r"static void model_cnn_backward_a5_d_c11_lanes\(const real \*restrict "
+                     r"a2_c1,\s*const real \*restrict a4_d_s1,", c)
+    assert _struct(c, "model_cnn_values_lanes") == _struct(h, "model_cnn_values")
 
 
 def test_without_the_pass_the_lanes_keep_every_binding():
     g = generate(dump.parse(json.loads((DATA / "cnn_hand.json").read_text())), "f32",
                  Options(lanes=16, inline=False))
-    assert _struct(g.files["cnn.c"], "cnn_grads_lanes") == _struct(g.files["cnn.h"],
-                                                                    "cnn_grads")
+    assert _struct(g.files["model_cnn.c"], "model_cnn_grads_lanes") == \
+        _struct(g.files["model_cnn.h"], "model_cnn_grads")

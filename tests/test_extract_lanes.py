@@ -8,6 +8,8 @@ import itertools
 
 import pytest
 
+from extract.ir.names import c_array, c_model  # noqa: F401 (the C names)
+
 from extract.ir import code as c
 from extract.ir.code import Affine, Buffer, For, IVar, Load, Mul, Store
 from extract.passes.lanes import widen_to_lanes
@@ -329,7 +331,7 @@ def test_recip_is_a_vector_division_and_the_other_functions_stay_lane_loops():
 
 
 SQRT_DRIVER = r"""
-#include "sqrt_hand.c"
+#include "model_sqrt_hand.c"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -341,13 +343,13 @@ int main(int argc, char **argv)
     rewind(f);
     real *x = malloc(n * sizeof(real)), *out = malloc(2 * n * sizeof(real));
     if (fread(x, sizeof(real), n, f) != (size_t)n) return 2;
-    for (long i = 0; i + sqrt_hand_LANES <= n; i += sqrt_hand_LANES) {
+    for (long i = 0; i + model_sqrt_hand_LANES <= n; i += model_sqrt_hand_LANES) {
         vreal v;
         memcpy(&v, &x[i], sizeof v);
         const vreal r = vsqrt(v);
         memcpy(&out[i], &r, sizeof r);
     }
-    for (long i = 0; i + sqrt_hand_HLANES <= n; i += sqrt_hand_HLANES) {
+    for (long i = 0; i + model_sqrt_hand_HLANES <= n; i += model_sqrt_hand_HLANES) {
         hreal v;
         memcpy(&v, &x[i], sizeof v);
         const hreal r = hsqrt(v);
@@ -384,7 +386,7 @@ def test_vsqrt_is_sqrt_lane_by_lane_in_packed_instructions(tmp_path, precision, 
     files = generate(xdump.parse(d), precision, Options(lanes=lanes)).files
     for name, text in files.items():
         (tmp_path / name).write_text(text)
-    assert "vsqrt(" in files["sqrt_hand.c"] and "hsqrt(" in files["sqrt_hand.c"]
+    assert "vsqrt(" in files["model_sqrt_hand.c"] and "hsqrt(" in files["model_sqrt_hand.c"]
     (tmp_path / "driver.c").write_text(SQRT_DRIVER)
     dtype = np.float32 if precision == "f32" else np.float64
     tiny = np.finfo(dtype).smallest_subnormal
@@ -410,7 +412,7 @@ def test_vsqrt_is_sqrt_lane_by_lane_in_packed_instructions(tmp_path, precision, 
         ok = np.isnan(want) | (got == want)
         assert ok.all(), f"{what}({x[~ok][0]!r}) = {got[~ok][0]!r}, want {want[~ok][0]!r}"
     asm = subprocess.run(["gcc", *cflags, "-S", "-o", "-", "-I", str(tmp_path),
-                          str(tmp_path / "sqrt_hand.c")], check=True, capture_output=True,
+                          str(tmp_path / "model_sqrt_hand.c")], check=True, capture_output=True,
                          text=True).stdout
     assert ("sqrtps" if precision == "f32" else "sqrtpd") in asm
     assert not re.search(r"(call|jmp)\s+sqrtf?\b", asm)
@@ -424,8 +426,8 @@ def _helpers_program(tmp_path, dump_path, precision: str, main: str) -> str:
     from extract.emit.sources import generate
     m = xdump.load(dump_path)
     files = generate(m, precision).files
-    (tmp_path / f"{m.name}.h").write_text(files[f"{m.name}.h"])
-    (tmp_path / "t.c").write_text(files[f"{m.name}.c"] + main)
+    (tmp_path / f"{c_model(m.name)}.h").write_text(files[f"{c_model(m.name)}.h"])
+    (tmp_path / "t.c").write_text(files[f"{c_model(m.name)}.c"] + main)
     exe = tmp_path / f"t_{m.name}_{precision}"
     subprocess.run(["gcc", *xbuild.CFLAGS, "-w", str(tmp_path / "t.c"), "-o", str(exe),
                     *xbuild.LDFLAGS, "-lm"], check=True, cwd=tmp_path)
@@ -647,9 +649,9 @@ def test_lenet5_pool_gradients_take_the_argmax_once_per_window():
     vargstep loop per 2×2 window, before the loops over the window's four elements."""
     from extract.ir import dump as xdump
     from extract.emit.sources import generate
-    src = generate(xdump.load(_lenet5_dump()), "f32").files["lenet5.c"]
-    for fn in ("lenet5_backward_d_z1_lanes", "lenet5_backward_d_z2_lanes",
-               "lenet5_forward_p1_lanes", "lenet5_forward_p2_lanes"):
+    src = generate(xdump.load(_lenet5_dump()), "f32").files["model_lenet5.c"]
+    for fn in ("model_lenet5_backward_a4_d_z1_lanes", "model_lenet5_backward_a4_d_z2_lanes",
+               "model_lenet5_forward_a2_p1_lanes", "model_lenet5_forward_a2_p2_lanes"):
         start = src.index(f"static void {fn}(")
         body = src[start:src.index("\n}\n", start)]
         assert "for (int l = 0;" not in body and body.count("vargstep(") == 1, body

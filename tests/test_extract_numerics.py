@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from extract.ir.names import c_array, c_model  # noqa: F401 (the C names)
+
 import dumpgen
 import oracle
 from conftest import DTYPES, array_view, rel_err, run_single
@@ -115,7 +117,7 @@ def test_sqrt_follows_ieee_as_the_oracle_does(kernel_cache, precision):
     d = sqrt_ieee()
     assert d["version"] == 4
     m, g, ffi, lib = built(d, precision)
-    dtype, M = DTYPES[precision], m.name
+    dtype, M = DTYPES[precision], c_model(m.name)
     x = np.array([-2.0, -np.inf, 0.0, 0.25, 2.0, 16.0, np.inf, np.nan], dtype)
     vals = {"x": x, "w": np.ones(8, dtype)}
     want = oracle.evaluate(d, vals, dtype)
@@ -172,7 +174,8 @@ def test_default_rule_rejects_only_with_a_reason():
 
 def _fill(ffi, cdata, model_arrays, values, dtype):
     for a in model_arrays:
-        array_view(ffi, getattr(cdata, a.name), dtype)[:] = np.asarray(values[a.name]).ravel()
+        array_view(ffi, getattr(cdata, c_array(a.name)), dtype)[:] = \
+            np.asarray(values[a.name]).ravel()
 
 
 @pytest.mark.parametrize("precision", ["f64", "f32"])
@@ -227,7 +230,7 @@ def test_lane_kernels_give_the_same_bits_with_and_without_inlining(kernel_cache)
     outs = []
     for inline in (False, True):
         m, g, ffi, lib = built(d, "f32", Options(lanes=16, inline=inline))
-        M, got = m.name, []
+        M, got = c_model(m.name), []
         for n, nt in ((37, 1), (37, 2), (4, 2)):
             samples = [inputs_for(d, "f32", 30 + s) for s in range(n)]
             w, xs = ffi.new(f"{M}_params *"), ffi.new(f"{M}_inputs[{n}]")
@@ -241,9 +244,10 @@ def test_lane_kernels_give_the_same_bits_with_and_without_inlining(kernel_cache)
             getattr(lib, f"{M}_batch_predict")(w, xs, n, nt, ws, out)
             got.append(bytes(ffi.buffer(grad)) + bytes(ffi.buffer(loss)) + bytes(ffi.buffer(out)))
         outs.append(got)
-    assert "cnn_backward_d_c1_lanes(" in built(d, "f32", Options(lanes=16, inline=False))[1] \
-        .files["cnn.c"]
-    assert "cnn_backward_d_c1_lanes(" not in built(d, "f32", Options(lanes=16))[1].files["cnn.c"]
+    assert "model_cnn_backward_a4_d_c1_lanes(" in built(d, "f32", Options(
+        lanes=16, inline=False))[1].files["model_cnn.c"]
+    assert "model_cnn_backward_a4_d_c1_lanes(" not in built(d, "f32", Options(
+        lanes=16))[1].files["model_cnn.c"]
     assert outs[0] == outs[1]
 
 
@@ -253,8 +257,9 @@ sys.path[:0] = [{tests!r}]
 import numpy as np
 from test_extract_numerics import _fill, built, hand, inputs_for
 from extract.passes.lower import Options
+from extract.ir.names import c_model
 m, g, ffi, lib = built(hand("cnn_hand"), "f32", Options(lanes=16))
-M = m.name
+M = c_model(m.name)
 out = []
 for n, nt in ((4, 2), (37, 2), (51, 3), (37, 3)):
     w, xs = ffi.new(f"{{M}}_params *"), ffi.new(f"{{M}}_inputs[{{n}}]")
@@ -294,7 +299,7 @@ def test_batch_grad_does_not_depend_on_the_team(kernel_cache):
 
 def check_batch_grad(d: dict, precision: str, options: Options, n: int):
     m, g, ffi, lib = built(d, precision, options)
-    dtype, M = DTYPES[precision], m.name
+    dtype, M = DTYPES[precision], c_model(m.name)
     w = ffi.new(f"{M}_params *")
     xs = ffi.new(f"{M}_inputs[{n}]")
     samples = [inputs_for(d, precision, 10 + s) for s in range(n)]
@@ -321,11 +326,11 @@ def check_batch_grad(d: dict, precision: str, options: Options, n: int):
         for p in m.params:
             gname = m.param_gradient(p.name).name
             want = np.mean([per[s][gname].ravel() for s in range(n)], axis=0)
-            got = array_view(ffi, getattr(grad, p.name), dtype)
+            got = array_view(ffi, getattr(grad, c_array(p.name)), dtype)
             assert rel_err(got, want) <= 10 * TOL[precision], (p.name, nthreads)
         for c in m.stored:
             if c.role == "const":           # no gradient: its field of *grad is 0
-                assert not array_view(ffi, getattr(grad, c.name), dtype).any(), c.name
+                assert not array_view(ffi, getattr(grad, c_array(c.name)), dtype).any(), c.name
         if loss_name:
             want = np.mean([per[s][loss_name].sum() for s in range(n)])
             assert rel_err(np.array([loss[0]]), np.array([want])) <= 10 * TOL[precision]
@@ -339,7 +344,7 @@ def test_batch_predict_and_sgd_update(kernel_cache, name, n):
     threads)."""
     d, precision = hand(name), "f64"
     m, g, ffi, lib = built(d, precision)
-    dtype, M = np.float64, m.name
+    dtype, M = np.float64, c_model(m.name)
     pred = m.output("prediction") or m.chain[-1].name
     size = ir.size(m.arrays[pred].shape)
     w = ffi.new(f"{M}_params *")
@@ -367,7 +372,7 @@ def test_batch_predict_and_sgd_update(kernel_cache, name, n):
     gv[:] = np.linspace(-1, 1, gv.size)
     trained = np.zeros(gv.size, bool)
     for p in m.params:
-        f = ffi.offsetof(f"{M}_params", p.name) // np.dtype(dtype).itemsize
+        f = ffi.offsetof(f"{M}_params", c_array(p.name)) // np.dtype(dtype).itemsize
         trained[f:f + ir.size(p.shape)] = True
     assert trained.any() and (trained.all() == (len(m.params) == len(m.stored)))
     before = array_view(ffi, w, dtype).copy()
@@ -396,8 +401,8 @@ def test_generated_c_compiles_with_warnings_as_errors(tmp_path, name, precision)
     g = generate(m, precision)
     for fname, text in g.files.items():
         (tmp_path / fname).write_text(text)
-    build.compile_c(tmp_path / f"{m.name}.c", tmp_path / f"{m.name}.o")
-    assert (tmp_path / f"{m.name}.o").stat().st_size > 0
+    build.compile_c(tmp_path / f"{c_model(m.name)}.c", tmp_path / f"{c_model(m.name)}.o")
+    assert (tmp_path / f"{c_model(m.name)}.o").stat().st_size > 0
 
 
 ALLOC = re.compile(r"\b(malloc|calloc|realloc|free|new|delete|alloca|cudaMalloc\w*)\b")
@@ -414,11 +419,11 @@ def test_generated_code_never_allocates(name):
 
 def test_generated_code_shapes_are_constants():
     g = generate(dump.parse(hand("cnn_hand")), "f64")
-    c = g.files["cnn.c"]
-    assert "#define cnn_SIZE_k1 150" in g.files["cnn.h"]
-    assert "static void cnn_forward_c11(const real *restrict inp," in c
-    assert "real *restrict c11)" in c
-    assert "/* ==== forward: c11, chain binding 1 of 9;" in c
+    c = g.files["model_cnn.c"]
+    assert "#define model_cnn_SIZE_a2_k1 150" in g.files["model_cnn.h"]
+    assert "static void model_cnn_forward_a3_c11(const real *restrict a3_inp," in c
+    assert "real *restrict a3_c11)" in c
+    assert "/* ==== forward: a3_c11, chain binding 1 of 9;" in c
     assert re.search(r"for \(int \w+ = 0; \w+ < 24; \w+\+\+\)", c)
 
 
@@ -429,7 +434,7 @@ def test_random_dumps_compile_with_warnings_as_errors(tmp_path):
         g = generate(m, "f32", ALLOW_RECOMPUTE)
         for fname, text in g.files.items():
             (tmp_path / fname).write_text(text)
-        build.compile_c(tmp_path / f"{m.name}.c", tmp_path / f"{m.name}.o")
+        build.compile_c(tmp_path / f"{c_model(m.name)}.c", tmp_path / f"{c_model(m.name)}.o")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -460,4 +465,4 @@ def test_spec_dumps_compile_with_warnings_as_errors(tmp_path, name):
         for fname, text in g.files.items():
             (tmp_path / fname).write_text(text)
             assert not ALLOC.search(text), fname
-        build.compile_c(tmp_path / f"{m.name}.c", tmp_path / f"{m.name}.o")
+        build.compile_c(tmp_path / f"{c_model(m.name)}.c", tmp_path / f"{c_model(m.name)}.o")

@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from extract.ir.names import c_array, c_model  # noqa: F401 (the C names)
+
 import dumpgen
 from conftest import DTYPES, array_view, rel_err
 from extract.emit import build
@@ -48,6 +50,10 @@ def test_a_row_too_long_for_the_points_is_refused():
 
 
 def kernel(c: str, name: str) -> str:
+    """The body of kernel ``name``, given in the dump's names (``cnn_forward_c11_lanes``: its C
+    name is ``model_cnn_forward_a3_c11_lanes``, extract/ir/names.py)."""
+    name = re.sub(r"^(\w+?)_(forward|backward)_(\w+?)(_lanes|_hlanes)?$",
+                  lambda m: f"{c_model(m[1])}_{m[2]}_{c_array(m[3])}{m[4] or ''}", name)
     start = re.search(rf"^static void {name}\(", c, re.M)
     assert start, name
     return c[start.end():c.index("\n}\n", start.end())]
@@ -55,7 +61,7 @@ def kernel(c: str, name: str) -> str:
 
 def source(options: Options = Options()) -> str:
     m = dump.load(DATA / "cnn_hand.json")
-    return generate(m, "f32", options).files["cnn.c"]
+    return generate(m, "f32", options).files["model_cnn.c"]
 
 
 def test_the_cnn_convolutions_take_the_form_in_the_lane_kernels_only():
@@ -64,8 +70,9 @@ def test_the_cnn_convolutions_take_the_form_in_the_lane_kernels_only():
                        ("cnn_backward_d_s1", "d_c21", "k2")]:
         for p, vec in (("_lanes", "vreal"), ("_hlanes", "hreal")):
             body = kernel(c, name + p)
-            assert f"real {w}_w[" in body and f"{vec} {w}_w[" not in body   # one for all lanes
-            assert f"{vec} {x}_w[" in body
+            w_, x_ = c_array(w), c_array(x)
+            assert f"real {w_}_w[" in body and f"{vec} {w_}_w[" not in body  # one for all lanes
+            assert f"{vec} {x_}_w[" in body
         assert "_w[" not in kernel(c, name)                 # the one-sample kernel: direct
     # the weight gradients in chunks: 5 outputs along a kernel row, the output gradient's row
     # (24 or 8 long) its taps, F(5, 4) chunk by chunk; those rows belong to one sample each
@@ -73,10 +80,10 @@ def test_the_cnn_convolutions_take_the_form_in_the_lane_kernels_only():
                                ("cnn_backward_d_k2", "s1", "d_c21", 2)]:
         for p, vec in (("_lanes", "vreal"), ("_hlanes", "hreal")):
             body = kernel(c, name + p)
-            assert f"{vec} {w}_w[" in body and f"{vec} {x}_w[" in body
+            assert f"{vec} {c_array(w)}_w[" in body and f"{vec} {c_array(x)}_w[" in body
             assert f"for (int ch = 0; ch < {chunks}; ch++)" in body
         assert "_w[" not in kernel(c, name)
-    assert "vreal d_c11_w[1152];" in kernel(c, "cnn_backward_d_k1_lanes")  # a whole channel
+    assert "vreal a5_d_c11_w[1152];" in kernel(c, "cnn_backward_d_k1_lanes")  # a whole channel
     assert "_w[" not in source(Options(winograd=False))
 
 
@@ -102,17 +109,17 @@ def test_a_nest_whose_buffers_exceed_the_limits_stays_direct(monkeypatch):
     d_s1 2,880."""
     monkeypatch.setattr(winograd, "LIMIT", 2000)
     c = source()
-    assert "inp_w[" in kernel(c, "cnn_forward_c11_lanes")
-    assert "s1_w[" in kernel(c, "cnn_forward_c21_lanes")
-    assert "d_c21_w[" in kernel(c, "cnn_backward_d_k2_lanes")
+    assert "a3_inp_w[" in kernel(c, "cnn_forward_c11_lanes")
+    assert "a2_s1_w[" in kernel(c, "cnn_forward_c21_lanes")
+    assert "a5_d_c21_w[" in kernel(c, "cnn_backward_d_k2_lanes")
     assert "_w[" not in kernel(c, "cnn_backward_d_s1_lanes")
     # d_k1 over a whole channel does not fit: the nest inside its image rows does, a row of
     # the output gradient at a time (6 chunks of 8)
-    assert "vreal d_c11_w[48];" in kernel(c, "cnn_backward_d_k1_lanes")
+    assert "vreal a5_d_c11_w[48];" in kernel(c, "cnn_backward_d_k1_lanes")
     monkeypatch.setattr(winograd, "LIMIT", 4096)
     monkeypatch.setattr(winograd, "SHARED", 1000)
     c = source()
-    assert "inp_w[" in kernel(c, "cnn_forward_c11_lanes")
+    assert "a3_inp_w[" in kernel(c, "cnn_forward_c11_lanes")
     assert "_w[" not in kernel(c, "cnn_forward_c21_lanes")
     assert "_w[" not in kernel(c, "cnn_backward_d_s1_lanes")
 
@@ -123,7 +130,7 @@ LENET5 = Path(__file__).resolve().parent.parent / "build" / "dump" / "zoo" / "le
 def batch_grad(precision: str, options: Options, n: int, nthreads: int, seed: int = 3,
                path: Path = DATA / "cnn_hand.json"):
     m = dump.parse(json.loads(path.read_text()))
-    M = m.name
+    M = c_model(m.name)
     g = generate(m, precision, options)
     ffi, lib = build.build(M, precision, g.files, g.cdef)
     dtype = DTYPES[precision]
@@ -152,7 +159,7 @@ def test_batch_gradients_agree_with_the_direct_sums(precision, tol, model, n, nt
         if not LENET5.exists():
             pytest.skip("no build/dump/zoo/lenet5.json (make dump)")
         path = LENET5
-        assert "d_z2_w[" in generate(dump.load(LENET5), "f32").files["lenet5.c"]
+        assert "d_z2_w[" in generate(dump.load(LENET5), "f32").files["model_lenet5.c"]
     direct, dloss = batch_grad(precision, Options(winograd=False), n, nthreads, path=path)
     rows, rloss = batch_grad(precision, Options(), n, nthreads, path=path)
     assert np.isfinite(direct).all() and np.isfinite(rows).all()

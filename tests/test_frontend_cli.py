@@ -245,15 +245,15 @@ def test_cli_model_file_writes_sources_and_dump(fake_main, tmp_path):
     assert res.returncode == 0, res.stderr
     assert calls(fake_main) == [["model", "tiny.model"]]
     assert sorted(p.name for p in (tmp_path / "gen").iterdir()) == \
-        ["tiny.c", "tiny.cu", "tiny.dump.json", "tiny.h"]
-    assert "typedef double real;" in (tmp_path / "gen" / "tiny.h").read_text()
+        ["model_tiny.c", "model_tiny.cu", "model_tiny.h", "tiny.dump.json"]
+    assert "typedef double real;" in (tmp_path / "gen" / "model_tiny.h").read_text()
     d = json.loads((tmp_path / "d" / "tiny.json").read_text())
     assert d["model"] == "tiny" and dump.parse(d).name == "tiny"
     assert files_under(tmp_path / "d") == ["tiny.json"]          # no temporary left behind
     # --show prints the same C
     res = run_cli(["tiny.model", "--out", "gen", "--no-build", "--precision", "f64",
                    "--show"], cwd=tmp_path)
-    assert res.returncode == 0 and res.stdout == (tmp_path / "gen" / "tiny.c").read_text()
+    assert res.returncode == 0 and res.stdout == (tmp_path / "gen" / "model_tiny.c").read_text()
 
 
 def test_cli_model_file_builds(fake_main, tmp_path):
@@ -289,14 +289,15 @@ def test_cli_json_argument_and_builtin_name(tmp_path):
     res = run_cli([src, "--out", "a", "--no-build"], cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == \
-        ["chain.c", "chain.cu", "chain.dump.json", "chain.h"]
+        ["chain.dump.json", "model_chain.c", "model_chain.cu", "model_chain.h"]
     res = run_cli([src, "--dump", src, "--no-build"], cwd=tmp_path)        # one source only
     assert res.returncode == 2 and "--dump is for a built-in model" in res.stderr
     # a built-in name with --dump, as before; --dump-out copies the dump it read
     res = run_cli(["chain", "--dump", src, "--out", "b", "--no-build", "--dump-out",
                    "c.json"], cwd=tmp_path)
     assert res.returncode == 0, res.stderr
-    assert (tmp_path / "b" / "chain.c").read_text() == (tmp_path / "a" / "chain.c").read_text()
+    assert (tmp_path / "b" / "model_chain.c").read_text() == \
+        (tmp_path / "a" / "model_chain.c").read_text()
     assert (tmp_path / "c.json").read_text() == Path(src).read_text()
 
 
@@ -328,7 +329,7 @@ def test_agda_cli_mlp(tmp_path):
                   cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert sorted(p.name for p in (tmp_path / "gen").iterdir()) == \
-        ["mlp.c", "mlp.cu", "mlp.dump.json", "mlp.h"]
+        ["mlp.dump.json", "model_mlp.c", "model_mlp.cu", "model_mlp.h"]
     d = json.loads((tmp_path / "mlp.json").read_text())
     m = dump.parse(d)
     assert [(c["name"], c["shape"], c["role"]) for c in d["context"]] == [
@@ -417,16 +418,16 @@ def test_names_the_c_cannot_take_are_the_models_line(tmp_path):
     import runtime
     from extract.front.frontend import ModelError
 
-    text = MLP.replace("b2", "memcpy")
-    line = next(k for k, t in enumerate(text.splitlines(), 1) if t.startswith("param  memcpy"))
+    text = MLP.replace("b2", "_b2")     # memcpy or float are fine (extract/ir/names.py)
+    line = next(k for k, t in enumerate(text.splitlines(), 1) if t.startswith("param  _b2"))
     (tmp_path / "m.model").write_text(text)
     res = run_cli(["m.model", "--out", "gen"], cwd=tmp_path)
     assert res.returncode == 1
-    assert res.stderr == f"error: m.model:{line}: name 'memcpy' is a C/CUDA keyword or " \
-                         f"reserved by the generated code\n"
+    assert res.stderr == f"error: m.model:{line}: name '_b2' begins with an underscore or " \
+                         f"holds a double one (reserved by C and C++)\n"
     with pytest.raises(ModelError) as info:
         runtime.load(tmp_path / "m.model")
-    assert info.value.line == line and "memcpy" in info.value.message
+    assert info.value.line == line and "_b2" in info.value.message
     big = MLP.replace("w1 : 128x28x28", "w1 : 3000000x28x28").replace("b1 : 128",
                                                                       "b1 : 3000000")
     big = big.replace("w2 : 10x128", "w2 : 10x3000000")

@@ -19,18 +19,18 @@ import pytest
 from runtime._kernels import Kernels
 
 CDEF = """
-typedef struct { real target[10]; real inp[784]; } cnn_inputs;
+typedef struct { real target[10]; real inp[784]; } model_cnn_inputs;
 typedef struct { real k1[150]; real b1[6]; real k2[1800]; real b2[12];
-                 real fc[1920]; real b[10]; } cnn_params;
+                 real fc[1920]; real b[10]; } model_cnn_params;
 typedef struct { real c1[3456]; real s1[864]; real c2[768]; real s2[192]; real r[10];
-                 real loss[1]; } cnn_values;
-size_t cnn_workspace_size(int nthreads);
-void cnn_batch_grad(const cnn_params *w, const cnn_inputs *xs, int n, int nthreads, void *ws,
-                    cnn_params *grad, real *loss);
-void cnn_sgd_update(cnn_params *w, const cnn_params *grad, real lr);
-void cnn_sgd_momentum_update(cnn_params *w, const cnn_params *grad, cnn_params *vel, real lr,
+                 real loss[1]; } model_cnn_values;
+size_t model_cnn_workspace_size(int nthreads);
+void model_cnn_batch_grad(const model_cnn_params *w, const model_cnn_inputs *xs, int n, int nthreads, void *ws,
+                    model_cnn_params *grad, real *loss);
+void model_cnn_sgd_update(model_cnn_params *w, const model_cnn_params *grad, real lr);
+void model_cnn_sgd_momentum_update(model_cnn_params *w, const model_cnn_params *grad, model_cnn_params *vel, real lr,
                              real mu);
-void cnn_batch_predict(const cnn_params *w, const cnn_inputs *xs, int n, int nthreads,
+void model_cnn_batch_predict(const model_cnn_params *w, const model_cnn_inputs *xs, int n, int nthreads,
                        void *ws, real *out);
 """
 
@@ -38,12 +38,12 @@ SOURCE = r"""
 #include <math.h>
 #include <string.h>
 #include <omp.h>
-#define NP ((int)(sizeof(cnn_params) / sizeof(real)))
-typedef struct { cnn_values v; cnn_params acc; real loss; } slot;
+#define NP ((int)(sizeof(model_cnn_params) / sizeof(real)))
+typedef struct { model_cnn_values v; model_cnn_params acc; real loss; } slot;
 
 static real sig(real x) { return 1 / (1 + exp(-x)); }
 
-static void fwd(const cnn_params *w, const cnn_inputs *x, cnn_values *v) {
+static void fwd(const model_cnn_params *w, const model_cnn_inputs *x, model_cnn_values *v) {
   for (int o = 0; o < 6; o++) for (int i = 0; i < 24; i++) for (int j = 0; j < 24; j++) {
     real s = 0;
     for (int a = 0; a < 5; a++) for (int b = 0; b < 5; b++)
@@ -75,7 +75,7 @@ static void fwd(const cnn_params *w, const cnn_inputs *x, cnn_values *v) {
 }
 
 /* adds this sample's gradient into g */
-static void bwd(const cnn_params *w, const cnn_inputs *x, const cnn_values *v, cnn_params *g) {
+static void bwd(const model_cnn_params *w, const model_cnn_inputs *x, const model_cnn_values *v, model_cnn_params *g) {
   real dr1[10], ds2[192], dc21[768], ds1[864], dc11[3456];
   for (int o = 0; o < 10; o++) {
     dr1[o] = (v->r[o] - x->target[o]) * v->r[o] * (1 - v->r[o]);
@@ -112,16 +112,16 @@ static void bwd(const cnn_params *w, const cnn_inputs *x, const cnn_values *v, c
   }
 }
 
-size_t cnn_workspace_size(int nthreads) { return (size_t)nthreads * sizeof(slot); }
+size_t model_cnn_workspace_size(int nthreads) { return (size_t)nthreads * sizeof(slot); }
 
-void cnn_batch_grad(const cnn_params *w, const cnn_inputs *xs, int n, int nthreads, void *ws,
-                    cnn_params *grad, real *loss) {
+void model_cnn_batch_grad(const model_cnn_params *w, const model_cnn_inputs *xs, int n, int nthreads, void *ws,
+                    model_cnn_params *grad, real *loss) {
   slot *sl = ws;
   #pragma omp parallel num_threads(nthreads)
   {
     int nt = omp_get_num_threads();
     for (int t = omp_get_thread_num(); t < nthreads; t += nt) {
-      memset(&sl[t].acc, 0, sizeof(cnn_params));
+      memset(&sl[t].acc, 0, sizeof(model_cnn_params));
       sl[t].loss = 0;
       for (int s = (int)((long)t*n/nthreads); s < (int)((long)(t+1)*n/nthreads); s++) {
         fwd(w, &xs[s], &sl[t].v);
@@ -141,18 +141,18 @@ void cnn_batch_grad(const cnn_params *w, const cnn_inputs *xs, int n, int nthrea
   *loss = l / n;
 }
 
-void cnn_sgd_update(cnn_params *w, const cnn_params *grad, real lr) {
+void model_cnn_sgd_update(model_cnn_params *w, const model_cnn_params *grad, real lr) {
   real *p = (real *)w; const real *g = (const real *)grad;
   for (int k = 0; k < NP; k++) p[k] -= lr * g[k];
 }
 
-void cnn_sgd_momentum_update(cnn_params *w, const cnn_params *grad, cnn_params *vel, real lr,
+void model_cnn_sgd_momentum_update(model_cnn_params *w, const model_cnn_params *grad, model_cnn_params *vel, real lr,
                              real mu) {
   real *p = (real *)w, *v = (real *)vel; const real *g = (const real *)grad;
   for (int k = 0; k < NP; k++) { v[k] = mu * v[k] + g[k]; p[k] -= lr * v[k]; }
 }
 
-void cnn_batch_predict(const cnn_params *w, const cnn_inputs *xs, int n, int nthreads,
+void model_cnn_batch_predict(const model_cnn_params *w, const model_cnn_inputs *xs, int n, int nthreads,
                        void *ws, real *out) {
   slot *sl = ws;
   #pragma omp parallel num_threads(nthreads)

@@ -41,6 +41,8 @@ from extract.ir import dump
 from extract.check import field, validate
 from extract.passes.lower import Options
 from extract.emit.sources import generate
+from extract.ir import names
+from extract.ir.names import c_array
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
 
@@ -398,10 +400,11 @@ def test_lane_structs_must_hold_what_the_entry_points_read(tmp_path):
     never the loss, the prediction or a parameter's gradient."""
     d = load("cnn_hand")
     src = write_sources(tmp_path, d)
-    m = validate._Model(d)
+    m = validate._Model(names.dump_to_c(d))     # the C's names, as validate_model reads
     text = src.c.read_text()
-    assert validate.lane_arrays(text, m)[1][:3] == ["d_loss", "d_r1", "d_s2"]
-    cut = text.replace("    real loss[1 * cnn_LANES];\n", "", 1)
+    assert validate.lane_arrays(text, m)[1][:3] == [c_array(x) for x in ["d_loss", "d_r1",
+                                                                         "d_s2"]]
+    cut = text.replace("    real a4_loss[1 * model_cnn_LANES];\n", "", 1)
     assert cut != text
     with pytest.raises(validate.ValidationError, match="the lane structs lack loss"):
         validate.lane_arrays(cut, m)
@@ -441,9 +444,9 @@ def test_both_lane_counts_validate(tmp_path, lanes):
         pytest.skip("build/dump/zoo/mlp.json is missing (make dump)")
     d = load("zoo_mlp")
     src = write_sources(tmp_path, d, "f32", Options(lanes=lanes), cuda=False)
-    assert f"#define mlp_LANES {lanes}" in src.c.read_text()
-    assert "mlp_transpose(b_)" in src.c.read_text()
-    assert "mlp_htranspose(b_)" in src.c.read_text()
+    assert f"#define model_mlp_LANES {lanes}" in src.c.read_text()
+    assert "model_mlp_transpose(b_)" in src.c.read_text()
+    assert "model_mlp_htranspose(b_)" in src.c.read_text()
     assert run(src, d).samples == lanes + 3
 
 
@@ -455,8 +458,8 @@ def test_both_block_limits_validate(tmp_path, block):
     gradients."""
     d = load("cnn_hand")
     src = write_sources(tmp_path, d, "f32", Options(block=block, winograd=False), cuda=False)
-    assert ("c21_acc[16]" in src.c.read_text()) == (block == 16)
-    assert run(src, d).files == ["cnn.c"]
+    assert ("a3_c21_acc[16]" in src.c.read_text()) == (block == 16)
+    assert run(src, d).files == ["model_cnn.c"]
 
 
 @pytest.mark.parametrize("block", [8, 16])
@@ -468,8 +471,8 @@ def test_padded_convolution_validates_at_both_block_limits(tmp_path, block):
     src = write_sources(tmp_path, d, "f32", Options(block=block), cuda=False)
     text = src.c.read_text()
     assert "j0_p" in text and "t2_1_p" in text            # both moves took place
-    assert ("d_k_acc[9]" in text) == (block == 16)         # 3 channels x 3 kernel columns
-    assert run(src, d).files == ["pad_conv.c"]
+    assert ("a3_d_k_acc[9]" in text) == (block == 16)      # 3 channels x 3 kernel columns
+    assert run(src, d).files == ["model_pad_conv.c"]
 
 
 def test_cnn_ad_validates_c_and_cuda(tmp_path):
@@ -477,13 +480,13 @@ def test_cnn_ad_validates_c_and_cuda(tmp_path):
     the sum (extract/ir/code.py reduce) and did not compile."""
     d = load("cnn_ad")
     src = write_sources(tmp_path, d)
-    assert sorted(run(src, d).files) == ["cnn.c", "cnn.cu"]
+    assert sorted(run(src, d).files) == ["model_cnn.c", "model_cnn.cu"]
 
 
 def test_a_source_that_does_not_compile_is_reported(tmp_path):
     d = load("dot_hand")
     src = write_sources(tmp_path, d)
-    cu = tmp_path / "dot.cu"
+    cu = tmp_path / "model_dot.cu"
     cu.write_text(cu.read_text().replace("{", "{ undeclared_name;", 1))
     with pytest.raises(validate.ValidationError, match=r"dot\.cu does not compile"):
         run(src, d)
@@ -538,6 +541,29 @@ def mutate(path: Path, function: str | None, old: str, new: str, nth: int = 0) -
         at = body.index(old, at + 1)
     path.write_text(text[:start.end()] + body[:at] + new + body[at + len(old):] + text[end:])
 
+
+
+def _c_names(text: str | None, model: str, arrays) -> str | None:
+    """A snippet or message written with the dump's names, in the generated C's names
+    (extract/ir/names.py): file ``M.c`` -> ``model_M.c``, kernel ``M_forward_B[_lanes]`` ->
+    ``model_M_forward_a<len>_B[_lanes]``, other API names ``M_x`` -> ``model_M_x``, an array
+    indexed in code ``B[`` (or Winograd's ``B_w[``, a register block's ``B_acc[``) ->
+    ``a<len>_B[``; names standing alone (a message's "binding B") stay the user's."""
+    if text is None:
+        return None
+    alt = "|".join(map(re.escape, sorted(arrays, key=len, reverse=True)))
+    text = re.sub(rf"\b{model}_(forward|backward)_({alt})(?=_lanes\b|_hlanes\b|\b)",
+                  lambda m: f"model_{model}_{m[1]}_{c_array(m[2])}", text)
+    text = re.sub(rf"(?<!model_)\b{model}_", f"model_{model}_", text)
+    text = re.sub(rf"\b{model}\.(c|cu)\b", rf"model_{model}.\1", text)
+    return re.sub(rf"(?<![\w.])({alt})(?=\[|_w\[|_acc\[)",
+                  lambda m: c_array(m[1]), text)
+
+
+def _in_c(table: dict, dump) -> dict:
+    d = load(dump) if isinstance(dump, str) else dump
+    arrays = [x["name"] for k in ("context", "chain", "gradients") for x in d[k]]
+    return {k: tuple(_c_names(t, d["model"], arrays) for t in v) for k, v in table.items()}
 
 MUTATIONS = {
     # file, function, old, new -> what the message must name
@@ -609,6 +635,7 @@ MUTATIONS = {
                                               "written"),
 }
 
+MUTATIONS = _in_c(MUTATIONS, "cnn_hand")
 
 @pytest.fixture(scope="module")
 def cnn_sources(tmp_path_factory):
@@ -649,7 +676,7 @@ def test_a_hand_edited_source_is_rejected(tmp_path, cnn_sources, what):
 
 def test_the_unedited_cnn_sources_validate(cnn_sources):
     src, d = cnn_sources
-    assert run(src, d).files == ["cnn.c", "cnn.cu"]
+    assert run(src, d).files == ["model_cnn.c", "model_cnn.cu"]
 
 
 # the elementwise functions (tests/data/unary.json: relu, logistic, exp, log, recip, step);
@@ -693,6 +720,7 @@ UNARY_MUTATIONS = {
                         "unary_forward_st, binding st"),
 }
 
+UNARY_MUTATIONS = _in_c(UNARY_MUTATIONS, "unary")
 
 @pytest.fixture(scope="module")
 def unary_sources(tmp_path_factory):
@@ -709,7 +737,7 @@ def test_a_hand_edited_elementwise_function_is_rejected(tmp_path, unary_sources,
 def test_the_unedited_unary_sources_validate(unary_sources):
     src, d = unary_sources
     rep = run(src, d, trials=2)
-    assert rep.files == ["unary.c", "unary.cu"]
+    assert rep.files == ["model_unary.c", "model_unary.cu"]
     assert all(rep.sz.calls[f] > 0 for f in set(field.UNARY) - {"sqrt"})   # version 2
     assert "for the relu/step/max branches drawn" in rep.line()
 
@@ -740,6 +768,13 @@ SQRT_MUTATIONS = {
                                   "kernel sqrt_hand_backward_d_v, binding d_v"),
 }
 
+SQRT_MUTATIONS = _in_c(SQRT_MUTATIONS, "sqrt")
+# the helper's own local r (not the array r)
+SQRT_MUTATIONS["hsqrt made a log"] = (
+    "model_sqrt_hand.c", None,
+    "l < model_sqrt_hand_HLANES; l++)\n        r[l] = sqrtf(r[l]);",
+    "l < model_sqrt_hand_HLANES; l++)\n        r[l] = logf(r[l]);",
+    SQRT_MUTATIONS["hsqrt made a log"][4])
 
 @pytest.fixture(scope="module")
 def sqrt_sources(tmp_path_factory):
@@ -756,9 +791,9 @@ def test_a_hand_edited_sqrt_is_rejected(tmp_path, sqrt_sources, what):
 def test_the_unedited_sqrt_sources_validate(sqrt_sources):
     src, d = sqrt_sources
     text = src.c.read_text()
-    assert "vsqrt(" in text and "hsqrt(" in text and "sqrtf(1 + v[j] * v[j])" in text
+    assert "vsqrt(" in text and "hsqrt(" in text and "sqrtf(1 + a1_v[j] * a1_v[j])" in text
     rep = run(src, d)
-    assert rep.files == ["sqrt_hand.c", "sqrt_hand.cu"]
+    assert rep.files == ["model_sqrt_hand.c", "model_sqrt_hand.cu"]
     assert rep.sz.calls["sqrt"] > 0 and " sqrt applications, arguments of degree <= 4" in \
         rep.line()
     assert rep.bound < 1e-12
@@ -778,7 +813,7 @@ def test_cli_extract_then_validate(tmp_path):
     assert (out / "ops_slide.dump.json").exists()
     res = cli("-m", "extract.check.validate", str(out))
     assert res.returncode == 0, res.stderr
-    assert res.stdout.startswith("ops_slide: ops_slide.c, ops_slide.cu: ")
+    assert res.stdout.startswith("ops_slide: model_ops_slide.c, model_ops_slide.cu: ")
     assert "Schwartz-Zippel" in res.stdout
     # --dump: the same dump elsewhere; another dump is refused by its hash
     moved = tmp_path / "elsewhere.json"
@@ -795,13 +830,14 @@ def test_cli_reports_the_first_difference(tmp_path):
     out = tmp_path / "gen"
     assert cli("-m", "extract", str(DATA / "ops_map.json"), "--out", str(out),
                "--no-build").returncode == 0
-    text = (out / "ops_map.c").read_text()
+    text = (out / "model_ops_map.c").read_text()
     assert text.count("logistic(") > 1
-    (out / "ops_map.c").write_text(text.replace("return 1 / (1 + expf(-x));",
+    (out / "model_ops_map.c").write_text(text.replace("return 1 / (1 + expf(-x));",
                                                 "return 1 / (1 - expf(-x));"))
     res = cli("-m", "extract.check.validate", str(out))
     assert res.returncode == 1
-    assert res.stderr.startswith("error: ops_map.c: ops_map_forward/ops_map_backward: kernel ")
+    assert res.stderr.startswith("error: model_ops_map.c: model_ops_map_forward/"
+                                 "model_ops_map_backward: kernel ")
 
 
 # argmax (tests/data/maxpool.json, version 5): 4×4 max-pooling of a [2, 8, 8] parameter, its
@@ -828,6 +864,7 @@ ARGMAX_MUTATIONS = {
         "binding d_x"),
 }
 
+ARGMAX_MUTATIONS = _in_c(ARGMAX_MUTATIONS, "maxpool")
 
 @pytest.fixture(scope="module")
 def maxpool_sources(tmp_path_factory):
@@ -856,6 +893,8 @@ LANE_ARGMAX_MUTATIONS = {
         "vload(&a[a1 * 8]), a1 / 2 * 2);", _LANES),
 }
 
+LANE_ARGMAX_MUTATIONS = _in_c(LANE_ARGMAX_MUTATIONS,
+                             __import__("test_extract_argmax").max_of_input())
 
 @pytest.fixture(scope="module")
 def max_in_sources(tmp_path_factory):
@@ -873,10 +912,10 @@ def test_the_unedited_lane_argmax_sources_validate(max_in_sources):
     src, d = max_in_sources
     text = src.c.read_text()
     assert "vargstep(" in text and "vwhere(" in text      # the lane form, not a loop per sample
-    assert run(src, d).files == ["max_in.c", "max_in.cu"]
+    assert run(src, d).files == ["model_max_in.c", "model_max_in.cu"]
 
 
 def test_the_unedited_maxpool_sources_validate(maxpool_sources):
     src, d = maxpool_sources
     rep = run(src, d)
-    assert rep.files == ["maxpool.c", "maxpool.cu"] and rep.sz.calls["max"] > 0
+    assert rep.files == ["model_maxpool.c", "model_maxpool.cu"] and rep.sz.calls["max"] > 0

@@ -91,11 +91,15 @@ def build_host(model_name: str, precision: str, files: dict, cdef: str) -> tuple
     for part in [*(f"{n}\0{t}" for n, t in sorted(files.items())), header().read_text(),
                  " ".join(CXXFLAGS), build._tool_version(CXX)]:
         h.update(part.encode() + b"\0")
+    from .. import cache
     root = build.cache_dir()
-    root.mkdir(parents=True, exist_ok=True)
     final = root / f"_pk_cuda_host_{model_name}_{precision}_{h.hexdigest()[:20]}"
+    reason = cache.damage(final) if final.exists() else ""
+    if reason:      # verified before dlopen: a truncated library would SIGBUS the process
+        cache.note(final, reason)
+        shutil.rmtree(final, ignore_errors=True)
     if not (final / "ok").exists():
-        with FileLock(str(final) + ".lock"):
+        with FileLock(str(final) + ".lock", mode=0o600):
             if not (final / "ok").exists():
                 tmp = final.with_name(final.name + f".tmp{os.getpid()}")
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -104,7 +108,7 @@ def build_host(model_name: str, precision: str, files: dict, cdef: str) -> tuple
                 except BaseException:
                     shutil.rmtree(tmp, ignore_errors=True)  # no half-built library left behind
                     raise
-                (tmp / "ok").write_text("")
+                cache.seal(tmp, "")     # private files; the library's sha256 in ok
                 shutil.rmtree(final, ignore_errors=True)
                 os.rename(tmp, final)
     ffi = cffi.FFI()

@@ -82,6 +82,7 @@ import numpy as np
 
 from ..emit import build
 from . import cuda_host, field
+from ..ir import names
 from ..emit.sources import lane_names
 
 CXX = "g++"
@@ -102,7 +103,11 @@ _BANNER = re.compile(r'/\* (\S+): .* for model "(\w+)", real = (\w+)\.\n'
 
 
 class ValidationError(Exception):
-    """One line: what differs, or what could not be done."""
+    """One line: what differs, or what could not be done; the arrays in the user's names
+    (``a3_c21`` -> ``c21``; a kernel keeps its C name: extract/ir/names.py)."""
+
+    def __init__(self, message: str):
+        super().__init__(names.user_text(message))
 
 
 @dataclass
@@ -349,7 +354,7 @@ def _compile(source: Path, exe: Path, includes: list, what: str) -> None:
 
 def build_drivers(src: Sources, work: Path, prediction: str) -> dict:
     """Compile the field drivers of the C and the CUDA into ``work``; kind -> executable."""
-    M = src.model
+    M = names.c_model(src.model)      # the C names (extract/ir/names.py)
     fh = build.locate("templates") / HEADER
     (work / f"{M}.h").write_text(field_header(src))
     exes = {}
@@ -637,14 +642,16 @@ def lane_arrays(c_text: str, m: _Model) -> tuple[list, list]:
 def validate_model(src: Sources, d: dict, *, trials: int = 1, seed: int = 0,
                    work: Path | None = None) -> Report:
     t0 = time.perf_counter()
+    if d["model"] != src.model:
+        raise ValidationError(f"the dump is of model {d['model']!r}, the sources of "
+                              f"{src.model!r}")
+    d = names.dump_to_c(d)      # the C's names (extract/ir/names.py), as the sources have them
     m = _Model(d)
-    if m.name != src.model:
-        raise ValidationError(f"the dump is of model {m.name!r}, the sources of {src.model!r}")
     lanes = 8
     if src.c is not None:
-        k = re.search(rf"^#define {src.model}_LANES (\d+)$", src.c.read_text(), re.M)
+        k = re.search(rf"^#define {m.name}_LANES (\d+)$", src.c.read_text(), re.M)
         if k is None:
-            raise ValidationError(f"{src.c.name}: no #define {src.model}_LANES")
+            raise ValidationError(f"{src.c.name}: no #define {m.name}_LANES")
         lanes = int(k.group(1))
         m.lane_chain, m.lane_grads = lane_arrays(src.c.read_text(), m)
     n = samples_for(lanes)

@@ -47,7 +47,6 @@ the dumps compiled from model files (``runtime.spec``).
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import platform
 import re
@@ -58,6 +57,8 @@ import sysconfig
 from functools import lru_cache
 from pathlib import Path
 
+from . import gcc
+from .. import cache, limits
 from .cpu import cpuinfo
 from ..paths import (ENV_AGDA, ENV_CACHE, ENV_DUMPS, PACKAGE, ROOT, ZOO, _RESOURCES,  # noqa: F401
                      agda_main, cache_dir, locate, locations)
@@ -132,16 +133,8 @@ def write_if_changed(path: Path, text: str) -> bool:
 
 
 def _import(name: str, directory: Path):
-    so = next(p for p in directory.iterdir() if p.name.startswith(name + ".") and
-              p.suffix in (".so", ".pyd"))
-    if name in sys.modules:
-        mod = sys.modules[name]
-    else:
-        spec = importlib.util.spec_from_file_location(name, so)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        sys.modules[name] = mod
-    return mod.ffi, mod.lib
+    """(ffi, lib) of a cached module, verified against its record first (extract/cache.py)."""
+    return cache.load(name, directory)
 
 
 ENV_JOBS = "PROVED_KERNELS_JOBS"    # gcc processes at once for a split build (default: CPUs)
@@ -184,7 +177,9 @@ def _compile_parts(label: str, tmp: Path, parts: list, flags: list) -> list:
                "-o", str(objects[k])]
         res = subprocess.run(cmd, capture_output=True, text=True)
         if res.returncode != 0:
-            raise RuntimeError(f"gcc failed ({' '.join(cmd)}):\n{res.stderr}")
+            name = tmp.name.rsplit(".tmp", 1)[0]
+            raise gcc.failure(*_who(label), f"{' '.join(cmd)}\n{res.stderr}",
+                              tmp.parent / "logs", name)
         return k, time.monotonic() - t0
     n, width = len(parts), jobs()
     with ThreadPoolExecutor(max_workers=min(width, n)) as pool:
@@ -212,61 +207,103 @@ def build(model_name: str, precision: str, files: dict, cdef: str,
     compiled instead of ``M.c``: by gcc, ``jobs()`` at a time, into objects that cffi links
     with its wrapper into one module, the parts reported on stderr as they are done. A build
     that takes more than ``PROGRESS_AFTER`` seconds gives its time there at the end."""
-    from .. import limits
     with limits.stage("compile"):
         return _build(model_name, precision, files, cdef, flags, parts)
 
 
 def _build(model_name: str, precision: str, files: dict, cdef: str, flags: list | None,
            parts: dict | None) -> tuple:
-    import time
-    import cffi
     from filelock import FileLock
     flags = list(flags if flags is not None else CFLAGS)
     parts = dict(parts or {})
     key = _key({**files, **parts}, cdef, flags)
     name = f"_pk_{model_name}_{precision}_{key}"
-    root = cache_dir()
-    root.mkdir(parents=True, exist_ok=True)
+    root = cache_dir()      # created 0700, or refused (extract/cache.py)
     final = root / name
-    if not (final / "ok").exists():
-        with FileLock(str(root / f"{name}.lock")):
-            if not (final / "ok").exists():
-                tmp = root / f"{name}.tmp{os.getpid()}"
-                shutil.rmtree(tmp, ignore_errors=True)
-                tmp.mkdir()
-                for fname, text in {**files, **parts}.items():
-                    (tmp / fname).write_text(text)
-                h_file = next(f for f in files if f.endswith(".h"))
-                # split: every part (the entry points first) compiled here, in parallel;
-                # cffi compiles its wrapper and links
-                c_files = [] if parts else [next(f for f in files if f.endswith(".c"))]
-                label = f"{model_name} ({precision})"
-                start = time.monotonic()
-                try:
-                    objects = _compile_parts(label, tmp, sorted(
-                        parts, key=lambda f: (not f.endswith("_main.c"), f)), flags) \
-                        if parts else []
-                    ffi = cffi.FFI()
-                    ffi.cdef(cdef)
-                    ffi.set_source(name, f'#include "{h_file}"',
-                                   sources=[str(tmp / f) for f in c_files],
-                                   include_dirs=[str(tmp)], extra_compile_args=flags,
-                                   extra_objects=[str(o) for o in objects],
-                                   extra_link_args=LDFLAGS)
-                    ffi.compile(tmpdir=str(tmp), verbose=False)
-                except BaseException:
-                    shutil.rmtree(tmp, ignore_errors=True)  # no half-built module left behind
-                    raise
-                took = time.monotonic() - start
-                if took > PROGRESS_AFTER:
-                    print(f"build {label}: built in {took:.1f} s"
-                          + (f" ({len(objects)} parts, {jobs()} at a time)" if parts else ""),
-                          file=sys.stderr, flush=True)
-                (tmp / "ok").write_text(key)
+    label = f"{model_name} ({precision})"
+    for attempt in (1, 2):      # a damaged module is built again, once
+        if _unsound(final, name) is not None:
+            with FileLock(str(root / f"{name}.lock"), mode=0o600):
+                reason = _unsound(final, name)
+                if reason is not None:
+                    if reason:
+                        cache.note(final, reason)
+                    _compile_module(name, key, label, root, final, files, cdef, flags, parts)
+        try:
+            return cache.load(name, final)
+        except cache.Damaged as e:
+            if attempt == 2:
+                raise cache.CacheError(f"kernel cache: {final}: {e} (built again, still "
+                                       f"damaged)") from None
+            cache.note(final, str(e))
+            with FileLock(str(root / f"{name}.lock"), mode=0o600):
                 shutil.rmtree(final, ignore_errors=True)
-                os.rename(tmp, final)
-    return _import(name, final)
+    raise AssertionError("unreachable")
+
+
+def _who(label: str) -> tuple[str, str]:
+    """("mlp", "f32") from the label "mlp (f32)"."""
+    model, _, precision = label.rpartition(" (")
+    return model, precision.rstrip(")")
+
+
+def _unsound(final: Path, name: str) -> str | None:
+    """None if the cached module ``final`` may be loaded; "" if there is none; else why it is
+    damaged (``cache.CacheError`` if it is foreign)."""
+    if not final.exists() and not final.is_symlink():
+        return ""
+    return cache.damage(final, name)
+
+
+def _compile_module(name, key, label, root, final, files, cdef, flags, parts) -> None:
+    import time
+    import cffi
+    tmp = root / f"{name}.tmp{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(mode=0o700)
+    for fname, text in {**files, **parts}.items():
+        (tmp / fname).write_text(text)
+    h_file = next(f for f in files if f.endswith(".h"))
+    # split: every part (the entry points first) compiled here, in parallel;
+    # cffi compiles its wrapper and links
+    c_files = [] if parts else [next(f for f in files if f.endswith(".c"))]
+    start = time.monotonic()
+    try:
+        objects = _compile_parts(label, tmp, sorted(
+            parts, key=lambda f: (not f.endswith("_main.c"), f)), flags) \
+            if parts else []
+        ffi = cffi.FFI()
+        ffi.cdef(cdef)
+        ffi.set_source(name, f'#include "{h_file}"',
+                       sources=[str(tmp / f) for f in c_files],
+                       include_dirs=[str(tmp)], extra_compile_args=flags,
+                       extra_objects=[str(o) for o in objects],
+                       extra_link_args=LDFLAGS)
+        with gcc.captured() as log:     # cffi lets gcc write to stderr: into the log instead
+            try:
+                ffi.compile(tmpdir=str(tmp), verbose=False)
+            except limits.TimeLimitError:   # the time limit, not gcc: as it is
+                raise
+            except Exception as e:
+                failed = e
+            else:
+                failed = None
+        if failed is not None:
+            raise gcc.failure(*_who(label), f"{failed}\n{log[0]}", root / "logs", name) \
+                from None
+        if log[0].strip():
+            print(log[0], end="", file=sys.stderr, flush=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)  # no half-built module left behind
+        raise
+    took = time.monotonic() - start
+    if took > PROGRESS_AFTER:
+        print(f"build {label}: built in {took:.1f} s"
+              + (f" ({len(objects)} parts, {jobs()} at a time)" if parts else ""),
+              file=sys.stderr, flush=True)
+    cache.seal(tmp, key, name)  # private files, and the module's sha256 in tmp/ok
+    shutil.rmtree(final, ignore_errors=True)
+    os.rename(tmp, final)
 
 
 # Locations (ROOT, PACKAGE, locate, locations, agda_main, ...) live in extract/paths.py, below
@@ -371,16 +408,17 @@ def load(model, precision: str = "f32", dump=None, options=None) -> tuple:
     if index is not None and index.is_file():  # generated and built before: import it
         name = index.read_text().strip()
         if re.fullmatch(r"_pk_\w+", name) and (cache_dir() / name / "ok").exists():
-            return _import(name, cache_dir() / name)
+            try:
+                return _import(name, cache_dir() / name)
+            except cache.Damaged:   # generated again below, and built again by build()
+                pass
     g = generate(m, precision, options)
     out = build(m.name, precision, g.files, g.cdef, parts=g.parts)
     if index is not None:
         key = _key({**g.files, **g.parts}, g.cdef, CFLAGS)
         try:
-            index.parent.mkdir(parents=True, exist_ok=True)
-            atomic = index.with_name(f"{index.name}.tmp{os.getpid()}")
-            atomic.write_text(f"_pk_{m.name}_{precision}_{key}\n")
-            os.replace(atomic, index)
+            cache.private_dir(index.parent)
+            cache.write_private(index, f"_pk_{m.name}_{precision}_{key}\n")
         except OSError:  # a read-only cache: generate again next time
             pass
     return out

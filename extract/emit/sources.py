@@ -14,7 +14,7 @@ from pathlib import Path
 import jinja2
 
 from .. import __version__, limits
-from ..ir import ir
+from ..ir import ir, names
 from ..ir.code import has_argmax
 from ..passes.divide import divide_among_threads
 from ..passes.inline import inline_bindings
@@ -204,8 +204,13 @@ def _structs(model: ir.Model) -> list:
 
 
 def generate(model: ir.Model, precision: str = "f32", options: Options = Options()) -> Generated:
+    """The sources of ``model``, every user name in them mapped to its C name first
+    (extract/ir/names.py: model ``mlp`` writes ``model_mlp.c`` and ``model_mlp_forward``)."""
     with limits.stage("lower"):
-        return _generate(model, precision, options)
+        try:
+            return _generate(names.to_c(model), precision, options)
+        except ExtractError as e:   # in the user's names
+            raise ExtractError(names.user_text(str(e))) from None
 
 
 def _generate(model: ir.Model, precision: str, options: Options) -> Generated:
@@ -223,7 +228,7 @@ def _generate(model: ir.Model, precision: str, options: Options) -> Generated:
     loss = model.output("loss")
     params = [{"name": p.name, "grad": model.param_gradient(p.name).name} for p in model.params]
     common = {
-        "M": M, "model": M, "version": __version__, "generator": model.generator,
+        "M": M, "model": names.user_model(M), "version": __version__, "generator": model.generator,
         "dump_hash": model.dump_hash, "real": real, "exp": maths["exp"], "log": maths["log"],
         "sqrt": maths["sqrt"],
         "precision": precision,
@@ -234,7 +239,7 @@ def _generate(model: ir.Model, precision: str, options: Options) -> Generated:
     arrays = [{"name": a.name, "size": ir.size(a.shape)}
               for a in (*model.context, *model.chain, *model.gradients)]
     header = {**common, "arrays": arrays, "structs": _structs(model),
-              "guard": f"{M.upper()}_H", "guard_restrict": f"{M.upper()}_RESTRICT"}
+              "guard": f"{M}_H", "guard_restrict": f"{M}_RESTRICT"}
 
     def views(ks_f, ks_b, lang):
         out = [_kernel_view(model, k, lang, n, len(ks_f), None, real)
@@ -386,7 +391,7 @@ def _generate(model: ir.Model, precision: str, options: Options) -> Generated:
     files = {
         f"{M}.h": env.get_template("c/model.h.j2").render(
             **header, file=f"{M}.h", what="C API", cdef=False,
-            restrict=f"{M.upper()}_RESTRICT "),
+            restrict=f"{M}_RESTRICT "),
         f"{M}.c": env.get_template("c/model.c.j2").render(**cfile),
         f"{M}.cu": env.get_template("cuda/model.cu.j2").render(**cufile),
     }

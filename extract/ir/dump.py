@@ -80,9 +80,10 @@ asm alignas alignof concept requires co_await co_return co_yield final override
     sqrt_x""".split()
 ) | {"VEXP_MINMAX", "VEXP_AVX512", "HEXP_MINMAX", "HEXP_AVX512"}
 # C's and C++'s keywords (the CUDA compiles as C++), and every identifier the generated C and
-# CUDA use where a model's names are in scope (a name of a model becomes a kernel's parameter
-# or local). Also refused: names that begin with an underscore or hold a double one (reserved
-# by C and C++), and names with the word `lanes` or `hlanes` (a kernel is M_forward_NAME_lanes).
+# CUDA use where a model's names are in scope. No longer refused: every name is mapped to a C
+# name of its own (extract/ir/names.py), so these are kept for the ONNX importer's readable names
+# alone. Refused: names that begin with an underscore or hold a double one (reserved by C and
+# C++).
 # tests/test_extract_build.py compiles models named after identifiers the kernels use that are
 # not here, as inputs, parameters and bindings.
 
@@ -409,14 +410,11 @@ class _ExprParser:
 def name_problem(x: str) -> str | None:
     """Why the generated C cannot take the identifier ``x`` as a model's name (None if it
     can): the one rule for dumps and for the names the ONNX importer makes."""
-    if x in C_KEYWORDS:
-        return f"name {x!r} is a C/CUDA keyword or reserved by the generated code"
+    # a keyword or a name of libc, libm or the generated code is fine: no name is written
+    # into C as it is (extract/ir/names.py)
     if x.startswith("_") or "__" in x:
         return (f"name {x!r} begins with an underscore or holds a double one (reserved by C "
                 f"and C++)")
-    if LANE_WORDS & set(x.split("_")):
-        return (f"name {x!r} has the word lanes or hlanes, which the generated kernels' names "
-                f"use (M_forward_NAME_lanes)")
     return None
 
 
@@ -728,8 +726,8 @@ def _check_schema(data: dict, digest: str) -> None:
                              for p in err.absolute_path)
         raise DumpError(path, f"does not match the schema: {err.message[:200]}")
     try:
-        mark.parent.mkdir(parents=True, exist_ok=True)
-        mark.touch()
+        paths.private_dir(mark.parent)  # 0700 whatever the umask (extract/cache.py)
+        os.close(os.open(mark, os.O_WRONLY | os.O_CREAT, 0o600))
     except OSError:  # a read-only cache: check again next time
         pass
 
