@@ -111,13 +111,13 @@ def _calls(c_source: str, entry: str) -> list[str]:
 
 
 def driver_source(c_source: str, model: str = "model_cnn") -> str:
-    from extract.names import user_array
+    from extract.ir.names import user_array
     src = DRIVER
     for entry, marker in (("forward", "/* FORWARD */"), ("backward", "/* BACKWARD */")):
         lines = []
         for call in _calls(c_source.replace(f"{model}_", "cnn_"), entry + "_lanes"):
             name = call.split("(", 1)[0].replace(f"cnn_{entry}_", "").replace("_lanes", "")
-            name = user_array(name) or name     # a3_c11 -> c11 (extract/names.py)
+            name = user_array(name) or name     # a3_c11 -> c11 (extract/ir/names.py)
             lines.append(f'TIME("{entry} {name}", {call[:-1]}, cnn_LANES);')
         src = src.replace(marker, "\n    ".join(lines))
     # the driver is written for the CNN; any other model's names are its own
@@ -135,9 +135,9 @@ def run(reps: int, rounds: int, dump: str | None = None, cc: str = "gcc",
         from bench.run import resolve_model
         bm = bench_model(resolve_model(model_name))
         dump = dump or bm.dump_path
-    from extract.names import c_model
+    from extract.ir.names import c_model
     model = xdump.load(dump or xbuild.dump_path("cnn"))
-    M = c_model(model.name)     # the C names (extract/names.py)
+    M = c_model(model.name)     # the C names (extract/ir/names.py)
     files = dict(generate(model, "f32", Options()).files)
     if c_file:                  # time an edited copy of the generated C instead
         files[f"{M}.c"] = Path(c_file).read_text()
