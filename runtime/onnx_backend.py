@@ -3,7 +3,7 @@
     rep = runtime.onnx_backend.prepare(onnx_model)   # import, elaborate in Agda, ∇, opt, C
     (y,) = rep.run([x])                              # the generated kernels, one sample
 
-``prepare`` translates the graph into the model language (``extract.onnx_import``, with the
+``prepare`` translates the graph into the model language (``extract.front.onnx``, with the
 whole tensor as one sample: ``batch=False``), compiles it to a dump with the Agda elaborator,
 generates and builds the C kernels and loads them with the initializers as weights; ``run``
 feeds the graph inputs (in the graph's order, or by name) and returns the graph's output with
@@ -107,7 +107,7 @@ class Backend(_Base):
 
     @classmethod
     def prepare(cls, model, device="CPU", batch=False, loss="sqerr", precision=None, **kwargs):
-        from extract.onnx_import import import_onnx
+        from extract.front.onnx import import_onnx
         from .model import load
         from .spec import _compiled
         if hasattr(model, "graph") and _integer_inputs(model):

@@ -1,0 +1,1 @@
+"""Front ends: what turns a user's model into the model language (``docs/model-format.md``)."""

@@ -1,0 +1,113 @@
+"""Products: ``MatMul`` and ``Gemm``.
+
+    MatMul(x, W)  x : 5×4, W : 4×3 (a constant)  ->  out = for m : 5 . dense(W_t, x[m])
+    MatMul(a, b)  both computed                  ->  out = for m : 5 . for o : 3 .
+                                                          sum k : 4 . a[m][k] * b[k][o]
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .core import _T, _fors
+
+SUPPORTED = {
+    "MatMul": "rank 1 or 2 operands", "Gemm": "alpha, beta, transA, transB",
+}
+
+
+def _matmul(im, node, x: _T, w: _T, k_out: int = 0) -> None:
+    """x @ w for rank 1 or 2 operands (NumPy's matmul)."""
+    xs, ws = x.shape, w.shape
+    if not (1 <= len(xs) <= 2 and 1 <= len(ws) <= 2):
+        im.fail(node, f"operands of shapes {xs} and {ws}: only rank 1 or 2 is supported")
+    K = xs[-1]
+    if ws[0] != K:
+        im.fail(node, f"operands of shapes {xs} and {ws} do not multiply")
+    if x.const and w.const:
+        im.out_const(node, x.value @ w.value)
+        return
+    if w.const and not x.const:
+        wt = _T((ws[1], K) if len(ws) == 2 else (K,), (node.input[1] or "w") + "_t",
+                w.value.T.copy() if len(ws) == 2 else w.value, w.fixed)
+        if len(ws) == 1:   # a dot product
+            body = lambda v: f"sum k : {K} . {v}[k] * {im.ref(wt, node)}[k]"  # noqa: E731
+            shape = ()
+        else:
+            body = lambda v: f"dense({im.ref(wt, node)}, {v})"  # noqa: E731
+            shape = (ws[1],)
+        if len(xs) == 1:
+            im.bind(node, k_out, shape or (), body(x.text))
+        else:
+            M = xs[0]
+            im.bind(node, k_out, (M,) + shape, f"for m : {M} . {body(x.text + '[m]')}")
+        return
+    X, Wr = im.ref(x, node), im.ref(w, node)
+    xi = (lambda m: f"{X}[{m}][k]") if len(xs) == 2 else (lambda m: f"{X}[k]")
+    wi = (lambda n: f"{Wr}[k][{n}]") if len(ws) == 2 else (lambda n: f"{Wr}[k]")
+    idx, shape = [], []
+    if len(xs) == 2:
+        idx.append("m"); shape.append(xs[0])  # noqa: E702
+    if len(ws) == 2:
+        idx.append("o"); shape.append(ws[1])  # noqa: E702
+    body = f"sum k : {K} . {xi('m')} * {wi('o')}"
+    im.bind(node, k_out, tuple(shape), _fors(idx, shape, body))
+
+
+def op_MatMul(im, node, a):
+    im.only(node, a, {})
+    _matmul(im, node, im.operand(node, 0), im.operand(node, 1))
+
+
+def op_Gemm(im, node, a):
+    im.only(node, a, {"alpha": lambda v: True, "beta": lambda v: True,
+                        "transA": lambda v: True, "transB": lambda v: True,
+                        "broadcast": lambda v: True})  # opset < 7: C broadcasts
+    x, w = im.operand(node, 0), im.operand(node, 1)
+    alpha, beta = a.get("alpha", 1.0), a.get("beta", 1.0)
+    if len(x.shape) != 2 and not (im.batch and len(x.shape) == 1):
+        im.fail(node, f"A of shape {x.shape}: Gemm takes matrices")
+    if a.get("transA", 0):
+        if im.batch:
+            im.fail(node, "transA=1 would transpose the batch axis")
+        x = im.transpose(node, x, (1, 0))
+    if a.get("transB", 0):
+        w = im.transpose(node, w, (1, 0))
+    if alpha != 1.0:
+        if w.const:
+            w = _T(w.shape, w.text, w.value * alpha, w.fixed)
+        else:
+            x = _scaled(im, node, x, alpha)
+    c = im.operand(node, 2) if len(node.input) > 2 and node.input[2] else None
+    if c is None:
+        _matmul(im, node, x, w)
+        return
+    # the product, then + beta·C (a fresh output name for the product)
+    tmp = f"{node.output[0]}_mm"
+    node2 = type(node)()
+    node2.CopyFrom(node)
+    del node2.output[:]
+    node2.output.append(tmp)
+    _matmul(im, node2, x, w)
+    if beta != 1.0:
+        c = (_T(c.shape, c.text, c.value * beta, c.fixed) if c.const
+             else _scaled(im, node, c, beta))
+    im.broadcast(node, [im.env[tmp], c],
+                   lambda p, q, numpy=False: p + q if numpy else f"{p} + {q}")
+
+
+def _scaled(im, node, t: _T, factor: float) -> _T:
+    cst = _T((), f"{node.output[0]}_scale", np.array(factor), True)
+    name = f"{node.output[0]}_scaled"
+    node2 = type(node)()
+    node2.CopyFrom(node)
+    del node2.output[:]
+    node2.output.append(name)
+    im.broadcast(node2, [t, cst],
+                   lambda p, q, numpy=False: p * q if numpy else f"({p}) * {q}")
+    return im.env[name]
+
+
+HANDLERS = {
+    "MatMul": op_MatMul,
+    "Gemm": op_Gemm,
+}
