@@ -22,6 +22,11 @@ SUPPORTED = {
             "default erf form",
     "Pow": "a constant whole exponent from 1 to 8 (repeated products), or 0.5 (sqrt), "
            "-0.5 (recip(sqrt))",
+    "Clip": "constant min and max (inputs or, before opset 11, attributes): max, and min as "
+            "-max(-a, -b)",
+    "LeakyRelu": "relu(x) - relu(-x)·alpha", "PRelu": "relu(x) - relu(-x)·slope, slope broadcast",
+    "Elu": "relu(x) + alpha·(exp(-relu(-x)) - 1)",
+    "Dropout": "inference: the identity (the mask output only if nothing reads it)",
 }
 
 
@@ -196,6 +201,127 @@ def op_Gelu(im, node, a):
     im.bind(node, 0, x.shape, f"{x.text} * logistic({u})")
 
 
+def _scalar_const(im, node, v: float, name: str) -> _T:
+    """A number of an attribute as a const of shape 1 (the language writes no decimals)."""
+    return _T((), f"{node.output[0]}_{name}", np.array(float(v)), True)
+
+
+def op_Clip(im, node, a):
+    """``min(max(x, lo), hi)``: ``max(x, lo)`` (``relu(x)`` when ``lo`` is the constant 0:
+    ReLU6 is ``-max(-relu(x), -six)``), and the minimum with ``hi`` as ``-max(-a, -hi)``
+    (exact: a negation is exact); a constant bound is a const of shape 1, a computed one a
+    scalar binding, broadcast over ``x``. A bound left out (or ±inf, the attributes'
+    defaults before opset 11) is not applied."""
+    im.only(node, a, {"min": lambda v: True, "max": lambda v: True})
+    x = im.operand(node, 0)
+    if im.opset < 11:
+        given = [None if a.get(n) is None else _scalar_const(im, node, a[n], n)
+                 for n in ("min", "max")]
+    else:
+        if "min" in a or "max" in a:
+            im.fail(node, "min and max are inputs from opset 11 on, not attributes")
+        given = [im.operand(node, k) if len(node.input) > k and node.input[k] else None
+                 for k in (1, 2)]
+    bounds = []
+    for t, name in zip(given, ("min", "max")):
+        if t is not None and math.prod(t.shape) != 1:
+            im.fail(node, f"a {name} of shape {t.shape}: a scalar is required")
+        if t is not None and t.const:
+            v = float(np.asarray(t.value, np.float64).reshape(()))
+            if math.isinf(v) and (v < 0) == (name == "min"):
+                t = None
+            else:
+                t = _scalar_const(im, node, v, name)
+        bounds.append(t)
+    lo, hi = bounds
+    if x.const and all(b is None or b.const for b in bounds):
+        im.out_const(node, np.clip(x.value, -np.inf if lo is None else lo.value,
+                                   np.inf if hi is None else hi.value))
+        return
+    if lo is None and hi is None:
+        im.env[node.output[0]] = x
+        return
+    zero = lo is not None and lo.const and float(lo.value) == 0.0
+    if zero and hi is None:
+        im.bind(node, 0, x.shape, f"relu({x.text})")
+        return
+    ts = [x] + [b for b in (lo, hi) if b is not None and not (b is lo and zero)]
+
+    def combine(e, *bs, numpy=False):
+        bs = list(bs)
+        if lo is not None:
+            e = f"relu({e})" if zero else f"max({e}, {bs.pop(0)})"
+        if hi is not None:
+            e = f"-max(-{e}, -{bs.pop(0)})"
+        return e
+    im.broadcast(node, ts, combine)
+
+
+def op_LeakyRelu(im, node, a):
+    """``x`` where ``x ≥ 0``, else ``alpha·x``: ``relu(x) - relu(-x) * alpha`` (exact: one of
+    the two terms is 0), ``alpha`` a const (0.01 by default)."""
+    im.only(node, a, {"alpha": lambda v: True})
+    x = im.operand(node, 0)
+    alpha = float(a.get("alpha", 0.01))
+    if x.const:
+        im.out_const(node, np.where(x.value >= 0, x.value, x.value * alpha))
+        return
+    im.broadcast(node, [x, _scalar_const(im, node, alpha, "alpha")],
+                 lambda e, s, numpy=False: f"relu({e}) - relu(-{e}) * {s}")
+
+
+def op_PRelu(im, node, a):
+    """``relu(x) - relu(-x) * slope``, the slope (a parameter: PyTorch's ``nn.PReLU`` learns
+    it) broadcast against ``x``."""
+    im.only(node, a, {})
+    x, slope = im.operand(node, 0), im.operand(node, 1)
+    im.broadcast(node, [x, slope], lambda e, s, numpy=False:
+                 np.where(e >= 0, e, e * s) if numpy else f"relu({e}) - relu(-{e}) * {s}")
+
+
+def op_Elu(im, node, a):
+    """``x`` where ``x > 0``, else ``alpha·(exp(x) − 1)``: ``relu(x) + (exp(-relu(-x)) - 1) *
+    alpha`` (for ``x > 0`` the second term is ``(exp(0) − 1)·alpha = 0``; for ``x ≤ 0`` the
+    first is 0)."""
+    im.only(node, a, {"alpha": lambda v: True})
+    x = im.operand(node, 0)
+    alpha = float(a.get("alpha", 1.0))
+    if x.const:
+        im.out_const(node, np.where(x.value > 0, x.value, alpha * np.expm1(x.value)))
+        return
+    if alpha == 1.0:
+        im.broadcast(node, [x], lambda e, numpy=False: f"relu({e}) + exp(-relu(-{e})) - 1")
+        return
+    im.broadcast(node, [x, _scalar_const(im, node, alpha, "alpha")],
+                 lambda e, s, numpy=False: f"relu({e}) + (exp(-relu(-{e})) - 1) * {s}")
+
+
+def op_Dropout(im, node, a):
+    """Inference: the identity (ONNX's Dropout without ``training_mode``, or with it a constant
+    false). Its mask output is refused when a node or the graph reads it."""
+    im.only(node, a, {"ratio": lambda v: True, "seed": lambda v: True,
+                      "is_test": lambda v: v == 1 or im.opset >= 7})
+    if im.opset < 7 and a.get("is_test", 0) != 1:
+        im.fail(node, "is_test=0 (training mode, before opset 7): export in eval mode")
+    if len(node.input) > 2 and node.input[2]:
+        t = im.operand(node, 2)
+        if not t.const:
+            im.fail(node, "a training_mode computed by the graph (a constant false is "
+                          "supported)")
+        if bool(np.asarray(t.value).reshape(-1)[0]):
+            im.fail(node, "training_mode is true: random dropout is not expressible (export "
+                          "in eval mode)")
+    if len(node.output) > 1 and node.output[1]:
+        mask = node.output[1]
+        readers = [n for n in im.graph.node if mask in n.input]
+        if readers or mask in {o.name for o in im.graph.output}:
+            im.fail(node, f"its mask output {mask!r} is read "
+                          + (f"by node {readers[0].name or readers[0].op_type!r}" if readers
+                             else "as a graph output")
+                          + " (only the data output is supported)")
+    im.env[node.output[0]] = im.operand(node, 0)
+
+
 def op_Identity(im, node, a):
     im.only(node, a, {})
     im.env[node.output[0]] = im.operand(node, 0)
@@ -219,4 +345,9 @@ HANDLERS = {
     "Sqrt": op_Sqrt,
     "Gelu": op_Gelu,
     "Identity": op_Identity,
+    "Clip": op_Clip,
+    "LeakyRelu": op_LeakyRelu,
+    "PRelu": op_PRelu,
+    "Elu": op_Elu,
+    "Dropout": op_Dropout,
 }
