@@ -11,11 +11,14 @@ import numpy as np
 from .core import _T, _fors, _lang, _root, _shape_text
 
 SUPPORTED = {
-    "Conv": "2-D, the same stride on both axes, dilation 1, group 1, the same padding on every side",
-    "MaxPool": "2-D, square window and stride, floor mode; padding the same on every side, "
-               "smaller than the window (-inf: padded by conv2d, + log of padded ones)",
-    "AveragePool": "2-D, square window and stride, floor mode; padding the same on every side, "
-                   "smaller than the window (zeros: padded by conv2d), count_include_pad 0 or 1",
+    "Conv": "2-D, the same stride on both axes, dilation 1; groups (depthwise included); "
+            "padding per side (auto_pad SAME too)",
+    "MaxPool": "2-D, square window and stride; padding per side, smaller than the window "
+               "(-inf: padded by conv2d, + log of padded ones); ceil mode",
+    "AveragePool": "2-D, square window and stride; padding per side, smaller than the window "
+                   "(zeros: padded by conv2d), count_include_pad 0 or 1; ceil mode",
+    "GlobalAveragePool": "2-D: the sum over the plane / its size",
+    "GlobalMaxPool": "2-D: max over the plane",
 }
 
 
@@ -30,21 +33,34 @@ def _spatial(im, node, x: _T, what: str) -> bool:
               f"{((1,) if im.batch else ()) + x.shape}: only 2-D (N×C×H×W) is supported")
 
 
-def _pads(im, node, a, kernel) -> int:
+def _pads4(im, node, a, kernel, stride: int, H: int, W: int) -> tuple[int, int, int, int]:
+    """The padding (top, left, bottom, right) of a Conv or a pooling: ``pads`` (ONNX's order:
+    begins, then ends), or ``auto_pad`` SAME (ONNX's: the total of a dimension ``n`` is
+    ``max((⌈n/s⌉ − 1)·s + k − n, 0)``, its half, rounded down, before for SAME_UPPER)."""
     auto = a.get("auto_pad", b"NOTSET")
     auto = auto.decode() if isinstance(auto, bytes) else auto
-    pads = list(a.get("pads", [0] * 4))
     if auto in ("SAME_UPPER", "SAME_LOWER"):
-        if any(k % 2 == 0 for k in kernel):
-            im.fail(node, f"auto_pad={auto} with an even kernel pads asymmetrically")
-        pads = [(k - 1) // 2 for k in kernel] * 2
-    elif auto not in ("NOTSET", "VALID"):
+        lo, hi = [], []
+        for n, k in zip((H, W), kernel):
+            total = max((-(-n // stride) - 1) * stride + k - n, 0)
+            lo.append(total // 2 if auto == "SAME_UPPER" else total - total // 2)
+            hi.append(total - lo[-1])
+        return tuple(lo + hi)
+    if auto == "VALID":
+        return (0, 0, 0, 0)
+    if auto != "NOTSET":
         im.fail(node, f"auto_pad={auto!r} is not supported")
-    if len(set(pads)) != 1:
-        im.fail(node, f"pads={pads}: only the same padding on every side is supported "
-                        f"(conv2d pads symmetrically, and the model language writes no "
-                        f"constant offset to place an array at or crop it from)")
-    return pads[0]
+    pads = list(a.get("pads", [0] * 4))
+    if len(pads) != 4:
+        im.fail(node, f"pads={pads}: 2-D takes four pads")
+    if any(p < 0 for p in pads):
+        im.fail(node, f"pads={pads}: a negative padding")
+    return tuple(pads)
+
+
+def _pads_text(pads) -> str:
+    t, l, b, r = pads
+    return f"pads {list(pads)} (top {t}, left {l}, bottom {b}, right {r})"
 
 
 def op_Conv(im, node, a):
@@ -52,23 +68,32 @@ def op_Conv(im, node, a):
     b = im.operand(node, 2) if len(node.input) > 2 and node.input[2] else None
     ones = lambda v: all(s == 1 for s in v)  # noqa: E731
     same = lambda v: len(set(v)) == 1  # noqa: E731
-    im.only(node, a, {"strides": same, "dilations": ones, "group": lambda g: g == 1,
+    im.only(node, a, {"strides": same, "dilations": ones, "group": lambda g: g >= 1,
                         "kernel_shape": lambda k: len(k) == 2, "pads": lambda p: True,
                         "auto_pad": lambda p: True})
     if len(w.shape) != 4:
         im.fail(node, f"a kernel of shape {w.shape}: only 2-D convolutions (kernel "
                   f"U×C×kh×kw) are supported")
     stride = a.get("strides", [1, 1])[0]
-    auto = a.get("auto_pad", b"NOTSET")
-    if stride != 1 and (auto.decode() if isinstance(auto, bytes) else auto) in (
-            "SAME_UPPER", "SAME_LOWER"):
-        im.fail(node, f"auto_pad={auto!r} with strides={a['strides']} is not supported")
-    pad = _pads(im, node, a, w.shape[2:])
     per = _spatial(im, node, x, "a convolution")
     C, H, W = x.shape[-3:]
-    if w.shape[1] != C:
-        im.fail(node, f"the kernel has {w.shape[1]} channels, the input {C}")
+    group = a.get("group", 1)
+    if w.shape[1] * group != C:
+        im.fail(node, f"the kernel has {w.shape[1]} channels"
+                + (f" per group, {group} groups" if group > 1 else "") + f", the input {C}")
     U, kh, kw = w.shape[0], w.shape[2], w.shape[3]
+    pads = _pads4(im, node, a, (kh, kw), stride, H, W)
+    pad = pads[0]
+    if len(set(pads)) != 1:
+        if H == 1 or W == 1:
+            im.fail(node, f"{_pads_text(pads)} of an input of spatial shape {H}×{W} (a "
+                          f"trailing dimension 1 is absorbed in the model language)")
+        t, l, b_, r = pads
+        x = _T(x.shape[:-2] + (H + t + b_, W + l + r), _padded4(im, node, x, pads, None))
+        H, W, pad = H + t + b_, W + l + r, 0
+    if group > 1:
+        _grouped(im, node, x, w, b, pad, stride, group, per)
+        return
     out = (U, (H + 2 * pad - kh) // stride + 1, (W + 2 * pad - kw) // stride + 1)
     # The model language absorbs a trailing dimension 1 (`for` of a scalar), so a plane
     # H×1 is the vector H: the planes are convolved transposed, 1×H (`for j : 1` of the
@@ -144,34 +169,142 @@ def _kernel(im, node, w: _T, flip: bool) -> str:
     return im.derived[key]
 
 
-def _pool_pad(im, node, a, k: int, s: int, H: int, W: int) -> int:
-    """The padding of a pooling: ``pads`` or ``auto_pad`` SAME (ONNX's: the total padding
-    of a dimension ``n`` is ``(⌈n/s⌉ − 1)·s + k − n``, its half, rounded down, before for
-    SAME_UPPER); only the same on every side, smaller than the window."""
-    auto = a.get("auto_pad", b"NOTSET")
-    auto = auto.decode() if isinstance(auto, bytes) else auto
-    if auto in ("SAME_UPPER", "SAME_LOWER"):
-        lo, hi = [], []
-        for n in (H, W):
-            total = max((-(-n // s) - 1) * s + k - n, 0)
-            lo.append(total // 2 if auto == "SAME_UPPER" else total - total // 2)
-            hi.append(total - lo[-1])
-        pads, what = lo + hi, f"auto_pad={auto} pads {lo + hi} (begins, ends)"
-    elif auto in ("NOTSET", "VALID"):
-        pads = list(a.get("pads", [0] * 4)) if auto == "NOTSET" else [0] * 4
-        what = f"pads={pads}"
-    else:
-        im.fail(node, f"auto_pad={auto!r} is not supported")
-    if len(pads) != 4:
-        im.fail(node, f"{what}: 2-D pooling takes four pads")
-    if len(set(pads)) != 1:
-        im.fail(node, f"{what}: only the same padding on every side is supported (the "
-                        f"model language pads symmetrically, as conv2d does: it writes no "
-                        f"constant offset to place an array at)")
-    if pads[0] >= k:
-        im.fail(node, f"{what}: a padding as large as the window {k}×{k} (a window of "
-                        f"padding alone)")
-    return pads[0]
+def _onehot_kernel(im, pads) -> str:
+    """The const ``1×kh×kw`` kernel, 1 at ``(P − top, P − left)`` and 0 elsewhere, with which
+    ``conv2d(a, E, P)`` (``P`` the largest pad) places ``a`` with ``pads`` (top, left, bottom,
+    right) around it: ``kh = 2P − top − bottom + 1`` (declared once per padding)."""
+    t, l, b, r = pads
+    P = max(pads)
+    kh, kw = 2 * P - t - b + 1, 2 * P - l - r + 1
+    key = ("onehot", tuple(pads))
+    if key not in im.derived:
+        e = np.zeros((1, kh, kw), np.float32)
+        e[0, P - t, P - l] = 1
+        p = im.fresh(f"pad_at_{t}_{l}_{b}_{r}", "param")
+        im.derived[key] = p
+        im.params[p] = e
+        im.decls.append(f"const  {p} : 1x{kh}x{kw}   -- 1 at ({P - t}, {P - l}): pads "
+                        f"{t}, {l}, {b}, {r} (top, left, bottom, right)")
+        im.consts.append(p)
+    return im.derived[key]
+
+
+def _place(im, plane: str, pads) -> str:
+    """A plane with ``pads`` zeros around it (top, left, bottom, right): ``sum u : 1 .
+    conv2d(plane, E, P)[u]``, ``E`` the one-hot kernel of ``_onehot_kernel`` (P zeros on each
+    side by the layer, then the window at the offset where the plane sits: each element is
+    ``1·a`` plus products by ``0``, so exact for finite values)."""
+    return f"(sum u : 1 . conv2d({plane}, {_onehot_kernel(im, pads)}, {max(pads)})[u])"
+
+
+def _padded4(im, node, x: _T, pads, fill: str | None, ones=None) -> str:
+    """``x`` (…×H×W) with ``pads`` (top, left, bottom, right) around each plane, as a binding;
+    the same on every side is ``_padded``'s. ``fill="-inf"``: ``+ log`` of the ones padded so
+    (``0`` inside, ``−inf`` around: MaxPool's). ``ones``: the pads of the region counted as
+    inside for the ``-inf`` (ceil mode: the padding proper is zeros, the extra is ``−inf``)."""
+    if len(set(pads)) == 1 and ones is None:
+        return _padded(im, node, x, pads[0], fill)
+    H, W = x.shape[-2:]
+    base = node.output[0]
+    outer = x.shape[:-2]
+    idx = [f"i{j}" for j in range(len(outer))]
+    body = _place(im, x.text + "".join(f"[{i}]" for i in idx), pads)
+    if fill == "-inf":
+        key = ("-inf4", H, W, tuple(pads), ones)
+        if key not in im.derived:
+            ninf = im.fresh(f"{base}_pad_ninf", "binding")
+            im.lines.append((ninf, f"log({_padded_ones4(im, node, H, W, pads, ones)})", ninf))
+            im.derived[key] = ninf
+        body += f" + {im.derived[key]}"
+    name = im.fresh(f"{base}_padded", "binding")
+    im.lines.append((name, _fors(idx, outer, body), name))
+    return name
+
+
+def _padded_ones4(im, node, H: int, W: int, pads, ones=None) -> str:
+    """Ones of shape H×W with ``pads`` zeros around (1 inside, 0 in the padding); with
+    ``ones`` (pads), the ones cover the plane padded by ``ones`` and the zeros are the rest."""
+    if ones is not None:
+        t, l, b, r = ones
+        inner = _T((H + t + b, W + l + r), _padded_ones4(im, node, H, W, ones))
+        rest = tuple(p - q for p, q in zip(pads, ones))
+        if not any(rest):
+            return inner.text
+        key = ("padded ones4", H, W, tuple(pads), ones)
+        if key not in im.derived:
+            name = im.fresh(f"{node.output[0]}_pad_ones", "binding")
+            im.lines.append((name, _place(im, inner.text, rest), name))
+            im.derived[key] = name
+        return im.derived[key]
+    if len(set(pads)) == 1:
+        return _padded_ones(im, node, H, W, pads[0])
+    key = ("padded ones4", H, W, tuple(pads), None)
+    if key not in im.derived:
+        name = im.fresh(f"{node.output[0]}_pad_ones", "binding")
+        im.lines.append((name, _place(im, _ones(im, (H, W)), pads), name))
+        im.derived[key] = name
+    return im.derived[key]
+
+
+def _grouped(im, node, x: _T, w: _T, b, pad: int, stride: int, G: int, per: bool) -> None:
+    """A convolution in ``G`` groups (depthwise: ``G`` = C): the input read as ``G×Cg×H×W``
+    (``block(for k : C . x[k][h][w], g)[c]``: channel ``g·Cg + c``), the kernel declared as
+    ``G×Ug×Cg×kh×kw`` and the bias as ``G×Ug`` (ONNX's U×Cg×kh×kw and U, reshaped: the same
+    numbers), one ``conv2d`` per group, ``for g : G . conv2d(xg[g], K[g], b[g], P, s)``, and
+    its ``G×Ug×H′×W′`` read as ``U×H′×W′`` (``y[div(o, Ug)][mod(o, Ug)]``)."""
+    C, H, W = x.shape[-3:]
+    U, Cg, kh, kw = w.shape
+    if U % G:
+        im.fail(node, f"{U} output channels do not split into {G} groups")
+    Ug = U // G
+    Ho, Wo = (H + 2 * pad - kh) // stride + 1, (W + 2 * pad - kw) // stride + 1
+    if W == 1 or Wo == 1:
+        im.fail(node, f"a grouped convolution of an input {H}×{W} to {Ho}×{Wo} (a trailing "
+                      f"dimension 1 is absorbed in the model language)")
+    base = node.output[0]
+    K = _reshaped_param(im, node, w, (G, Ug, Cg, kh, kw), "kernel")
+    args = [f"{K}[i0]"]
+    if b is not None:
+        args.append(f"{_reshaped_param(im, node, b, (G, Ug), 'bias')}[i0]")
+    if pad or stride != 1:
+        args.append(str(pad))
+    if stride != 1:
+        args.append(str(stride))
+    n = x.shape[0] if per else None
+    each = f"for n : {n} . " if per else ""
+    at = "[n]" if per else ""
+    xg = im.fresh(f"{base}_groups", "binding")
+    im.lines.append((xg, f"{each}for i0 : {G} . for i1 : {Cg} . for i2 : {H} . for i3 : {W} . "
+                         f"block(for k : {C} . {x.text}{at}[k][i2][i3], i0)[i1]", xg))
+    y = im.fresh(f"{base}_grouped", "binding")
+    im.lines.append((y, f"{each}for i0 : {G} . conv2d({xg}{at}[i0], {', '.join(args)})", y))
+    shape = ((n,) if per else ()) + (U, Ho, Wo)
+    im.bind(node, 0, shape, f"{each}for i : {U} . {y}{at}[div(i, {Ug})][mod(i, {Ug})]")
+
+
+def _reshaped_param(im, node, t: _T, shape, what: str) -> str:
+    """A constant of the graph declared in another shape (the same numbers in the same order:
+    a grouped convolution's kernel and bias), once."""
+    if not t.const:
+        im.fail(node, f"a computed {what} of a grouped convolution (a constant is required)")
+    key = ("reshaped", id(t.value), tuple(shape))
+    if key not in im.derived:
+        root = _root(t.value)
+        if root in im.declared or root in im.kernels:
+            im.fail(node, f"the {what} {t.text!r} is read by another operation too (two "
+                          f"parameters of one array)")
+        p = im.fresh((t.text or "w") + "_g", "param")
+        im.derived[key] = p
+        im.kernels[root] = f"{p} : {'x'.join(map(str, shape))}"
+        im.alive.append(t.value)
+        im.params[p] = np.ascontiguousarray(t.value.reshape(shape), dtype=np.float32)
+        dims = "x".join(map(str, shape))
+        if not t.fixed:
+            im.decls.append(f"param  {p} : {dims}   -- {t.text}, in groups")
+        else:
+            im.decls.append(f"const  {p} : {dims}   -- a constant of the graph, in groups")
+            im.consts.append(p)
+    return im.derived[key]
 
 
 def _ones(im, shape: tuple[int, ...]) -> str:
@@ -228,6 +361,14 @@ def _padded(im, node, x: _T, P: int, fill: str | None) -> str:
 
 
 def _pool(im, node, a, layer):
+    """``maxpool``/``avgpool`` of the input, padded first when it is (see ``_padded4``): the
+    same on every side as the layers do (``conv2d`` by a 1×1 kernel of 1), per side by a
+    one-hot kernel. Ceil mode (ONNX's: the last window starts inside the input or its
+    padding) pads the end further, so that the layer's floor mode counts the windows ceil mode
+    does; those extra positions are ignored, as ONNX's reference ignores them: ``−inf`` for the
+    maximum, and left out of an average's count (the mean of the window's elements times
+    ``recip`` of the mean of ones marking what is counted: the input, with
+    ``count_include_pad=1`` its padding too)."""
     if len(node.output) > 1 and node.output[1]:
         im.fail(node, "the Indices output is not supported")
     x = im.operand(node, 0)
@@ -238,7 +379,7 @@ def _pool(im, node, a, layer):
     if len(s) != 2 or s[0] != s[1]:
         im.fail(node, f"strides={s}: only the same stride on both axes is supported")
     im.only(node, a, {"kernel_shape": lambda v: True, "strides": lambda v: True,
-                        "pads": lambda p: True, "ceil_mode": lambda c: c == 0,
+                        "pads": lambda p: True, "ceil_mode": lambda c: c in (0, 1),
                         "dilations": lambda d: all(v == 1 for v in d),
                         "auto_pad": lambda p: True,
                         "storage_order": lambda v: True,
@@ -246,37 +387,99 @@ def _pool(im, node, a, layer):
     _spatial(im, node, x, "pooling")
     kk, ss = k[0], s[0]
     H, W = x.shape[-2:]
-    P = _pool_pad(im, node, a, kk, ss, H, W)
-    if kk > H + 2 * P or kk > W + 2 * P:
+    pads = _pads4(im, node, a, (kk, kk), ss, H, W)
+    t, l, b, r = pads
+    if max(pads) >= kk:
+        im.fail(node, f"{_pads_text(pads)}: a padding as large as the window {kk}×{kk} (a "
+                      f"window of padding alone)")
+    Hp, Wp = H + t + b, W + l + r
+    if kk > Hp or kk > Wp:
         im.fail(node, f"the window {kk}×{kk} does not fit in {H}×{W}"
-                  + (f" padded by {P}" if P else ""))
-    out = x.shape[:-2] + ((H + 2 * P - kk) // ss + 1, (W + 2 * P - kk) // ss + 1)
+                  + (f" padded by {list(pads)}" if any(pads) else ""))
+    size = []
+    for n, lo, hi in ((H, t, b), (W, l, r)):
+        m = (n + lo + hi - kk) // ss + 1
+        if a.get("ceil_mode", 0):
+            m = -(-(n + lo + hi - kk) // ss) + 1
+            if (m - 1) * ss >= n + lo:        # the last window starts in the end padding
+                m -= 1
+        size.append(m)
+    extra = ((size[0] - 1) * ss + kk - Hp, (size[1] - 1) * ss + kk - Wp)
+    full = (t, l, b + max(extra[0], 0), r + max(extra[1], 0))
+    out = x.shape[:-2] + tuple(size)
     arg = f"{kk}" if kk == ss else f"{kk}, {ss}"
     if W == 1 and (kk, ss) != (1, 1):
         # the plane H×1 is the vector H: the layer would pool the two dimensions before
         im.fail(node, f"pooling an input of spatial shape {H}×{W} (a trailing dimension "
                         f"1 is absorbed in the model language)")
-    if not P:
+    if not any(full):
         _bind_layer(im, node, out, f"{layer}({x.text}, {arg})")
         return
     if H == 1 or W == 1:
         im.fail(node, f"padding an input of spatial shape {H}×{W} (a trailing dimension "
                         f"1 is absorbed in the model language)")
-    padded = _padded(im, node, x, P, "-inf" if layer == "maxpool" else None)
-    if layer == "maxpool" or a.get("count_include_pad", 0):
+    ceil = full != pads
+    include = a.get("count_include_pad", 0)
+    if layer == "maxpool":
+        padded = _padded4(im, node, x, full, "-inf", ones=pads if ceil else None)
         _bind_layer(im, node, out, f"{layer}({padded}, {arg})")
         return
-    # count_include_pad=0: the mean of the window's elements that are not padding, Σ/n:
-    # the mean of all k² times recip of the mean of the padded ones (n/k²)
+    padded = _padded4(im, node, x, full, None)
+    if include and not ceil:
+        _bind_layer(im, node, out, f"{layer}({padded}, {arg})")
+        return
+    # the mean of the window's counted elements, Σ/n: the mean of all k² times recip of the
+    # mean of the ones that mark them (n/k²)
+    if include:
+        counted = _padded_ones4(im, node, H, W, full, pads)
+    else:
+        counted = _padded_ones4(im, node, H, W, full)
     base = node.output[0]
     cnt = im.fresh(f"{base}_pad_count", "binding")
-    im.lines.append((cnt, f"{layer}({_padded_ones(im, node, H, W, P)}, {arg})", cnt))
+    im.lines.append((cnt, f"{layer}({counted}, {arg})", cnt))
     pooled = im.fresh(f"{base}_pooled", "binding")
     im.lines.append((pooled, f"{layer}({padded}, {arg})", pooled))
     idx = [f"i{j}" for j in range(len(out))]
     at = "".join(f"[{i}]" for i in idx)
     body = f"{pooled}{at} * recip({cnt}[{idx[-2]}][{idx[-1]}])"
     im.bind(node, 0, out, _fors(idx, out, body))
+
+
+def _global(im, node, a, how: str) -> None:
+    """``GlobalAveragePool``: ``(sum r : H×W . x[c][r]) / (H·W)`` per channel;
+    ``GlobalMaxPool``: ``max r : H×W . x[c][r]`` (the output …×C×1×1)."""
+    im.only(node, a, {})
+    x = im.operand(node, 0)
+    rank = len(x.shape) + im.batch
+    if rank < 3:
+        im.fail(node, f"an input of rank {rank}: N×C×… is required")
+    lead = x.shape[:2 - im.batch]                # (C,) or (N, C)
+    spatial = x.shape[len(lead):]
+    out = lead + (1,) * len(spatial)
+    if x.const:
+        f = np.mean if how == "avg" else np.max
+        im.out_const(node, f(x.value, axis=tuple(range(len(lead), len(x.shape))),
+                             keepdims=True))
+        return
+    sl = _lang(spatial)
+    idx = [f"i{j}" for j in range(len(lead))]
+    n = int(np.prod(spatial))
+    e = x.text + "".join(f"[{i}]" for i in idx[:len(_lang(x.shape))])
+    if not sl:                                   # a plane 1×1: the element itself
+        body = e
+    elif how == "avg":
+        body = f"(sum r : {_shape_text(sl)} . {e}[r]) / {n}" if n > 1 else f"{e}[r]"
+    else:
+        body = f"max r : {_shape_text(sl)} . {e}[r]"
+    im.bind(node, 0, out, _fors(idx, lead, body))
+
+
+def op_GlobalAveragePool(im, node, a):
+    _global(im, node, a, "avg")
+
+
+def op_GlobalMaxPool(im, node, a):
+    _global(im, node, a, "max")
 
 
 def _bind_layer(im, node, shape, expr: str) -> None:
@@ -303,4 +506,6 @@ HANDLERS = {
     "Conv": op_Conv,
     "MaxPool": op_MaxPool,
     "AveragePool": op_AveragePool,
+    "GlobalAveragePool": op_GlobalAveragePool,
+    "GlobalMaxPool": op_GlobalMaxPool,
 }

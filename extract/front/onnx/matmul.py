@@ -11,15 +11,20 @@ import numpy as np
 from .core import _T, _fors
 
 SUPPORTED = {
-    "MatMul": "rank 1 or 2 operands", "Gemm": "alpha, beta, transA, transB",
+    "MatMul": "any rank: batched over the leading axes, broadcast (attention's per-head "
+              "products)", "Gemm": "alpha, beta, transA, transB",
 }
 
 
 def _matmul(im, node, x: _T, w: _T, k_out: int = 0) -> None:
-    """x @ w for rank 1 or 2 operands (NumPy's matmul)."""
+    """x @ w (NumPy's matmul): of rank 1 or 2, a ``dense`` (a constant ``w``) or a ``sum``;
+    of higher rank, ``_batched``."""
     xs, ws = x.shape, w.shape
-    if not (1 <= len(xs) <= 2 and 1 <= len(ws) <= 2):
-        im.fail(node, f"operands of shapes {xs} and {ws}: only rank 1 or 2 is supported")
+    if not xs or not ws:
+        im.fail(node, f"operands of shapes {xs} and {ws}: a scalar operand")
+    if len(xs) > 2 or len(ws) > 2:
+        _batched(im, node, x, w, k_out)
+        return
     K = xs[-1]
     if ws[0] != K:
         im.fail(node, f"operands of shapes {xs} and {ws} do not multiply")
@@ -51,6 +56,41 @@ def _matmul(im, node, x: _T, w: _T, k_out: int = 0) -> None:
         idx.append("o"); shape.append(ws[1])  # noqa: E702
     body = f"sum k : {K} . {xi('m')} * {wi('o')}"
     im.bind(node, k_out, tuple(shape), _fors(idx, shape, body))
+
+
+def _batched(im, node, x: _T, w: _T, k_out: int) -> None:
+    """A product of stacks of matrices (multi-head attention's ``Q·Kᵀ`` per head):
+    ``for b… : B . for m : M . for o : O . sum k : K . x[b…][m][k] * w[b…][k][o]``, the
+    leading axes broadcast as NumPy's matmul does (an axis 1 against a longer one is read at
+    its one position, ``sum u : 1 . …``; a constant's axes 1 are squeezed); an operand of rank 1
+    is a row (``x``) or a column (``w``), and its axis is not in the output."""
+    if im.batch and not (x.const and w.const):
+        top = max(len(t.shape) for t in (x, w) if not t.const)
+        x, w = (im.unbatch(node, t, top) if t.const else t for t in (x, w))
+    xs, ws = x.shape, w.shape
+    K = xs[-1]
+    if (ws[-2] if len(ws) > 1 else ws[0]) != K:
+        im.fail(node, f"operands of shapes {xs} and {ws} do not multiply")
+    if x.const and w.const:
+        im.out_const(node, x.value @ w.value)
+        return
+    bx, bw = xs[:-2], ws[:-2]
+    try:
+        batch = tuple(np.broadcast_shapes(bx, bw))
+    except ValueError:
+        im.fail(node, f"operands of shapes {xs} and {ws}: the leading axes do not broadcast")
+    bidx = [f"i{j}" for j in range(len(batch))]
+    mo_idx, mo_shape = [], []
+    if len(xs) > 1:
+        mo_idx.append("m"); mo_shape.append(xs[-2])  # noqa: E702
+    if len(ws) > 1:
+        mo_idx.append("o"); mo_shape.append(ws[-1])  # noqa: E702
+    im._outdims = batch + ((xs[-2],) if len(xs) > 1 else ()) + (K,)
+    ex = im.elem(x, bidx + (["m"] if len(xs) > 1 else []) + ["k"], len(im._outdims), node)
+    im._outdims = batch + (K,) + ((ws[-1],) if len(ws) > 1 else ())
+    ew = im.elem(w, bidx + ["k"] + (["o"] if len(ws) > 1 else []), len(im._outdims), node)
+    shape = batch + tuple(mo_shape)
+    im.bind(node, k_out, shape, _fors(bidx + mo_idx, shape, f"sum k : {K} . {ex} * {ew}"))
 
 
 def op_MatMul(im, node, a):

@@ -16,7 +16,9 @@ import numpy as np
 from .core import _FLOAT_TYPES, _T, _fors, _lang
 
 SUPPORTED = {
-    "Softmax": "the last axis", "LogSoftmax": "the last axis",
+    "Softmax": "any axis (before opset 13: the axes from it to the last)",
+    "LogSoftmax": "any axis (before opset 13: the axes from it to the last)",
+    "LRN": "across channels: a band of ones sums the squares; the power as exp(-beta·log(·))",
     "ReduceSum": "constant axes", "ReduceMean": "constant axes",
     "BatchNormalization": "inference (training_mode 0), constant statistics: folded to "
                           "x · a + b per channel",
@@ -143,20 +145,34 @@ def op_LayerNormalization(im, node, a):
     im.bind(node, 0, shape, _fors(idx, shape, body))
 
 
-def _last_axis(im, node, a, x: _T) -> None:
+def _softmax_axes(im, node, a, x: _T) -> list[int]:
+    """The axes a softmax normalises over, of the per-sample shape: ``axis`` (opset 13), or
+    from ``axis`` to the last (before: the input read as a matrix, 1 by default)."""
     rank = len(x.shape) + (1 if im.batch else 0)
     ax = a.get("axis", -1 if im.opset >= 13 else 1)
     ax = ax + rank if ax < 0 else ax
-    if ax != rank - 1:
-        im.fail(node, f"axis={a.get('axis', ax)}: only the last axis is supported")
+    if not 0 <= ax < rank:
+        im.fail(node, f"axis={a.get('axis', ax)} of a tensor of rank {rank}")
+    axes = [ax] if im.opset >= 13 else list(range(ax, rank))
+    if im.batch:
+        if 0 in axes:
+            im.fail(node, f"axis={a.get('axis', ax)} normalises over the batch axis")
+        axes = [v - 1 for v in axes]
+    return axes
 
 
 def _softmax(im, node, a, log: bool):
+    """Over the last axis: ``m = maxall(x[i])``, ``e = exp(x[i][j] − m[i])``, ``s = Σ_j e``,
+    then ``e · recip(s)`` (or ``x − m − log(s)``), each a binding. Over other axes the same
+    with ``max r : d . …`` and ``sum r : d . …`` over them, the other axes mapped."""
     im.only(node, a, {"axis": lambda v: True})
     x = im.operand(node, 0)
     if x.const:
         im.fail(node, "of a constant")
-    _last_axis(im, node, a, x)
+    axes = _softmax_axes(im, node, a, x)
+    if axes != [len(x.shape) - 1]:
+        _softmax_axes_general(im, node, x, axes, log)
+        return
     n = x.shape[-1]
     outer = x.shape[:-1]
     oi = [f"i{k}" for k in range(len(outer))]
@@ -176,6 +192,88 @@ def _softmax(im, node, a, log: bool):
     t = im.bind(node, 0, x.shape, _fors(oi + ["j"], outer + (n,), body))
     if not log and not outer:
         im.softmax_of[t.text] = (x.text, m, s)
+
+
+def _softmax_axes_general(im, node, x: _T, axes: list[int], log: bool) -> None:
+    shape = x.shape
+    idx = [f"i{k}" for k in range(len(shape))]
+    red = [f"r{k}" for k in axes]
+    keep = [k for k in range(len(shape)) if k not in axes]
+    outer = tuple(shape[k] for k in keep)
+    oi = [idx[k] for k in keep]
+
+    def at(name, shp, ix):
+        return name + "".join(f"[{i}]" for i in ix[:len(_lang(shp))])
+
+    def over(binder, f):     # binder r : d over the axes, of f(the full index)
+        full = list(idx)
+        for k, r in zip(axes, red):
+            full[k] = r
+        body = f(full)
+        for k, r in reversed(list(zip(axes, red))):
+            body = f"{binder} {r} : {shape[k]} . {body}"
+        return body
+
+    base = node.output[0]
+    m, e, s = (im.fresh(f"{base}_{w}", "binding") for w in ("max", "exp", "sum"))
+    im.lines.append((m, _fors(oi, outer, over("max", lambda ix: at(x.text, shape, ix))), m))
+    im.lines.append((e, _fors(idx, shape, f"exp({at(x.text, shape, idx)} - "
+                                          f"{at(m, outer, oi)})"), e))
+    im.lines.append((s, _fors(oi, outer, over("sum", lambda ix: at(e, shape, ix))), s))
+    if log:
+        body = f"{at(x.text, shape, idx)} - {at(m, outer, oi)} - log({at(s, outer, oi)})"
+    else:
+        body = f"{at(e, shape, idx)} * recip({at(s, outer, oi)})"
+    im.bind(node, 0, shape, _fors(idx, shape, body))
+
+
+def op_LRN(im, node, a):
+    """Local response normalisation across channels (AlexNet's, GoogLeNet's):
+    ``y = x · (bias + alpha/size · Σ x²)^(−beta)``, the sum over the channels
+    ``c − ⌊(size−1)/2⌋ … c + ⌈(size−1)/2⌉`` that exist. The squares are a binding
+    (``Y_sq``), their windowed sums another (``Y_window``: ``sum n : C . band[c][n] *
+    sq[n][h][w]``, ``band`` a const C×C of 0s and 1s, exact), and the power
+    ``exp(log(bias + alpha/size · window) · (−beta))``, ``alpha/size``, ``bias`` and ``−beta``
+    consts (``exp`` and ``log``: a relative error of a few units of the last place)."""
+    im.only(node, a, {"alpha": lambda v: True, "beta": lambda v: True,
+                      "bias": lambda v: True, "size": lambda v: v >= 1})
+    x = im.operand(node, 0)
+    if x.const:
+        im.fail(node, "of a constant")
+    if "size" not in a:
+        im.fail(node, "no size attribute (it is required)")
+    rank = len(x.shape) + im.batch
+    if rank < 3:
+        im.fail(node, f"an input of rank {rank}: N×C×… is required")
+    size = int(a["size"])
+    alpha, beta, bias = (float(a.get(k, d)) for k, d in (("alpha", 1e-4), ("beta", 0.75),
+                                                        ("bias", 1.0)))
+    shape = x.shape
+    cax = 1 - im.batch                          # the channel axis, per sample
+    C = shape[cax]
+    lo, hi = (size - 1) // 2, -(-(size - 1) // 2)
+    band = np.zeros((C, C))
+    for c in range(C):
+        band[c, max(0, c - lo):min(C, c + hi + 1)] = 1
+    base = node.output[0]
+    idx = [f"i{k}" for k in range(len(shape))]
+
+    def at(name, ix):
+        return name + "".join(f"[{i}]" for i in ix[:len(_lang(shape))])
+
+    B = im.ref(_T((C, C), f"{base}_band", band, True), node)
+    ka = im.ref(_T((), f"{base}_alpha", np.array(alpha / size), True), node)
+    kb = im.ref(_T((), f"{base}_bias", np.array(bias), True), node)
+    nb = im.ref(_T((), f"{base}_beta", np.array(-beta), True), node)
+    sq = im.fresh(f"{base}_sq", "binding")
+    im.lines.append((sq, f"{x.text} * {x.text}", sq))
+    win = im.fresh(f"{base}_window", "binding")
+    nix = list(idx)
+    nix[cax] = "n"
+    im.lines.append((win, _fors(idx, shape, f"sum n : {C} . {B}[{idx[cax]}][n] * "
+                                            f"{at(sq, nix)}"), win))
+    body = f"{at(x.text, idx)} * exp(log({at(win, idx)} * {ka} + {kb}) * {nb})"
+    im.bind(node, 0, shape, _fors(idx, shape, body))
 
 
 def op_Softmax(im, node, a):
@@ -230,6 +328,7 @@ def op_ReduceMean(im, node, a):
 
 
 HANDLERS = {
+    "LRN": op_LRN,
     "BatchNormalization": op_BatchNormalization,
     "LayerNormalization": op_LayerNormalization,
     "Softmax": op_Softmax,

@@ -24,8 +24,14 @@ SUPPORTED = {
     "ConstantOfShape": "a constant shape (folded: a weight of an initializer's shape, a "
                        "const of a Constant's or Shape's)",
     "Shape": "a constant (the batch axis reads 1: each sample is a batch of one)",
-    "Gather": "of constants (shape arithmetic)", "Concat": "of constants (shape arithmetic)",
-    "Slice": "of constants (shape arithmetic)",
+    "Gather": "of constants (shape arithmetic)",
+    "Concat": "any axis but the batch's; of constants folded (shape arithmetic)",
+    "Slice": "of constants folded; of a computed tensor, constant starts and ends, step 1",
+    "Split": "any axis but the batch's, constant sizes",
+    "DepthToSpace": "DCR and CRD (index arithmetic: block, div, mod)",
+    "SpaceToDepth": "index arithmetic: block, div, mod",
+    "Resize": "constant scales or sizes; per axis: nearest (an integer factor: div; else a "
+              "one-hot matrix), linear and cubic (a const matrix of weights, ONNX's own)",
     "Cast": "of a constant; of a tensor, to a float type",
 }
 
@@ -135,32 +141,366 @@ def op_Gather(im, node, a):
     _fold(im, node, x, lambda v: np.take(v, idx, axis=ax))
 
 
+def _at(name: str, shape, ix) -> str:
+    """``name`` at the indices ``ix`` (one per dimension of ``shape``; those of trailing
+    dimensions 1, absorbed by the language, left out)."""
+    return name + "".join(f"[{i}]" for i in ix[:len(_lang(shape))])
+
+
+def _axis(im, node, a, x: _T, default=None) -> int:
+    """An ``axis`` attribute as an axis of the per-sample shape (the batch's refused)."""
+    rank = len(x.shape) + (im.batch and not x.const)
+    ax = a.get("axis", default)
+    if ax is None:
+        im.fail(node, "no axis attribute (it is required)")
+    ax = ax + rank if ax < 0 else ax
+    if not 0 <= ax < rank:
+        im.fail(node, f"axis={a.get('axis', default)} of a tensor of rank {rank}")
+    if im.batch and not x.const:
+        if ax == 0:
+            im.fail(node, f"axis={a.get('axis', default)} is the batch axis")
+        ax -= 1
+    return ax
+
+
+def _mask(im, node, value: np.ndarray, what: str) -> str:
+    """A const of 0s and 1s that selects (a Concat's or Split's), declared as it is."""
+    return im.ref(_T(value.shape, f"{node.output[0]}_{what}", value.astype(np.float64), True),
+                  node)
+
+
+def _concat(im, node, parts: list[_T], axis: int) -> str:
+    """The parts side by side along ``axis``: with ``g`` the gcd of their sizes along it, the
+    output's ``Q = N/g`` chunks of ``g`` are each one of the parts' chunks, chosen by a const
+    0/1 matrix ``M_t`` (``Q×Q_t``; a vector when the part is one chunk):
+
+        out[…k…] = Σ_t sum n : Q_t . M_t[div(k, g)][n] * block(for j : n_t . p_t[…j…], n)[mod(k, g)]
+
+    (``M_t[q][n] = 1`` where chunk ``n`` of part ``t`` is chunk ``q`` of the output). Every
+    term but one is a product by 0, so the value is exact for finite inputs (an infinity or
+    NaN in one part spreads to the others, as 0·inf is NaN); ``Q`` products per element: a
+    few for a network's concatenations, whose sizes share a large factor (DenseNet's 32)."""
+    sizes = [p.shape[axis] for p in parts]
+    N, g = sum(sizes), math.gcd(*sizes)
+    Q = N // g
+    shape = parts[0].shape[:axis] + (N,) + parts[0].shape[axis + 1:]
+    idx = [f"i{d}" for d in range(len(shape))]
+    k = idx[axis]
+    terms, off = [], 0
+    for t, (p, n) in enumerate(zip(parts, sizes)):
+        Qt, q0 = n // g, off // g
+        src = im.ref(p, node)
+
+        def el(i, p=p, src=src):
+            return _at(src, p.shape, idx[:axis] + [i] + idx[axis + 1:])
+        if Qt == 1:
+            m = np.zeros(Q)
+            m[q0] = 1
+            terms.append(f"{_mask(im, node, m, f'part{t}')}[div({k}, {g})] * "
+                         f"{el(f'mod({k}, {g})')}")
+        elif g == 1:
+            m = np.zeros((N, n))
+            m[off + np.arange(n), np.arange(n)] = 1
+            terms.append(f"(sum n : {n} . {_mask(im, node, m, f'part{t}')}[{k}][n] * {el('n')})")
+        else:
+            m = np.zeros((Q, Qt))
+            m[q0 + np.arange(Qt), np.arange(Qt)] = 1
+            terms.append(f"(sum n : {Qt} . {_mask(im, node, m, f'part{t}')}[div({k}, {g})][n]"
+                         f" * block(for j : {n} . {el('j')}, n)[mod({k}, {g})])")
+        off += n
+    return _fors(idx, shape, " + ".join(terms)), shape
+
+
+def _take(im, node, x: _T, axis: int, start: int, n: int, what: str):
+    """Positions ``start`` to ``start + n`` of ``x`` along ``axis`` (a Split's output, a
+    Slice): with ``g`` the gcd of ``start``, ``n`` and the size ``N``, chunk ``c`` of the
+    output is chunk ``start/g + c`` of ``x``, chosen by a const 0/1 matrix (``Q_t×Q``):
+
+        out[…j…] = sum n : Q . M[div(j, g)][n] * block(for k : N . x[…k…], n)[mod(j, g)]
+
+    exact for finite values (see ``_concat``); ``N/g`` products per element."""
+    N = x.shape[axis]
+    g = math.gcd(start, n, N)
+    Q, Qt, q0 = N // g, n // g, start // g
+    shape = x.shape[:axis] + (n,) + x.shape[axis + 1:]
+    idx = [f"i{d}" for d in range(len(shape))]
+    j = idx[axis]
+    if n == N:
+        return x.text, shape
+    src = im.ref(x, node)
+
+    def el(i):
+        return _at(src, x.shape, idx[:axis] + [i] + idx[axis + 1:])
+    vec = f"for k : {N} . {el('k')}"
+    if Qt == 1:
+        m = np.zeros(Q)
+        m[q0] = 1
+        body = f"sum n : {Q} . {_mask(im, node, m, what)}[n] * block({vec}, n)[{j}]"
+    elif g == 1:
+        m = np.zeros((n, N))
+        m[np.arange(n), start + np.arange(n)] = 1
+        body = f"sum n : {N} . {_mask(im, node, m, what)}[{j}][n] * {el('n')}"
+    else:
+        m = np.zeros((Qt, Q))
+        m[np.arange(Qt), q0 + np.arange(Qt)] = 1
+        body = (f"sum n : {Q} . {_mask(im, node, m, what)}[div({j}, {g})][n] * "
+                f"block({vec}, n)[mod({j}, {g})]")
+    return _fors(idx, shape, body), shape
+
+
 def op_Concat(im, node, a):
+    """Of constants: folded (shape arithmetic, the batch size tracked); of computed tensors
+    (and constants among them): ``_concat``."""
     im.only(node, a, {"axis": lambda v: True})
-    ts = _constants(im, node, "shape arithmetic")
+    ts = [im.operand(node, k) for k in range(len(node.input)) if node.input[k]]
     if "axis" not in a:
         im.fail(node, "no axis attribute (Concat requires one)")
-    masks = [np.zeros(t.value.shape, bool) if t.batch is None else t.batch for t in ts]
-    _out_shape_const(im, node, np.concatenate([t.value for t in ts], axis=a["axis"]),
-                          np.concatenate(masks, axis=a["axis"]))
+    if all(t.const for t in ts):
+        masks = [np.zeros(t.value.shape, bool) if t.batch is None else t.batch for t in ts]
+        _out_shape_const(im, node, np.concatenate([t.value for t in ts], axis=a["axis"]),
+                         np.concatenate(masks, axis=a["axis"]))
+        return
+    top = max(len(t.shape) for t in ts if not t.const)
+    if im.batch:
+        ts = [im.unbatch(node, t, top) if t.const else t for t in ts]
+    x = next(t for t in ts if not t.const)
+    axis = _axis(im, node, a, x)
+    for t in ts:
+        if len(t.shape) != top or any(d != e for i, (d, e) in enumerate(zip(t.shape, x.shape))
+                                      if i != axis):
+            im.fail(node, "inputs of shapes " + ", ".join(str(t.shape) for t in ts)
+                    + f" differ beyond the axis {axis}")
+    ts = [t for t in ts if t.shape[axis]]
+    if len(ts) == 1:
+        im.env[node.output[0]] = ts[0]
+        return
+    expr, shape = _concat(im, node, ts, axis)
+    im.bind(node, 0, shape, expr)
+
+
+def op_Split(im, node, a):
+    """Each output a range of the input along ``axis`` (``_take``); the sizes from the
+    ``split`` input or attribute, or ``num_outputs`` (opset 18) or the number of outputs
+    (equal parts; the last smaller when they do not divide)."""
+    im.only(node, a, {"axis": lambda v: True, "split": lambda v: True,
+                      "num_outputs": lambda v: True})
+    x = im.operand(node, 0)
+    axis = _axis(im, node, a, x, 0)
+    if x.const:
+        im.fail(node, "of a constant")
+    N = x.shape[axis]
+    sizes = a.get("split")
+    if sizes is None and len(node.input) > 1 and node.input[1]:
+        sizes = [int(v) for v in im.const_of(node, 1, "the split sizes").reshape(-1)]
+    if sizes is None:
+        parts = a.get("num_outputs", len(node.output))
+        each = -(-N // parts)
+        sizes = [min(each, N - each * i) for i in range(parts)]
+    sizes = [int(v) for v in sizes]
+    if sum(sizes) != N or len(sizes) != len(node.output) or min(sizes) < 1:
+        im.fail(node, f"split sizes {sizes} of an axis of {N} into {len(node.output)} outputs")
+    start = 0
+    for k, n in enumerate(sizes):
+        if node.output[k]:
+            expr, shape = _take(im, node, x, axis, start, n, f"part{k}")
+            im.bind(node, k, shape, expr)
+        start += n
 
 
 def op_Slice(im, node, a):
-    im.only(node, a, {})
-    ts = _constants(im, node, "shape arithmetic such as x.shape[1:]")
-    x, starts, ends = ts[0].value, ts[1].value, ts[2].value
-    axes = (im.const_of(node, 3, "the axes") if len(node.input) > 3 and node.input[3]
-            else np.arange(len(starts)))
-    steps = (im.const_of(node, 4, "the steps") if len(node.input) > 4 and node.input[4]
-             else np.ones(len(starts), np.int64))
-    cut = [slice(None)] * x.ndim
-    for s0, e0, ax, st in zip(starts, ends, axes, steps):
-        if int(st) == 0:
-            im.fail(node, "a step of 0")
-        big = np.iinfo(np.int64).max // 2
-        cut[int(ax)] = slice(int(np.clip(s0, -big, big)), int(np.clip(e0, -big, big)),
-                             int(st))
-    _fold(im, node, ts[0], lambda v: v[tuple(cut)])
+    """Of constants: folded (shape arithmetic). Of a computed tensor: constant starts, ends
+    and axes, steps of 1; each sliced axis a ``_take``."""
+    im.only(node, a, {"starts": lambda v: True, "ends": lambda v: True,
+                      "axes": lambda v: True})
+    x0 = im.operand(node, 0)
+    if im.opset < 10:
+        starts, ends = a.get("starts"), a.get("ends")
+        axes = a.get("axes", list(range(len(starts))))
+        steps = [1] * len(starts)
+        if x0.const:
+            ts = [x0]
+    else:
+        if x0.const:
+            ts = _constants(im, node, "shape arithmetic such as x.shape[1:]")
+        starts, ends = (im.const_of(node, k, w) for k, w in ((1, "starts"), (2, "ends")))
+        axes = (im.const_of(node, 3, "the axes") if len(node.input) > 3 and node.input[3]
+                else np.arange(len(starts)))
+        steps = (im.const_of(node, 4, "the steps") if len(node.input) > 4 and node.input[4]
+                 else np.ones(len(starts), np.int64))
+    big = np.iinfo(np.int64).max // 2
+    if x0.const:
+        x = ts[0].value
+        cut = [slice(None)] * x.ndim
+        for s0, e0, ax, st in zip(starts, ends, axes, steps):
+            if int(st) == 0:
+                im.fail(node, "a step of 0")
+            cut[int(ax)] = slice(int(np.clip(s0, -big, big)), int(np.clip(e0, -big, big)),
+                                 int(st))
+        _fold(im, node, ts[0], lambda v: v[tuple(cut)])
+        return
+    t = x0
+    todo = list(zip(starts, ends, axes, steps))
+    for n_, (s0, e0, ax, st) in enumerate(todo):
+        ax = _axis(im, node, {"axis": int(ax)}, x0)
+        if int(st) != 1:
+            im.fail(node, f"a step of {int(st)} on axis {int(ax)} (of a computed tensor, 1)")
+        N = t.shape[ax]
+        lo, hi = (int(np.clip(v, -big, big)) for v in (s0, e0))
+        lo, hi = (min(max(v + N if v < 0 else v, 0), N) for v in (lo, hi))
+        if hi <= lo:
+            im.fail(node, f"an empty slice {lo}:{hi} of axis {ax}")
+        expr, shape = _take(im, node, t, ax, lo, hi - lo, f"range{n_}")
+        if expr == t.text:
+            continue
+        if n_ == len(todo) - 1:
+            im.bind(node, 0, shape, expr)
+            return
+        name = im.fresh(f"{node.output[0]}_{n_}", "binding")
+        im.lines.append((name, expr, name))
+        t = _T(shape, name)
+    im.env[node.output[0]] = t
+
+
+def _image(im, node, x: _T, what: str) -> tuple[str, str, tuple]:
+    """For an N×C×H×W operator: the prefix mapping the samples (``for n : N .`` without a
+    batch axis), the index reading one, and the per-sample C×H×W."""
+    if x.const:
+        im.fail(node, "of a constant")
+    per = len(x.shape) == 4 and not im.batch
+    if len(x.shape) != (4 if per else 3):
+        im.fail(node, f"{what} of a tensor of shape {((1,) if im.batch else ()) + x.shape}: "
+                      f"N×C×H×W is required")
+    return (f"for n : {x.shape[0]} . " if per else ""), ("[n]" if per else ""), x.shape[-3:]
+
+
+def op_DepthToSpace(im, node, a):
+    """``C×H×W → C/b²×Hb×Wb``: output ``(c, y, z)`` reads channel ``(i·b + j)·C′ + c`` (DCR,
+    the default) or ``c·b² + i·b + j`` (CRD) at ``(⌊y/b⌋, ⌊z/b⌋)``, ``i = y mod b``,
+    ``j = z mod b``: the channel is picked by ``block`` from the vector of channels
+    (``block(block(for k : C . x[k][h][w], i), j)[c]``), index arithmetic alone."""
+    im.only(node, a, {"blocksize": lambda v: v >= 1, "mode": lambda v: True})
+    mode = a.get("mode", b"DCR")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    if mode not in ("DCR", "CRD"):
+        im.fail(node, f"mode={mode!r} (DCR or CRD)")
+    x = im.operand(node, 0)
+    each, at, (C, H, W) = _image(im, node, x, "DepthToSpace")
+    b = int(a["blocksize"])
+    if C % (b * b):
+        im.fail(node, f"{C} channels do not split into blocks of {b}×{b}")
+    Cp = C // (b * b)
+    vec = f"for k : {C} . {x.text}{at}[k][div(i1, {b})][div(i2, {b})]"
+    i, j = f"mod(i1, {b})", f"mod(i2, {b})"
+    sel = (f"block(block({vec}, {i}), {j})[i0]" if mode == "DCR"
+           else f"block(block({vec}, i0), {i})[{j}]")
+    shape = x.shape[:-3] + (Cp, H * b, W * b)
+    im.bind(node, 0, shape, f"{each}for i0 : {Cp} . for i1 : {H * b} . for i2 : {W * b} . {sel}")
+
+
+def op_SpaceToDepth(im, node, a):
+    """``C×H×W → Cb²×H/b×W/b``: output channel ``o`` is ``(i·b + j)·C + c``: the block
+    ``(i, j)`` of the plane ``c`` at ``q`` (``block(x[c], q)[i][j]``, ``q`` the output
+    position), ``c = o mod C``, ``i``, ``j`` the quotient and remainder of ``⌊o/C⌋`` by ``b``."""
+    im.only(node, a, {"blocksize": lambda v: v >= 1})
+    x = im.operand(node, 0)
+    each, at, (C, H, W) = _image(im, node, x, "SpaceToDepth")
+    b = int(a["blocksize"])
+    if H % b or W % b:
+        im.fail(node, f"a plane {H}×{W} does not split into blocks of {b}×{b}")
+    if H // b == 1 or W // b == 1 or W == 1:
+        im.fail(node, f"a plane {H}×{W} in blocks of {b}×{b} (a trailing dimension 1 is "
+                      f"absorbed in the model language)")
+    shape = x.shape[:-3] + (C * b * b, H // b, W // b)
+    q = f"div(i0, {C})"
+    body = f"block({x.text}{at}[mod(i0, {C})], i1)[div({q}, {b})][mod({q}, {b})]"
+    im.bind(node, 0, shape, f"{each}for i0 : {C * b * b} . for i1 : {H // b}x{W // b} . {body}")
+
+
+def _resize_matrix(im, node, a, n: int, m: int) -> np.ndarray:
+    """The m×n matrix of ONNX's own Resize along one axis (with the node's mode and
+    coordinate attributes): the reference evaluator's output for the n unit vectors."""
+    from onnx import TensorProto, helper
+    from onnx.reference import ReferenceEvaluator
+    attrs = {k: v for k, v in a.items() if k in ("mode", "coordinate_transformation_mode",
+                                                 "nearest_mode", "cubic_coeff_a",
+                                                 "exclude_outside", "extrapolation_value")}
+    r = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], **attrs)
+    g = helper.make_graph([r], "axis", [helper.make_tensor_value_info("x", TensorProto.DOUBLE,
+                                                                      [n, n])],
+                          [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [n, m])],
+                          initializer=[helper.make_tensor("sizes", TensorProto.INT64, [2],
+                                                          [n, m])])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
+    (y,) = ReferenceEvaluator(model).run(None, {"x": np.eye(n)})
+    return np.asarray(y, np.float64).T
+
+
+def op_Resize(im, node, a):
+    """Per axis whose size changes, one binding: for nearest with an integer factor ``r``,
+    ``x[…div(i, r)…]`` (index arithmetic, exact); otherwise ``sum n : N . R[i][n] *
+    x[…n…]``, ``R`` the const matrix of ONNX's own 1-D resize of that axis (the reference
+    evaluator's, for the node's mode and coordinate transformation: linear and cubic weights,
+    or a one-hot nearest), exact up to the rounding of the weighted sum. Scales or sizes must
+    be constants; the batch axis keeps its size."""
+    im.only(node, a, {"mode": lambda v: True, "coordinate_transformation_mode":
+                      lambda v: v not in (b"tf_crop_and_resize", "tf_crop_and_resize"),
+                      "nearest_mode": lambda v: True, "cubic_coeff_a": lambda v: True,
+                      "exclude_outside": lambda v: True, "extrapolation_value": lambda v: True,
+                      "antialias": lambda v: v == 0,
+                      "keep_aspect_ratio_policy": lambda v: v in (b"stretch", "stretch")})
+    x = im.operand(node, 0)
+    if x.const:
+        im.fail(node, "of a constant")
+    full = ((1,) if im.batch else ()) + x.shape
+    if im.opset < 11:
+        scales, sizes = im.const_of(node, 1, "the scales"), None
+    else:
+        scales = (im.const_of(node, 2, "the scales") if len(node.input) > 2 and node.input[2]
+                  else None)
+        sizes = (im.const_of(node, 3, "the sizes") if len(node.input) > 3 and node.input[3]
+                 else None)
+        if scales is not None and scales.size == 0:
+            scales = None
+    if sizes is not None:
+        out = [int(v) for v in sizes.reshape(-1)]
+    elif scales is not None:
+        out = [int(math.floor(d * float(s))) for d, s in zip(full, scales.reshape(-1))]
+    else:
+        im.fail(node, "neither scales nor sizes")
+    if len(out) != len(full):
+        im.fail(node, f"sizes {out} for a tensor of rank {len(full)}")
+    if im.batch:
+        if out[0] != 1:
+            im.fail(node, "resizes the batch axis")
+        out = out[1:]
+    mode = a.get("mode", b"nearest")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    t = x
+    changed = [d for d, (n, m) in enumerate(zip(x.shape, out)) if n != m]
+    if not changed:
+        im.env[node.output[0]] = x
+        return
+    for step, d in enumerate(changed):
+        n, m = t.shape[d], out[d]
+        R = _resize_matrix(im, node, a, n, m)
+        shape = t.shape[:d] + (m,) + t.shape[d + 1:]
+        idx = [f"i{k}" for k in range(len(shape))]
+        r = m // n
+        nearest = (mode == "nearest" and m % n == 0
+                   and np.array_equal(R, np.eye(n)[np.arange(m) // r]))
+        if nearest:
+            body = _at(t.text, t.shape, idx[:d] + [f"div({idx[d]}, {r})"] + idx[d + 1:])
+        else:
+            Rn = im.ref(_T(R.shape, f"{node.output[0]}_axis{d}", R, True), node)
+            body = (f"sum n : {n} . {Rn}[{idx[d]}][n] * "
+                    f"{_at(t.text, t.shape, idx[:d] + ['n'] + idx[d + 1:])}")
+        expr = _fors(idx, shape, body)
+        if step == len(changed) - 1:
+            im.bind(node, 0, shape, expr)
+            return
+        name = im.fresh(f"{node.output[0]}_axis{d}", "binding")
+        im.lines.append((name, expr, name))
+        t = _T(shape, name)
 
 
 # ONNX's types a constant may be cast to, as numpy's (float16 rounds, then is kept in float64)
@@ -308,6 +648,10 @@ def op_Unsqueeze(im, node, a):
 
 
 HANDLERS = {
+    "DepthToSpace": op_DepthToSpace,
+    "SpaceToDepth": op_SpaceToDepth,
+    "Resize": op_Resize,
+    "Split": op_Split,
     "Constant": op_Constant,
     "ConstantOfShape": op_ConstantOfShape,
     "Transpose": op_Transpose,
