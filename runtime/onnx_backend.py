@@ -26,12 +26,26 @@ __all__ = ["Backend", "BackendRep", "prepare", "run_model", "supports_device"]
 _FLOAT = (1, 11)  # TensorProto.FLOAT, DOUBLE
 
 
+# float operands that are parameters of the operator, not data: a Resize's roi and scales
+_PARAMETERS = {"Resize": (1, 2)}
+
+
 def _integer_inputs(model) -> list[str]:
+    """The graph inputs specialised per value: the integer ones, and the float ones that only
+    an operator's parameter reads (``_PARAMETERS``)."""
     init = {i.name for i in model.graph.initializer}
+    readers: dict[str, list] = {}
+    for node in model.graph.node:
+        for k, name in enumerate(node.input):
+            readers.setdefault(name, []).append((node.op_type, k))
+
+    def parameter(name):
+        uses = readers.get(name, [])
+        return bool(uses) and all(k in _PARAMETERS.get(op, ()) for op, k in uses)
     # tensors only: a sequence or optional input is left to the importer, which names it
     return [vi.name for vi in model.graph.input
             if vi.name not in init and vi.type.HasField("tensor_type")
-            and vi.type.tensor_type.elem_type not in _FLOAT]
+            and (vi.type.tensor_type.elem_type not in _FLOAT or parameter(vi.name))]
 
 
 class _Specialising(_BaseRep):

@@ -19,6 +19,8 @@ SUPPORTED = {
                    "(zeros: padded by conv2d), count_include_pad 0 or 1; ceil mode",
     "GlobalAveragePool": "2-D: the sum over the plane / its size",
     "GlobalMaxPool": "2-D: max over the plane",
+    "ConvTranspose": "2-D, group 1, dilation 1, the same stride on both axes, pads and "
+                     "output_padding: the zero-stuffed input convolved with the flipped kernel",
 }
 
 
@@ -174,7 +176,7 @@ def _onehot_kernel(im, pads) -> str:
     ``conv2d(a, E, P)`` (``P`` the largest pad) places ``a`` with ``pads`` (top, left, bottom,
     right) around it: ``kh = 2P − top − bottom + 1`` (declared once per padding)."""
     t, l, b, r = pads
-    P = max(pads)
+    P = max(0, *pads)
     kh, kw = 2 * P - t - b + 1, 2 * P - l - r + 1
     key = ("onehot", tuple(pads))
     if key not in im.derived:
@@ -194,15 +196,14 @@ def _place(im, plane: str, pads) -> str:
     conv2d(plane, E, P)[u]``, ``E`` the one-hot kernel of ``_onehot_kernel`` (P zeros on each
     side by the layer, then the window at the offset where the plane sits: each element is
     ``1·a`` plus products by ``0``, so exact for finite values)."""
-    return f"(sum u : 1 . conv2d({plane}, {_onehot_kernel(im, pads)}, {max(pads)})[u])"
+    return f"(sum u : 1 . conv2d({plane}, {_onehot_kernel(im, pads)}, {max(0, *pads)})[u])"
 
 
-def _padded4(im, node, x: _T, pads, fill: str | None, ones=None) -> str:
+def _padded4(im, node, x: _T, pads, fill: str | None) -> str:
     """``x`` (…×H×W) with ``pads`` (top, left, bottom, right) around each plane, as a binding;
     the same on every side is ``_padded``'s. ``fill="-inf"``: ``+ log`` of the ones padded so
-    (``0`` inside, ``−inf`` around: MaxPool's). ``ones``: the pads of the region counted as
-    inside for the ``-inf`` (ceil mode: the padding proper is zeros, the extra is ``−inf``)."""
-    if len(set(pads)) == 1 and ones is None:
+    (``0`` inside, ``−inf`` around: MaxPool's)."""
+    if len(set(pads)) == 1 and pads[0] >= 0:
         return _padded(im, node, x, pads[0], fill)
     H, W = x.shape[-2:]
     base = node.output[0]
@@ -210,10 +211,10 @@ def _padded4(im, node, x: _T, pads, fill: str | None, ones=None) -> str:
     idx = [f"i{j}" for j in range(len(outer))]
     body = _place(im, x.text + "".join(f"[{i}]" for i in idx), pads)
     if fill == "-inf":
-        key = ("-inf4", H, W, tuple(pads), ones)
+        key = ("-inf4", H, W, tuple(pads))
         if key not in im.derived:
             ninf = im.fresh(f"{base}_pad_ninf", "binding")
-            im.lines.append((ninf, f"log({_padded_ones4(im, node, H, W, pads, ones)})", ninf))
+            im.lines.append((ninf, f"log({_padded_ones4(im, node, H, W, pads)})", ninf))
             im.derived[key] = ninf
         body += f" + {im.derived[key]}"
     name = im.fresh(f"{base}_padded", "binding")
@@ -223,13 +224,12 @@ def _padded4(im, node, x: _T, pads, fill: str | None, ones=None) -> str:
 
 def _padded_ones4(im, node, H: int, W: int, pads, ones=None) -> str:
     """Ones of shape H×W with ``pads`` zeros around (1 inside, 0 in the padding); with
-    ``ones`` (pads), the ones cover the plane padded by ``ones`` and the zeros are the rest."""
+    ``ones`` (pads), the ones cover the plane and that much padding (an average's
+    ``count_include_pad=1``) and the zeros are the rest (ceil mode's extra positions)."""
     if ones is not None:
         t, l, b, r = ones
-        inner = _T((H + t + b, W + l + r), _padded_ones4(im, node, H, W, ones))
+        inner = _T((H + t + b, W + l + r), _ones(im, (H + t + b, W + l + r)))
         rest = tuple(p - q for p, q in zip(pads, ones))
-        if not any(rest):
-            return inner.text
         key = ("padded ones4", H, W, tuple(pads), ones)
         if key not in im.derived:
             name = im.fresh(f"{node.output[0]}_pad_ones", "binding")
@@ -282,27 +282,29 @@ def _grouped(im, node, x: _T, w: _T, b, pad: int, stride: int, G: int, per: bool
     im.bind(node, 0, shape, f"{each}for i : {U} . {y}{at}[div(i, {Ug})][mod(i, {Ug})]")
 
 
-def _reshaped_param(im, node, t: _T, shape, what: str) -> str:
+def _reshaped_param(im, node, t: _T, shape, what: str, order=None, how="in groups") -> str:
     """A constant of the graph declared in another shape (the same numbers in the same order:
-    a grouped convolution's kernel and bias), once."""
+    a grouped convolution's kernel and bias; or, with ``order``, permuted: a transposed
+    convolution's flipped kernel), once."""
     if not t.const:
-        im.fail(node, f"a computed {what} of a grouped convolution (a constant is required)")
-    key = ("reshaped", id(t.value), tuple(shape))
+        im.fail(node, f"a computed {what} (a constant is required)")
+    key = ("reshaped", id(t.value), tuple(shape), how)
     if key not in im.derived:
         root = _root(t.value)
         if root in im.declared or root in im.kernels:
             im.fail(node, f"the {what} {t.text!r} is read by another operation too (two "
                           f"parameters of one array)")
-        p = im.fresh((t.text or "w") + "_g", "param")
+        p = im.fresh((t.text or "w") + ("_g" if order is None else "_f"), "param")
         im.derived[key] = p
         im.kernels[root] = f"{p} : {'x'.join(map(str, shape))}"
         im.alive.append(t.value)
-        im.params[p] = np.ascontiguousarray(t.value.reshape(shape), dtype=np.float32)
+        v = t.value if order is None else order(t.value)
+        im.params[p] = np.ascontiguousarray(v.reshape(shape), dtype=np.float32)
         dims = "x".join(map(str, shape))
         if not t.fixed:
-            im.decls.append(f"param  {p} : {dims}   -- {t.text}, in groups")
+            im.decls.append(f"param  {p} : {dims}   -- {t.text}, {how}")
         else:
-            im.decls.append(f"const  {p} : {dims}   -- a constant of the graph, in groups")
+            im.decls.append(f"const  {p} : {dims}   -- a constant of the graph, {how}")
             im.consts.append(p)
     return im.derived[key]
 
@@ -358,6 +360,63 @@ def _padded(im, node, x: _T, P: int, fill: str | None) -> str:
     name = im.fresh(f"{base}_padded", "binding")
     im.lines.append((name, _fors(idx, outer, body), name))
     return name
+
+
+def op_ConvTranspose(im, node, a):
+    """The transposed convolution as a convolution: the input with ``s − 1`` zeros after each
+    element (``x[c][div(y, s)][div(z, s)] * m[mod(y, s)][mod(z, s)]``, ``m`` a const ``s×s``,
+    1 at (0, 0): ``Hs×Ws``), placed with ``kh − 1 − pads`` around it (``_padded4``: a crop where
+    negative), then ``conv2d`` with the kernel declared flipped and its two channel axes
+    swapped (``W′[o][c][u][v] = W[c][o][kh−1−u][kw−1−v]``: the same numbers, another order,
+    so it trains as the same parameters); stride 1 and the same padding everywhere is one
+    ``conv2d(x, W′, b, kh − 1 − pad)``."""
+    ones = lambda v: all(d == 1 for d in v)  # noqa: E731
+    im.only(node, a, {"strides": lambda v: len(set(v)) == 1, "dilations": ones,
+                      "group": lambda g: g == 1, "kernel_shape": lambda k: len(k) == 2,
+                      "pads": lambda p: True, "output_padding": lambda p: True,
+                      "auto_pad": lambda p: p in (b"NOTSET", "NOTSET")})
+    x, w = im.operand(node, 0), im.operand(node, 1)
+    b = im.operand(node, 2) if len(node.input) > 2 and node.input[2] else None
+    if len(w.shape) != 4:
+        im.fail(node, f"a kernel of shape {w.shape}: only 2-D (C×U×kh×kw) is supported")
+    per = _spatial(im, node, x, "a transposed convolution")
+    C, H, W = x.shape[-3:]
+    if w.shape[0] != C:
+        im.fail(node, f"the kernel has {w.shape[0]} input channels, the input {C}")
+    U, kh, kw = w.shape[1], w.shape[2], w.shape[3]
+    s = a.get("strides", [1, 1])[0]
+    t, l, bo, r = (list(a.get("pads", [0] * 4)) + [0] * 4)[:4]
+    op = list(a.get("output_padding", [0, 0]))
+    if H == 1 or W == 1:
+        im.fail(node, f"an input of spatial shape {H}×{W} (a trailing dimension 1 is absorbed "
+                      f"in the model language)")
+    K = _reshaped_param(im, node, w, (U, C, kh, kw), "kernel",
+                        lambda v: v.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1], "flipped")
+    args = [K] + ([im.ref(b, node)] if b is not None else [])
+    Ho, Wo = (H - 1) * s + kh - t - bo + op[0], (W - 1) * s + kw - l - r + op[1]
+    each = f"for n : {x.shape[0]} . " if per else ""
+    at = "[n]" if per else ""
+    pads = (kh - 1 - t, kw - 1 - l, kh - 1 - bo + op[0] - (s - 1), kw - 1 - r + op[1] - (s - 1))
+    src = x
+    if s > 1:
+        m = np.zeros((s, s))
+        m[0, 0] = 1
+        mk = im.ref(_T((s, s), f"{node.output[0]}_stuff", m, True), node)
+        name = im.fresh(f"{node.output[0]}_stuffed", "binding")
+        im.lines.append((name, f"{each}for i0 : {C} . for i1 : {H * s} . for i2 : {W * s} . "
+                               f"{x.text}{at}[i0][div(i1, {s})][div(i2, {s})] * "
+                               f"{mk}[mod(i1, {s})][mod(i2, {s})]", name))
+        src = _T(x.shape[:-2] + (H * s, W * s), name)
+    if len(set(pads)) == 1 and pads[0] >= 0:
+        args += [str(pads[0])] if pads[0] else []
+        conv = f"{each}conv2d({src.text}{at}, {', '.join(args)})"
+    else:
+        padded = _padded4(im, node, src, pads, None)
+        conv = f"{each}conv2d({padded}{at}, {', '.join(args)})"
+    if Wo == 1:
+        im.fail(node, f"an output of spatial shape {Ho}×{Wo} (a trailing dimension 1 is "
+                      f"absorbed in the model language)")
+    im.bind(node, 0, x.shape[:-3] + (U, Ho, Wo), conv)
 
 
 def _pool(im, node, a, layer):
@@ -421,7 +480,7 @@ def _pool(im, node, a, layer):
     ceil = full != pads
     include = a.get("count_include_pad", 0)
     if layer == "maxpool":
-        padded = _padded4(im, node, x, full, "-inf", ones=pads if ceil else None)
+        padded = _padded4(im, node, x, full, "-inf")
         _bind_layer(im, node, out, f"{layer}({padded}, {arg})")
         return
     padded = _padded4(im, node, x, full, None)
@@ -508,4 +567,5 @@ HANDLERS = {
     "AveragePool": op_AveragePool,
     "GlobalAveragePool": op_GlobalAveragePool,
     "GlobalMaxPool": op_GlobalMaxPool,
+    "ConvTranspose": op_ConvTranspose,
 }

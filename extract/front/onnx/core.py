@@ -14,6 +14,7 @@ node), ``im.broadcast`` (an elementwise operation with ONNX broadcasting) or ``i
 from __future__ import annotations
 
 import re
+import textwrap
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -321,7 +322,9 @@ class _Importer:
             if f is None:
                 why = _UNSUPPORTED.get(node.op_type)
                 self.fail(node, "operator not supported" + (f": {why}" if why else "")
-                          + " (supported: " + ", ".join(sorted(self.supported)) + ")")
+                          + "; the supported operators:\n" + textwrap.fill(
+                              ", ".join(sorted(self.supported)), width=92,
+                              initial_indent="  ", subsequent_indent="  "))
             self._batch_size_check(node)
             try:
                 f(self, node, self.attrs(node))
@@ -491,7 +494,7 @@ class _Importer:
         perm = list(perm)
         if t.const:
             return _T(tuple(t.value.transpose(perm).shape), (t.text or "w") + "_t",
-                      np.ascontiguousarray(t.value.transpose(perm)), t.fixed)
+                      t.value.transpose(perm), t.fixed)   # a view: ref copies it once
         shape = tuple(t.shape[p] for p in perm)
         idx = [f"i{k}" for k in range(len(perm))]
         src = [None] * len(perm)

@@ -272,9 +272,15 @@ def op_LeakyRelu(im, node, a):
 
 def op_PRelu(im, node, a):
     """``relu(x) - relu(-x) * slope``, the slope (a parameter: PyTorch's ``nn.PReLU`` learns
-    it) broadcast against ``x``."""
+    it) broadcast against ``x`` (before opset 7, a slope of C elements is per channel)."""
     im.only(node, a, {})
     x, slope = im.operand(node, 0), im.operand(node, 1)
+    full = ((1,) if im.batch and not x.const else ()) + x.shape
+    if (im.opset < 7 and slope.const and slope.value.ndim == 1 and len(full) > 2
+            and slope.value.shape[0] == full[1] > 1):
+        # before opset 7 a slope of C elements is per channel (axis 1), not broadcast
+        per = (full[1],) + (1,) * (len(full) - 2)
+        slope = _T(per, slope.text, slope.value.reshape(per), slope.fixed)
     im.broadcast(node, [x, slope], lambda e, s, numpy=False:
                  np.where(e >= 0, e, e * s) if numpy else f"relu({e}) - relu(-{e}) * {s}")
 

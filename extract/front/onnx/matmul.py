@@ -33,7 +33,7 @@ def _matmul(im, node, x: _T, w: _T, k_out: int = 0) -> None:
         return
     if w.const and not x.const:
         wt = _T((ws[1], K) if len(ws) == 2 else (K,), (node.input[1] or "w") + "_t",
-                w.value.T.copy() if len(ws) == 2 else w.value, w.fixed)
+                w.value.T if len(ws) == 2 else w.value, w.fixed)   # a view: ref copies it
         if len(ws) == 1:   # a dot product
             body = lambda v: f"sum k : {K} . {v}[k] * {im.ref(wt, node)}[k]"  # noqa: E731
             shape = ()
