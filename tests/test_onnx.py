@@ -1,4 +1,4 @@
-"""ONNX import (extract/onnx_import.py) and the ONNX backend (runtime/onnx_backend.py).
+"""ONNX import (extract/front/onnx/) and the ONNX backend (runtime/onnx_backend.py).
 
 1. The ONNX model zoo's MNIST network (as the qonnx wheel ships it; scripts/setup.sh --test
    fetches it into build/onnx/mnist-conv): imported, elaborated by Agda, its kernels run
@@ -145,7 +145,11 @@ OPERATORS = ("Add", "Sub", "Mul", "Div", "Max", "Sum", "Relu", "Sigmoid", "Tanh"
              "Reciprocal", "Identity", "Conv", "MaxPool", "AveragePool", "MatMul", "Gemm",
              "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Softmax",
              "LogSoftmax", "ReduceSum", "ReduceMean", "Pow", "BatchNormalization", "Sqrt",
-             "LayerNormalization", "Gelu", "ConstantOfShape")
+             "LayerNormalization", "Gelu", "ConstantOfShape",
+             # issue #37
+             "Concat", "Split", "Slice", "Dropout", "GlobalAveragePool", "GlobalMaxPool", "LRN",
+             "Clip", "LeakyRelu", "PRelu", "Elu", "Resize", "DepthToSpace", "SpaceToDepth",
+             "ConvTranspose")
 # element types other than float32/float64 are out of scope: not collected at all
 _OTHER_TYPES = re.compile(r"_(u?int\d+|float16|bfloat16|bool|string)(_|$)|_expanded")
 
@@ -255,8 +259,9 @@ def _one_node(op, inputs, output, attrs=None, inits=()):
 @pytest.mark.parametrize("attrs, what", [
     ({"kernel_shape": [3, 3], "strides": [2, 1]}, "strides=[2, 1]"),
     ({"kernel_shape": [3, 3], "dilations": [2, 2]}, "dilations=[2, 2]"),
-    ({"kernel_shape": [3, 3], "group": 2}, "group=2"),
-    ({"kernel_shape": [3, 3], "pads": [1, 0, 1, 0]}, "pads=[1, 0, 1, 0]"),
+    ({"kernel_shape": [3, 3], "group": 2}, "the kernel has 2 channels per group, 2 groups, the "
+                                           "input 2"),
+    ({"kernel_shape": [3, 3], "pads": [1, 0, -1, 0]}, "pads=[1, 0, -1, 0]: a negative padding"),
 ])
 def test_an_unsupported_conv_attribute_names_the_node(attrs, what):
     w = numpy_helper.from_array(np.zeros((2, 2, 3, 3), np.float32), "w")
