@@ -181,7 +181,11 @@ def test_onnx_node(case, kernel_cache):
     except OnnxImportError as e:
         pytest.skip(f"not expressible: {e}")
     for got, (_, want) in zip(outs, case.data_sets):
-        np.testing.assert_allclose(got[0], want[0], rtol=case.rtol, atol=max(case.atol, 1e-6))
+        # two float32 roundings of the largest output at least: a Winograd convolution
+        # (extract/winograd.py) spreads rounding of that size onto outputs that are exactly 0
+        # (ConvTranspose's output_padding)
+        atol = max(case.atol, 1e-6, 2.4e-7 * float(np.abs(want[0]).max(initial=0)))
+        np.testing.assert_allclose(got[0], want[0], rtol=case.rtol, atol=atol)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -64,7 +64,7 @@ def _cases():
         (1, 6, 4, 5), {"sp": _i64(2, 4)}), (1, 6, 4, 5), 1e-6)
     c["Split in three of the last axis (opset 11)"] = (_model(
         [_n("Split", ["x"], ["p", "q", "r"], axis=-1, split=[1, 2, 3]),
-         _n("Concat", ["r", "p", "q"], axis=2)], (1, 2, 3, 6), opset=11), (1, 2, 3, 6), 1e-6)
+         _n("Concat", ["r", "p", "q"], axis=3)], (1, 2, 3, 6), opset=11), (1, 2, 3, 6), 1e-6)
     c["Slice of a computed tensor"] = (_model(
         [_n("Sigmoid", ["x"], "s"), _n("Slice", ["s", "a", "b", "ax"])], x4,
         {"a": _i64(1, 2), "b": _i64(3, -1), "ax": _i64(1, 3)}), x4, 1e-6)
@@ -171,8 +171,33 @@ def test_an_operator_agrees_with_both_references(case, kernel_cache):
     x = _f(*shape)
     rep = backend.prepare(model, batch=True, loss="sqerr")
     (got,) = rep.run([x])
-    _close(got, ReferenceEvaluator(model).run(None, {"x": x})[0], rtol, "onnx.reference")
+    if case.startswith("LRN size 4"):
+        # onnxruntime refuses an even size (lrn.h: `size_ % 2 == 1`) and the reference
+        # evaluator's LRN is wrong for one sample (below): ONNX's formula, in NumPy
+        _close(got, _lrn(x, 4, alpha=0.1, beta=0.5, bias=1.0), rtol, "ONNX's LRN formula")
+        return
     _close(got, _ort(model, x), rtol, "onnxruntime")
+    if any(case.startswith(c) for c in NOT_THE_REFERENCE):
+        return
+    _close(got, ReferenceEvaluator(model).run(None, {"x": x})[0], rtol, "onnx.reference")
+
+
+def _lrn(x, size, alpha, beta, bias):
+    """ONNX's LRN: the squares summed over channels c − ⌊(size−1)/2⌋ … c + ⌈(size−1)/2⌉."""
+    x = x.astype(np.float64)
+    C, lo, hi = x.shape[1], (size - 1) // 2, -(-(size - 1) // 2)
+    sq = np.stack([(x[:, max(0, c - lo):min(C, c + hi + 1)] ** 2).sum(1) for c in range(C)], 1)
+    return x / (bias + alpha / size * sq) ** beta
+
+
+# where onnx 1.23.1's reference evaluator is not ONNX's operator (onnxruntime is, and the
+# import agrees with it)
+NOT_THE_REFERENCE = {
+    "LRN": "its LRN loops over the batch axis where it means the channels (`for c in "
+           "range(x.shape[0])`): with one sample only channel 0 is normalised",
+    "Softmax from axis 2 on (opset 11)": "its Softmax of opset 11 normalises over the one "
+                                         "axis (opset 13's), not the axes from it on",
+}
 
 
 def test_an_expansion_is_what_its_docstring_says():
@@ -206,7 +231,8 @@ def test_refused_operators_are_named_with_their_reason():
         import_onnx(m)
     lines = str(e.value).split("\n")
     assert "(Erf): operator not supported" in lines[0] and len(lines) > 3
-    assert all(len(w) <= 100 for w in lines[1:]) and "  Concat," in "\n".join(lines)
+    assert all(len(w) <= 100 and w.startswith("  ") for w in lines[1:])
+    assert "Concat," in "\n".join(lines[1:]) and "Concat," not in lines[0]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -364,17 +364,20 @@ def _padded(im, node, x: _T, P: int, fill: str | None) -> str:
 
 def op_ConvTranspose(im, node, a):
     """The transposed convolution as a convolution: the input with ``s − 1`` zeros after each
-    element (``x[c][div(y, s)][div(z, s)] * m[mod(y, s)][mod(z, s)]``, ``m`` a const ``s×s``,
+    element (per axis: its stride) (``x[c][div(y, s)][div(z, s)] * m[mod(y, s)][mod(z, s)]``, ``m`` a const ``s×s``,
     1 at (0, 0): ``Hs×Ws``), placed with ``kh − 1 − pads`` around it (``_padded4``: a crop where
     negative), then ``conv2d`` with the kernel declared flipped and its two channel axes
     swapped (``W′[o][c][u][v] = W[c][o][kh−1−u][kw−1−v]``: the same numbers, another order,
     so it trains as the same parameters); stride 1 and the same padding everywhere is one
-    ``conv2d(x, W′, b, kh − 1 − pad)``."""
+    ``conv2d(x, W′, b, kh − 1 − pad)``. ``output_shape`` and ``auto_pad`` SAME give the pads
+    as ONNX computes them."""
     ones = lambda v: all(d == 1 for d in v)  # noqa: E731
-    im.only(node, a, {"strides": lambda v: len(set(v)) == 1, "dilations": ones,
+    im.only(node, a, {"strides": lambda v: len(v) == 2, "dilations": ones,
                       "group": lambda g: g == 1, "kernel_shape": lambda k: len(k) == 2,
                       "pads": lambda p: True, "output_padding": lambda p: True,
-                      "auto_pad": lambda p: p in (b"NOTSET", "NOTSET")})
+                      "output_shape": lambda v: len(v) == 2,
+                      "auto_pad": lambda p: p in (b"NOTSET", "NOTSET", b"SAME_UPPER",
+                                                  "SAME_UPPER", b"SAME_LOWER", "SAME_LOWER")})
     x, w = im.operand(node, 0), im.operand(node, 1)
     b = im.operand(node, 2) if len(node.input) > 2 and node.input[2] else None
     if len(w.shape) != 4:
@@ -384,29 +387,60 @@ def op_ConvTranspose(im, node, a):
     if w.shape[0] != C:
         im.fail(node, f"the kernel has {w.shape[0]} input channels, the input {C}")
     U, kh, kw = w.shape[1], w.shape[2], w.shape[3]
-    s = a.get("strides", [1, 1])[0]
-    t, l, bo, r = (list(a.get("pads", [0] * 4)) + [0] * 4)[:4]
+    sh, sw = a.get("strides", [1, 1])
     op = list(a.get("output_padding", [0, 0]))
+    t, l, bo, r = (list(a.get("pads", [0] * 4)) + [0] * 4)[:4]
+    auto = a.get("auto_pad", b"NOTSET")
+    auto = auto.decode() if isinstance(auto, bytes) else auto
+    if "output_shape" in a or auto != "NOTSET":
+        # as ONNX's reference: the total padding that makes the output output_shape (SAME:
+        # input·stride), the larger half before (SAME_UPPER: after)
+        want = list(a["output_shape"]) if "output_shape" in a else [H * sh, W * sw]
+        pads = []
+        for n, s_, k, o, m_ in ((H, sh, kh, op[0], want[0]), (W, sw, kw, op[1], want[1])):
+            total = s_ * (n - 1) + o + k - m_
+            pads.append((total // 2, total - total // 2) if auto == "SAME_UPPER"
+                        else (total - total // 2, total // 2))
+        (t, bo), (l, r) = pads
     if H == 1 or W == 1:
         im.fail(node, f"an input of spatial shape {H}×{W} (a trailing dimension 1 is absorbed "
                       f"in the model language)")
-    K = _reshaped_param(im, node, w, (U, C, kh, kw), "kernel",
-                        lambda v: v.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1], "flipped")
+    if w.const:
+        K = _reshaped_param(im, node, w, (U, C, kh, kw), "kernel",
+                            lambda v: v.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1], "flipped")
+    else:
+        # a computed kernel, flipped by const anti-diagonal matrices (the language reverses
+        # no index): sum p . sum q . J[u][p] * J[v][q] * w[c][o][p][q], exact
+        if kw == 1:
+            im.fail(node, f"a computed kernel of shape {w.shape} (a trailing dimension 1 is "
+                          f"absorbed in the model language)")
+        Jh = im.ref(_T((kh, kh), f"{node.output[0]}_flip{kh}", np.eye(kh)[::-1].copy(),
+                       True), node)
+        Jw = Jh if kw == kh else im.ref(_T((kw, kw), f"{node.output[0]}_flip{kw}",
+                                           np.eye(kw)[::-1].copy(), True), node)
+        K = im.fresh(f"{node.output[0]}_kernel", "binding")
+        im.lines.append((K, f"for i0 : {U} . for i1 : {C} . for i2 : {kh} . for i3 : {kw} . "
+                            f"sum j : {kh} . sum k : {kw} . {Jh}[i2][j] * {Jw}[i3][k] * "
+                            f"{w.text}[i1][i0][j][k]", K))
     args = [K] + ([im.ref(b, node)] if b is not None else [])
-    Ho, Wo = (H - 1) * s + kh - t - bo + op[0], (W - 1) * s + kw - l - r + op[1]
+    Ho, Wo = (H - 1) * sh + kh - t - bo + op[0], (W - 1) * sw + kw - l - r + op[1]
     each = f"for n : {x.shape[0]} . " if per else ""
     at = "[n]" if per else ""
-    pads = (kh - 1 - t, kw - 1 - l, kh - 1 - bo + op[0] - (s - 1), kw - 1 - r + op[1] - (s - 1))
+    if min(Ho, Wo) < 1 or min(t, l, bo, r) < 0:
+        im.fail(node, f"pads {[t, l, bo, r]} for an output {Ho}×{Wo}")
+    pads = (kh - 1 - t, kw - 1 - l, kh - 1 - bo + op[0] - (sh - 1),
+            kw - 1 - r + op[1] - (sw - 1))
     src = x
-    if s > 1:
-        m = np.zeros((s, s))
+    if (sh, sw) != (1, 1):
+        m = np.zeros((sh, sw))
         m[0, 0] = 1
-        mk = im.ref(_T((s, s), f"{node.output[0]}_stuff", m, True), node)
+        mk = im.ref(_T((sh, sw), f"{node.output[0]}_stuff", m, True), node)
+        ix = f"[mod(i1, {sh})]" + (f"[mod(i2, {sw})]" if sw > 1 else "")   # (sh×1 is sh)
         name = im.fresh(f"{node.output[0]}_stuffed", "binding")
-        im.lines.append((name, f"{each}for i0 : {C} . for i1 : {H * s} . for i2 : {W * s} . "
-                               f"{x.text}{at}[i0][div(i1, {s})][div(i2, {s})] * "
-                               f"{mk}[mod(i1, {s})][mod(i2, {s})]", name))
-        src = _T(x.shape[:-2] + (H * s, W * s), name)
+        im.lines.append((name, f"{each}for i0 : {C} . for i1 : {H * sh} . for i2 : {W * sw} . "
+                               f"{x.text}{at}[i0][div(i1, {sh})][div(i2, {sw})] * {mk}{ix}",
+                         name))
+        src = _T(x.shape[:-2] + (H * sh, W * sw), name)
     if len(set(pads)) == 1 and pads[0] >= 0:
         args += [str(pads[0])] if pads[0] else []
         conv = f"{each}conv2d({src.text}{at}, {', '.join(args)})"

@@ -164,7 +164,8 @@ def _softmax_axes(im, node, a, x: _T) -> list[int]:
 def _softmax(im, node, a, log: bool):
     """Over the last axis: ``m = maxall(x[i])``, ``e = exp(x[i][j] − m[i])``, ``s = Σ_j e``,
     then ``e · recip(s)`` (or ``x − m − log(s)``), each a binding. Over other axes the same
-    with ``max r : d . …`` and ``sum r : d . …`` over them, the other axes mapped."""
+    with ``m = detach(max r : d . …)`` and ``sum r : d . …`` over them, the other axes
+    mapped."""
     im.only(node, a, {"axis": lambda v: True})
     x = im.operand(node, 0)
     if x.const:
@@ -216,7 +217,11 @@ def _softmax_axes_general(im, node, x: _T, axes: list[int], log: bool) -> None:
 
     base = node.output[0]
     m, e, s = (im.fresh(f"{base}_{w}", "binding") for w in ("max", "exp", "sum"))
-    im.lines.append((m, _fors(oi, outer, over("max", lambda ix: at(x.text, shape, ix))), m))
+    # the shift is detached (logsumexp's way): the output does not depend on it, and its
+    # gradient, which would cancel, is not computed (a maximum over a middle axis in the
+    # gradient is an argmax the extractor recomputes per element)
+    im.lines.append((m, _fors(oi, outer, "detach(" + over("max", lambda ix: at(x.text, shape,
+                                                                            ix)) + ")"), m))
     im.lines.append((e, _fors(idx, shape, f"exp({at(x.text, shape, idx)} - "
                                           f"{at(m, outer, oi)})"), e))
     im.lines.append((s, _fors(oi, outer, over("sum", lambda ix: at(e, shape, ix))), s))

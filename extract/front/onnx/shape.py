@@ -416,20 +416,23 @@ def op_SpaceToDepth(im, node, a):
     im.bind(node, 0, shape, f"{each}for i0 : {C * b * b} . for i1 : {H // b}x{W // b} . {body}")
 
 
-def _resize_matrix(im, node, a, n: int, m: int) -> np.ndarray:
+def _resize_matrix(im, node, a, n: int, m: int, scale=None) -> np.ndarray:
     """The m×n matrix of ONNX's own Resize along one axis (with the node's mode and
-    coordinate attributes): the reference evaluator's output for the n unit vectors."""
+    coordinate attributes, and its scale when it gives scales: the coordinates are mapped by
+    the scale, not by m/n): the reference evaluator's output for the n unit vectors."""
     from onnx import TensorProto, helper
     from onnx.reference import ReferenceEvaluator
     attrs = {k: v for k, v in a.items() if k in ("mode", "coordinate_transformation_mode",
                                                  "nearest_mode", "cubic_coeff_a",
                                                  "exclude_outside", "extrapolation_value")}
-    r = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], **attrs)
+    given = (helper.make_tensor("sizes", TensorProto.INT64, [2], [n, m]) if scale is None
+             else helper.make_tensor("scales", TensorProto.FLOAT, [2], [1.0, float(scale)]))
+    r = helper.make_node("Resize", ["x", "", "scales" if scale is not None else "",
+                                    "sizes" if scale is None else ""], ["y"], **attrs)
     g = helper.make_graph([r], "axis", [helper.make_tensor_value_info("x", TensorProto.DOUBLE,
                                                                       [n, n])],
                           [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [n, m])],
-                          initializer=[helper.make_tensor("sizes", TensorProto.INT64, [2],
-                                                          [n, m])])
+                          initializer=[given])
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
     (y,) = ReferenceEvaluator(model).run(None, {"x": np.eye(n)})
     return np.asarray(y, np.float64).T
@@ -461,6 +464,7 @@ def op_Resize(im, node, a):
                  else None)
         if scales is not None and scales.size == 0:
             scales = None
+    given = None if sizes is not None else [float(v) for v in scales.reshape(-1)]
     if sizes is not None:
         out = [int(v) for v in sizes.reshape(-1)]
     elif scales is not None:
@@ -473,6 +477,7 @@ def op_Resize(im, node, a):
         if out[0] != 1:
             im.fail(node, "resizes the batch axis")
         out = out[1:]
+        given = given and given[1:]
     mode = a.get("mode", b"nearest")
     mode = mode.decode() if isinstance(mode, bytes) else mode
     t = x
@@ -482,7 +487,9 @@ def op_Resize(im, node, a):
         return
     for step, d in enumerate(changed):
         n, m = t.shape[d], out[d]
-        R = _resize_matrix(im, node, a, n, m)
+        R = _resize_matrix(im, node, a, n, m, None if given is None else given[d])
+        if R.shape != (m, n):
+            im.fail(node, f"axis {d}: ONNX's resize of {n} gives {R.shape[0]}, not {m}")
         shape = t.shape[:d] + (m,) + t.shape[d + 1:]
         idx = [f"i{k}" for k in range(len(shape))]
         r = m // n
