@@ -61,8 +61,7 @@ def _pads4(im, node, a, kernel, stride: int, H: int, W: int) -> tuple[int, int, 
 
 
 def _pads_text(pads) -> str:
-    t, l, b, r = pads
-    return f"pads {list(pads)} (top {t}, left {l}, bottom {b}, right {r})"
+    return f"pads={list(pads)}"
 
 
 def op_Conv(im, node, a):
