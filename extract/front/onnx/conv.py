@@ -425,7 +425,7 @@ def op_ConvTranspose(im, node, a):
     Ho, Wo = (H - 1) * sh + kh - t - bo + op[0], (W - 1) * sw + kw - l - r + op[1]
     each = f"for n : {x.shape[0]} . " if per else ""
     at = "[n]" if per else ""
-    if min(Ho, Wo) < 1 or min(t, l, bo, r) < 0:
+    if min(Ho, Wo) < 1:
         im.fail(node, f"pads {[t, l, bo, r]} for an output {Ho}×{Wo}")
     pads = (kh - 1 - t, kw - 1 - l, kh - 1 - bo + op[0] - (sh - 1),
             kw - 1 - r + op[1] - (sw - 1))
