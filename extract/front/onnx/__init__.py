@@ -30,14 +30,15 @@ output is a ``Softmax`` of them, which stays the output) or squared error (``"sq
 a ``target`` input of the output's shape.
 
 Anything the model language cannot express exactly (strides that differ per axis, dilations,
-groups, padding that differs per side, ceil mode, ``erf``, dynamic shapes, integer tensors, …)
+1-D and 3-D convolutions, ``erf``, dynamic shapes, integer tensors, several graph outputs, …)
 raises ``OnnxImportError`` naming the node, its operator and what is unsupported — never an
 approximate model.
 
 The package: ``core`` (the walk, names, binding, constants, broadcasting) and one module per
 family of operators, each a table ``HANDLERS`` (op_type → handler) and ``SUPPORTED`` (op_type →
-its restrictions): ``elementwise``, ``conv`` (convolution and pooling), ``shape``,
-``normalisation`` (and reductions, softmax), ``matmul``. ``cli`` is ``python -m extract
+its restrictions): ``elementwise``, ``conv`` (convolution and pooling), ``shape`` (and Concat,
+Split, Slice, Resize, DepthToSpace), ``normalisation`` (and reductions, softmax, LRN),
+``matmul``. Each handler's docstring says what it expands to. ``cli`` is ``python -m extract
 import``. ``extract.onnx_import`` re-exports the public names.
 """
 from __future__ import annotations
