@@ -316,3 +316,40 @@ def test_a_pytorch_network_agrees_with_onnxruntime_and_pytorch(name, tmp_path, k
     with torch.no_grad():
         want = net(torch.from_numpy(x)).numpy()
     _close(got, want, 1e-5, "PyTorch")
+
+
+def test_the_gradients_through_the_new_expansions(kernel_cache):
+    """float64: the dump's gradients of a squared error through a grouped convolution with a
+    padding per side, a Concat of two branches (chunks chosen by 0/1 consts), LeakyRelu, a
+    ceil-mode max pooling and a softmax over the channels, against central differences at
+    three coordinates of every parameter (the masks and one-hot kernels are consts: no
+    gradient)."""
+    import runtime
+    from runtime.spec import _compiled
+    from extract.front.onnx import import_onnx
+    rng = np.random.default_rng(5)
+    model = _model(
+        [_n("Conv", ["x", "wg"], "g", group=2, pads=[0, 1, 1, 0]),
+         _n("Conv", ["x", "wp"], "p"), _n("LeakyRelu", ["g"], "a", alpha=0.1),
+         _n("Concat", ["a", "p"], "c", axis=1),
+         _n("MaxPool", ["c"], "m", kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1),
+         _n("Softmax", ["m"], axis=1)], (1, 4, 5, 5),
+        {"wg": _f(4, 2, 2, 2), "wp": _f(2, 4, 1, 1)})
+    imp = import_onnx(model, loss="sqerr")
+    m = runtime.load(_compiled(imp.text, "<grad.model>"), weights=dict(imp.params),
+                     precision="f64")
+    inputs = {"x": rng.normal(size=(2, 4, 5, 5)), imp.target: rng.normal(size=(2, 6, 3, 3))}
+    _, grads = m.batch_gradients(inputs)
+    assert set(grads) == {n for n in imp.params if n not in imp.consts}
+    for name, g in grads.items():
+        w = m.params[name]
+        for _ in range(3):
+            i = tuple(int(rng.integers(d)) for d in w.shape)
+            old = float(w[i])
+            w[i] = old + 1e-6
+            lp, _ = m.batch_gradients(inputs)
+            w[i] = old - 1e-6
+            lm, _ = m.batch_gradients(inputs)
+            w[i] = old
+            fd = (lp - lm) / 2e-6
+            assert abs(fd - g[i]) <= 1e-5 * max(1.0, abs(fd)), (name, i, fd, g[i])
