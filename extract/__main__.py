@@ -4,7 +4,7 @@
 
 ``python -m extract import MODEL.onnx [--out DIR] [--name NAME] [--loss ce|sqerr|auto]
 [--batch auto|yes|no] [--check]``: translate an ONNX model into a model file and its weights
-(``extract/onnx_import.py``; with consts, also ``NAME.consts.npz``, their values alone).
+(``extract/front/onnx/``; with consts, also ``NAME.consts.npz``, their values alone).
 
 MODEL is a built-in model's name (its dump is ``build/dump/MODEL.json`` by default, else the
 zoo's ``build/dump/zoo/MODEL.json`` of ``models/MODEL.model``, made by ``make dump`` when no
@@ -64,7 +64,7 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     frontend.one_line_warnings()
     if argv[:1] == ["import"]:
-        from .onnx_import import main as import_main
+        from .front.onnx.cli import main as import_main
         return import_main(argv[1:])
     ap = argparse.ArgumentParser(prog="python -m extract", description=__doc__.split("\n\n")[1])
     ap.add_argument("model", help="a built-in model's name (cnn, or a zoo model's: mlp, "

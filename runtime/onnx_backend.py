@@ -3,7 +3,7 @@
     rep = runtime.onnx_backend.prepare(onnx_model)   # import, elaborate in Agda, ∇, opt, C
     (y,) = rep.run([x])                              # the generated kernels, one sample
 
-``prepare`` translates the graph into the model language (``extract.onnx_import``, with the
+``prepare`` translates the graph into the model language (``extract.front.onnx``, with the
 whole tensor as one sample: ``batch=False``), compiles it to a dump with the Agda elaborator,
 generates and builds the C kernels and loads them with the initializers as weights; ``run``
 feeds the graph inputs (in the graph's order, or by name) and returns the graph's output with
@@ -26,12 +26,26 @@ __all__ = ["Backend", "BackendRep", "prepare", "run_model", "supports_device"]
 _FLOAT = (1, 11)  # TensorProto.FLOAT, DOUBLE
 
 
+# float operands that are parameters of the operator, not data: a Resize's roi and scales
+_PARAMETERS = {"Resize": (1, 2)}
+
+
 def _integer_inputs(model) -> list[str]:
+    """The graph inputs specialised per value: the integer ones, and the float ones that only
+    an operator's parameter reads (``_PARAMETERS``)."""
     init = {i.name for i in model.graph.initializer}
+    readers: dict[str, list] = {}
+    for node in model.graph.node:
+        for k, name in enumerate(node.input):
+            readers.setdefault(name, []).append((node.op_type, k))
+
+    def parameter(name):
+        uses = readers.get(name, [])
+        return bool(uses) and all(k in _PARAMETERS.get(op, ()) for op, k in uses)
     # tensors only: a sequence or optional input is left to the importer, which names it
     return [vi.name for vi in model.graph.input
             if vi.name not in init and vi.type.HasField("tensor_type")
-            and vi.type.tensor_type.elem_type not in _FLOAT]
+            and (vi.type.tensor_type.elem_type not in _FLOAT or parameter(vi.name))]
 
 
 class _Specialising(_BaseRep):
@@ -107,7 +121,7 @@ class Backend(_Base):
 
     @classmethod
     def prepare(cls, model, device="CPU", batch=False, loss="sqerr", precision=None, **kwargs):
-        from extract.onnx_import import import_onnx
+        from extract.front.onnx import import_onnx
         from .model import load
         from .spec import _compiled
         if hasattr(model, "graph") and _integer_inputs(model):

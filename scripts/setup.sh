@@ -2,8 +2,8 @@
 # Installs what the project needs on a fresh Debian machine; a no-op when it is all there.
 #   scripts/setup.sh          the main job: Agda + stdlib + GHC, and the Python package
 #   scripts/setup.sh --test   also the test and benchmark dependencies (pytest, pytest-xdist,
-#                             torch 2.13.0 CPU, onnx 1.23.1 and the ONNX model zoo's MNIST
-#                             network)
+#                             torch 2.13.0 CPU, onnx 1.23.1, onnxruntime 1.32.0 and the ONNX
+#                             model zoo's MNIST network)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -90,6 +90,9 @@ if ((want_test)); then
   # wheel is only unpacked: none of qonnx's dependencies is installed)
   $PY -c "import onnx, sys; sys.exit(onnx.__version__ != '1.23.1')" 2>/dev/null \
     || $PY -m pip install -q onnx==1.23.1
+  # onnxruntime: the second reference of the ONNX tests (tests/test_onnx_ops.py, the zoo's)
+  $PY -c "import onnxruntime, sys; sys.exit(onnxruntime.__version__ != '1.32.0')" 2>/dev/null \
+    || $PY -m pip install -q onnxruntime==1.32.0
   if [[ ! -f build/onnx/mnist-conv/model.onnx ]]; then
     echo "setup: pip download --no-deps qonnx==1.0.0 (the ONNX model zoo's mnist-conv)"
     rm -rf build/onnx/.wheel && mkdir -p build/onnx/.wheel

@@ -21,7 +21,7 @@ import besides itself:
 ``extract``, never the reverse. The deprecated aliases at the old flat paths
 (``extract/lower.py``, ...) import their module by name (``importlib``), so they add no edge;
 an import of one is checked as an import of the module it names, and no module of ours imports
-one (``extract/onnx_import.py`` excepted until its split into ``extract/front/onnx/``).
+one.
 """
 from __future__ import annotations
 
@@ -134,13 +134,12 @@ MAY_IMPORT = {
     "render": {"bottom", "ir"},
 }
 # modules of ours that still import an alias (an old path), and why
-ALIAS_USERS = {"extract.onnx_import": "split into extract/front/onnx/ on another branch"}
+ALIAS_USERS: dict[str, str] = {}
 # upward imports known and to be removed (a test fails once one is gone: delete it here)
 KNOWN_UPWARD = {
-    # the ONNX importer writes the weights file with runtime's writer; its split into
-    # extract/front/onnx/ (another branch) is to move that writer down or out of extract
-    "extract.onnx_import imports runtime._files: front may not import runtime",
-    "extract.onnx_import imports runtime.weights: front may not import runtime",
+    # the ONNX importer writes the weights file with runtime's writer (to move down or out)
+    "extract.front.onnx.core imports runtime._files: front may not import runtime",
+    "extract.front.onnx.core imports runtime.weights: front may not import runtime",
 }
 
 

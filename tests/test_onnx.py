@@ -1,4 +1,4 @@
-"""ONNX import (extract/onnx_import.py) and the ONNX backend (runtime/onnx_backend.py).
+"""ONNX import (extract/front/onnx/) and the ONNX backend (runtime/onnx_backend.py).
 
 1. The ONNX model zoo's MNIST network (as the qonnx wheel ships it; scripts/setup.sh --test
    fetches it into build/onnx/mnist-conv): imported, elaborated by Agda, its kernels run
@@ -145,7 +145,11 @@ OPERATORS = ("Add", "Sub", "Mul", "Div", "Max", "Sum", "Relu", "Sigmoid", "Tanh"
              "Reciprocal", "Identity", "Conv", "MaxPool", "AveragePool", "MatMul", "Gemm",
              "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Softmax",
              "LogSoftmax", "ReduceSum", "ReduceMean", "Pow", "BatchNormalization", "Sqrt",
-             "LayerNormalization", "Gelu", "ConstantOfShape")
+             "LayerNormalization", "Gelu", "ConstantOfShape",
+             # issue #37
+             "Concat", "Split", "Slice", "Dropout", "GlobalAveragePool", "GlobalMaxPool", "LRN",
+             "Clip", "LeakyRelu", "PRelu", "Elu", "Resize", "DepthToSpace", "SpaceToDepth",
+             "ConvTranspose")
 # element types other than float32/float64 are out of scope: not collected at all
 _OTHER_TYPES = re.compile(r"_(u?int\d+|float16|bfloat16|bool|string)(_|$)|_expanded")
 
@@ -177,7 +181,11 @@ def test_onnx_node(case, kernel_cache):
     except OnnxImportError as e:
         pytest.skip(f"not expressible: {e}")
     for got, (_, want) in zip(outs, case.data_sets):
-        np.testing.assert_allclose(got[0], want[0], rtol=case.rtol, atol=max(case.atol, 1e-6))
+        # two float32 roundings of the largest output at least: a Winograd convolution
+        # (extract/winograd.py) spreads rounding of that size onto outputs that are exactly 0
+        # (ConvTranspose's output_padding)
+        atol = max(case.atol, 1e-6, 2.4e-7 * float(np.abs(want[0]).max(initial=0)))
+        np.testing.assert_allclose(got[0], want[0], rtol=case.rtol, atol=atol)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,8 +263,9 @@ def _one_node(op, inputs, output, attrs=None, inits=()):
 @pytest.mark.parametrize("attrs, what", [
     ({"kernel_shape": [3, 3], "strides": [2, 1]}, "strides=[2, 1]"),
     ({"kernel_shape": [3, 3], "dilations": [2, 2]}, "dilations=[2, 2]"),
-    ({"kernel_shape": [3, 3], "group": 2}, "group=2"),
-    ({"kernel_shape": [3, 3], "pads": [1, 0, 1, 0]}, "pads=[1, 0, 1, 0]"),
+    ({"kernel_shape": [3, 3], "group": 2}, "the kernel has 2 channels per group, 2 groups, the "
+                                           "input 2"),
+    ({"kernel_shape": [3, 3], "pads": [1, 0, -1, 0]}, "pads=[1, 0, -1, 0]: a negative padding"),
 ])
 def test_an_unsupported_conv_attribute_names_the_node(attrs, what):
     w = numpy_helper.from_array(np.zeros((2, 2, 3, 3), np.float32), "w")
@@ -807,17 +816,17 @@ def test_a_batchnorm_in_training_mode_or_of_computed_statistics_is_named(kw, wha
 def test_an_unnamed_node_is_named_by_its_position_and_operator():
     """``node #1 (MaxPool)``: its index in graph.node; a named node keeps its name."""
     nodes = [helper.make_node("Relu", ["x"], ["r"]),
-             helper.make_node("MaxPool", ["r"], ["out"], kernel_shape=[2, 2], ceil_mode=1)]
+             helper.make_node("MaxPool", ["r"], ["out"], kernel_shape=[2, 2], dilations=[2, 2])]
     graph = helper.make_graph(
         nodes, "net", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1, 5, 5])],
         [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    with pytest.raises(OnnxImportError, match=r"^node #1 \(MaxPool\): attribute ceil_mode=1 "):
+    with pytest.raises(OnnxImportError, match=r"^node #1 \(MaxPool\): attribute dilations=\[2, 2\] "):
         import_onnx(model)
     with pytest.raises(OnnxImportError, match=r"^node #0 \(BatchNormalization\): training_mode"):
         import_onnx(_batchnorm([1, 3, 4, 4], attrs={"training_mode": 1}, name=""))
     model.graph.node[1].name = "pool"
-    with pytest.raises(OnnxImportError, match=r"^node 'pool' \(MaxPool\): attribute ceil_mode"):
+    with pytest.raises(OnnxImportError, match=r"^node 'pool' \(MaxPool\): attribute dilations"):
         import_onnx(model)
 
 
@@ -1032,7 +1041,8 @@ def test_erf_is_named_with_the_reason():
     assert str(e.value).startswith(
         "node 'n1' (Erf): operator not supported: the error function erf has no form in the "
         "model language"), str(e.value)
-    assert 'nn.GELU(approximate="tanh")' in str(e.value) and "(supported: " in str(e.value)
+    assert 'nn.GELU(approximate="tanh")' in str(e.value)
+    assert "; the supported operators:\n  Add, " in str(e.value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1122,15 +1132,14 @@ def test_a_pytorch_padded_pooling_imports(tmp_path, kernel_cache, pool):
 
 
 @pytest.mark.parametrize("op, attrs, what", [
-    ("MaxPool", {"kernel_shape": [3, 3], "pads": [1, 0, 1, 0]},
-     "pads=[1, 0, 1, 0]: only the same padding on every side is supported (the model language "
-     "pads symmetrically"),
-    ("AveragePool", {"kernel_shape": [2, 2], "auto_pad": "SAME_UPPER"},
-     "auto_pad=SAME_UPPER pads [0, 0, 1, 1] (begins, ends): only the same padding on every side"),
+    # (a padding per side, auto_pad SAME with an even window and ceil mode are expressed since
+    # issue #37: tests/test_onnx_ops.py)
+    ("MaxPool", {"kernel_shape": [3, 3], "pads": [3, 0, 1, 0]},
+     "pads=[3, 0, 1, 0]: a padding as large as the window 3×3"),
+    ("AveragePool", {"kernel_shape": [2, 2], "pads": [1, -1, 1, 0]},
+     "pads=[1, -1, 1, 0]: a negative padding"),
     ("MaxPool", {"kernel_shape": [2, 2], "pads": [2, 2, 2, 2]},
      "pads=[2, 2, 2, 2]: a padding as large as the window 2×2"),
-    ("AveragePool", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "ceil_mode": 1},
-     "attribute ceil_mode=1 is not supported"),
     ("MaxPool", {"kernel_shape": [1, 1], "strides": [2, 2]},
      "pooling an input of spatial shape 5×1 (a trailing dimension 1 is absorbed"),
 ])

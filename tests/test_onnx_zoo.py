@@ -1,0 +1,55 @@
+"""The nine architectures ``onnx`` ships (``backend/test/data/light/``: AlexNet, DenseNet-121,
+Inception v1 and v2, ResNet-50, ShuffleNet, SqueezeNet, VGG-19, ZFNet-512) through the ONNX
+importer (tests/onnx_zoo.py has the harness).
+
+- ``test_an_architecture_imports_and_elaborates`` (``agda``; in ``make test``): the importer
+  writes the model file and Agda elaborates it (every shape checked), no C is built. VGG-19
+  elaborates, and is refused after: its parameters (143.7 M) are past the generated C's int
+  indices over 16 lanes (134.2 M), and the error names the largest.
+- ``test_an_architecture_agrees_with_onnxruntime`` (``slow``): also builds the C (minutes of
+  gcc each: ResNet-50's 2-3) and runs one random image, with random weights, against
+  onnxruntime, 1e-4 relative to the largest output. It runs when ``PK_TEST_ZOO=1``: ``make
+  test`` runs every test, slow ones included, and this one alone would take it past half an
+  hour on two cores.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("onnx")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import onnx_zoo  # noqa: E402
+
+pytestmark = pytest.mark.agda
+
+BUILT = [a for a in onnx_zoo.ARCHITECTURES if a != "vgg19"]
+
+
+@pytest.mark.parametrize("name", onnx_zoo.ARCHITECTURES)
+def test_an_architecture_imports_and_elaborates(name):
+    import onnx
+    from extract import frontend
+    from extract.front.onnx import import_onnx
+    imp = import_onnx(onnx.load(str(onnx_zoo.light(name))))
+    assert imp.batch and 1000 in imp.output_shape, imp.output_shape
+    if name == "vgg19":
+        with pytest.raises(frontend.ModelError, match=r"the parameters hold 143,667,240 "
+                                                      r"elements, more than the generated C's"):
+            frontend.compile_model(imp.text, name_hint=f"{imp.name}.model")
+        return
+    frontend.compile_model(imp.text, name_hint=f"{imp.name}.model")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("PK_TEST_ZOO"),
+                    reason="builds a whole ImageNet network's C (minutes of gcc each): "
+                           "PK_TEST_ZOO=1 runs it")
+@pytest.mark.parametrize("name", BUILT)
+def test_an_architecture_agrees_with_onnxruntime(name, kernel_cache):
+    pytest.importorskip("onnxruntime")
+    over_largest, _ = onnx_zoo.check(name, log=lambda s: None)
+    assert over_largest <= 1e-4
