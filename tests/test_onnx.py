@@ -1510,7 +1510,8 @@ def test_a_resnet_like_graph_of_constant_of_shape_weights_imports(kernel_cache, 
     monkeypatch.setattr(sources, "SPLIT_BYTES", 4000)
     g = sources.generate(dm, "f64")
     assert whole.parts == {} and len(g.parts) > 4 and g.files == whole.files
-    (tmp_path / f"{dm.name}.h").write_text(g.files[f"{dm.name}.h"])
+    from extract.ir.names import c_model
+    (tmp_path / f"{c_model(dm.name)}.h").write_text(g.files[f"{c_model(dm.name)}.h"])
     for f, text in g.parts.items():
         (tmp_path / f).write_text(text)
         build.compile_c(tmp_path / f, tmp_path / f"{f}.o")

@@ -739,13 +739,13 @@ void model_chain_sgd_momentum_update(model_chain_params *restrict w, const model
     }
 }
 
-double model_chain_grad_sqnorm(const model_chain_params *restrict grad)
+real model_chain_grad_sqnorm(const model_chain_params *restrict grad)
 {
-    double sum = 0;
+    real sum = 0;
     for (int e = 0; e < model_chain_SIZE_a1_a; e++)
-        sum += (double)grad->a1_a[e] * grad->a1_a[e];
+        sum += grad->a1_a[e] * grad->a1_a[e];
     for (int e = 0; e < model_chain_SIZE_a1_b; e++)
-        sum += (double)grad->a1_b[e] * grad->a1_b[e];
+        sum += grad->a1_b[e] * grad->a1_b[e];
     return sum;
 }
 

@@ -65,8 +65,8 @@ void model_chain_batch_grad(const model_chain_params *model_chain_RESTRICT w, co
 void model_chain_sgd_update(model_chain_params *model_chain_RESTRICT w, const model_chain_params *model_chain_RESTRICT grad, real lr);
 void model_chain_sgd_momentum_update(model_chain_params *model_chain_RESTRICT w, const model_chain_params *model_chain_RESTRICT grad,
                                      model_chain_params *model_chain_RESTRICT vel, real lr, real mu);
-/* the sum of the squares of the gradient's elements, in double (clipping by norm) */
-double model_chain_grad_sqnorm(const model_chain_params *model_chain_RESTRICT grad);
+/* the sum of the squares of the gradient's elements (clipping by norm; real, the one scalar type) */
+real model_chain_grad_sqnorm(const model_chain_params *model_chain_RESTRICT grad);
 /* torch.optim.SGD with weight decay and a gradient scale: g = scale * grad + wd * w;
  * vel = mu * vel + g; w -= lr * vel */
 void model_chain_sgd_decay_update(model_chain_params *model_chain_RESTRICT w, const model_chain_params *model_chain_RESTRICT grad,

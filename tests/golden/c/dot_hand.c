@@ -678,13 +678,13 @@ void model_dot_sgd_momentum_update(model_dot_params *restrict w, const model_dot
     }
 }
 
-double model_dot_grad_sqnorm(const model_dot_params *restrict grad)
+real model_dot_grad_sqnorm(const model_dot_params *restrict grad)
 {
-    double sum = 0;
+    real sum = 0;
     for (int e = 0; e < model_dot_SIZE_a1_a; e++)
-        sum += (double)grad->a1_a[e] * grad->a1_a[e];
+        sum += grad->a1_a[e] * grad->a1_a[e];
     for (int e = 0; e < model_dot_SIZE_a1_b; e++)
-        sum += (double)grad->a1_b[e] * grad->a1_b[e];
+        sum += grad->a1_b[e] * grad->a1_b[e];
     return sum;
 }
 

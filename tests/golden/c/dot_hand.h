@@ -62,8 +62,8 @@ void model_dot_batch_grad(const model_dot_params *model_dot_RESTRICT w, const mo
 void model_dot_sgd_update(model_dot_params *model_dot_RESTRICT w, const model_dot_params *model_dot_RESTRICT grad, real lr);
 void model_dot_sgd_momentum_update(model_dot_params *model_dot_RESTRICT w, const model_dot_params *model_dot_RESTRICT grad,
                                    model_dot_params *model_dot_RESTRICT vel, real lr, real mu);
-/* the sum of the squares of the gradient's elements, in double (clipping by norm) */
-double model_dot_grad_sqnorm(const model_dot_params *model_dot_RESTRICT grad);
+/* the sum of the squares of the gradient's elements (clipping by norm; real, the one scalar type) */
+real model_dot_grad_sqnorm(const model_dot_params *model_dot_RESTRICT grad);
 /* torch.optim.SGD with weight decay and a gradient scale: g = scale * grad + wd * w;
  * vel = mu * vel + g; w -= lr * vel */
 void model_dot_sgd_decay_update(model_dot_params *model_dot_RESTRICT w, const model_dot_params *model_dot_RESTRICT grad,

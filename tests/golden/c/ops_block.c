@@ -971,13 +971,13 @@ void model_ops_block_sgd_momentum_update(model_ops_block_params *restrict w, con
     }
 }
 
-double model_ops_block_grad_sqnorm(const model_ops_block_params *restrict grad)
+real model_ops_block_grad_sqnorm(const model_ops_block_params *restrict grad)
 {
-    double sum = 0;
+    real sum = 0;
     for (int e = 0; e < model_ops_block_SIZE_a1_x; e++)
-        sum += (double)grad->a1_x[e] * grad->a1_x[e];
+        sum += grad->a1_x[e] * grad->a1_x[e];
     for (int e = 0; e < model_ops_block_SIZE_a1_g; e++)
-        sum += (double)grad->a1_g[e] * grad->a1_g[e];
+        sum += grad->a1_g[e] * grad->a1_g[e];
     return sum;
 }
 

@@ -69,8 +69,8 @@ void model_ops_block_batch_grad(const model_ops_block_params *model_ops_block_RE
 void model_ops_block_sgd_update(model_ops_block_params *model_ops_block_RESTRICT w, const model_ops_block_params *model_ops_block_RESTRICT grad, real lr);
 void model_ops_block_sgd_momentum_update(model_ops_block_params *model_ops_block_RESTRICT w, const model_ops_block_params *model_ops_block_RESTRICT grad,
                                          model_ops_block_params *model_ops_block_RESTRICT vel, real lr, real mu);
-/* the sum of the squares of the gradient's elements, in double (clipping by norm) */
-double model_ops_block_grad_sqnorm(const model_ops_block_params *model_ops_block_RESTRICT grad);
+/* the sum of the squares of the gradient's elements (clipping by norm; real, the one scalar type) */
+real model_ops_block_grad_sqnorm(const model_ops_block_params *model_ops_block_RESTRICT grad);
 /* torch.optim.SGD with weight decay and a gradient scale: g = scale * grad + wd * w;
  * vel = mu * vel + g; w -= lr * vel */
 void model_ops_block_sgd_decay_update(model_ops_block_params *model_ops_block_RESTRICT w, const model_ops_block_params *model_ops_block_RESTRICT grad,

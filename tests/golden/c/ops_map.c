@@ -801,13 +801,13 @@ void model_ops_map_sgd_momentum_update(model_ops_map_params *restrict w, const m
     }
 }
 
-double model_ops_map_grad_sqnorm(const model_ops_map_params *restrict grad)
+real model_ops_map_grad_sqnorm(const model_ops_map_params *restrict grad)
 {
-    double sum = 0;
+    real sum = 0;
     for (int e = 0; e < model_ops_map_SIZE_a1_x; e++)
-        sum += (double)grad->a1_x[e] * grad->a1_x[e];
+        sum += grad->a1_x[e] * grad->a1_x[e];
     for (int e = 0; e < model_ops_map_SIZE_a1_w; e++)
-        sum += (double)grad->a1_w[e] * grad->a1_w[e];
+        sum += grad->a1_w[e] * grad->a1_w[e];
     return sum;
 }
 

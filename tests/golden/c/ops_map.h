@@ -65,8 +65,8 @@ void model_ops_map_batch_grad(const model_ops_map_params *model_ops_map_RESTRICT
 void model_ops_map_sgd_update(model_ops_map_params *model_ops_map_RESTRICT w, const model_ops_map_params *model_ops_map_RESTRICT grad, real lr);
 void model_ops_map_sgd_momentum_update(model_ops_map_params *model_ops_map_RESTRICT w, const model_ops_map_params *model_ops_map_RESTRICT grad,
                                        model_ops_map_params *model_ops_map_RESTRICT vel, real lr, real mu);
-/* the sum of the squares of the gradient's elements, in double (clipping by norm) */
-double model_ops_map_grad_sqnorm(const model_ops_map_params *model_ops_map_RESTRICT grad);
+/* the sum of the squares of the gradient's elements (clipping by norm; real, the one scalar type) */
+real model_ops_map_grad_sqnorm(const model_ops_map_params *model_ops_map_RESTRICT grad);
 /* torch.optim.SGD with weight decay and a gradient scale: g = scale * grad + wd * w;
  * vel = mu * vel + g; w -= lr * vel */
 void model_ops_map_sgd_decay_update(model_ops_map_params *model_ops_map_RESTRICT w, const model_ops_map_params *model_ops_map_RESTRICT grad,

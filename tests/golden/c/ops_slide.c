@@ -1078,13 +1078,13 @@ void model_ops_slide_sgd_momentum_update(model_ops_slide_params *restrict w, con
     }
 }
 
-double model_ops_slide_grad_sqnorm(const model_ops_slide_params *restrict grad)
+real model_ops_slide_grad_sqnorm(const model_ops_slide_params *restrict grad)
 {
-    double sum = 0;
+    real sum = 0;
     for (int e = 0; e < model_ops_slide_SIZE_a1_x; e++)
-        sum += (double)grad->a1_x[e] * grad->a1_x[e];
+        sum += grad->a1_x[e] * grad->a1_x[e];
     for (int e = 0; e < model_ops_slide_SIZE_a1_k; e++)
-        sum += (double)grad->a1_k[e] * grad->a1_k[e];
+        sum += grad->a1_k[e] * grad->a1_k[e];
     return sum;
 }
 
