@@ -132,23 +132,31 @@ def test_resume_at_another_number_of_processes(data, tmp_path):
     _same(straight, np.load(saved))
 
 
-@pytest.mark.torch
-def test_a_killed_rank_is_named_and_the_others_stop(data, tmp_path):
-    pytest.importorskip("torch.distributed")
-    procs = _spawn(data, tmp_path / "kill", 2, epochs=100000, timeout=60)
+def _stop_rank_one(data, out, sig, timeout):
+    """Two ranks training for long; after rank 0 saved an epoch, rank 1 gets ``sig``; rank 0's
+    exit status and stderr (it must stop by itself, within two minutes)."""
+    procs = _spawn(data, out, 2, epochs=100000, timeout=timeout)
     try:
         deadline = time.monotonic() + 240
-        while not (tmp_path / "kill" / "weights.npz").exists():  # an epoch done
+        while not (out / "weights.npz").exists():  # an epoch done
             assert time.monotonic() < deadline and procs[0].poll() is None, \
                 procs[0].communicate()[1]
             time.sleep(0.2)
-        procs[1].send_signal(signal.SIGKILL)
+        procs[1].send_signal(sig)
         _, err = procs[0].communicate(timeout=120)  # bounded: no hang
     finally:
         for p in procs:
             if p.poll() is None:
-                p.kill()
-    assert procs[0].returncode == 2, err
+                p.send_signal(signal.SIGKILL)
+                p.wait()
+    return procs[0].returncode, err
+
+
+@pytest.mark.torch
+def test_a_killed_rank_is_named_and_the_others_stop(data, tmp_path):
+    pytest.importorskip("torch.distributed")
+    code, err = _stop_rank_one(data, tmp_path / "kill", signal.SIGKILL, timeout=60)
+    assert code == 2, err
     last = err.strip().splitlines()[-1]
     assert "rank 1" in last and "did not reach it" in last, err
 
@@ -165,20 +173,8 @@ def test_ranks_with_different_weights_are_refused(data, tmp_path):
 @pytest.mark.torch
 def test_a_hung_rank_is_named_at_the_time_limit(data, tmp_path):
     pytest.importorskip("torch.distributed")
-    procs = _spawn(data, tmp_path / "hang", 2, epochs=100000, timeout=5)
-    try:
-        deadline = time.monotonic() + 240
-        while not (tmp_path / "hang" / "weights.npz").exists():
-            assert time.monotonic() < deadline and procs[0].poll() is None, \
-                procs[0].communicate()[1]
-            time.sleep(0.2)
-        procs[1].send_signal(signal.SIGSTOP)  # alive, but never at the next exchange
-        _, err = procs[0].communicate(timeout=120)
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGKILL)
-                p.wait()
-    assert procs[0].returncode == 2, err
+    # SIGSTOP: alive, but never at the next exchange
+    code, err = _stop_rank_one(data, tmp_path / "hang", signal.SIGSTOP, timeout=5)
+    assert code == 2, err
     last = err.strip().splitlines()[-1]
     assert "rank 1 did not reach it" in last and "5 s limit" in last, err
