@@ -354,7 +354,9 @@ class _Importer:
             kw = "output " if n == t.text else ""
             body.append(f"{kw}{n} = {e}")
         body += self.loss_lines
-        header = [f"-- imported from ONNX ({self.graph.name or 'graph'}, opset {self.opset}) by "
+        # the graph's name is anyone's text: one line of escaped ASCII in the comment
+        shown = (self.graph.name or "graph").encode("unicode_escape").decode("ascii")[:200]
+        header = [f"-- imported from ONNX ({shown}, opset {self.opset}) by "
                   f"python -m extract import", f"model {self.name}"]
         text = "\n".join(header + self.decls + [self.target_decl] + body) + "\n"
         return Imported(self.name, text, self.params, inputs, names, t.text, output_shape,
