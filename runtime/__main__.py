@@ -278,15 +278,20 @@ def _follow(args, dist) -> int:
     """A rank other than 0 of ``train --distributed``: the same data, model and steps as rank
     0, which alone evaluates, prints and writes."""
     images, labels = load_split(args.data, "train", args.train_limit)
+    test = None  # a stopping metric on the test set: every rank measures it, to stop together
+    if args.patience is not None and args.monitor.startswith("test_") and args.test_limit != 0:
+        test = load_split(args.data, "test", args.test_limit)
     m = load(args.model, weights=args.weights, precision=args.precision, init=args.init,
              seed=args.seed, dump=args.dump)
     try:
         m.train(images, labels, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                 threads=args.threads, progress=False, shuffle=args.shuffle, seed=args.seed,
+                test=test,
                 momentum=args.momentum, eval_train=False, distributed=dist,
                 **_optimizer_args(args))
-    except (DistributedError, DivergedError) as e:
-        print(f"error: {e}", file=sys.stderr)
+    except (DistributedError, DivergedError, ValueError) as e:
+        print(f"error: rank {dist.rank}: {e}" if isinstance(e, ValueError) else f"error: {e}",
+              file=sys.stderr)
         return 2
     return 0
 
@@ -478,7 +483,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="stop when --monitor has not improved for this many epochs")
     t.add_argument("--monitor", default="val_loss",
                    choices=("val_loss", "val_accuracy", "test_loss", "test_accuracy", "loss"))
-    t.add_argument("--threads", type=int, default=None, help="default: all cores")
+    t.add_argument("--threads", type=int, default=None,
+                   help="default: all cores (1 per process with --distributed)")
     t.add_argument("--data", type=Path, default=DEFAULT_DATA, help=data_help)
     t.add_argument("--out", type=Path, default=None,
                    help="where weights.npz, history.json and curves.png go (default: "

@@ -29,7 +29,7 @@ Ordinary ``Model.train`` (no ``distributed``) sums the whole batch at once: it a
 distributed run to rounding, not bitwise.
 
 Faults: every exchange has a time limit (``timeout``); when one fails (a rank died, or hung
-past the limit) each rank that sees it says so in the rendezvous store and waits a few seconds
+past the limit) each rank that sees it says so in the rendezvous store and waits up to ten seconds
 for the others: the ranks that stay silent are named in the ``DistributedError`` the others
 raise. At start
 the ranks compare a hash of the dump, of the generated module and of the weights: a rank that
@@ -104,10 +104,18 @@ class Context:
 
     # -- start ----------------------------------------------------------------------------
 
-    def check_same(self, model) -> None:
-        """Every rank has the same dump, generated module and weights, or DistributedError
-        naming the ranks that differ from rank 0."""
+    def check_same(self, model, images=None, labels=None, arguments=None) -> None:
+        """Every rank has the same dump, generated module, weights, data and training
+        arguments (and the same ``groups`` and number of processes), or DistributedError naming
+        the ranks that differ from rank 0 and in what."""
         mine = _fingerprint(model)
+        mine["groups and processes"] = f"{self.groups} {self.world}"
+        if images is not None:
+            h = hashlib.sha256(np.ascontiguousarray(images).tobytes())
+            h.update(np.ascontiguousarray(labels).tobytes())
+            mine["data"] = f"{len(images)} {h.hexdigest()[:16]}"
+        if arguments is not None:
+            mine["training arguments"] = repr(sorted(arguments.items()))
         if self.world == 1:
             return
         every = [None] * self.world
@@ -118,7 +126,7 @@ class Context:
             raise DistributedError(
                 f"rank{'s' if len(odd) > 1 else ''} {', '.join(map(str, odd))} differ"
                 f"{'' if len(odd) > 1 else 's'} from rank 0 in {', '.join(what)}: every rank "
-                f"must load the same model, kernels and weights")
+                f"must load the same model, kernels, weights and data, with the same arguments")
 
     # -- one step -------------------------------------------------------------------------
 
@@ -192,11 +200,13 @@ class Context:
         except Exception as e:  # gloo reports a dead peer or a timeout as RuntimeError
             raise DistributedError(self._who(what, e)) from None
 
-    def _who(self, what: str, e: Exception, wait: float = 3.0) -> str:
+    def _who(self, what: str, e: Exception, wait: float | None = None) -> str:
         """The message for a failed exchange: every rank that sees the failure says so in the
         rendezvous store and waits ``wait`` seconds for the others to say so too; the ranks
         that stay silent are the ones that died or hung."""
         head = f"rank {self.rank}: distributed training stopped at step {self.step} ({what})"
+        if wait is None:  # long enough for a rank busy between epochs (rank 0 evaluating)
+            wait = min(self.timeout, 10.0)
         store = self._store()
         silent = None
         if store is not None:

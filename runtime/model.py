@@ -819,7 +819,8 @@ class Model:
         ``distributed=True`` (or a ``runtime.distributed.Context``): data-parallel training
         under ``torchrun``, every process calling ``train`` with the same arguments; each takes
         its groups of every batch and the weights after each step are the same bits on every
-        process and for any number of processes (``runtime.distributed``). Only rank 0 shows
+        process and for any number of processes (``runtime.distributed``; ``threads`` per
+        process, default 1, is part of what must stay fixed). Only rank 0 shows
         progress and evaluates the accuracies (every rank does when ``patience`` watches
         a metric, so that all stop together); ``callback`` runs on every rank, and one
         that stops training must decide alike on all.
@@ -840,9 +841,8 @@ class Model:
             from . import distributed as distributed_mod
             dist = (distributed if isinstance(distributed, distributed_mod.Context)
                     else distributed_mod.context())
-            if threads is None:  # the cores shared among the processes of this machine
-                threads = max(1, default_threads() // int(os.environ.get("LOCAL_WORLD_SIZE", 1)))
-            dist.check_same(self)
+            if threads is None:  # one: the bits must not depend on how many share a machine
+                threads = 1
             if not dist.main:  # rank 0 shows progress and evaluates (unless a metric stops)
                 progress = False
                 if patience is None:
@@ -850,6 +850,13 @@ class Model:
         images, labels, test, batch_size, threads = self.check_training(
             images, labels, epochs, batch_size, lr, threads, test, callback, eval_train,
             momentum)
+        if dist is not None:  # the same model, weights, data and arguments on every rank
+            dist.check_same(self, images, labels, dict(
+                epochs=epochs, batch_size=batch_size, lr=lr, threads=threads, momentum=momentum,
+                shuffle=shuffle, seed=seed, optimizer=optimizer, weight_decay=weight_decay,
+                betas=tuple(betas), eps=eps, clip_norm=clip_norm, schedule=schedule,
+                warmup=warmup, schedule_steps=schedule_steps, step_size=step_size, gamma=gamma,
+                validation_split=validation_split, patience=patience, monitor=monitor))
         if test is not None:
             t_images, t_labels = test
         val = None

@@ -122,7 +122,12 @@ def npz_members(path, expect: dict | None = None, limit: int | None = None) -> d
                     f"{info.file_size / max(1, info.compress_size):.0f}, "
                     f"more than {ratio:g}: a zip bomb?); refused before inflating it "
                     f"(${ENV_MAX_RATIO} raises the bound)")
-            if not info.filename.endswith(".npy"):
+            if not info.filename.endswith(".npy"):    # numpy reads it whole, as bytes
+                if info.file_size > limit:
+                    raise _limit_error(path, name, info.file_size, limit)
+                total += info.file_size
+                if total > limit:
+                    raise _limit_error(path, "its arrays together", total, limit)
                 continue
             try:
                 with zf.open(info) as f:
@@ -212,11 +217,12 @@ def inflate(raw: bytes, path, limit: int | None = None, head: int = 0, need=None
                                  f"refused after {show_bytes(len(out))} "
                                  f"(${ENV_MAX_RATIO} raises the bound)")
         if d.eof:
-            if d.unused_data.startswith(b"\x1f\x8b"):     # a second member: go on
-                rest = d.unused_data
-                fed_before += len(data) - len(rest)
+            # where the member ended in the input: the next member (cat a.gz b.gz) starts there
+            off = min(pos, len(data)) - len(d.unused_data)
+            if bytes(data[off:off + 2]) == b"\x1f\x8b":     # another member: go on
+                fed_before += off
                 d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                data, pos = memoryview(bytes(rest)), 0
+                data, pos = data[off:], 0
                 continue
             break
         if not chunk and not d.unconsumed_tail and pos >= len(data):

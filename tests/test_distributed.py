@@ -165,9 +165,14 @@ def test_a_killed_rank_is_named_and_the_others_stop(data, tmp_path):
 def test_ranks_with_different_weights_are_refused(data, tmp_path):
     pytest.importorskip("torch.distributed")
     results = _wait(_spawn(data, tmp_path / "odd", 2, epochs=1,
-                           per_rank=lambda r: ["--seed", str(r)]))
+                           per_rank=lambda r: ["--init", "sac"] if r else []))
     assert all(code == 2 for code, _, _ in results), results
-    assert "rank 1 differs from rank 0 in weights" in results[0][2]
+    assert "rank 1 differs from rank 0 in weights:" in results[0][2]
+    # other data (fewer images) and another seed on rank 1
+    results = _wait(_spawn(data, tmp_path / "odd2", 2, epochs=1,
+                           per_rank=lambda r: ["--train-limit", "120", "--seed", "5"] if r else []))
+    assert all(code == 2 for code, _, _ in results), results
+    assert "rank 1 differs from rank 0 in data, training arguments" in results[0][2]
 
 
 @pytest.mark.torch

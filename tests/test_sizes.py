@@ -16,6 +16,8 @@ import sys
 import time
 import tracemalloc
 import zipfile
+
+import pytest
 from pathlib import Path
 
 import numpy as np
@@ -191,3 +193,25 @@ def test_buffers_beyond_the_memory_available_are_refused_at_load(tmp_path, monke
     assert "binding wide" in str(err) and "\n" not in str(err), str(err)
     monkeypatch.undo()
     runtime.load(str(model))        # with the machine's memory it loads
+
+
+def test_a_plain_zip_entry_counts_against_the_limit(tmp_path, monkeypatch):
+    """An entry that is not an .npy (numpy reads it whole, as bytes) is sized like the arrays."""
+    import zipfile
+    from runtime import sizes
+    path = tmp_path / "plain.npz"
+    with zipfile.ZipFile(path, "w") as z:      # stored: no ratio to catch it
+        z.writestr("x_train", b"\0" * 5_000_000)
+    monkeypatch.setenv(sizes.ENV_MAX_BYTES, "1000000")
+    with pytest.raises(sizes.DataLimitError, match="x_train"):
+        sizes.npz_members(path)
+
+
+def test_concatenated_gzip_members_inflate_whole(tmp_path):
+    """cat a.gz b.gz (or bgzip): every member, as gzip.decompress reads it."""
+    import gzip
+    from runtime import sizes
+    rng = np.random.default_rng(0)
+    a, b = rng.bytes(100_000), rng.bytes(150_000)
+    raw = gzip.compress(a) + gzip.compress(b)
+    assert sizes.inflate(raw, tmp_path / "two.gz") == a + b
