@@ -252,7 +252,10 @@ def _unsound(final: Path, name: str) -> str | None:
     damaged (``cache.CacheError`` if it is foreign)."""
     if not final.exists() and not final.is_symlink():
         return ""
-    return cache.damage(final, name)
+    try:
+        return cache.damage(final, name)
+    except FileNotFoundError:   # another process removed it while it was read: build it
+        return 
 
 
 def _compile_module(name, key, label, root, final, files, cdef, flags, parts) -> None:
