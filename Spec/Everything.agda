@@ -73,6 +73,7 @@ import Spec.Front.Parser
 import Spec.Front.Layers
 import Spec.Front.Expand
 import Spec.Front.Model
+import Spec.Front.Names
 import Spec.Front.Properties
 import Spec.Front.Examples
 import Spec.Lang.Unren

@@ -55,8 +55,7 @@ shapeOf (ar s) = s
 
 -- The de Bruijn index of a variable.
 index : is ∈ Γ → ℕ
-index v₀     = 0
-index (vₛ v) = suc (index v)
+index = idx
 
 ------------------------------------------------------------------------
 -- The shapes a relation relates (its first two indices)

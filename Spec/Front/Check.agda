@@ -73,11 +73,11 @@ private
 -- Variables
 
 lookup : (Γ : Ctx) (n : ℕ) → Maybe (Σ IS λ is → Σ (is ∈ Γ) λ x → var-index x ≡ n)
-lookup ε        n       = nothing
-lookup (Γ ▹ is) zero    = just (is , v₀ , refl)
-lookup (Γ ▹ is) (suc n) with lookup Γ n
-... | just (js , x , eq) = just (js , vₛ x , cong suc eq)
-... | nothing            = nothing
+lookup Γ n = found (Γ ‼ n) refl
+  where
+    found : (m : Maybe IS) → Γ ‼ n ≡ m → Maybe (Σ IS λ is → Σ (is ∈ Γ) λ x → var-index x ≡ n)
+    found (just is) p = just (is , var# n p , refl)
+    found nothing   _ = nothing
 
 ------------------------------------------------------------------------
 -- The nodes whose constructor depends on the shapes found

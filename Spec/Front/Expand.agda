@@ -5,9 +5,14 @@
 -- become their nodes, and layers are expanded (Spec.Front.Layers) once
 -- the shapes of their arguments are inferred (Spec.Front.Check).
 --
--- The scope lists the names of the context's variables, innermost
+-- The scope holds the names of the context's variables, innermost
 -- first; a derivative placeholder of the chain has the empty name,
--- which no one can write, so a binding never mentions one.
+-- which no one can write, so a binding never mentions one.  It keeps
+-- them as a list (for messages) and as a map from each name to the
+-- level (the position counted from the outermost) of its innermost
+-- variable, so resolving a name costs its length, not the size of the
+-- scope (Spec.Front.Names): the index is the depth minus one minus the
+-- level.
 --
 --   for i : 10 . a[i] - b[i]   (scope b, a)
 --   ↦ For 10 (Add (Sel (V 2) (V 0)) (Neg (Sel (V 1) (V 0))))
@@ -17,7 +22,7 @@ module Spec.Front.Expand where
 open import Data.Bool using (true; false; not; if_then_else_)
 open import Data.List as List using (List; []; _∷_)
 open import Data.Maybe using (Maybe; just; nothing)
-open import Data.Nat using (ℕ; zero; suc)
+open import Data.Nat using (ℕ; zero; suc; _∸_)
 open import Data.Nat.Show using () renaming (show to showℕ)
 open import Data.Product using (_,_)
 open import Data.String as String using (String; _++_)
@@ -27,22 +32,40 @@ open import Spec.Lang.Syntax using (Ctx; _▹_; ix; Fn; fn-name; fns)
 open import Spec.Front.Syntax
 open import Spec.Front.Term
 open import Spec.Front.Result
+open import Spec.Front.Names as Names using (NameMap; _==_)
 open import Spec.Front.Shape using (show)
 open import Spec.Front.Check using (infer)
 open import Spec.Front.Layers using (Arg; expr; nat; layer; layer-names)
 
-Scope : Set
-Scope = List String
+record Scope : Set where
+  constructor scope
+  field
+    names : List String       -- innermost first
+    depth : ℕ                 -- how many
+    level : NameMap ℕ         -- each name's innermost level
+
+open Scope public using (names)
+
+empty-scope : Scope
+empty-scope = scope [] 0 Names.empty
+
+-- one more variable, innermost
+push : String → Scope → Scope
+push x (scope ns d m) = scope (x ∷ ns) (suc d) (Names.insert x d m)
+
+-- the scope of the names, outermost first
+scope-of : List String → Scope
+scope-of = List.foldl (λ sc x → push x sc) empty-scope
 
 private
   -- The index of the innermost variable of that name.
   resolve : Scope → String → Maybe ℕ
-  resolve []       x = nothing
-  resolve (y ∷ ys) x = if x String.== y then just 0 else Data.Maybe.map suc (resolve ys x)
-    where import Data.Maybe
+  resolve (scope _ d m) x with Names.find x m
+  ... | just l  = just (d ∸ suc l)
+  ... | nothing = nothing
 
   visible : Scope → String
-  visible sc = String.intersperse ", " (List.reverse (List.boolFilter (λ x → not (x String.== "")) sc))
+  visible sc = String.intersperse ", " (List.reverse (List.boolFilter (λ x → not (x == "")) (names sc)))
 
   argName : ℕ → Raw → String
   argName k (name x) = x
@@ -65,10 +88,10 @@ expand Γ sc (num (suc zero))    = ok One
 expand Γ sc (num n)             =
   fail ("the number " ++ showℕ n ++ " is not an array (only 0 and 1 are; divide with / n)")
 expand Γ sc (shape s)           = fail ("the shape " ++ show s ++ " is not an array")
-expand Γ sc (bind for i s b)    = expand (Γ ▹ ix s) (i ∷ sc) b >>= λ t → ok (For s t)
-expand Γ sc (bind sum i s b)    = expand (Γ ▹ ix s) (i ∷ sc) b >>= λ t → ok (Sum s t)
-expand Γ sc (bind tile i s b)   = expand (Γ ▹ ix s) (i ∷ sc) b >>= λ t → ok (Tile s t)
-expand Γ sc (bind maxr i s b)   = expand (Γ ▹ ix s) (i ∷ sc) b >>= λ t → ok (MaxOver s t)
+expand Γ sc (bind for i s b)    = expand (Γ ▹ ix s) (push i sc) b >>= λ t → ok (For s t)
+expand Γ sc (bind sum i s b)    = expand (Γ ▹ ix s) (push i sc) b >>= λ t → ok (Sum s t)
+expand Γ sc (bind tile i s b)   = expand (Γ ▹ ix s) (push i sc) b >>= λ t → ok (Tile s t)
+expand Γ sc (bind maxr i s b)   = expand (Γ ▹ ix s) (push i sc) b >>= λ t → ok (MaxOver s t)
 expand Γ sc (sel a (num n)) =
   fail ("[" ++ showℕ n ++ "]: an index is an index variable (the i of for i : S . a[i]), "
         ++ "not a number")
@@ -112,7 +135,7 @@ builtin Γ sc "div" (i ∷ p ∷ []) =
   expand Γ sc i >>= λ i′ → block-shape "div" (p ∷ []) >>= λ s → ok (Div s i′)
 builtin Γ sc "mod" (i ∷ p ∷ []) =
   expand Γ sc i >>= λ i′ → block-shape "mod" (p ∷ []) >>= λ s → ok (Mod s i′)
-builtin Γ sc f as with List.any (f String.==_) operations
+builtin Γ sc f as with List.any (f ==_) operations
 ... | true  = fail (f ++ ": wrong number of arguments (" ++ showℕ (List.length as) ++ ")")
 ... | false = fail ("unknown operation " ++ f ++ "; known: " ++ String.intersperse ", " operations)
 

@@ -16,13 +16,13 @@ module Spec.Front.Model where
 
 open import Data.Bool using (Bool; true; false; if_then_else_; not; _∨_; _∧_)
 open import Data.List as List using (List; []; _∷_; [_]) renaming (_++_ to _++ₗ_)
-open import Data.List.Properties using (map-++-commute)
+open import Data.List.Properties using (map-++-commute; unfold-reverse)
 open import Data.Maybe using (Maybe; just; nothing)
 open import Data.Nat using (ℕ; zero; suc; _∸_)
 open import Data.Nat.Show using () renaming (show to showℕ)
 open import Data.Product using (Σ; _×_; _,_; proj₁; proj₂)
 open import Data.String as String using (String; _++_)
-open import Relation.Binary.PropositionalEquality using (_≡_; refl; cong; cong₂; trans)
+open import Relation.Binary.PropositionalEquality using (_≡_; refl; cong; cong₂; trans; sym)
 open import Relation.Nullary using (yes; no)
 
 open import Spec.Array.Base using (S; unit)
@@ -34,7 +34,8 @@ open import Spec.Front.Term
 open import Spec.Front.Result
 open import Spec.Front.Shape using (show; _≟ₛ_)
 open import Spec.Front.Parser using (parse)
-open import Spec.Front.Expand using (expand)
+open import Spec.Front.Expand using (expand; Scope; push; scope-of)
+open import Spec.Front.Names as Names using (NameMap; _==_)
 open import Spec.Front.Check using (infer)
 
 ------------------------------------------------------------------------
@@ -70,15 +71,17 @@ private
     field
       {Δ}      : Ctx
       chain    : Chain Δ
-      scope    : List String
-      core     : List (String × Tm)
-      faithful : erase-chain chain ≡ core
+      scope    : Scope
+      rcore    : List (String × Tm)       -- the core terms, last first
+      faithful : erase-chain chain ≡ List.reverse rcore
 
-  snoc-faithful : ∀ {Δ p} (c : Chain Δ) (x : String) (e : E Δ (ar p)) {core t}
-                → erase-chain c ≡ core → ⌊ e ⌋ ≡ t
-                → erase-chain (c ▹ (x , e)) ≡ core ++ₗ [ (x , t) ]
-  snoc-faithful c x e eq refl =
-    trans (map-++-commute erase-binding (bindings c) [ binding x _ e ]) (cong (_++ₗ _) eq)
+  snoc-faithful : ∀ {Δ p} (c : Chain Δ) (x : String) (e : E Δ (ar p)) {rcore t}
+                → erase-chain c ≡ List.reverse rcore → ⌊ e ⌋ ≡ t
+                → erase-chain (c ▹ (x , e)) ≡ List.reverse ((x , t) ∷ rcore)
+  snoc-faithful c x e {rcore} eq refl =
+    trans (cong (List.map erase-binding) (bindings-▹ c x e))
+          (trans (map-++-commute erase-binding (bindings c) [ binding x _ e ])
+                 (trans (cong (_++ₗ _) eq) (sym (unfold-reverse (x , ⌊ e ⌋) rcore))))
 
   where′ : ℕ → String → String
   where′ l x = showℕ l ++ ": binding " ++ x ++ ": "
@@ -97,7 +100,7 @@ private
               else ok r
 
   -- A binding, elaborated as an array.
-  elab : ∀ (Δ : Ctx) → List String → ℕ → String → Raw → Result (Bound Δ)
+  elab : ∀ (Δ : Ctx) → Scope → ℕ → String → Raw → Result (Bound Δ)
   elab Δ sc l x r = (do
     _ ← shallow r
     t ← expand Δ sc r
@@ -107,7 +110,7 @@ private
   step : Partial → ℕ × String × Raw → Result Partial
   step (partial {Δ} c sc core eq) (l , x , r) = do
     (t , p , e , e≡) ← elab Δ sc l x r
-    ok (partial (c ▹ (x , e)) (x ∷ "" ∷ sc) (core ++ₗ [ (x , t) ]) (snoc-faithful c x e eq e≡))
+    ok (partial (c ▹ (x , e)) (push x (push "" sc)) ((x , t) ∷ core) (snoc-faithful c x e {core} eq e≡))
 
   steps : Partial → List (ℕ × String × Raw) → Result Partial
   steps p []       = ok p
@@ -139,20 +142,16 @@ private
       fail (showℕ l′ ++ ": declarations (input, target, param, const) come before the bindings; "
             ++ y ++ " is declared after the binding " ++ x ++ " (line " ++ showℕ l ++ ")")
 
-  -- The line of the first statement that defines x, if one does.
-  defined-at : String → List (ℕ × String) → Maybe ℕ
-  defined-at x [] = nothing
-  defined-at x ((l , y) ∷ ys) = if x String.== y then just l else defined-at x ys
-
-  -- Every name once, not reserved for derivatives.
-  names-ok : List (ℕ × String) → List (ℕ × String) → Result (List (ℕ × String))
+  -- Every name once, not reserved for derivatives: `seen` maps each name
+  -- defined so far to its line.
+  names-ok : NameMap ℕ → List (ℕ × String) → Result (NameMap ℕ)
   names-ok seen [] = ok seen
-  names-ok seen ((l , x) ∷ xs) with defined-at x seen
+  names-ok seen ((l , x) ∷ xs) with Names.find x seen
   ... | just l′ = fail (showℕ l ++ ": " ++ x ++ " is already defined (line " ++ showℕ l′ ++ ")")
   ... | nothing =
-    if String.fromList (List.take 2 (String.toList x)) String.== "d_"
+    if String.fromList (List.take 2 (String.toList x)) == "d_"
     then fail (showℕ l ++ ": " ++ x ++ ": names starting with d_ are reserved for gradients")
-    else names-ok ((l , x) ∷ seen) xs
+    else names-ok (Names.insert x l seen) xs
 
   base : List (ℕ × Role × String × S) → ChainCtx
   base = List.foldl (λ c (_ , _ , x , s) → c ▸ (x , s)) ε
@@ -186,7 +185,7 @@ private
 
   shape-of : String → List Binding → Maybe S
   shape-of x []                   = nothing
-  shape-of x (binding y p _ ∷ bs) = if x String.== y then just p else shape-of x bs
+  shape-of x (binding y p _ ∷ bs) = if x == y then just p else shape-of x bs
 
   -- The one target and the output, where their shapes differ: (target, its shape, output,
   -- its shape).
@@ -205,7 +204,7 @@ private
   -- The declarations with the target y of shape p.
   retarget : String → S → List (ℕ × Role × String × S) → List (ℕ × Role × String × S)
   retarget y p = List.map λ where
-    (l , r , x , s) → if sameRole target r ∧ (x String.== y) then (l , r , x , p) else (l , r , x , s)
+    (l , r , x , s) → if sameRole target r ∧ (x == y) then (l , r , x , p) else (l , r , x , s)
 
   -- The last binding, the loss: a scalar.
   finish : String → List String → List String → List String → Maybe String → String → Partial
@@ -223,8 +222,8 @@ private
 
       placeholder-free t e e≡ (just pf) = ok (record
         { title = title ; chain = c ▹ (x , e) ; features = fs ; targets = ts ; constants = ks
-        ; prediction = pred ; objective = x ; core = core ++ₗ [ (x , t) ]
-        ; faithful = snoc-faithful c x e eq e≡ ; pf = pf })
+        ; prediction = pred ; objective = x ; core = List.reverse ((x , t) ∷ core)
+        ; faithful = snoc-faithful c x e {core} eq e≡ ; pf = pf })
       -- not reached: no binding can name a placeholder (they have the empty name)
       placeholder-free t e e≡ nothing =
         fail (where′ l x ++ "a binding mentions a derivative placeholder")
@@ -262,12 +261,12 @@ private
   elab-parts : ℕ → String → ℕ → List (ℕ × Role × String × S) → List (ℕ × Kind × String × Raw)
              → Result Elaborated
   elab-parts fuel title end ds fs = do
-    _ ← names-ok [] (decl-names ds ++ₗ def-names fs)
+    _ ← names-ok Names.empty (decl-names ds ++ₗ def-names fs)
     pred ← one-output (outputs fs)
     (ll , lx , le) ← final end fs
     bs ← plain-defs (List.take (List.length fs ∸ 1) fs)
     let (Γ , ns) = ce-split (base ds)
-        scope = List.reverse (List.map proj₂ (decl-names ds))
+        scope = scope-of (List.map proj₂ (decl-names ds))
     p ← steps (partial (ε {Γ} ns) scope [] refl) bs
     finish title (withRole input ds) (withRole target ds) (withRole constant ds) pred
            (note fuel (mismatch ds pred p)) p ll lx le

@@ -60,8 +60,7 @@ MaxOver s t = Sel (For s t) (Argmax s t)
 -- Erasure
 
 var-index : is ∈ Γ → ℕ
-var-index v₀     = 0
-var-index (vₛ x) = suc (var-index x)
+var-index = idx
 
 ⌊_⌋ : E Γ is → Tm
 ⌊ var x ⌋                         = V (var-index x)

@@ -19,6 +19,8 @@ open import Data.Unit using (⊤; tt)
 open import Function using (_∘_)
 
 open import Spec.Array.Base using (S; unit)
+open import Data.Nat using (zero; suc)
+open import Relation.Binary.PropositionalEquality using (refl)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst using (↑_)
 
@@ -43,14 +45,14 @@ env-zero {Γ ▹ ix s} = env-zero {Γ}
 
 -- the entry of an array variable
 lookupE : EnvE Γ Δ → ar s ∈ Γ → E Δ (ar s)
-lookupE {Γ ▹ ar _} (δ , e) v₀     = e
-lookupE {Γ ▹ ar _} (δ , e) (vₛ x) = lookupE {Γ} δ x
-lookupE {Γ ▹ ix _} δ       (vₛ x) = lookupE {Γ} δ x
+lookupE {Γ ▹ ar _} (δ , e) (var# zero refl)  = e
+lookupE {Γ ▹ ar _} (δ , e) (var# (suc n) p) = lookupE {Γ} δ (var# n p)
+lookupE {Γ ▹ ix _} δ       (var# (suc n) p) = lookupE {Γ} δ (var# n p)
 
 update : EnvE Γ Δ → ar s ∈ Γ → (E Δ (ar s) → E Δ (ar s)) → EnvE Γ Δ
-update {Γ ▹ ar _} (δ , e) v₀     f = δ , f e
-update {Γ ▹ ar _} (δ , e) (vₛ x) f = update {Γ} δ x f , e
-update {Γ ▹ ix _} δ       (vₛ x) f = update {Γ} δ x f
+update {Γ ▹ ar _} (δ , e) (var# zero refl)  f = δ , f e
+update {Γ ▹ ar _} (δ , e) (var# (suc n) p) f = update {Γ} δ (var# n p) f , e
+update {Γ ▹ ix _} δ       (var# (suc n) p) f = update {Γ} δ (var# n p) f
 
 env-map : (∀ {s} → E Δ (ar s) → E Φ (ar s)) → EnvE Γ Δ → EnvE Γ Φ
 env-map {Γ = ε}        f δ       = tt

@@ -22,6 +22,8 @@ open import Data.List using (List; []; _∷_; _++_; [_]; map)
 open import Data.Product using (_×_; _,_; Σ)
 open import Data.String using (String) renaming (_++_ to _++ˢ_)
 open import Data.Unit using (⊤; tt)
+open import Data.List.Properties using (++-assoc)
+open import Relation.Binary.PropositionalEquality using (_≡_; refl; trans; sym; cong)
 
 open import Spec.Array.Base using (S)
 open import Spec.Lang.Syntax
@@ -84,18 +86,39 @@ record Gradient (Φ : Ctx) : Set where
     expr  : E Φ (ar shape)
 
 -- The base context's variables, outermost first.
+-- (Built from the inside out onto an accumulator, so that a context of
+-- n variables costs n steps; names-list-▹ is the definition one reads.)
+names-list′ : Names Γ → List (String × IS) → List (String × IS)
+names-list′ {ε}      _        acc = acc
+names-list′ {Γ ▹ is} (ns , x) acc = names-list′ ns ((x , is) ∷ acc)
+
 names-list : Names Γ → List (String × IS)
-names-list {ε}      _        = []
-names-list {Γ ▹ is} (ns , x) = names-list ns ++ [ (x , is) ]
+names-list ns = names-list′ ns []
 
 base-vars : Chain Γ → List (String × IS)
 base-vars (ε ns)  = names-list ns
 base-vars (c ▹ _) = base-vars c
 
--- The forward bindings in evaluation order.
+-- The forward bindings in evaluation order (onto an accumulator:
+-- bindings-▹ below is the definition one reads).
+bindings′ : Chain Γ → List Binding → List Binding
+bindings′ (c ▹ (x , e)) acc = bindings′ c (binding x _ e ∷ acc)
+bindings′ (ε _)         acc = acc
+
 bindings : Chain Γ → List Binding
-bindings (c ▹ (x , e)) = bindings c ++ [ binding x _ e ]
-bindings (ε _)         = []
+bindings c = bindings′ c []
+
+private
+  bindings′-++ : (c : Chain Γ) (acc : List Binding) → bindings′ c acc ≡ bindings c ++ acc
+  bindings′-++ (ε _)         acc = refl
+  bindings′-++ (c ▹ (x , e)) acc =
+    trans (bindings′-++ c (binding x _ e ∷ acc))
+          (sym (trans (cong (_++ acc) (bindings′-++ c [ binding x _ e ]))
+                      (++-assoc (bindings c) [ binding x _ e ] acc)))
+
+bindings-▹ : (c : Chain Δ) (x : String) (e : E Δ (ar p))
+           → bindings (c ▹ (x , e)) ≡ bindings c ++ [ binding x _ e ]
+bindings-▹ c x e = bindings′-++ c [ binding x _ e ]
 
 ------------------------------------------------------------------------
 -- Reverse mode over a chain

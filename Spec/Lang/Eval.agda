@@ -30,6 +30,7 @@ open import Spec.Array.Index as Ix using (_⊕ₚ_; _⊖ₚ_; _⊖ᵣₚ_; ι-in
 import Spec.Array.Slide as Sl
 import Spec.Array.Argmax as Am
 open import Spec.Array.Block using (block; unblock)
+open import Data.Nat using (zero; suc)
 open import Spec.Lang.Syntax
 
 private
@@ -50,8 +51,8 @@ Env ε        = ⊤
 Env (Γ ▹ is) = Env Γ × Val is
 
 lookup : is ∈ Γ → Env Γ → Val is
-lookup v₀     (ρ , x) = x
-lookup (vₛ v) (ρ , _) = lookup v ρ
+lookup {Γ = _ ▹ _} (var# zero refl)  (ρ , x) = x
+lookup {Γ = _ ▹ _} (var# (suc n) p) (ρ , _) = lookup (var# n p) ρ
 
 ------------------------------------------------------------------------
 -- Decidable equality of positions

@@ -273,9 +273,7 @@ temp-free (ix-minusᵣ i j _ _ e)   = temp-free i ∧ temp-free j ∧ temp-free 
 -- early: soundness of opt* does not depend on it.
 same : ∀ {Γ Δ is ip} → E Γ is → E Δ ip → Bool
 same-var : ∀ {Γ Δ is ip} → is ∈ Γ → ip ∈ Δ → Bool
-same-var v₀     v₀     = true
-same-var (vₛ x) (vₛ y) = same-var x y
-same-var _      _      = false
+same-var x y = idx x ℕ.≡ᵇ idx y
 
 -- positions of possibly different shapes: the same tree and leaves
 same-pos : ∀ {s s′} → P s → P s′ → Bool

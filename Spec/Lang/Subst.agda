@@ -20,6 +20,8 @@ module Spec.Lang.Subst where
 
 open import Data.Maybe using (Maybe; just; nothing; _>>=_)
 
+open import Data.Nat using (zero; suc)
+open import Relation.Binary.PropositionalEquality using (refl)
 open import Spec.Lang.Syntax
 
 private
@@ -34,8 +36,8 @@ Ren : Ctx → Ctx → Set
 Ren Γ Δ = ∀ {is} → is ∈ Γ → is ∈ Δ
 
 ext : Ren Γ Δ → Ren (Γ ▹ ip) (Δ ▹ ip)
-ext ρ v₀     = v₀
-ext ρ (vₛ x) = vₛ (ρ x)
+ext ρ (var# zero refl)  = v₀
+ext ρ (var# (suc n) p) = vₛ (ρ (var# n p))
 
 ren : Ren Γ Δ → E Γ is → E Δ is
 ren ρ (var x)                   = var (ρ x)
@@ -78,13 +80,13 @@ infix 9 ↑_ ↑↑_
 infixl 5 _/_
 
 _/_ : (Γ : Ctx) → is ∈ Γ → Ctx
-(Γ ▹ _)  / v₀   = Γ
-(Γ ▹ ip) / vₛ v = (Γ / v) ▹ ip
+(Γ ▹ _)  / var# zero refl  = Γ
+(Γ ▹ ip) / var# (suc n) p = (Γ / var# n p) ▹ ip
 
 wkv : (v : is ∈ Γ) → Ren (Γ / v) Γ
-wkv v₀     y      = vₛ y
-wkv (vₛ v) v₀     = v₀
-wkv (vₛ v) (vₛ y) = vₛ (wkv v y)
+wkv {Γ = _ ▹ _} (var# zero refl)  y                  = vₛ y
+wkv {Γ = _ ▹ _} (var# (suc n) p) (var# zero refl)  = v₀
+wkv {Γ = _ ▹ _} (var# (suc n) p) (var# (suc m) q) = vₛ (wkv (var# n p) (var# m q))
 
 wk : (v : is ∈ Γ) → E (Γ / v) ip → E Γ ip
 wk v = ren (wkv v)
@@ -96,13 +98,16 @@ data Eq {Γ : Ctx} : is ∈ Γ → ip ∈ Γ → Set where
   eq  : {x : is ∈ Γ} → Eq x x
   neq : (x : is ∈ Γ) (y : ip ∈ Γ / x) → Eq x (wkv x y)
 
+-- (Under a shared outer variable the answer is the inner one's.)
+eq-vₛ : {x : is ∈ Γ} {y : ip ∈ Γ} → Eq x y → Eq (vₛ {ip = iq} x) (vₛ y)
+eq-vₛ eq        = eq
+eq-vₛ (neq x y) = neq (vₛ x) (vₛ y)
+
 eq? : (x : is ∈ Γ) (y : ip ∈ Γ) → Eq x y
-eq? v₀     v₀     = eq
-eq? v₀     (vₛ y) = neq v₀ y
-eq? (vₛ x) v₀     = neq (vₛ x) v₀
-eq? (vₛ x) (vₛ y) with eq? x y
-... | eq       = eq
-... | neq .x y = neq (vₛ x) (vₛ y)
+eq? {Γ = _ ▹ _} (var# zero refl)  (var# zero refl)  = eq
+eq? {Γ = _ ▹ _} (var# zero refl)  (var# (suc m) q) = neq v₀ (var# m q)
+eq? {Γ = _ ▹ _} (var# (suc n) p) (var# zero refl)  = neq (var# (suc n) p) v₀
+eq? {Γ = _ ▹ _} (var# (suc n) p) (var# (suc m) q) = eq-vₛ (eq? (var# n p) (var# m q))
 
 ------------------------------------------------------------------------
 -- Substitution
@@ -111,8 +116,8 @@ Sub : Ctx → Ctx → Set
 Sub Γ Δ = ∀ {is} → is ∈ Γ → E Δ is
 
 exts : Sub Γ Δ → Sub (Γ ▹ ip) (Δ ▹ ip)
-exts σ v₀     = var v₀
-exts σ (vₛ x) = ↑ σ x
+exts σ (var# zero refl)  = var v₀
+exts σ (var# (suc n) p) = ↑ σ (var# n p)
 
 subst : Sub Γ Δ → E Γ is → E Δ is
 subst σ (var x)                 = σ x
@@ -154,17 +159,17 @@ sub v e e₁ = subst (sub-var v e₁) e
 -- Swapping a variable with the next one inwards
 
 SwapAt : (Γ : Ctx) → is ∈ Γ → Ctx
-SwapAt (Γ ▹ is)      v₀          = Γ ▹ is
-SwapAt (Γ ▹ ip ▹ is) (vₛ v₀)     = Γ ▹ is ▹ ip
-SwapAt (Γ ▹ ip ▹ is) (vₛ (vₛ x)) = SwapAt (Γ ▹ ip) (vₛ x) ▹ is
+SwapAt (Γ ▹ is)      (var# zero refl)         = Γ ▹ is
+SwapAt (Γ ▹ ip ▹ is) (var# (suc zero) refl)    = Γ ▹ is ▹ ip
+SwapAt (Γ ▹ ip ▹ is) (var# (suc (suc n)) p) = SwapAt (Γ ▹ ip) (var# (suc n) p) ▹ is
 
 swapv : (x : is ∈ Γ) → Ren Γ (SwapAt Γ x)
-swapv v₀          y           = y
-swapv (vₛ v₀)     v₀          = vₛ v₀
-swapv (vₛ v₀)     (vₛ v₀)     = v₀
-swapv (vₛ v₀)     (vₛ (vₛ y)) = vₛ (vₛ y)
-swapv (vₛ (vₛ x)) v₀          = v₀
-swapv (vₛ (vₛ x)) (vₛ y)      = vₛ (swapv (vₛ x) y)
+swapv {Γ = _ ▹ _} (var# zero refl) y = y
+swapv {Γ = _ ▹ _ ▹ _} (var# (suc zero) refl) (var# zero refl)       = v₁
+swapv {Γ = _ ▹ _ ▹ _} (var# (suc zero) refl) (var# (suc zero) refl) = v₀
+swapv {Γ = _ ▹ _ ▹ _} (var# (suc zero) refl) (var# (suc (suc m)) q) = var# (suc (suc m)) q
+swapv {Γ = _ ▹ _ ▹ _} (var# (suc (suc n)) p) (var# zero refl)       = v₀
+swapv {Γ = _ ▹ _ ▹ _} (var# (suc (suc n)) p) (var# (suc m) q)      = vₛ (swapv (var# (suc n) p) (var# m q))
 
 ctx-swap : (x : is ∈ Γ) → E Γ ip → E (SwapAt Γ x) ip
 ctx-swap x = ren (swapv x)

@@ -23,7 +23,9 @@
 module Spec.Lang.Syntax where
 
 open import Data.List using (List; []; _∷_)
-open import Data.Nat using (ℕ)
+open import Data.Maybe using (Maybe; just; nothing)
+open import Data.Nat using (ℕ; zero; suc)
+open import Relation.Binary.PropositionalEquality using (_≡_; refl)
 open import Data.String using (String)
 
 open import Spec.Array.Base using (S; P; ι; _⊗_; unit; _+_≈_; suc_≈_; _*_≈_)
@@ -42,21 +44,48 @@ data Ctx : Set where
   ε   : Ctx
   _▹_ : Ctx → IS → Ctx
 
+-- The sort at a de Bruijn index (0 is the innermost variable), if the
+-- context is that long.
+infix 9 _‼_
+
+_‼_ : Ctx → ℕ → Maybe IS
+ε        ‼ _     = nothing
+(Γ ▹ is) ‼ zero  = just is
+(Γ ▹ _)  ‼ suc n = Γ ‼ n
+
+-- A variable is its de Bruijn index and the evidence that the context
+-- has the variable's sort there.  The evidence is an equation, which
+-- the compiled program does not carry (Agda erases proofs of _≡_), so a
+-- variable is a number at run time: weakening it (vₛ) adds one to the
+-- index, in constant time and space, wherever the variable is.  (A
+-- unary variable vₛ (vₛ … v₀) would cost its index in cells: a model of
+-- n bindings has Θ(n²) of them in its full scope.)  `v₀`, …, `v₉` are
+-- patterns of the record; a function that recurses on a variable
+-- recurses on its index (`var# (suc n) p` is `vₛ (var# n p)`).
 infix 4 _∈_
 
-data _∈_ : IS → Ctx → Set where
-  v₀ : ∀ {Γ is}    → is ∈ Γ ▹ is
-  vₛ : ∀ {Γ is ip} → is ∈ Γ → is ∈ Γ ▹ ip
+record _∈_ (is : IS) (Γ : Ctx) : Set where
+  constructor var#
+  field
+    idx : ℕ
+    at  : Γ ‼ idx ≡ just is
 
-pattern v₁ = vₛ v₀
-pattern v₂ = vₛ v₁
-pattern v₃ = vₛ v₂
-pattern v₄ = vₛ v₃
-pattern v₅ = vₛ v₄
-pattern v₆ = vₛ v₅
-pattern v₇ = vₛ v₆
-pattern v₈ = vₛ v₇
-pattern v₉ = vₛ v₈
+open _∈_ public using (idx)
+
+-- weakening by one: the same variable, one binder further out
+vₛ : ∀ {Γ is ip} → is ∈ Γ → is ∈ Γ ▹ ip
+vₛ (var# n p) = var# (suc n) p
+
+pattern v₀ = var# 0 refl
+pattern v₁ = var# 1 refl
+pattern v₂ = var# 2 refl
+pattern v₃ = var# 3 refl
+pattern v₄ = var# 4 refl
+pattern v₅ = var# 5 refl
+pattern v₆ = var# 6 refl
+pattern v₇ = var# 7 refl
+pattern v₈ = var# 8 refl
+pattern v₉ = var# 9 refl
 
 -- The binary scalar operations, applied elementwise: sum, product and
 -- maximum (Scalar's max; its declared derivative is in

@@ -13,6 +13,7 @@ open import Data.Maybe using (Maybe; just; nothing)
 open import Data.Product using (Σ; _,_)
 open import Relation.Binary.PropositionalEquality using (_≡_; refl; cong; cong₂)
 
+open import Data.Nat using (zero; suc)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst using (Ren; ren; ext)
 
@@ -27,8 +28,8 @@ Inv : Ren Γ Δ → Set
 Inv {Γ} {Δ} ρ = ∀ {is} (y : is ∈ Δ) → Maybe (Σ (is ∈ Γ) λ x → y ≡ ρ x)
 
 inv-ext : {ρ : Ren Γ Δ} → Inv ρ → Inv (ext {ip = ip} ρ)
-inv-ext inv v₀     = just (v₀ , refl)
-inv-ext inv (vₛ y) with inv y
+inv-ext inv (var# zero refl) = just (v₀ , refl)
+inv-ext inv (var# (suc n) p) with inv (var# n p)
 ... | just (x , eq) = just (vₛ x , cong vₛ eq)
 ... | nothing       = nothing
 

@@ -28,6 +28,7 @@ open import Spec.Array.Base as A
   using (S; ι; _⊗_; P; Ar; map; nest; unnest; _+_≈_; suc_≈_)
 import Spec.Array.Slide as Sl
 open import Spec.Array.Index using (combine)
+open import Data.Nat using (zero; suc)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst using (↑_; ↑↑_)
 open import Spec.Lang.Eval 𝕊
@@ -100,10 +101,10 @@ s2-means c {ρ} cc (i ⊗ (j ⊗ k)) =
 ------------------------------------------------------------------------
 -- The network
 
-pattern v₁₀ = vₛ v₉
-pattern v₁₁ = vₛ v₁₀
-pattern v₁₂ = vₛ v₁₁
-pattern v₁₃ = vₛ v₁₂
+pattern v₁₀ = var# 10 refl
+pattern v₁₁ = var# 11 refl
+pattern v₁₂ = var# 12 refl
+pattern v₁₃ = var# 13 refl
 
 -- The scope of the chain ends with d_r, r, d_loss, loss: r is v₂.  Its
 -- base context is target inp k₁ b₁ k₂ b₂ fc b: inp is v₆, …, b is v₀.

@@ -34,6 +34,7 @@ open import Spec.Array.Base as A using (S; ι; _⊗_; P; Ar)
 open import Spec.Array.Properties using (sum-map; sum-cong)
 open import Spec.Array.Argmax.Properties using (argmax-cong)
 open import Spec.Array.Index as Ix using (_⊕ₚ_; _⊖ₚ_; _⊖ᵣₚ_; combine)
+open import Data.Nat using (zero; suc)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Eval 𝕊
 open import Spec.Proofs.Forward 𝕊 using (TEnv; tlookup; D⟦_⟧)
@@ -63,15 +64,15 @@ dual-env {Γ ▹ ix s} (ρ , i) v       = dual-env ρ v , i
 lookup-ar : (x : ar s ∈ Γ) (ρ : Env Γ) (v : TEnv Γ) (i : P s)
           → 𝔻.lookup x (dual-env ρ v) i ≡ (lookup x ρ i , tlookup v x i)
 lookup-ar {Γ = Γ ▹ ar _} v₀     (ρ , a) (v , w) i = refl
-lookup-ar {Γ = Γ ▹ ar _} (vₛ x) (ρ , a) (v , w) i = lookup-ar x ρ v i
-lookup-ar {Γ = Γ ▹ ix _} (vₛ x) (ρ , j) v       i = lookup-ar x ρ v i
+lookup-ar {Γ = Γ ▹ ar _} (var# (suc nx) px) (ρ , a) (v , w) i = lookup-ar {Γ = Γ} (var# nx px) ρ v i
+lookup-ar {Γ = Γ ▹ ix _} (var# (suc nx) px) (ρ , j) v       i = lookup-ar {Γ = Γ} (var# nx px) ρ v i
 
 -- an index variable holds the same position
 lookup-ix : (x : ix s ∈ Γ) (ρ : Env Γ) (v : TEnv Γ)
           → 𝔻.lookup x (dual-env ρ v) ≡ lookup x ρ
 lookup-ix {Γ = Γ ▹ ix _} v₀     (ρ , j) v       = refl
-lookup-ix {Γ = Γ ▹ ar _} (vₛ x) (ρ , a) (v , w) = lookup-ix x ρ v
-lookup-ix {Γ = Γ ▹ ix _} (vₛ x) (ρ , j) v       = lookup-ix x ρ v
+lookup-ix {Γ = Γ ▹ ar _} (var# (suc nx) px) (ρ , a) (v , w) = lookup-ix {Γ = Γ} (var# nx px) ρ v
+lookup-ix {Γ = Γ ▹ ix _} (var# (suc nx) px) (ρ , j) v       = lookup-ix {Γ = Γ} (var# nx px) ρ v
 
 ------------------------------------------------------------------------
 -- The theorem, and its index half: index expressions evaluate to the

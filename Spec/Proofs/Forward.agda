@@ -39,6 +39,9 @@ open import Spec.Array.Base as A using (S; P; Ar; K; map; zipWith; nest; unnest)
 open import Spec.Array.Index using (_⊖ₚ_; _⊖ᵣₚ_)
 import Spec.Array.Slide as Sl
 open import Spec.Array.Block using (block; unblock)
+open import Data.Nat using (zero; suc)
+open import Data.Nat using (zero; suc)
+open import Relation.Binary.PropositionalEquality using (refl)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Eval 𝕊
 
@@ -62,9 +65,9 @@ TEnv (Γ ▹ ar s) = TEnv Γ × Ar s R
 TEnv (Γ ▹ ix s) = TEnv Γ
 
 tlookup : TEnv Γ → ar s ∈ Γ → Ar s R
-tlookup {Γ ▹ ar _} (v , w) v₀     = w
-tlookup {Γ ▹ ar _} (v , w) (vₛ x) = tlookup {Γ} v x
-tlookup {Γ ▹ ix _} v       (vₛ x) = tlookup {Γ} v x
+tlookup {Γ ▹ ar _} (v , w) (var# zero refl)  = w
+tlookup {Γ ▹ ar _} (v , w) (var# (suc n) p) = tlookup {Γ} v (var# n p)
+tlookup {Γ ▹ ix _} v       (var# (suc n) p) = tlookup {Γ} v (var# n p)
 
 ------------------------------------------------------------------------
 -- The derivative

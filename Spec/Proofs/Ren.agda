@@ -20,6 +20,7 @@ open import Relation.Binary.PropositionalEquality
 
 open import Spec.Array.Base using (S; ι; _⊗_; P)
 open import Spec.Array.Index as Ix using (_⊕ₚ_; combine)
+open import Data.Nat using (zero; suc)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst
 open import Spec.Lang.Eval 𝕊
@@ -38,8 +39,8 @@ EnvRen {Γ} ρ γ δ = ∀ {is} (x : is ∈ Γ) → Same is (lookup (ρ x) γ) (
 
 ext-EnvRen : {ρ : Ren Γ Δ} {γ : Env Δ} {δ : Env Γ}
            → EnvRen ρ γ δ → (a : Val ip) → EnvRen (ext {ip = ip} ρ) (γ , a) (δ , a)
-ext-EnvRen {ip = ip} H a v₀     = Same-refl ip a
-ext-EnvRen           H a (vₛ x) = H x
+ext-EnvRen {ip = ip} H a (var# zero refl)  = Same-refl ip a
+ext-EnvRen           H a (var# (suc n) p) = H (var# n p)
 
 ------------------------------------------------------------------------
 -- The theorem
@@ -94,14 +95,14 @@ eval-↑ e γ a = eval-ren vₛ (λ {is} x → Same-refl is (lookup x γ)) e
 -- Weakening at a variable v: the environment without v
 
 drop : (v : is ∈ Γ) → Env Γ → Env (Γ / v)
-drop v₀     (γ , _) = γ
-drop (vₛ v) (γ , a) = drop v γ , a
+drop {Γ = _ ▹ _} (var# zero refl)  (γ , _) = γ
+drop {Γ = _ ▹ _} (var# (suc n) p) (γ , a) = drop (var# n p) γ , a
 
 lookup-wkv : (v : is ∈ Γ) (y : ip ∈ Γ / v) (γ : Env Γ)
            → lookup (wkv v y) γ ≡ lookup y (drop v γ)
-lookup-wkv v₀     y      (γ , a) = refl
-lookup-wkv (vₛ v) v₀     (γ , a) = refl
-lookup-wkv (vₛ v) (vₛ y) (γ , a) = lookup-wkv v y γ
+lookup-wkv {Γ = _ ▹ _} (var# zero refl)  y                  (γ , a) = refl
+lookup-wkv {Γ = _ ▹ _} (var# (suc n) p) (var# zero refl)  (γ , a) = refl
+lookup-wkv {Γ = _ ▹ _} (var# (suc n) p) (var# (suc m) q) (γ , a) = lookup-wkv (var# n p) (var# m q) γ
 
 eval-wk : (v : is ∈ Γ) (e : E (Γ / v) ip) (γ : Env Γ)
         → Same ip (⟦ wk v e ⟧ γ) (⟦ e ⟧ (drop v γ))
@@ -111,18 +112,19 @@ eval-wk v e γ = eval-ren (wkv v) (λ {is} y → ≡⇒Same is (lookup-wkv v y �
 -- Exchanging a variable with the next one inwards
 
 swap-env : (x : is ∈ Γ) → Env Γ → Env (SwapAt Γ x)
-swap-env v₀          γ             = γ
-swap-env (vₛ v₀)     ((γ , a) , b) = (γ , b) , a
-swap-env (vₛ (vₛ x)) (γ , b)       = swap-env (vₛ x) γ , b
+swap-env {Γ = _ ▹ _}     (var# zero refl)       γ             = γ
+swap-env {Γ = _ ▹ _ ▹ _} (var# (suc zero) refl) ((γ , a) , b) = (γ , b) , a
+swap-env {Γ = _ ▹ _ ▹ _} (var# (suc (suc n)) p) (γ , b)       = swap-env (var# (suc n) p) γ , b
 
 lookup-swapv : (x : is ∈ Γ) (y : ip ∈ Γ) (γ : Env Γ)
              → lookup (swapv x y) (swap-env x γ) ≡ lookup y γ
-lookup-swapv v₀          y           γ             = refl
-lookup-swapv (vₛ v₀)     v₀          ((γ , a) , b) = refl
-lookup-swapv (vₛ v₀)     (vₛ v₀)     ((γ , a) , b) = refl
-lookup-swapv (vₛ v₀)     (vₛ (vₛ y)) ((γ , a) , b) = refl
-lookup-swapv (vₛ (vₛ x)) v₀          (γ , b)       = refl
-lookup-swapv (vₛ (vₛ x)) (vₛ y)      (γ , b)       = lookup-swapv (vₛ x) y γ
+lookup-swapv {Γ = _ ▹ _}     (var# zero refl)       y                      γ             = refl
+lookup-swapv {Γ = _ ▹ _ ▹ _} (var# (suc zero) refl) (var# zero refl)       ((γ , a) , b) = refl
+lookup-swapv {Γ = _ ▹ _ ▹ _} (var# (suc zero) refl) (var# (suc zero) refl) ((γ , a) , b) = refl
+lookup-swapv {Γ = _ ▹ _ ▹ _} (var# (suc zero) refl) (var# (suc (suc m)) q) ((γ , a) , b) = refl
+lookup-swapv {Γ = _ ▹ _ ▹ _} (var# (suc (suc n)) p) (var# zero refl)       (γ , b)       = refl
+lookup-swapv {Γ = _ ▹ _ ▹ _} (var# (suc (suc n)) p) (var# (suc m) q)      (γ , b)       =
+  lookup-swapv (var# (suc n) p) (var# m q) γ
 
 eval-ctx-swap : (x : is ∈ Γ) (e : E Γ ip) (γ : Env Γ)
               → Same ip (⟦ ctx-swap x e ⟧ (swap-env x γ)) (⟦ e ⟧ γ)

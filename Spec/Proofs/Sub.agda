@@ -20,6 +20,7 @@ open import Relation.Binary.PropositionalEquality hiding (subst)
 
 open import Spec.Array.Base using (S; ι; _⊗_; P)
 open import Spec.Array.Index as Ix using (_⊕ₚ_; combine)
+open import Data.Nat using (zero; suc)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst
 open import Spec.Lang.Eval 𝕊
@@ -39,9 +40,9 @@ EnvSub {Γ} σ γ δ = ∀ {is} (x : is ∈ Γ) → Same is (⟦ σ x ⟧ γ) (l
 
 exts-EnvSub : {σ : Sub Γ Δ} {γ : Env Δ} {δ : Env Γ}
             → EnvSub σ γ δ → (a : Val ip) → EnvSub (exts {ip = ip} σ) (γ , a) (δ , a)
-exts-EnvSub {ip = ip} H a v₀ = Same-refl ip a
-exts-EnvSub {σ = σ} {γ} H a (vₛ {is = is} x) =
-  Same-trans is (eval-↑ (σ x) γ a) (H x)
+exts-EnvSub {ip = ip} H a (var# zero refl) = Same-refl ip a
+exts-EnvSub {σ = σ} {γ} H a {is} (var# (suc n) p) =
+  Same-trans is (eval-↑ (σ (var# n p)) γ a) (H (var# n p))
 
 ------------------------------------------------------------------------
 -- The theorem
@@ -90,18 +91,19 @@ eval-sub σ H (ix-minusᵣ i j sp su e) =
 
 -- γ with a value put back at v
 insert : (v : is ∈ Γ) → Env (Γ / v) → Val is → Env Γ
-insert v₀     γ       a = γ , a
-insert (vₛ v) (γ , b) a = insert v γ a , b
+insert {Γ = _ ▹ _} (var# zero refl)  γ       a = γ , a
+insert {Γ = Γ ▹ _} (var# (suc n) p) (γ , b) a = insert {Γ = Γ} (var# n p) γ a , b
 
 lookup-insert : (v : is ∈ Γ) (γ : Env (Γ / v)) (a : Val is) → lookup v (insert v γ a) ≡ a
-lookup-insert v₀     γ       a = refl
-lookup-insert (vₛ v) (γ , b) a = lookup-insert v γ a
+lookup-insert {Γ = _ ▹ _} (var# zero refl)  γ       a = refl
+lookup-insert {Γ = Γ ▹ _} (var# (suc n) p) (γ , b) a = lookup-insert {Γ = Γ} (var# n p) γ a
 
 lookup-insert-wkv : (v : is ∈ Γ) (y : ip ∈ Γ / v) (γ : Env (Γ / v)) (a : Val is)
                   → lookup (wkv v y) (insert v γ a) ≡ lookup y γ
-lookup-insert-wkv v₀     y      γ       a = refl
-lookup-insert-wkv (vₛ v) v₀     (γ , b) a = refl
-lookup-insert-wkv (vₛ v) (vₛ y) (γ , b) a = lookup-insert-wkv v y γ a
+lookup-insert-wkv {Γ = _ ▹ _} (var# zero refl)  y                  γ       a = refl
+lookup-insert-wkv {Γ = _ ▹ _} (var# (suc n) p) (var# zero refl)  (γ , b) a = refl
+lookup-insert-wkv {Γ = Γ ▹ _} (var# (suc n) p) (var# (suc m) q) (γ , b) a =
+  lookup-insert-wkv {Γ = Γ} (var# n p) (var# m q) γ a
 
 sub-var-EnvSub : (v : is ∈ Γ) (e₁ : E (Γ / v) is) (γ : Env (Γ / v))
                → EnvSub (sub-var v e₁) γ (insert v γ (⟦ e₁ ⟧ γ))

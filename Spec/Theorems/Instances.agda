@@ -133,8 +133,8 @@ module Chain-example-at-2-3 where
   shared-d-b : ⟦ lookupE {CE.Γ} (base-env CE.chain v₀ CE.seed) v₀ ⟧ (Ex.γ a b) i ≡ + 24
   shared-d-b = refl
 
-  inlined-d-a : ⟦ lookupE {CE.Γ} (∇₀ ((var v₁ ⊠ var v₀) ⊠ (var v₁ ⊠ var v₀)) one) v₁ ⟧ ((tt , a) , b) i ≡ + 36
+  inlined-d-a : ⟦ lookupE {CE.Γ} (∇₀ {Δ = CE.Γ} ((var v₁ ⊠ var v₀) ⊠ (var v₁ ⊠ var v₀)) one) v₁ ⟧ ((tt , a) , b) i ≡ + 36
   inlined-d-a = refl
 
-  inlined-d-b : ⟦ lookupE {CE.Γ} (∇₀ ((var v₁ ⊠ var v₀) ⊠ (var v₁ ⊠ var v₀)) one) v₀ ⟧ ((tt , a) , b) i ≡ + 24
+  inlined-d-b : ⟦ lookupE {CE.Γ} (∇₀ {Δ = CE.Γ} ((var v₁ ⊠ var v₀) ⊠ (var v₁ ⊠ var v₀)) one) v₀ ⟧ ((tt , a) , b) i ≡ + 24
   inlined-d-b = refl

@@ -24,6 +24,7 @@ open import Data.Unit using (⊤; tt)
 open import Relation.Binary.PropositionalEquality using (_≡_; refl; cong)
 
 open import Spec.Array.Base using (S)
+open import Data.Nat using (zero; suc)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst using (Ren; ren)
 open import Spec.Lang.Chain using (Chain; ε; _▹_)
@@ -41,17 +42,17 @@ clean (ε {Γ} _)             = Γ
 clean (_▹_ {p = p} c _)     = clean c ▹ ar p
 
 emb : (c : Chain Δ) → Ren (clean c) Δ
-emb (ε _)   x      = x
-emb (c ▹ _) v₀     = v₀
-emb (c ▹ _) (vₛ x) = vₛ (vₛ (emb c x))
+emb (ε _)   x                = x
+emb (c ▹ _) (var# zero refl)  = v₀
+emb (c ▹ _) (var# (suc n) p) = vₛ (vₛ (emb c (var# n p)))
 
 -- The partial inverse of emb: a binding or a base variable, not a
 -- placeholder.
 emb⁻ : (c : Chain Δ) → Inv (emb c)
-emb⁻ (ε _)   y           = just (y , refl)
-emb⁻ (c ▹ _) v₀          = just (v₀ , refl)
-emb⁻ (c ▹ _) (vₛ v₀)     = nothing
-emb⁻ (c ▹ _) (vₛ (vₛ y)) with emb⁻ c y
+emb⁻ (ε _)   y                      = just (y , refl)
+emb⁻ (c ▹ _) (var# zero refl)         = just (v₀ , refl)
+emb⁻ (c ▹ _) (var# (suc zero) refl)   = nothing
+emb⁻ (c ▹ _) (var# (suc (suc n)) p) with emb⁻ c (var# n p)
 ... | just (x , eq) = just (vₛ x , cong (λ z → vₛ (vₛ z)) eq)
 ... | nothing       = nothing
 

@@ -25,6 +25,7 @@ open import Relation.Nullary using (Dec; yes; no; ¬_)
 open import Relation.Binary.PropositionalEquality hiding (subst)
 
 open import Spec.Array.Base as A using (S; ι; _⊗_; P; Ar; K; zipWith; unit)
+open import Data.Nat using (zero; suc)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Eval 𝕊
 open import Spec.Lang.AD
@@ -171,13 +172,13 @@ ip-zip (Γ ▹ ix s) δ        δ′         ρ v       = ip-zip Γ δ δ′ ρ 
 
 ip-update : (Γ : Ctx) (δ : EnvE Γ Δ) (x : ar s ∈ Γ) (sd : E Δ (ar s)) (ρ : Env Δ) (v : TEnv Γ)
           → ip Γ (update {Γ} δ x (_⊞ sd)) ρ v ≡ ip Γ δ ρ v + ⟨ ⟦ sd ⟧ ρ , tlookup {Γ} v x ⟩
-ip-update (Γ ▹ ar _) (δ , e) v₀ sd ρ (v , w) =
+ip-update (Γ ▹ ar _) (δ , e) (var# zero refl) sd ρ (v , w) =
   trans (cong (ip Γ δ ρ v +_) (⟨⟩-+ˡ (⟦ e ⟧ ρ) (⟦ sd ⟧ ρ) w)) (sym (+-assoc _ _ _))
-ip-update (Γ ▹ ar _) (δ , e) (vₛ x) sd ρ (v , w) =
-  trans (cong (_+ ⟨ ⟦ e ⟧ ρ , w ⟩) (ip-update Γ δ x sd ρ v))
+ip-update (Γ ▹ ar _) (δ , e) (var# (suc n) p) sd ρ (v , w) =
+  trans (cong (_+ ⟨ ⟦ e ⟧ ρ , w ⟩) (ip-update Γ δ (var# n p) sd ρ v))
         (trans (+-assoc _ _ _)
                (trans (cong (ip Γ δ ρ v +_) (+-comm _ _)) (sym (+-assoc _ _ _))))
-ip-update (Γ ▹ ix _) δ (vₛ x) sd ρ v = ip-update Γ δ x sd ρ v
+ip-update (Γ ▹ ix _) δ (var# (suc n) p) sd ρ v = ip-update Γ δ (var# n p) sd ρ v
 
 -- closing every entry with a binder whose meaning is a linear functional
 ip-map : (Γ : Ctx) (L : Lin u) (b : ∀ {q} → E (Δ ▹ ix u) (ar q) → E Δ (ar q)) (ρ : Env Δ)

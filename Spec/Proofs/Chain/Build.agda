@@ -34,6 +34,7 @@ open import Data.Unit using (⊤; tt)
 open import Relation.Binary.PropositionalEquality hiding (subst)
 
 open import Spec.Array.Base using (S; P; K)
+open import Data.Nat using (ℕ; zero; suc)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst using (Ren; ren)
 open import Spec.Lang.Eval 𝕊
@@ -58,11 +59,15 @@ private
 ------------------------------------------------------------------------
 -- Distinct variables, and renamings that keep them distinct
 
+-- (by their indices: v₀ ≠v vₛ y and vₛ x ≠v vₛ y = x ≠v y hold by computation)
+Neq : ℕ → ℕ → Set
+Neq zero    zero    = ⊥
+Neq zero    (suc _) = ⊤
+Neq (suc _) zero    = ⊤
+Neq (suc m) (suc n) = Neq m n
+
 _≠v_ : is ∈ Γ → ip ∈ Γ → Set
-v₀   ≠v v₀   = ⊥
-v₀   ≠v vₛ _ = ⊤
-vₛ _ ≠v v₀   = ⊤
-vₛ x ≠v vₛ y = x ≠v y
+x ≠v y = Neq (idx x) (idx y)
 
 Keeps : Ren Γ Δ → Set
 Keeps {Γ} ρ = ∀ {is ip} {x : is ∈ Γ} {y : ip ∈ Γ} → x ≠v y → ρ x ≠v ρ y
@@ -75,18 +80,20 @@ wkw-keeps (there w) ne = wkw-keeps w ne
 -- Setting one variable of an environment
 
 set : is ∈ Γ → Val is → Env Γ → Env Γ
-set v₀     a (γ , _) = γ , a
-set (vₛ x) a (γ , b) = set x a γ , b
+set {Γ = _ ▹ _} (var# zero refl)  a (γ , _) = γ , a
+set {Γ = Γ ▹ _} (var# (suc n) p) a (γ , b) = set {Γ = Γ} (var# n p) a γ , b
 
 lookup-set : (x : is ∈ Γ) (a : Val is) (γ : Env Γ) → lookup x (set x a γ) ≡ a
-lookup-set v₀     a (γ , _) = refl
-lookup-set (vₛ x) a (γ , _) = lookup-set x a γ
+lookup-set {Γ = _ ▹ _} (var# zero refl)  a (γ , _) = refl
+lookup-set {Γ = Γ ▹ _} (var# (suc n) p) a (γ , _) = lookup-set {Γ = Γ} (var# n p) a γ
 
 lookup-set-≠ : (y : ip ∈ Γ) (x : is ∈ Γ) (a : Val is) (γ : Env Γ) → y ≠v x
              → lookup y (set x a γ) ≡ lookup y γ
-lookup-set-≠ v₀     (vₛ x) a (γ , _) ne = refl
-lookup-set-≠ (vₛ y) v₀     a (γ , _) ne = refl
-lookup-set-≠ (vₛ y) (vₛ x) a (γ , _) ne = lookup-set-≠ y x a γ ne
+lookup-set-≠ {Γ = _ ▹ _} (var# zero refl)  (var# zero refl)  a (γ , _) ()
+lookup-set-≠ {Γ = _ ▹ _} (var# zero refl)  (var# (suc n) p) a (γ , _) ne = refl
+lookup-set-≠ {Γ = _ ▹ _} (var# (suc m) q) (var# zero refl)  a (γ , _) ne = refl
+lookup-set-≠ {Γ = Γ ▹ _} (var# (suc m) q) (var# (suc n) p) a (γ , _) ne =
+  lookup-set-≠ {Γ = Γ} (var# m q) (var# n p) a γ ne
 
 ------------------------------------------------------------------------
 -- Not a placeholder of the chain
@@ -112,10 +119,11 @@ NotPh-map (c ▹ _) ρ σ hσ (ne , h) = hσ ne , NotPh-map c (λ z → ρ (vₛ
 -- the bindings and base variables (the clean scope) are not placeholders
 NotPh-emb : (c : Chain Δ) (ρ : Ren Δ Φ) → Keeps ρ → (z : is ∈ clean c) → NotPh c ρ (ρ (emb c z))
 NotPh-emb (ε _)   ρ hρ z      = tt
-NotPh-emb (c ▹ _) ρ hρ v₀     =
+NotPh-emb (c ▹ _) ρ hρ (var# zero refl) =
   hρ {x = v₀} {y = v₁} tt , NotPh-out c (λ z → ρ (vₛ (vₛ z))) (ρ v₀) (λ y → hρ {x = v₀} {y = vₛ (vₛ y)} tt)
-NotPh-emb (c ▹ _) ρ hρ (vₛ z) =
-  hρ {x = vₛ (vₛ (emb c z))} {y = v₁} tt , NotPh-emb c (λ z → ρ (vₛ (vₛ z))) (λ ne → hρ ne) z
+NotPh-emb (c ▹ _) ρ hρ (var# (suc n) p) =
+  hρ {x = vₛ (vₛ (emb c (var# n p)))} {y = v₁} tt
+  , NotPh-emb c (λ z → ρ (vₛ (vₛ z))) (λ ne → hρ ne) (var# n p)
 
 -- the base variables of a chain in its scope
 bvar : (c : Chain Δ) → Ren (baseCtx c) Δ

@@ -40,6 +40,7 @@ open import Relation.Binary.PropositionalEquality hiding (subst; [_])
 open import Relation.Binary.PropositionalEquality using () renaming (subst to substEq)
 
 open import Spec.Array.Base using (S; P)
+open import Data.Nat using (zero; suc)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst using (ren; subst)
 open import Spec.Lang.Eval 𝕊
@@ -72,8 +73,8 @@ private
 lookupE-map : (f : ∀ {s} → E Δ (ar s) → E Ξ (ar s)) (δ : EnvE Γ Δ) (x : ar s ∈ Γ)
             → lookupE (env-map {Γ = Γ} f δ) x ≡ f (lookupE δ x)
 lookupE-map {Γ = Γ ▹ ar _} f (δ , e) v₀     = refl
-lookupE-map {Γ = Γ ▹ ar _} f (δ , e) (vₛ x) = lookupE-map {Γ = Γ} f δ x
-lookupE-map {Γ = Γ ▹ ix _} f δ       (vₛ x) = lookupE-map {Γ = Γ} f δ x
+lookupE-map {Γ = Γ ▹ ar _} f (δ , e) (var# (suc nx) px) = lookupE-map {Γ = Γ} f δ (var# nx px)
+lookupE-map {Γ = Γ ▹ ix _} f δ       (var# (suc nx) px) = lookupE-map {Γ = Γ} f δ (var# nx px)
 
 opt-env-grads : (ns : Names Γ) (δ : EnvE Γ Φ)
               → map opt-gradient (env-grads ns δ) ≡ env-grads ns (env-map {Γ = Γ} optimise δ)

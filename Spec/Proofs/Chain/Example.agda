@@ -55,5 +55,5 @@ module _ (a b : Ar (ι 5) R) where
   -- d_a and d_b through the chain are those of (a · b) · (a · b)
   example : ∀ (z : ar (ι 5) ∈ Γ) (i : P (ι 5))
           → ⟦ lookupE {Γ} (base-env chain v₀ seed) z ⟧ γ i
-            ≡ ⟦ lookupE {Γ} (∇₀ ((var v₁ ⊠ var v₀) ⊠ (var v₁ ⊠ var v₀)) one) z ⟧ ((tt , a) , b) i
+            ≡ ⟦ lookupE {Γ} (∇₀ {Δ = Γ} ((var v₁ ⊠ var v₀) ⊠ (var v₁ ⊠ var v₀)) one) z ⟧ ((tt , a) , b) i
   example = chain-∇-correct chain pf v₀ seed one γ values placeholders (λ i → refl)

@@ -28,6 +28,7 @@ open import Data.Unit using (⊤; tt)
 open import Relation.Binary.PropositionalEquality hiding (subst)
 
 open import Spec.Array.Base using (S; K)
+open import Data.Nat using (zero; suc)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst using (Ren; ren; Sub; subst)
 open import Spec.Lang.Eval 𝕊
@@ -65,13 +66,13 @@ base-env₀ (c ▹ _) ((γ , _) , _) = base-env₀ c γ
 
 emb-EnvRen : (c : Chain Δ) (γ : Env Δ) → EnvRen (emb c) γ (clean-env c γ)
 emb-EnvRen (ε _)   γ             {is} x      = Same-refl is (lookup x γ)
-emb-EnvRen (c ▹ _) ((γ , _) , a) {is} v₀     = Same-refl is a
-emb-EnvRen (c ▹ _) ((γ , _) , a)      (vₛ x) = emb-EnvRen c γ x
+emb-EnvRen (c ▹ _) ((γ , _) , a) {is} (var# zero refl)  = Same-refl is a
+emb-EnvRen (c ▹ _) ((γ , _) , a)      (var# (suc n) p) = emb-EnvRen c γ (var# n p)
 
 emb-TRen : (c : Chain Δ) (t : TEnv Δ) → TRen (emb c) t (clean-tan c t)
 emb-TRen (ε _)   t             x      i = refl
-emb-TRen (c ▹ _) ((t , _) , a) v₀     i = refl
-emb-TRen (c ▹ _) ((t , _) , a) (vₛ x) i = emb-TRen c t x i
+emb-TRen (c ▹ _) ((t , _) , a) (var# zero refl)  i = refl
+emb-TRen (c ▹ _) ((t , _) , a) (var# (suc n) p) i = emb-TRen c t (var# n p) i
 
 ------------------------------------------------------------------------
 -- Placeholder-free chains and inlining
@@ -79,8 +80,8 @@ emb-TRen (c ▹ _) ((t , _) , a) (vₛ x) i = emb-TRen c t x i
 -- every clean variable as an expression over the base context
 inl : (c : Chain Δ) → PF c → Sub (clean c) (baseCtx c)
 inl (ε _)   _                  x      = var x
-inl (c ▹ _) (pf , (e′ , _))    v₀     = subst (inl c pf) e′
-inl (c ▹ _) (pf , _)           (vₛ x) = inl c pf x
+inl (c ▹ _) (pf , (e′ , _))    (var# zero refl)  = subst (inl c pf) e′
+inl (c ▹ _) (pf , _)           (var# (suc n) p) = inl c pf (var# n p)
 
 -- every binding holds the value of its expression
 ValCons : Chain Δ → Env Δ → Set
@@ -123,13 +124,13 @@ inl-correct (c ▹ (n , e)) (pf , (e′ , refl)) ((γ , _) , a) v (va , vc) = H 
   where
     IH = inl-correct c pf γ v vc
     H : EnvSub (inl (c ▹ (n , e)) (pf , (e′ , refl))) (base-env₀ c γ) (clean-env c γ , a)
-    H v₀ i = trans (eval-sub (inl c pf) (proj₁ IH) e′ i)
+    H (var# zero refl) i = trans (eval-sub (inl c pf) (proj₁ IH) e′ i)
                    (trans (sym (eval-ren (emb c) (emb-EnvRen c γ) e′ i)) (sym (va i)))
-    H (vₛ x) = proj₁ IH x
+    H (var# (suc n) p) = proj₁ IH (var# n p)
     T : TSub (inl (c ▹ (n , e)) (pf , (e′ , refl))) (base-env₀ c γ) v (clean-tan c (ctan c γ v) , D⟦ e ⟧ γ (ctan c γ v))
-    T v₀ i = trans (D-sub (inl c pf) (proj₁ IH) (proj₂ IH) e′ i)
+    T (var# zero refl) i = trans (D-sub (inl c pf) (proj₁ IH) (proj₂ IH) e′ i)
                    (sym (D-ren (emb c) (emb-EnvRen c γ) (emb-TRen c (ctan c γ v)) e′ i))
-    T (vₛ x) = proj₂ IH x
+    T (var# (suc n) p) = proj₂ IH (var# n p)
 
 -- the chain's tangent of a clean variable y is the forward derivative
 -- of the inlined y

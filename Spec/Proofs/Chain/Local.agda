@@ -27,6 +27,7 @@ open import Relation.Binary.PropositionalEquality
 
 open import Spec.Array.Base using (S; ι; _⊗_; P)
 open import Spec.Array.Index as Ix using (_⊕ₚ_; combine)
+open import Data.Nat using (zero; suc)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst using (Ren; ren; ext; ↑_)
 open import Spec.Lang.AD
@@ -47,8 +48,8 @@ Pred Γ = ∀ {is} → is ∈ Γ → Set
 
 -- under a binder: the new variable is allowed
 lift : Pred Γ → Pred (Γ ▹ ip)
-lift A v₀     = ⊤
-lift A (vₛ x) = A x
+lift A (var# zero refl)  = ⊤
+lift A (var# (suc n) p) = A (var# n p)
 
 ------------------------------------------------------------------------
 -- Every variable of e satisfies A
@@ -85,8 +86,8 @@ Only A (ix-minusᵣ i j sp su e) = Only A i × Only A j × Only (lift A) e
 lift-ren : {A : Pred Γ} {B : Pred Δ} (ρ : Ren Γ Δ)
          → (∀ {is} (x : is ∈ Γ) → A x → B (ρ x))
          → ∀ {is} (x : is ∈ Γ ▹ ip) → lift A x → lift B (ext ρ x)
-lift-ren ρ h v₀     _ = tt
-lift-ren ρ h (vₛ x) a = h x a
+lift-ren ρ h (var# zero refl)  _ = tt
+lift-ren ρ h (var# (suc n) p) a = h (var# n p) a
 
 Only-ren : {A : Pred Γ} {B : Pred Δ} (ρ : Ren Γ Δ)
          → (∀ {is} (x : is ∈ Γ) → A x → B (ρ x))
@@ -120,8 +121,8 @@ Only-ren ρ h (ix-minusᵣ i j sp su e) (oi , oj , oe) =
 
 lift-mono : {A B : Pred Γ} → (∀ {is} (x : is ∈ Γ) → A x → B x)
           → ∀ {is} (x : is ∈ Γ ▹ ip) → lift A x → lift B x
-lift-mono h v₀     _ = tt
-lift-mono h (vₛ x) a = h x a
+lift-mono h (var# zero refl)  _ = tt
+lift-mono h (var# (suc n) p) a = h (var# n p) a
 
 Only-mono : {A B : Pred Γ} → (∀ {is} (x : is ∈ Γ) → A x → B x)
           → (e : E Γ is) → Only A e → Only B e
@@ -153,8 +154,8 @@ Only-mono h (ix-minusᵣ i j sp su e) (oi , oj , oe) =
   Only-mono h i oi , Only-mono h j oj , Only-mono (lift-mono h) e oe
 
 lift-all : {A : Pred Γ} → (∀ {is} (x : is ∈ Γ) → A x) → ∀ {is} (x : is ∈ Γ ▹ ip) → lift A x
-lift-all h v₀     = tt
-lift-all h (vₛ x) = h x
+lift-all h (var# zero refl)  = tt
+lift-all h (var# (suc n) p) = h (var# n p)
 
 Only-all : {A : Pred Γ} → (∀ {is} (x : is ∈ Γ) → A x) → (e : E Γ is) → Only A e
 Only-all h (var x)                 = h x
@@ -190,8 +191,8 @@ Agree : Pred Γ → Env Γ → Env Γ → Set
 Agree {Γ} A γ γ′ = ∀ {is} (x : is ∈ Γ) → A x → Same is (lookup x γ) (lookup x γ′)
 
 Agree-lift : {A : Pred Γ} {γ γ′ : Env Γ} → Agree A γ γ′ → (a : Val ip) → Agree (lift A) (γ , a) (γ′ , a)
-Agree-lift {ip = ip} H a v₀     _ = Same-refl ip a
-Agree-lift           H a (vₛ x) h = H x h
+Agree-lift {ip = ip} H a (var# zero refl)  _ = Same-refl ip a
+Agree-lift           H a (var# (suc n) p) h = H (var# n p) h
 
 eval-only : {A : Pred Γ} {γ γ′ : Env Γ} → Agree A γ γ′
           → (e : E Γ is) → Only A e → Same is (⟦ e ⟧ γ) (⟦ e ⟧ γ′)
@@ -242,8 +243,8 @@ AllOnly (Γ ▹ ix s) A δ       = AllOnly Γ A δ
 
 AllOnly-lookup : {A : Pred Δ} (δ : EnvE Γ Δ) → AllOnly Γ A δ → (x : ar s ∈ Γ) → Only A (lookupE δ x)
 AllOnly-lookup {Γ = Γ ▹ ar _} (δ , e) (_ , o) v₀     = o
-AllOnly-lookup {Γ = Γ ▹ ar _} (δ , e) (h , _) (vₛ x) = AllOnly-lookup {Γ = Γ} δ h x
-AllOnly-lookup {Γ = Γ ▹ ix _} δ       h       (vₛ x) = AllOnly-lookup {Γ = Γ} δ h x
+AllOnly-lookup {Γ = Γ ▹ ar _} (δ , e) (h , _) (var# (suc nx) px) = AllOnly-lookup {Γ = Γ} δ h (var# nx px)
+AllOnly-lookup {Γ = Γ ▹ ix _} δ       h       (var# (suc nx) px) = AllOnly-lookup {Γ = Γ} δ h (var# nx px)
 
 AllOnly-mono : {A B : Pred Δ} → (∀ {is} (x : is ∈ Δ) → A x → B x)
              → (δ : EnvE Γ Δ) → AllOnly Γ A δ → AllOnly Γ B δ
@@ -259,8 +260,8 @@ AllOnly-zero {Γ = Γ ▹ ix _} = AllOnly-zero {Γ = Γ}
 AllOnly-update : {A : Pred Δ} (δ : EnvE Γ Δ) (x : ar s ∈ Γ) (sd : E Δ (ar s))
                → AllOnly Γ A δ → Only A sd → AllOnly Γ A (update δ x (_⊞ sd))
 AllOnly-update {Γ = Γ ▹ ar _} (δ , e) v₀     sd (h , o) os = h , (o , os)
-AllOnly-update {Γ = Γ ▹ ar _} (δ , e) (vₛ x) sd (h , o) os = AllOnly-update {Γ = Γ} δ x sd h os , o
-AllOnly-update {Γ = Γ ▹ ix _} δ       (vₛ x) sd h       os = AllOnly-update {Γ = Γ} δ x sd h os
+AllOnly-update {Γ = Γ ▹ ar _} (δ , e) (var# (suc nx) px) sd (h , o) os = AllOnly-update {Γ = Γ} δ (var# nx px) sd h os , o
+AllOnly-update {Γ = Γ ▹ ix _} δ       (var# (suc nx) px) sd h       os = AllOnly-update {Γ = Γ} δ (var# nx px) sd h os
 
 AllOnly-map : {A : Pred Ψ} {B : Pred Δ} (b : ∀ {q} → E Ψ (ar q) → E Δ (ar q))
             → (∀ {q} (e : E Ψ (ar q)) → Only A e → Only B (b e))

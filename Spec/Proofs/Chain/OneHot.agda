@@ -17,6 +17,7 @@ open import Relation.Nullary using (yes; no; ¬_)
 open import Relation.Binary.PropositionalEquality hiding (subst)
 
 open import Spec.Array.Base using (S; P; Ar; K)
+open import Data.Nat using (zero; suc)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Eval 𝕊
 open import Spec.Lang.AD using (EnvE; lookupE)
@@ -61,8 +62,8 @@ ind-eq i with i ≟ₚ i
 -- the tangent 1 at position i of x, 0 elsewhere
 onehot : ar s ∈ Γ → P s → TEnv Γ
 onehot {Γ = Γ ▹ ar _} v₀     i = tzero {Γ} , ind i
-onehot {Γ = Γ ▹ ar _} (vₛ x) i = onehot x i , K 0#
-onehot {Γ = Γ ▹ ix _} (vₛ x) i = onehot x i
+onehot {Γ = Γ ▹ ar _} (var# (suc nx) px) i = onehot {Γ = Γ} (var# nx px) i , K 0#
+onehot {Γ = Γ ▹ ix _} (var# (suc nx) px) i = onehot {Γ = Γ} (var# nx px) i
 
 ip-tzero : (Γ : Ctx) (δ : EnvE Γ Δ) (ρ : Env Δ) → ip Γ δ ρ (tzero {Γ}) ≡ 0#
 ip-tzero ε          δ       ρ = refl
@@ -72,11 +73,11 @@ ip-tzero (Γ ▹ ix s) δ       ρ = ip-tzero Γ δ ρ
 
 ip-onehot : (Γ : Ctx) (δ : EnvE Γ Δ) (ρ : Env Δ) (x : ar s ∈ Γ) (i : P s)
           → ip Γ δ ρ (onehot x i) ≡ ⟦ lookupE {Γ} δ x ⟧ ρ i
-ip-onehot (Γ ▹ ar _) (δ , e) ρ v₀ i =
+ip-onehot (Γ ▹ ar _) (δ , e) ρ (var# zero refl) i =
   trans (cong₂ _+_ (ip-tzero Γ δ ρ) (⟨⟩-ind (⟦ e ⟧ ρ) i)) (+-identityˡ _)
-ip-onehot (Γ ▹ ar _) (δ , e) ρ (vₛ x) i =
-  trans (cong₂ _+_ (ip-onehot Γ δ ρ x i) (⟨⟩-zeroʳ (⟦ e ⟧ ρ))) (+-identityʳ _)
-ip-onehot (Γ ▹ ix _) δ ρ (vₛ x) i = ip-onehot Γ δ ρ x i
+ip-onehot (Γ ▹ ar _) (δ , e) ρ (var# (suc n) p) i =
+  trans (cong₂ _+_ (ip-onehot Γ δ ρ (var# n p) i) (⟨⟩-zeroʳ (⟦ e ⟧ ρ))) (+-identityʳ _)
+ip-onehot (Γ ▹ ix _) δ ρ (var# (suc n) p) i = ip-onehot Γ δ ρ (var# n p) i
 
 -- environments that pair equally with every tangent agree entrywise
 ip-determines : (Γ : Ctx) (δ : EnvE Γ Δ) (ρ : Env Δ) (δ′ : EnvE Γ Ξ) (ρ′ : Env Ξ)

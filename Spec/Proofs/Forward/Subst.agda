@@ -18,6 +18,7 @@ open import Relation.Binary.PropositionalEquality hiding (subst)
 
 open import Spec.Array.Base as A using (S; ι; _⊗_; P; Ar)
 open import Spec.Array.Index as Ix using (_⊕ₚ_; combine)
+open import Data.Nat using (zero; suc)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst
 open import Spec.Lang.Eval 𝕊
@@ -50,7 +51,8 @@ TRen {Γ} ρ w t = ∀ {s} (x : ar s ∈ Γ) → tlookup w (ρ x) ≈ tlookup {�
 
 ext-TRen : ∀ {u} {ρ : Ren Γ Δ} {w : TEnv Δ} {t : TEnv Γ}
          → TRen ρ w t → TRen (ext {ip = ix u} ρ) w t
-ext-TRen h (vₛ x) = h x
+ext-TRen h (var# zero ())
+ext-TRen h (var# (suc n) p) = h (var# n p)
 
 D-ren : (ρ : Ren Γ Δ) {γ : Env Δ} {δ : Env Γ} {w : TEnv Δ} {t : TEnv Γ}
       → EnvRen ρ γ δ → TRen ρ w t
@@ -103,7 +105,8 @@ TSub {Γ} σ γ w t = ∀ {s} (x : ar s ∈ Γ) → D⟦ σ x ⟧ γ w ≈ tlook
 
 exts-TSub : ∀ {u} {σ : Sub Γ Δ} {γ : Env Δ} {w : TEnv Δ} {t : TEnv Γ}
           → TSub σ γ w t → (i : P u) → TSub (exts {ip = ix u} σ) (γ , i) w t
-exts-TSub {σ = σ} {γ} {w} h i (vₛ x) l = trans (D-↑ (σ x) γ i w l) (h x l)
+exts-TSub h i (var# zero ()) l
+exts-TSub {σ = σ} {γ} {w} h i (var# (suc n) p) l = trans (D-↑ (σ (var# n p)) γ i w l) (h (var# n p) l)
 
 D-sub : (σ : Sub Γ Δ) {γ : Env Δ} {δ : Env Γ} {w : TEnv Δ} {t : TEnv Γ}
       → EnvSub σ γ δ → TSub σ γ w t
