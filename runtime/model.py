@@ -456,8 +456,8 @@ class Model:
         (``extract.export.onnx``; docs/onnx.md, "Export"): the features in (a leading batch
         axis ``N``), the output binding out; with ``loss``, the target in and the loss per
         sample out too. ``precision``: the model's by default."""
-        from .onnx_export import ir_model
         from extract.export import onnx as onnx_export
+        from .spec import ir_model
         return onnx_export.export(ir_model(self.spec), self.get_params(), path,
                                   precision or self.precision, loss)
 

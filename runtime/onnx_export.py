@@ -13,17 +13,9 @@ import os
 from pathlib import Path
 
 from .model import read_params
-from .spec import ModelSpec, model_spec
+from .spec import ir_model, model_spec
 
 __all__ = ["export_onnx", "ir_model"]
-
-
-def ir_model(spec: ModelSpec):
-    """The dump IR of ``spec`` (``extract.ir.dump``: checked as the extractor checks it)."""
-    from extract.ir import dump
-    if spec.dump is not None and Path(spec.dump).is_file():
-        return dump.load(spec.dump)
-    return dump.parse(spec.raw)
 
 
 def export_onnx(model, path: str | os.PathLike, weights=None, precision: str | None = None,

@@ -37,9 +37,9 @@ def main(argv=None) -> int:
     except ImportError:
         print("error: export needs the onnx package (pip install onnx)", file=sys.stderr)
         return 1
-    from runtime.onnx_export import export_onnx, ir_model
+    from runtime.onnx_export import export_onnx
     from .onnx import graph_inputs
-    from runtime.spec import ModelCompileError, model_spec
+    from runtime.spec import ModelCompileError, ir_model, model_spec
     try:
         spec = model_spec(args.model, args.dump)
         out = args.out if args.out is not None else Path(f"{spec.name}.onnx")

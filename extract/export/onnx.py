@@ -871,7 +871,11 @@ def _reach(model: ir.Model, loss: bool):
     read = set(roots)
     for b in chain:
         read |= ir.reads(b.expr)
-    return roots, chain, [a for a in model.context if a.name in read]
+    first = [dict(model.data).get(k) for k in ("features", "target")]
+    context = [a for a in model.context if a.name in read]
+    # the features first, then the target, then the rest in context order
+    return roots, chain, sorted(context, key=lambda a: first.index(a.name) if a.name in first
+                                else len(first))
 
 
 def graph_inputs(model: ir.Model, loss: bool = False) -> list[str]:
