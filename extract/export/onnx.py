@@ -932,11 +932,8 @@ def to_onnx(model: ir.Model, arrays, precision: str = "f32", loss: bool = False,
                               f"{type(r.node).__name__} `{text}`: {r.why}") from None
         dims = leaves(b.shape)
         t = g.expand(t, (1,) + dims)
-        if b.name in roots and t.shape[0] is not None:
-            if g.batch_input is None:
-                pass
-            else:
-                t = g.expand(t, (None,) + dims)
+        if b.name in roots and t.shape[0] is not None and g.batch_input is not None:
+            t = g.expand(t, (None,) + dims)      # an output the same for every sample
         tensors[b.name] = g.node("Identity", [t], t.shape, real, out=b.name)
     outputs = []
     for r in roots:
