@@ -5,6 +5,6 @@ One subpackage per stage (extract/README.md), each importing only ``ir`` and the
 the loop IR in ``code``) -> ``passes`` (``lower.lower_to_loops`` and the rest: loop IR ->
 loop IR) -> ``emit`` (``printer``, ``sources.generate`` filling ``emit/templates/``, ``build``:
 gcc, cffi) -> ``check`` (the generated code over a finite field); ``render`` shows the dump
-IR as mathematics. ``paths`` and ``limits`` sit at the bottom, importable by all.
+IR as mathematics, ``export`` writes its forward chain as an ONNX graph. ``paths`` and ``limits`` sit at the bottom, importable by all.
 """
 __version__ = "0.1.0"

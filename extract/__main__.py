@@ -6,6 +6,9 @@
 [--batch auto|yes|no] [--check]``: translate an ONNX model into a model file and its weights
 (``extract/front/onnx/``; with consts, also ``NAME.consts.npz``, their values alone).
 
+``python -m extract export MODEL [--weights W] [--out FILE.onnx] [--loss] [--precision f32|f64]``:
+the forward chain and its weights as an ONNX model (``extract/export/``; docs/onnx.md, "Export").
+
 MODEL is a built-in model's name (its dump is ``build/dump/MODEL.json`` by default, else the
 zoo's ``build/dump/zoo/MODEL.json`` of ``models/MODEL.model``, made by ``make dump`` when no
 dump is built yet, or ``--dump``), a dump file ``*.json``, or a model file ``*.model``
@@ -66,6 +69,9 @@ def main(argv=None) -> int:
     if argv[:1] == ["import"]:
         from .front.onnx.cli import main as import_main
         return import_main(argv[1:])
+    if argv[:1] == ["export"]:
+        from .export.cli import main as export_main
+        return export_main(argv[1:])
     ap = argparse.ArgumentParser(prog="python -m extract", description=__doc__.split("\n\n")[1])
     ap.add_argument("model", help="a built-in model's name (cnn, or a zoo model's: mlp, "
                                   "lenet5), a dump (.json) or a model file (.model)")

@@ -21,6 +21,7 @@ from pathlib import Path
 from . import data
 from .idx import load_mnist, read_idx, write_idx
 from .model import DivergedError, Model, load
+from .onnx_export import export_onnx
 from .spec import ModelSpec, model_spec
 from .weights import init_params, load_weights, read_weights, save_weights
 
@@ -41,6 +42,7 @@ __all__ = [
     "Model",
     "ModelSpec",
     "data",
+    "export_onnx",
     "init_params",
     "load",
     "load_mnist",

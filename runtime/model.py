@@ -56,6 +56,7 @@ import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -65,7 +66,7 @@ from .spec import ModelSpec, model_spec
 from .weights import (check_precision, init_params, names_differ, read_consts, read_optimizer,
                       read_plain, read_weights, save_weights)
 
-__all__ = ["DivergedError", "Model", "Params", "load", "default_threads"]
+__all__ = ["DivergedError", "Model", "Params", "load", "read_params", "default_threads"]
 
 
 @contextlib.contextmanager
@@ -448,6 +449,17 @@ class Model:
                             momentum=self._mu if keep else None, targets=self.targets,
                             optimizer=None if st is None else
                             (_optim.state_meta(st), _optim.Updater.arrays(self, st)))
+
+    def export(self, path: str | os.PathLike, loss: bool = False,
+               precision: str | None = None) -> Path:
+        """Write the model's forward chain with its current weights as an ONNX model
+        (``extract.export.onnx``; docs/onnx.md, "Export"): the features in (a leading batch
+        axis ``N``), the output binding out; with ``loss``, the target in and the loss per
+        sample out too. ``precision``: the model's by default."""
+        from extract.export import onnx as onnx_export
+        from .spec import ir_model
+        return onnx_export.export(ir_model(self.spec), self.get_params(), path,
+                                  precision or self.precision, loss)
 
     @property
     def velocity(self) -> dict[str, np.ndarray] | None:
@@ -1095,11 +1107,37 @@ def load(
 
 
 def _load(model, weights, precision, init, seed, dump) -> Model:
+    spec = model_spec(model, dump)
+    w = read_params(spec, weights, precision, init, seed)
+    try:
+        return Model(spec, w.precision, w.params, velocity=w.velocity, momentum=w.momentum,
+                     targets=w.targets, optimizer=w.optimizer)
+    except ValueError as e:  # a const's shape, a velocity for a const: name the file
+        if w.source is None:
+            raise
+        raise ValueError(f"{w.source}: {e}") from None
+
+
+class _Weights(NamedTuple):
+    precision: str
+    params: dict
+    velocity: dict | None = None
+    momentum: float | None = None
+    targets: str | None = None
+    optimizer: tuple | None = None
+    source: str | None = None   # the file the arrays came from, named in an error about them
+
+
+def read_params(spec: ModelSpec, weights=None, precision: str | None = None,
+                init: str = "random", seed: int = 0) -> _Weights:
+    """The weights ``runtime.load`` starts ``spec`` from (its ``weights``, ``precision``,
+    ``init`` and ``seed`` as there), without building any kernel: ``(precision, params,
+    velocity, momentum, targets, optimizer, source)``, ``params`` name -> array (the shapes
+    of a saved file checked; those of a dict or a plain .npz where they are used)."""
     if precision is not None:
         check_precision(precision)
     if init not in ("sac", "random"):
         raise ValueError(f"init must be 'sac' or 'random', not {init!r}")
-    spec = model_spec(model, dump)
     velocity = momentum = targets = optimizer = None
     source = None  # the file the arrays came from, named in an error about them
     if weights is None:
@@ -1124,10 +1162,4 @@ def _load(model, weights, precision, init, seed, dump) -> Model:
         momentum, source = meta.get("momentum"), f"{weights}"
         targets = meta.get("targets")
         optimizer = read_optimizer(weights)
-    try:
-        return Model(spec, precision, params, velocity=velocity, momentum=momentum,
-                     targets=targets, optimizer=optimizer)
-    except ValueError as e:  # a const's shape, a velocity for a const: name the file
-        if source is None:
-            raise
-        raise ValueError(f"{source}: {e}") from None
+    return _Weights(precision, params, velocity, momentum, targets, optimizer, source)

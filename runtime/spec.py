@@ -36,7 +36,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["ModelSpec", "ModelCompileError", "model_spec", "spec_from_dump", "leaves"]
+__all__ = ["ModelSpec", "ModelCompileError", "model_spec", "spec_from_dump", "leaves", "ir_model"]
 
 
 class ModelCompileError(RuntimeError):
@@ -455,6 +455,15 @@ def _cached(text: str) -> Path:
         _extract_build().cache.private_dir(out.parent)
         _extract_build().cache.write_private(out, text)
     return out
+
+
+def ir_model(spec: ModelSpec):
+    """The dump IR of ``spec`` (``extract.ir.dump``: checked as the extractor checks it;
+    the ONNX exporter reads it)."""
+    from extract.ir import dump
+    if spec.dump is not None and Path(spec.dump).is_file():
+        return dump.load(spec.dump)
+    return dump.parse(spec.raw)
 
 
 def _is_file_form(model) -> bool:

@@ -149,7 +149,7 @@ OPERATORS = ("Add", "Sub", "Mul", "Div", "Max", "Sum", "Relu", "Sigmoid", "Tanh"
              # issue #37
              "Concat", "Split", "Slice", "Dropout", "GlobalAveragePool", "GlobalMaxPool", "LRN",
              "Clip", "LeakyRelu", "PRelu", "Elu", "Resize", "DepthToSpace", "SpaceToDepth",
-             "ConvTranspose")
+             "ConvTranspose", "ReduceMax")
 # element types other than float32/float64 are out of scope: not collected at all
 _OTHER_TYPES = re.compile(r"_(u?int\d+|float16|bfloat16|bool|string)(_|$)|_expanded")
 

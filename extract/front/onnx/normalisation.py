@@ -19,7 +19,7 @@ SUPPORTED = {
     "Softmax": "any axis (before opset 13: the axes from it to the last)",
     "LogSoftmax": "any axis (before opset 13: the axes from it to the last)",
     "LRN": "across channels: a band of ones sums the squares; the power as exp(-beta·log(·))",
-    "ReduceSum": "constant axes", "ReduceMean": "constant axes",
+    "ReduceSum": "constant axes", "ReduceMean": "constant axes", "ReduceMax": "constant axes",
     "BatchNormalization": "inference (training_mode 0), constant statistics: folded to "
                           "x · a + b per channel",
     "LayerNormalization": "the output Y (not Mean, InvStdDev), not over the batch axis",
@@ -289,7 +289,7 @@ def op_LogSoftmax(im, node, a):
     _softmax(im, node, a, log=True)
 
 
-def _reduce(im, node, a, mean: bool):
+def _reduce(im, node, a, mean: bool, largest: bool = False):
     im.only(node, a, {"axes": lambda v: True, "keepdims": lambda v: True,
                         "noop_with_empty_axes": lambda v: v == 0})
     x = im.operand(node, 0)
@@ -316,7 +316,7 @@ def _reduce(im, node, a, mean: bool):
             sel.append(f"i{i}")
     body = x.text + "".join(f"[{s}]" for s in sel[:len(_lang(x.shape))])
     for r, d in reversed(sums):
-        body = f"sum {r} : {d} . {body}"
+        body = f"{'max' if largest else 'sum'} {r} : {d} . {body}"
     count = math.prod(d for _, d in sums)
     if mean and count > 1:
         body = f"({body}) / {count}"
@@ -332,6 +332,10 @@ def op_ReduceMean(im, node, a):
     _reduce(im, node, a, mean=True)
 
 
+def op_ReduceMax(im, node, a):
+    _reduce(im, node, a, mean=False, largest=True)
+
+
 HANDLERS = {
     "LRN": op_LRN,
     "BatchNormalization": op_BatchNormalization,
@@ -340,4 +344,5 @@ HANDLERS = {
     "LogSoftmax": op_LogSoftmax,
     "ReduceSum": op_ReduceSum,
     "ReduceMean": op_ReduceMean,
+    "ReduceMax": op_ReduceMax,
 }
