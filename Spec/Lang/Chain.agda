@@ -137,10 +137,11 @@ base-grads {Δ ▹ ar s}   (ns , x) o δ =
 base-grads {Δ ▹ ix _}   (ns , _) o δ = base-grads ns (off₁ o) δ
 
 -- `grads c o δ`: c is a prefix of the full chain, its scope Δ is the
--- full scope Φ without its m = by o innermost variables (shift o
--- renames Δ into Φ by adding m to every index: one addition per variable, where
--- composing a weakening per binding would cost one step per binding
--- after c), δ holds the gradients accumulated by the bindings after c.
+-- full scope Φ without its `by o` innermost variables (shift o renames
+-- Δ into Φ by adding that number to every index: one addition a
+-- variable, where a weakening composed per binding would cost one step
+-- per binding after c), δ holds the gradients accumulated by the
+-- bindings after c.
 grads : Chain Δ → Offset Δ Φ → EnvE Φ Φ → List (Gradient Φ)
 grads (ε ns)        o δ = base-grads ns o δ
 grads (c ▹ (x , e)) o δ =

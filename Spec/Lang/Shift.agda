@@ -1,13 +1,14 @@
 {-# OPTIONS --safe --without-K #-}
 ------------------------------------------------------------------------
 -- Renaming by an offset: the scope Δ seen inside a larger scope Φ that
--- has m more innermost variables (`outer m Φ ≡ Δ`).  `shift m eq` adds
--- m to a variable's index: one addition at run time, wherever the
--- variable is (the evidence, an equation, is erased), where m-fold
--- weakening (λ x → ρ (vₛ (vₛ x)), composed once per binding) would
--- walk m closures.  Spec.Lang.Chain's reverse pass renames every
--- binding into the full scope this way; Spec.Proofs.Shift shows it is
--- the composed renaming, variable for variable.
+-- has m more innermost variables (`Offset Δ Φ`: the number m and the
+-- evidence `outer m Φ ≡ Δ`).  `shift` adds m to a variable's index:
+-- one addition at run time, wherever the variable is (the evidence, an
+-- equation, is erased), where m-fold weakening (λ x → ρ (vₛ (vₛ x)),
+-- composed once per binding) would walk m closures.  Spec.Lang.Chain's
+-- reverse pass renames every binding into the full scope this way;
+-- Spec.Proofs.Shift shows it is the composed renaming, variable for
+-- variable.
 ------------------------------------------------------------------------
 module Spec.Lang.Shift where
 
@@ -38,7 +39,7 @@ outer (suc m) (Γ ▹ _) = outer m Γ
 record Offset (Δ Φ : Ctx) : Set where
   constructor offset
   field
-    by    : ℕ
+    by      : ℕ
     outer-≡ : outer by Φ ≡ Δ
 
 shift : Offset Δ Φ → Ren Δ Φ

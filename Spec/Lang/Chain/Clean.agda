@@ -12,9 +12,9 @@
 -- `pf?` decides it by running: it un-renames every binding
 -- (Spec.Lang.Unren) through the partial inverse of emb, which is
 -- undefined exactly at the placeholders; emb⁻ works on indices (a
--- few arithmetic steps a variable, not one step per binding).  The model elaborator
--- (Spec.Front.Model) runs it on every chain it builds, and the
--- built-in chains are checked below.
+-- few arithmetic steps a variable, not one step per binding).  The
+-- model elaborator (Spec.Front.Model) runs it on every chain it
+-- builds, and the built-in chains are checked by Spec.Model.PF.
 ------------------------------------------------------------------------
 module Spec.Lang.Chain.Clean where
 
