@@ -23,6 +23,9 @@ import Spec.Lang.AD
 import Spec.CNN.Array.Examples
 import Spec.Lang.Opt
 import Spec.Lang.Chain
+import Spec.Lang.Var
+import Spec.Lang.Shift
+import Spec.Proofs.Shift
 import Spec.Array.Reshape
 import Spec.Array.Reshape.Properties
 import Spec.Lang.Examples

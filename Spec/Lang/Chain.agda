@@ -30,6 +30,7 @@ open import Spec.Lang.Syntax
 open import Spec.Lang.Subst using (Ren; ren)
 open import Spec.Lang.AD using (EnvE; env-zero; lookupE; ∇)
 open import Spec.Lang.Opt using (optimise)
+open import Spec.Lang.Shift using (Offset; shift; off₀; off₁; off₂)
 
 private
   variable
@@ -126,33 +127,31 @@ bindings-▹ c x e = bindings′-++ c [ binding x _ e ]
 d_ : String → String
 d_ x = "d_" ++ˢ x
 
-private
-  wk₂ : Ren (Δ ▹ ar p ▹ ar p) Φ → Ren Δ Φ
-  wk₂ ρ x = ρ (vₛ (vₛ x))
-
-  wk₁ : Ren (Δ ▹ is) Φ → Ren Δ Φ
-  wk₁ ρ x = ρ (vₛ x)
-
 -- Gradients of the array variables of the base context, outermost first.
-base-grads : Names Δ → Ren Δ Φ → EnvE Φ Φ → List (Gradient Φ)
-base-grads {ε}          _        ρ δ = []
-base-grads {Δ ▹ ar s}   (ns , x) ρ δ =
-  base-grads ns (wk₁ ρ) δ ++ [ gradient (d_ x) x s (lookupE δ (ρ v₀)) ]
-base-grads {Δ ▹ ix _}   (ns , _) ρ δ = base-grads ns (wk₁ ρ) δ
+-- (The base context Δ is Φ without its innermost variables, and
+-- `shift o` puts it into Φ: Spec.Lang.Shift.)
+base-grads : Names Δ → Offset Δ Φ → EnvE Φ Φ → List (Gradient Φ)
+base-grads {ε}          _        o δ = []
+base-grads {Δ ▹ ar s}   (ns , x) o δ =
+  base-grads ns (off₁ o) δ ++ [ gradient (d_ x) x s (lookupE δ (shift o v₀)) ]
+base-grads {Δ ▹ ix _}   (ns , _) o δ = base-grads ns (off₁ o) δ
 
--- `grads c ρ δ`: c is a prefix of the full chain, ρ puts its scope into
--- the full scope Φ, δ holds the gradients accumulated by the bindings
--- after c.
-grads : Chain Δ → Ren Δ Φ → EnvE Φ Φ → List (Gradient Φ)
-grads (ε ns)        ρ δ = base-grads ns ρ δ
-grads (c ▹ (x , e)) ρ δ =
-  gradient (d_ x) x _ (lookupE δ (ρ v₀))
-  ∷ grads c (wk₂ ρ) (∇ (ren (wk₂ ρ) e) (var (ρ v₁)) δ)
+-- `grads c o δ`: c is a prefix of the full chain, its scope Δ is the
+-- full scope Φ without its `by o` innermost variables (shift o renames
+-- Δ into Φ by adding that number to every index: one addition a
+-- variable, where a weakening composed per binding would cost one step
+-- per binding after c), δ holds the gradients accumulated by the
+-- bindings after c.
+grads : Chain Δ → Offset Δ Φ → EnvE Φ Φ → List (Gradient Φ)
+grads (ε ns)        o δ = base-grads ns o δ
+grads (c ▹ (x , e)) o δ =
+  gradient (d_ x) x _ (lookupE δ (shift o v₀))
+  ∷ grads c (off₂ o) (∇ (ren (shift (off₂ o)) e) (var (shift o v₁)) δ)
 
 -- The reverse pass of a chain whose variable y is seeded with `seed`:
 -- one entry per binding, last first, then one per base array variable.
 chain-grads : Chain Φ → ar p ∈ Φ → E Φ (ar p) → List (Gradient Φ)
-chain-grads {Φ = Φ} c y seed = grads c (λ x → x) (∇ (var y) seed (env-zero {Φ}))
+chain-grads {Φ = Φ} c y seed = grads c off₀ (∇ (var y) seed (env-zero {Φ}))
 
 -- The same, seeding the last binding (v₀).
 chain-grads₀ : Chain (Δ ▹ ar p ▹ ar p) → E (Δ ▹ ar p ▹ ar p) (ar p)

@@ -18,13 +18,15 @@ module Spec.Proofs.Chain.Typed where
 open import Data.List using (List; []; _∷_; _++_; [_]; map)
 open import Data.Product using (_×_; _,_)
 open import Data.Unit using (tt)
-open import Relation.Binary.PropositionalEquality using (_≡_; refl; cong; trans)
+open import Relation.Binary.PropositionalEquality using (_≡_; refl; cong; cong₂; trans)
 
 open import Spec.Array.Base using (S)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst using (Ren; ren)
 open import Spec.Lang.AD using (EnvE; env-zero; lookupE; ∇; ∇₀)
 open import Spec.Lang.Chain
+open import Spec.Lang.Shift using (Offset; shift; off₀; off₁; off₂)
+open import Spec.Proofs.Shift using (_≗ᵣ_; ren-cong; shift-vₛ; shift-vₛvₛ; shift-0)
 import Spec.Model.ChainExample
 
 private
@@ -120,25 +122,34 @@ pullE-id {Ψ ▹ ix s} δ       = trans (pullE-vₛ-ix {Γ = Ψ} {Ψ = Ψ} {s = 
 ------------------------------------------------------------------------
 -- Agreement with chain-grads
 
-base-grads-pullE : (ns : Names Γ) (ρ : Ren Γ Φ) (δ : EnvE Φ Φ)
-                 → base-grads ns ρ δ ≡ env-grads ns (pullE ρ δ)
-base-grads-pullE {ε}        ns       ρ δ = refl
-base-grads-pullE {Γ ▹ ar s} (ns , x) ρ δ =
-  cong (_++ [ gradient (d_ x) x s (lookupE δ (ρ v₀)) ]) (base-grads-pullE ns (λ y → ρ (vₛ y)) δ)
-base-grads-pullE {Γ ▹ ix s} (ns , x) ρ δ = base-grads-pullE ns (λ y → ρ (vₛ y)) δ
+base-grads-pullE : (ns : Names Γ) (o : Offset Γ Φ) (ρ : Ren Γ Φ) → shift o ≗ᵣ ρ → (δ : EnvE Φ Φ)
+                 → base-grads ns o δ ≡ env-grads ns (pullE ρ δ)
+base-grads-pullE {ε}        ns       o ρ h δ = refl
+base-grads-pullE {Γ ▹ ar s} (ns , x) o ρ h δ =
+  cong₂ (λ a v → a ++ [ gradient (d_ x) x s (lookupE δ v) ])
+        (base-grads-pullE ns (off₁ o) (λ y → ρ (vₛ y)) (λ y → trans (shift-vₛ o y) (h (vₛ y))) δ) (h v₀)
+base-grads-pullE {Γ ▹ ix s} (ns , x) o ρ h δ =
+  base-grads-pullE ns (off₁ o) (λ y → ρ (vₛ y)) (λ y → trans (shift-vₛ o y) (h (vₛ y))) δ
 
-grads-split : (c : Chain Δ) (w : Δ ⊑ Φ) (δ : EnvE Φ Φ)
-            → grads c (wkw w) δ
+-- (grads renames by an offset, binding-grads by composed weakenings:
+-- the same variables.)
+grads-split : (c : Chain Δ) (w : Δ ⊑ Φ) (o : Offset Δ Φ) → shift o ≗ᵣ wkw w → (δ : EnvE Φ Φ)
+            → grads c o δ
               ≡ binding-grads c (wkw w) δ ++ env-grads (baseNames c) (pullE (wkw (baseW c w)) (final c (wkw w) δ))
-grads-split (ε ns)        w δ = base-grads-pullE ns (wkw w) δ
-grads-split (c ▹ (x , e)) w δ =
-  cong (gradient (d_ x) x _ (lookupE δ (wkw w v₀)) ∷_) (grads-split c (there w) (step (wkw w) e δ))
+grads-split (ε ns)        w o h δ = base-grads-pullE ns o (wkw w) h δ
+grads-split (c ▹ (x , e)) w o h δ =
+  cong₂ _∷_ (cong (λ v → gradient (d_ x) x _ (lookupE δ v)) (h v₀))
+        (trans (cong (grads c (off₂ o)) (cong₂ (λ a v → ∇ a (var v) δ) (ren-cong h₂ e) (h v₁)))
+               (grads-split c (there w) (off₂ o) h₂ (step (wkw w) e δ)))
+  where
+    h₂ : shift (off₂ o) ≗ᵣ wkw (there w)
+    h₂ y = trans (shift-vₛvₛ o y) (h (vₛ (vₛ y)))
 
 -- chain-grads is the binding entries, then the entries of base-env.
 chain-grads-split : (c : Chain Φ) (y : ar p ∈ Φ) (seed : E Φ (ar p))
                   → chain-grads c y seed
                     ≡ binding-grads c (λ x → x) (seed-env y seed) ++ env-grads (baseNames c) (base-env c y seed)
-chain-grads-split c y seed = grads-split c here (seed-env y seed)
+chain-grads-split c y seed = grads-split c here off₀ shift-0 (seed-env y seed)
 
 ------------------------------------------------------------------------
 -- Checked on the paper's chain example (x = a · b, y = x · x)

@@ -29,6 +29,7 @@ open import Spec.Array.Base as A using (S; ι; _⊗_; P; Ar; K; _+_≈_; suc_≈
 open import Spec.Array.Index as Ix using (_⊕ₚ_; _⊖ₚ_; _⊖ᵣₚ_)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst
+open import Spec.Lang.Var using (_≟IS_)
 open import Spec.Lang.Opt using (sum-zb)
 open import Spec.Lang.Eval 𝕊
 open import Spec.Proofs.Sum as Sum using (sum-cong)
@@ -163,16 +164,6 @@ data SameVar {Γ : Ctx} {is : IS} (v : is ∈ Γ) : ∀ {ip} → ip ∈ Γ → S
   same : SameVar v v
 
 private
-  _≟IS_ : (a b : IS) → Dec (a ≡ b)
-  ix s ≟IS ix t with s ≟ₛ t
-  ... | yes refl = yes refl
-  ... | no  s≢t  = no λ { refl → s≢t refl }
-  ar s ≟IS ar t with s ≟ₛ t
-  ... | yes refl = yes refl
-  ... | no  s≢t  = no λ { refl → s≢t refl }
-  ix _ ≟IS ar _ = no λ ()
-  ar _ ≟IS ix _ = no λ ()
-
   open Decidable⇒UIP _≟IS_ using () renaming (≡-irrelevant to IS-irrelevant)
 
   SameVar-subst : ∀ {v : is ∈ Γ} {ip} {x : ip ∈ Γ} → SameVar v x
