@@ -149,9 +149,13 @@ def to_kernels(text: str, tmp: Path, precision: str = "f32"):
 
 
 def fit(xs, ys) -> float:
-    """The exponent k of y ~ c·x^k, least squares on logs."""
-    xs, ys = np.log(np.asarray(xs, float)), np.log(np.asarray(ys, float))
-    return float(np.polyfit(xs, ys, 1)[0]) if len(xs) >= 2 else float("nan")
+    """The exponent k of y ~ c·x^k, least squares on logs (of the positive values; nan if
+    fewer than two: e.g. CPU times below the clock's 0.01 s)."""
+    pairs = [(x, y) for x, y in zip(xs, ys) if x > 0 and y > 0]
+    if len(pairs) < 2:
+        return float("nan")
+    lx, ly = np.log(np.asarray(pairs, float)).T
+    return float(np.polyfit(lx, ly, 1)[0])
 
 
 # ---------------------------------------------------------------------------------------------
