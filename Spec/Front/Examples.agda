@@ -220,3 +220,47 @@ input x : 3x4
 loss  l = sum i : 3 . x[i][0]
 ") ≡ just "4: binding l: [0]: an index is an index variable (the i of for i : S . a[i]), not a number"
 _ = refl
+
+------------------------------------------------------------------------
+-- Softmax layers: over the last dimension, mapped over the others
+
+-- softmax_ce(z, y) on a vector is the log-sum-exp less the target's
+-- logit, as models/wide1000.model writes it by hand
+_ : core-of (elaborate "
+model ce
+input  z : 3
+target y : 3
+loss   l = softmax_ce(z, y)
+") ≡ core-of (elaborate "
+model ce
+input  z : 3
+target y : 3
+loss   l = logsumexp(z) - (sum j : 3 . y[j] * z[j])
+")
+_ = refl
+
+-- on a matrix, one value per row, and log_softmax per row
+_ : core-of (elaborate "
+model ce
+input  z : 2x3
+target y : 2x3
+c = softmax_ce(z, y)
+s = log_softmax(z)
+loss   l = sum t : 2 . c[t] + s[t][0]
+") ≡ core-of (elaborate "
+model ce
+input  z : 2x3
+target y : 2x3
+c = for t : 2 . logsumexp(z[t]) - (sum j : 3 . y[t][j] * z[t][j])
+s = for t : 2 . for i : 3 . z[t][i] - logsumexp(z[t])
+loss   l = sum t : 2 . c[t] + s[t][0]
+")
+_ = refl
+
+_ : error-of (elaborate "
+model m
+input  z : 4
+target y : 3
+loss   l = softmax_ce(z, y)
+") ≡ just "5: binding l: softmax_ce: the target y has shape 3, expected 4"
+_ = refl
