@@ -113,14 +113,17 @@ def test_the_generated_c_computes_the_numbers_correctly_rounded(main, kernel_cac
     import runtime
     f32 = ["1e-5", "0.044715", "2.5e3", "0.50", "7", "0.1", "123.456e-7", "0.000001",
            "3.141593", "1e-10"]
-    numbers = NUMBERS if precision == "f64" else f32
+    if precision == "f64":
+        # and a product of two numbers past 2^63, computed in the real type, not in C's long
+        numbers = [(t, float(t)) for t in NUMBERS] + [("(3e15 * 3e15)", 3e15 * 3e15)]
+    else:
+        numbers = [(t, nearest_float32(Fraction(t))) for t in f32]
     decls = "".join(f"param w{k} : 1\n" for k in range(len(numbers)))
-    terms = " + ".join(f"w{k} * {t}" for k, t in enumerate(numbers))
+    terms = " + ".join(f"w{k} * {t}" for k, (t, _) in enumerate(numbers))
     text = f"model nums\n{decls}h = {terms}\nloss l = sum i : 1 . h[i]\n"
     m = runtime.load(text, precision=precision)
     _, g = m.loss_and_gradients()
-    for k, t in enumerate(numbers):
-        want = float(t) if precision == "f64" else nearest_float32(Fraction(t))
+    for k, (t, want) in enumerate(numbers):
         assert g[f"w{k}"].tobytes() == np.array([want], g[f"w{k}"].dtype).tobytes(), t
 
 
