@@ -9,25 +9,22 @@ places where a number cannot go, are one-line errors naming the line and the bin
 from __future__ import annotations
 
 import json
-import subprocess
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
-from conftest import spec_main
+from conftest import elaborate_text
 
 pytestmark = pytest.mark.agda
 
 
 @pytest.fixture(scope="module")
-def main():
-    return spec_main()
+def main(agda_main):
+    return agda_main
 
 
-def elaborate(main, text: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(main), "model", "-"], input=text, capture_output=True, text=True,
-                          timeout=120)
+elaborate = elaborate_text
 
 
 def exact(node: dict) -> Fraction | None:

@@ -9,25 +9,22 @@ errors name the layer and the argument.
 from __future__ import annotations
 
 import json
-import subprocess
 
 import numpy as np
 import pytest
 
 import oracle
-from conftest import spec_main
+from conftest import elaborate_text
 
 pytestmark = pytest.mark.agda
 
 
 @pytest.fixture(scope="module")
-def main():
-    return spec_main()
+def main(agda_main):
+    return agda_main
 
 
-def elaborate(main, text: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(main), "model", "-"], input=text, capture_output=True, text=True,
-                          timeout=120)
+elaborate = elaborate_text
 
 
 def log_softmax(z: np.ndarray) -> np.ndarray:
