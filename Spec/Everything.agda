@@ -70,6 +70,7 @@ import Spec.Front.Shape
 import Spec.Front.Result
 import Spec.Front.Term
 import Spec.Front.Check
+import Spec.Front.Literal
 import Spec.Front.Syntax
 import Spec.Front.Lexer
 import Spec.Front.Parser

@@ -3,7 +3,8 @@
 Prints the figures issue #35 asks for, each measured in this run on this machine:
 
 - a 1000-class softmax cross-entropy (both ways of writing it: ``logsumexp`` with a detached
-  maximum, and the three bindings of models/lenet5.model with ``maxall`` inside the gradient):
+  maximum, and the three bindings LeNet-5 wrote before ``softmax_ce``, ``maxall`` inside the
+  gradient: docs/model-format.md §4):
   model file to loaded kernels (elaboration, extraction, gcc, cffi), and the dump's size;
 - a log-sum-exp over 1,280,000 elements, both ways: model file to kernels, and the value and
   gradient in float64 against NumPy's (max elementwise relative error);

@@ -25,10 +25,12 @@ The rules are the elaborator's: ``dense(W, x)`` with W of shape (u, *s) and x of
 shape (u,); ``conv(x, K)`` with x of shape r and K of shape (u, *s), len(s) == len(r), has
 shape (u, *(r_i - s_i + 1)); ``conv2d``, ``avgpool`` and ``maxpool`` follow
 docs/model-format.md §4 (padding, stride, floor mode); ``maxall``, ``logsumexp`` and ``sqerr``
-have shape (1,), and so has ``cross_entropy(z, y)``, the stable softmax cross-entropy of logits
-(binding the largest logit ``m<k>`` and the sum ``se``, as models/lenet5.model writes it;
-``logsumexp(z) - …`` is the other way, with a detached maximum). A max-reduction of another
-body (``max i : S . e``) is written with ``expr``, like ``sum``.
+have shape (1,), and so has ``cross_entropy(z, y)`` of a vector, the stable softmax
+cross-entropy of logits (the layer ``softmax_ce(z, y)``; of a matrix, one per row), and
+``log_softmax(z)`` has ``z``'s. A max-reduction of another body (``max i : S . e``) is written
+with ``expr``, like ``sum``. A Python number is a number of the model file (``x * 0.5``,
+``h + 1e-5``: written as ``repr`` writes it, the shortest decimal that reads back as it), which
+takes the shape of its neighbour.
 
 ``const(name, shape)`` declares a fixed array among the parameters (its value given with the
 weights, never trained). The n-th layer with parameters (dense, conv or conv2d) declares
@@ -37,12 +39,13 @@ weights, never trained). The n-th layer with parameters (dense, conv or conv2d) 
 ``conv(x, k)``, ``bias=b``).
 
 Every layer that is a sum or reads a window (dense, conv, conv2d, avgpool, maxpool, maxall,
-logsumexp) is its own binding: the extractor refuses a sum written inside another expression, which
+logsumexp, softmax_ce, log_softmax) is its own binding: the extractor refuses a sum written inside another expression, which
 would be recomputed for every element of the result (and the gradient of ``logistic`` needs
 the value of its argument). Unless bound by name first (``bind("c11", conv(...))``,
 ``output(dense(...))``), such a layer is bound when it is first used: the pre-activation of
 the n-th dense/conv as ``z<n>`` (the next free ``z<k>`` if that name is taken), a pooling as
-``p1``, ``p2``, ..., a maxall as ``m1``, ..., a logsumexp as ``lse1``, .... A layer reads its input many times, so an input
+``p1``, ``p2``, ..., a maxall as ``m1``, ..., a logsumexp as ``lse1``, ..., a cross-entropy as
+``ce1``, ..., a log-softmax as ``ls1``, .... A layer reads its input many times, so an input
 that is not a name is bound first (``h1``, ``h2``, ...). Elementwise operations (``logistic``,
 ``relu``, ``exp``, ``log``, ``recip``, ``sqrt``, ``detach``, ``max``, ``+``, ``-``, ``*``, unary ``-``,
 ``/ N``) stay inline, on names; ``tanh``, a layer that reads its input four times, binds a
@@ -57,11 +60,13 @@ model file, ``save(path)`` writes it, ``compile()`` returns its dump,
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 from pathlib import Path
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NUMBER = re.compile(r"[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?")    # one token of the model language
 LOW, ADD, MUL, NEG, ATOM = range(5)        # binding strength, for parentheses
 
 
@@ -191,14 +196,19 @@ class ModelBuilder:
         """A raw expression (a declared name gives its own Expr)."""
         if text in self._names:
             return self._names[text]
-        atom = _IDENT.fullmatch(text) or text in ("0", "1")
+        atom = _IDENT.fullmatch(text) or _NUMBER.fullmatch(text)
         return Expr(self, text, None if shape is None else _shape(shape), ATOM if atom else LOW)
 
     def _as_expr(self, e) -> Expr:
         if isinstance(e, Expr):
             return e
-        if isinstance(e, int) and not isinstance(e, bool) and e in (0, 1):
-            return Expr(self, str(e), None)
+        if isinstance(e, (int, float)) and not isinstance(e, bool):
+            if not math.isfinite(e):
+                raise ValueError(f"not a number of a model file: {e!r}")
+            # repr: the shortest decimal that reads back as e (0.1, 1e-05); the elaborator
+            # refuses what a double does not hold exactly (docs/model-format.md §3)
+            text = repr(abs(e)) if isinstance(e, float) else str(abs(e))
+            return Expr(self, text, None) if e >= 0 else -Expr(self, text, None)
         raise TypeError(f"not an expression: {e!r}")
 
     # bindings ---------------------------------------------------------------------------
@@ -423,28 +433,22 @@ class ModelBuilder:
         return Expr(self, f"tanh({self._named(e)})", e.shape)
 
     def cross_entropy(self, z, y) -> Expr:
-        """Softmax cross-entropy of the logits ``z`` (a vector) against the one-hot target
-        ``y``, stably: ``log(se) + m - (sum j : n . y[j] * z[j])`` with ``m = maxall(z)`` and
-        ``se = sum j : n . exp(z[j] - m)`` bound on their own lines (models/lenet5.model's
-        loss); shape 1."""
+        """``softmax_ce(z, y)``: the softmax cross-entropy of the logits ``z`` against the target
+        ``y`` of their shape (one-hot, or probabilities summing to 1), stably: the log-sum-exp of
+        ``z`` shifted by its detached maximum, less ``Σ y·z``, so that its gradient is exactly
+        ``softmax(z) − y``. Over the last dimension: shape (1,) for a vector, one value per row
+        (shape ``z.shape[:-1]``) for more dimensions. A layer: bound as ``ce1``, ``ce2``, … when
+        used inside another expression; a non-name input is bound first."""
         z, y = self._shaped("cross_entropy", z), self._shaped("cross_entropy", y)
         shape = _same("cross_entropy", z.shape, y.shape)
-        if len(shape) != 1:
-            raise ValueError(f"cross_entropy: the logits must be a vector, found shape "
-                             f"{show_shape(shape)}")
-        n, z = shape[0], self._named(z)
-        m = self.maxall(z)
-        m._ref()
-        k = 1
-        while f"se{k if k > 1 else ''}" in self._names:
-            k += 1
-        y = self._named(y)
-        # the index: a name no binding of the model has (it would hide the binding)
-        j = next(v for v in ("j", "k", "i", "c", *(f"j{q}" for q in range(1, 99)))
-                 if v not in self._names)
-        se = self.bind(f"se{k if k > 1 else ''}",
-                       Expr(self, f"sum {j} : {n} . exp({z}[{j}] - {m})", (1,)))
-        return Expr(self, f"log({se}) + {m} - (sum {j} : {n} . {y}[{j}] * {z}[{j}])", (1,), ADD)
+        out = shape[:-1] if len(shape) > 1 else (1,)
+        return Expr(self, f"softmax_ce({self._named(z)}, {self._named(y)})", out, auto=("ce", 1))
+
+    def log_softmax(self, z) -> Expr:
+        """``log_softmax(z)``: ``z − logsumexp`` over the last dimension (per row), of ``z``'s
+        shape. A layer: bound as ``ls1``, … when used inside another expression."""
+        z = self._shaped("log_softmax", z)
+        return Expr(self, f"log_softmax({self._named(z)})", z.shape, auto=("ls", 1))
 
     def sqerr(self, r, t) -> Expr:
         """½ Σ (r − t)², shape 1."""

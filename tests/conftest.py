@@ -200,6 +200,20 @@ def spec_main() -> Path:
     return root / r.stdout.strip()
 
 
+@pytest.fixture(scope="session")
+def agda_main() -> Path:
+    """``spec_main()`` once per test run."""
+    return spec_main()
+
+
+def elaborate_text(main: Path, text: str):
+    """``Main model -`` on a model file's text: the dump on stdout, or (status 1) the one-line
+    error on stderr, naming the file ``-``."""
+    import subprocess
+    return subprocess.run([str(main), "model", "-"], input=text, capture_output=True, text=True,
+                          timeout=120)
+
+
 def every_dump() -> dict[str, Path]:
     """Every dump a test can run: the hand-built ones (tests/data), the spec's built-in ones
     (build/dump, else their golden copies) and the zoo's (build/dump/zoo); name -> path."""

@@ -111,8 +111,10 @@ BAD = [
     ("syntax", ("dense(w1, x, b1)", "dense(w1, x, b1"),
      ["expected", "','", "')'"]),
     ("duplicate name", ("param  b2 : 10", "param  b1 : 10"), ["b1 is already defined (line 9)"]),
-    ("decimal number", ("sqerr(out, y)", "sqerr(out, y) * 0.5"),
-     ["mlp.model:", "found '.': numbers are whole", "no decimals"]),
+    ("decimal without a digit before its point", ("sqerr(out, y)", "sqerr(out, y) * .5"),
+     ["mlp.model:", "found '.': a decimal number starts with a digit (0.5, not .5)"]),
+    ("number too precise", ("sqerr(out, y)", "sqerr(out, y) * 0.12345678901234567"),
+     ["mlp.model:", "binding loss", "the number 0.12345678901234567 has more significant digits"]),
     ("operands of different shapes", ("z2 = dense(w2, h, b2)", "z2 = dense(w2, h, b2) - b1"),
      ["binding z2", "-: the left operand has shape 10, the right one 128"]),
     ("tanh of a sum", ("h  = logistic(z1)", "h  = tanh(dense(w1, x, b1))"),
@@ -123,6 +125,20 @@ BAD = [
 ]
 
 
+# softmax cross-entropy with the maximum inside the gradient, as LeNet-5 wrote it before
+# softmax_ce (docs/model-format.md §4)
+CE3 = """model ce3
+input  x : 84
+target y : 10
+param  w5 : 10x84
+param  b5 : 10
+output z5 = dense(w5, x, b5)
+m  = maxall(z5)
+se = sum j : 10 . exp(z5[j] - m)
+loss loss = log(se) + m - (sum j : 10 . y[j] * z5[j])
+"""
+
+
 @pytest.mark.parametrize("edit,words", [
     (("exp(z5[j] - m)", "exp(z5 - m)"),
      ["binding se", "-: the left operand has shape 10, the right one 1"]),
@@ -130,7 +146,7 @@ BAD = [
      ["binding loss", "*: the left operand has shape 1, the right one 10"])])
 def test_elementwise_operands_of_different_shapes_are_named_as_written(main, edit, words):
     """``a - b`` is ``a + (-b)`` in the core: the message says ``-``, and which side is which."""
-    text = (MODELS / "lenet5.model").read_text()
+    text = CE3
     assert edit[0] in text
     r = elaborate(main, text.replace(edit[0], edit[1]))
     assert r.returncode == 1 and all(w in r.stderr for w in words), r.stderr
@@ -177,15 +193,20 @@ loss l = sqerr(o, y)
 
 
 def test_a_loss_that_fails_on_a_mistaken_target_points_at_its_declaration(main):
-    """LeNet-5's cross-entropy reads the target by index: with ``target y : 4`` the message is
+    """A cross-entropy that reads the target by index: with ``target y : 4`` the message is
     about a selection, so the elaborator adds that the model elaborates with the output's shape
-    for the target. Not where that would not help: another mistake in the loss, with or
-    without a target of another shape than the output's (a scalar target of a 4-way output)."""
-    text = (MODELS / "lenet5.model").read_text()
+    for the target; so does LeNet-5's ``softmax_ce`` (its message names the target's shape).
+    Not where that would not help: another mistake in the loss, with or without a target of
+    another shape than the output's (a scalar target of a 4-way output)."""
+    text = CE3
     r = elaborate(main, text.replace("target y : 10", "target y : 4"))
     assert r.returncode == 1
     assert "selection" in r.stderr and "with `target y : 10`, the shape of the output z5, the " \
         "model elaborates" in r.stderr, r.stderr
+    lenet = (MODELS / "lenet5.model").read_text().replace("target y : 10", "target y : 4")
+    r = elaborate(main, lenet)
+    assert r.returncode == 1 and "softmax_ce: the target y has shape 4, expected 10; with " \
+        "`target y : 10`, the shape of the output z5, the model elaborates" in r.stderr, r.stderr
     r = elaborate(main, text.replace("(sum j : 10 . y[j] * z5[j])", "(sum j : 10 . y[j] * z5)"))
     assert r.returncode == 1 and "the model elaborates" not in r.stderr, r.stderr
     scalar = """model t4
@@ -295,7 +316,6 @@ loss l = sqerr(p, t)
 LAYERNORM_TEXT = """model ln
 input x : 4x6
 target t : 4
-const e : 1
 param a : 8x6
 param g : 8
 param b : 8
@@ -304,7 +324,7 @@ h = for i : 4 . dense(a, x[i])
 m = for i : 4 . (sum j : 8 . h[i][j]) / 8
 c = for i : 4 . for j : 8 . h[i][j] - m[i]
 v = for i : 4 . (sum j : 8 . c[i][j] * c[i][j]) / 8
-r = for i : 4 . recip(sqrt(v[i] + e))
+r = for i : 4 . recip(sqrt(v[i] + 1e-5))
 y = for i : 4 . for j : 8 . c[i][j] * r[i] * g[j] + b[j]
 z = for i : 4 . sum j : 8 . w[j] * y[i][j]
 output p = logistic(z)
@@ -314,8 +334,9 @@ loss l = sqerr(p, t)
 
 @pytest.mark.torch
 def test_layer_normalisation_with_sqrt_is_pytorchs(main, kernel_cache, tmp_path):
-    """Layer normalisation written with bindings and ``sqrt`` (docs/model-format.md §4), after
-    a dense layer so that the gradient of ``a`` goes through ``sqrt′``: the dump's values and
+    """Layer normalisation written with bindings, ``sqrt`` and the number ``1e-5``
+    (docs/model-format.md §4), after a dense layer so that the gradient of ``a`` goes through
+    ``sqrt′``: the dump's values and
     gradients (oracle, f64) are those of ``torch.nn.functional.layer_norm`` and autograd, the
     generated C (f64) gives the same, and the field validation passes every emitted kernel."""
     torch = pytest.importorskip("torch")
@@ -325,7 +346,7 @@ def test_layer_normalisation_with_sqrt_is_pytorchs(main, kernel_cache, tmp_path)
     d = json.loads(r.stdout)
     assert d["version"] == 5 and '"op": "sqrt"' in json.dumps(d)
     rng = np.random.default_rng(11)
-    vals = {"x": rng.normal(size=(4, 6)), "t": rng.uniform(size=4), "e": np.array([1e-5]),
+    vals = {"x": rng.normal(size=(4, 6)), "t": rng.uniform(size=4),
             "a": rng.normal(size=(8, 6)), "g": rng.normal(size=8), "b": rng.normal(size=8),
             "w": rng.normal(size=8)}
     params = ("a", "g", "b", "w")
@@ -340,8 +361,7 @@ def test_layer_normalisation_with_sqrt_is_pytorchs(main, kernel_cache, tmp_path)
     np.testing.assert_allclose(out["p"], p, rtol=1e-12)
     for k in params:
         np.testing.assert_allclose(out["d_" + k], grads[k], rtol=1e-9, atol=1e-12, err_msg=k)
-    model = runtime.load(r.stdout, weights={k: vals[k] for k in ("e", *params)},
-                         precision="f64")
+    model = runtime.load(r.stdout, weights={k: vals[k] for k in params}, precision="f64")
     np.testing.assert_allclose(model.predict(vals["x"][None])[0], p, rtol=1e-12)
     _, g = model.loss_and_gradients(vals["x"][None], vals["t"][None])
     for k in params:

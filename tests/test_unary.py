@@ -407,7 +407,7 @@ def test_max_generated_c_matches_oracle(dmax, kernel_cache, precision, tie):
 
 
 # ---------------------------------------------------------------------------------------------
-# softmax cross-entropy written stably (maxall, exp, log), as models/lenet5.model writes it: no
+# softmax cross-entropy written stably (maxall, exp, log), as models/lenet5.model wrote it: no
 # overflow at logits ±100, in float32, against PyTorch's cross_entropy on the same logits.
 
 CE_MODEL = """model ce

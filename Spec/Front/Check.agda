@@ -8,7 +8,8 @@
 -- shape of a term from its parts; `check` makes a term of a wanted
 -- sort and shape, which 0 and 1 need (their shape is whatever the
 -- context wants) and elementwise operations pass on to their operands.
--- (Add is inferred, as it is also index addition.)  Every shape relation a
+-- (Add is inferred, as it is also index addition, unless both operands
+-- are numbers.)  Every shape relation a
 -- constructor needs is decided by Spec.Front.Shape.
 --
 -- Faithful by construction: every result carries the proof that the
@@ -150,7 +151,8 @@ infer Γ (V n) with lookup Γ n
 ... | just (is , x , eq) = ok (is , var x , cong V eq)
 ... | nothing            = fail "a variable out of scope"
 infer Γ Zero = fail "the shape of 0 is not known here: use 0 where it is (as in x + 0)"
-infer Γ One  = fail "the shape of 1 is not known here: use 1 where it is (as in x * 1)"
+infer Γ One  =
+  fail "the shape of a number is not known here: use it beside an array (as in x * 1 or x + 0.5)"
 infer Γ (For s t) = do
   (p , e , eq) ← infer (Γ ▹ ix s) t >>= array "for"
   ok (for-node s p e eq)
@@ -296,6 +298,12 @@ check Γ (ar s) (Max a b) = do
   (ea , pa) ← check Γ (ar s) a
   (eb , pb) ← check Γ (ar s) b
   ok (bin max ea eb , cong₂ Max pa pb)
+-- a sum of numbers (1 + 1, and the decimals of Spec.Front.Literal): an array's addition
+check Γ (ar s) (Add a b) =
+  if open? a ∧ open? b
+  then (check Γ (ar s) a >>= λ { (ea , pa) → check Γ (ar s) b >>= λ { (eb , pb) →
+        ok (bin plus ea eb , cong₂ Add pa pb) } })
+  else (infer Γ (Add a b) >>= λ { (js , e , eq) → same (ar s) js e eq })
 check Γ is t = infer Γ t >>= λ { (js , e , eq) → same is js e eq }
 
 operand Γ s b differ pre with open? b

@@ -23,6 +23,8 @@ open import Spec.Lang.Syntax using (Fn)
 open import Spec.Front.Term
 open import Spec.Front.Result
 open import Spec.Front.Model
+open import Spec.Front.Literal using (whole)
+import Data.String
 import Spec.Model.CNN as CNN
 
 private
@@ -219,4 +221,101 @@ model m
 input x : 3x4
 loss  l = sum i : 3 . x[i][0]
 ") ≡ just "4: binding l: [0]: an index is an index variable (the i of for i : S . a[i]), not a number"
+_ = refl
+
+------------------------------------------------------------------------
+-- Softmax layers: over the last dimension, mapped over the others
+
+-- softmax_ce(z, y) on a vector is the log-sum-exp less the target's
+-- logit, as models/wide1000.model writes it by hand
+_ : core-of (elaborate "
+model ce
+input  z : 3
+target y : 3
+loss   l = softmax_ce(z, y)
+") ≡ core-of (elaborate "
+model ce
+input  z : 3
+target y : 3
+loss   l = logsumexp(z) - (sum j : 3 . y[j] * z[j])
+")
+_ = refl
+
+-- on a matrix, one value per row, and log_softmax per row
+_ : core-of (elaborate "
+model ce
+input  z : 2x3
+target y : 2x3
+c = softmax_ce(z, y)
+s = log_softmax(z)
+loss   l = sum t : 2 . c[t] + s[t][0]
+") ≡ core-of (elaborate "
+model ce
+input  z : 2x3
+target y : 2x3
+c = for t : 2 . logsumexp(z[t]) - (sum j : 3 . y[t][j] * z[t][j])
+s = for t : 2 . for i : 3 . z[t][i] - logsumexp(z[t])
+loss   l = sum t : 2 . c[t] + s[t][0]
+")
+_ = refl
+
+_ : error-of (elaborate "
+model m
+input  z : 4
+target y : 3
+loss   l = softmax_ce(z, y)
+") ≡ just "5: binding l: softmax_ce: the target y has shape 3, expected 4"
+_ = refl
+
+------------------------------------------------------------------------
+-- Numbers: whole numbers and decimals are arrays of ones, + and *,
+-- divided by a power of ten (Spec.Front.Literal), of the shape their
+-- neighbour needs
+
+_ : core-of (elaborate "
+model lit
+input  x : 3
+loss   l = sum i : 3 . (x * 0.5 + 2.5e1)[i] * 1e-5 * 2
+") ≡ just (("l" , Sum (ι 3) (Mul (Mul (Sel (Add (Mul (V 1) (Scale 10 (whole 5))) (whole 25)) (V 0))
+                                      (Scale 100000 One))
+                                 (whole 2))) ∷ [])
+_ = refl
+
+-- a sum of numbers takes its shape from beside it too
+_ : core-of (elaborate "
+model lit
+input  x : 3
+loss   l = sum i : 3 . x[i] * (1 + 1)
+") ≡ just (("l" , Sum (ι 3) (Mul (Sel (V 1) (V 0)) (Add One One))) ∷ [])
+_ = refl
+
+_ : error-of (elaborate "
+model m
+input x : 3
+loss  l = sum i : 3 . x[i] * 1e-19
+") ≡ just ("4: binding l: the number 1e-19 has 19 decimal places; at most 18 are exact in the "
+           Data.String.++ "generated code (it divides by 10^19, past 64-bit integers): declare it a "
+           Data.String.++ "const and give its value with the weights")
+_ = refl
+
+_ : error-of (elaborate "
+model m
+input x : 3
+loss  l = 0.5
+") ≡ just "4: binding l: the shape of a number is not known here: use it beside an array (as in x * 1 or x + 0.5)"
+_ = refl
+
+_ : error-of (elaborate "
+model m
+input x : 3
+loss  l = sum i : 3 . x[i] * .5
+") ≡ just "4: expected an expression, found '.': a decimal number starts with a digit (0.5, not .5)"
+_ = refl
+
+_ : error-of (elaborate "
+model m
+input x : 4x4
+loss  l = sum i : 2x2 . maxpool(x, 2.5)[i]
+") ≡ just ("4: binding l: maxpool: argument 2 is the number 2.5; a layer takes arrays (a number "
+           Data.String.++ "in one, as x * 2.5, takes its shape) and whole numbers")
 _ = refl

@@ -36,6 +36,7 @@ open import Spec.Front.Names as Names using (NameMap; _==_)
 open import Spec.Front.Shape using (show)
 open import Spec.Front.Check using (infer)
 open import Spec.Front.Layers using (Arg; expr; nat; layer; layer-names)
+open import Spec.Front.Literal using (Decimal; literal; number)
 
 record Scope : Set where
   constructor scope
@@ -76,17 +77,15 @@ operations = List.map fn-name fns
   List.++ "max" ∷ "slide" ∷ "backslide" ∷ "block" ∷ "zerobut" ∷ "div" ∷ "mod" ∷ layer-names
 
 expand : (Γ : Ctx) → Scope → Raw → Result Tm
-expand-args : (Γ : Ctx) → Scope → ℕ → List Raw → Result (List Arg)
+expand-args : (Γ : Ctx) → Scope → String → ℕ → List Raw → Result (List Arg)
 builtin : (Γ : Ctx) → Scope → String → List Raw → Result Tm
 block-shape : String → List Raw → Result S
 
 expand Γ sc (name x) with resolve sc x
 ... | just n  = ok (V n)
 ... | nothing = fail ("unknown name " ++ x ++ "; in scope: " ++ visible sc)
-expand Γ sc (num zero)          = ok Zero
-expand Γ sc (num (suc zero))    = ok One
-expand Γ sc (num n)             =
-  fail ("the number " ++ showℕ n ++ " is not an array (only 0 and 1 are; divide with / n)")
+expand Γ sc (num n)             = number n
+expand Γ sc (dec d)             = literal d
 expand Γ sc (shape s)           = fail ("the shape " ++ show s ++ " is not an array")
 expand Γ sc (bind for i s b)    = expand (Γ ▹ ix s) (push i sc) b >>= λ t → ok (For s t)
 expand Γ sc (bind sum i s b)    = expand (Γ ▹ ix s) (push i sc) b >>= λ t → ok (Sum s t)
@@ -95,6 +94,9 @@ expand Γ sc (bind maxr i s b)   = expand (Γ ▹ ix s) (push i sc) b >>= λ t �
 expand Γ sc (sel a (num n)) =
   fail ("[" ++ showℕ n ++ "]: an index is an index variable (the i of for i : S . a[i]), "
         ++ "not a number")
+expand Γ sc (sel a (dec d)) =
+  fail ("[" ++ Decimal.text d ++ "]: an index is an index variable (the i of for i : S . a[i]), "
+        ++ "not a number")
 expand Γ sc (sel a i)   = expand Γ sc a >>= λ a′ → expand Γ sc i >>= λ i′ → ok (Sel a′ i′)
 expand Γ sc (add a b)   = expand Γ sc a >>= λ a′ → expand Γ sc b >>= λ b′ → ok (Add a′ b′)
 expand Γ sc (sub a b)   = expand Γ sc a >>= λ a′ → expand Γ sc b >>= λ b′ → ok (Add a′ (Neg b′))
@@ -102,15 +104,20 @@ expand Γ sc (mul a b)   = expand Γ sc a >>= λ a′ → expand Γ sc b >>= λ 
 expand Γ sc (neg a)     = expand Γ sc a >>= λ a′ → ok (Neg a′)
 expand Γ sc (scale n a) = expand Γ sc a >>= λ a′ → ok (Scale n a′)
 expand Γ sc (call f as) with layer f
-... | just L  = expand-args Γ sc 1 as >>= L
+... | just L  = expand-args Γ sc f 1 as >>= L
 ... | nothing = builtin Γ sc f as
 
-expand-args Γ sc k [] = ok []
-expand-args Γ sc k (num n ∷ as) = expand-args Γ sc (suc k) as >>= λ rest → ok (nat n (showℕ n) ∷ rest)
-expand-args Γ sc k (a ∷ as) = do
+expand-args Γ sc f k [] = ok []
+expand-args Γ sc f k (num n ∷ as) =
+  expand-args Γ sc f (suc k) as >>= λ rest → ok (nat n (showℕ n) ∷ rest)
+-- a decimal has no shape of its own, and a layer takes arrays and whole numbers
+expand-args Γ sc f k (dec d ∷ as) =
+  fail (f ++ ": argument " ++ showℕ k ++ " is the number " ++ Decimal.text d ++ "; a layer takes "
+        ++ "arrays (a number in one, as x * " ++ Decimal.text d ++ ", takes its shape) and whole numbers")
+expand-args Γ sc f k (a ∷ as) = do
   t ← expand Γ sc a
   (is , _) ← infer Γ t
-  rest ← expand-args Γ sc (suc k) as
+  rest ← expand-args Γ sc f (suc k) as
   ok (expr t is (argName k a) ∷ rest)
 
 builtin Γ sc "logistic" (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.logistic a′)

@@ -23,6 +23,10 @@
 --                   max c : k×k . (the window at c)[i]
 --   maxall(a)       max c : s . a[c], the largest element of a: the
 --                   shift of a stable log-sum-exp
+--   logsumexp(a)    m + log(sum j : s . exp(a[j] − m)), m = detach(maxall(a))
+--   softmax_ce(z, y)  logsumexp(z) − sum j : n . y[j] * z[j] per row (the
+--                   last dimension, n), mapped over the outer dimensions
+--   log_softmax(z)  for i : n . z[i] − logsumexp(z) per row, likewise
 --   (max c : s . b is MaxOver s b, the body at its argmax: a tie sends
 --   the gradient to the first maximal position)
 --   sqerr(r, t)     (sum j : s . ((r − t) * (r − t))[j]) / 2
@@ -290,17 +294,64 @@ maxall _ = arity "maxall" "one array: maxall(z)"
 --   m + log (sum j : s . exp(a[j] − m)),  m = detach(max c : s . a[c])
 -- (its gradient is the softmax of a: m's derivative is 0, as a
 -- hand-written log-sum-exp does it).  Shape 1.
+lse-term : S → Tm → Tm
+lse-term s a = Add m (Un Fn.log (Sum s (Un Fn.exp (Add (Sel (↑[ 1 ] a) (V 0)) (Neg (↑[ 1 ] m))))))
+  where m = Un Fn.detach (MaxOver s (Sel (↑[ 1 ] a) (V 0)))
+
 logsumexp : List Arg → Result Tm
 logsumexp (A ∷ []) = do
   (a , s) ← array "logsumexp" "input" A
   _ ← nonempty s
-  let m = Un Fn.detach (MaxOver s (Sel (↑[ 1 ] a) (V 0)))
-  ok (Add m (Un Fn.log (Sum s (Un Fn.exp (Add (Sel (↑[ 1 ] a) (V 0)) (Neg (↑[ 1 ] m)))))))
+  ok (lse-term s a)
   where nonempty : S → Result S
         nonempty s with pred? s
         ... | just _  = ok s
         ... | nothing = fail "logsumexp: the input has no elements"
 logsumexp _ = arity "logsumexp" "one array: logsumexp(z)"
+
+-- Softmax over the last dimension, mapped over the others (one row per
+-- position of the outer dimensions, as PyTorch's dim=-1), a row z of n
+-- logits and a target row y:
+--   softmax_ce(z, y)  lse(z) − sum j : n . y[j] * z[j]       (shape 1 per row)
+--   log_softmax(z)    for i : n . z[i] − lse(z)               (shape n per row)
+-- with lse the log-sum-exp above, so that the gradients are exactly
+-- softmax(z) − y (for a target summing to 1) and δᵢⱼ − softmax(z)ⱼ.
+-- A vector z gives one row: softmax_ce(z, y) is a scalar; z : T×n gives
+-- T of them.  (logsumexp and maxall reduce over every element.)
+
+-- f of the rows of the arrays as (all of one shape s), mapped over the outer dimensions.
+rows : (ℕ → List Tm → Tm) → S → List Tm → Tm
+rows f (ι n)   as = f n as
+rows f (t ⊗ r) as = For t (rows f r (List.map (λ a → Sel (↑[ 1 ] a) (V 0)) as))
+
+-- a row's length (its last dimension), which is never 0
+row-length : String → S → Result ℕ
+row-length layer (ι zero)    = fail (layer ++ ": the rows have no elements")
+row-length layer (ι (suc n)) = ok (suc n)
+row-length layer (t ⊗ r)     = row-length layer r
+
+ce-row : ℕ → List Tm → Tm
+ce-row n (z ∷ y ∷ _) = Add (lse-term (ι n) z) (Neg (Sum (ι n) (Mul (Sel (↑[ 1 ] y) (V 0)) (Sel (↑[ 1 ] z) (V 0)))))
+ce-row n _           = Zero                    -- not reached: softmax_ce gives two rows
+
+log-softmax-row : ℕ → List Tm → Tm
+log-softmax-row n (z ∷ _) = For (ι n) (Add (Sel (↑[ 1 ] z) (V 0)) (Neg (↑[ 1 ] (lse-term (ι n) z))))
+log-softmax-row n []      = Zero               -- not reached: log_softmax gives one row
+
+softmax-ce : List Arg → Result Tm
+softmax-ce (Z ∷ Y ∷ []) = do
+  (z , s) ← array "softmax_ce" "logits" Z
+  y ← shaped "softmax_ce" "target" s Y
+  _ ← row-length "softmax_ce" s
+  ok (rows ce-row s (z ∷ y ∷ []))
+softmax-ce _ = arity "softmax_ce" "logits and a target of their shape: softmax_ce(z, y)"
+
+log-softmax : List Arg → Result Tm
+log-softmax (Z ∷ []) = do
+  (z , s) ← array "log_softmax" "logits" Z
+  _ ← row-length "log_softmax" s
+  ok (rows log-softmax-row s (z ∷ []))
+log-softmax _ = arity "log_softmax" "one array: log_softmax(z)"
 
 ------------------------------------------------------------------------
 -- Pooling: k×k windows at stride s over the last two dimensions,
@@ -428,9 +479,12 @@ layer "avgpool" = just avgpool
 layer "maxpool" = just maxpool
 layer "maxall"  = just maxall
 layer "logsumexp" = just logsumexp
+layer "softmax_ce"  = just softmax-ce
+layer "log_softmax" = just log-softmax
 layer "sqerr"   = just sqerr
 layer "tanh"    = just tanh
 layer _         = nothing
 
 layer-names : List String
-layer-names = "dense" ∷ "conv" ∷ "conv2d" ∷ "avgpool" ∷ "maxpool" ∷ "maxall" ∷ "logsumexp" ∷ "sqerr" ∷ "tanh" ∷ []
+layer-names = "dense" ∷ "conv" ∷ "conv2d" ∷ "avgpool" ∷ "maxpool" ∷ "maxall" ∷ "logsumexp"
+  ∷ "softmax_ce" ∷ "log_softmax" ∷ "sqerr" ∷ "tanh" ∷ []

@@ -2,22 +2,28 @@
 ------------------------------------------------------------------------
 -- Tokens of the model language, with the line and column they start
 -- at.  Comments run from `--` or `#` to the end of the line.  A shape
--- is digits joined by `x` or `×` (28x28); a lone number is a number.
+-- is digits joined by `x` or `×` (28x28); a lone number is a number;
+-- digits with a fraction, an exponent or both (0.5, 1e-5, 2.5E+3) are
+-- a decimal (Spec.Front.Literal).
 -- A statement starts at a token in column 0, so a line that starts
 -- with white space continues the statement before it.
 ------------------------------------------------------------------------
 module Spec.Front.Lexer where
 
 open import Data.Bool using (Bool; true; false; _∧_; _∨_; if_then_else_)
+open import Data.Maybe using (Maybe; just; nothing)
 open import Data.Char as Char using (Char)
 open import Data.List as List using (List; []; _∷_; length)
 open import Data.Nat as ℕ using (ℕ; zero; suc; _+_; _*_)
 open import Data.Product using (_×_; _,_)
 open import Data.String as String using (String)
 
+open import Spec.Front.Literal using (Decimal; decimal)
+
 data Tok : Set where
   word : String → Tok          -- a name or a keyword
   nat  : ℕ → Tok
+  dec  : Decimal → Tok         -- 0.044715, 1e-5, 2.5e3
   dims : ℕ → List ℕ → Tok      -- a shape of two or more dimensions
   sym  : Char → Tok            -- ( ) [ ] , : . = + - * /
   bad  : Char → Tok            -- a character the language does not use
@@ -69,6 +75,64 @@ private
   ... | false = [] , 0 , t ∷ cs
   moreDims (suc f) [] = [] , 0 , []
 
+  -- What follows a decimal's first digits: the digits after its point, its exponent's
+  -- sign and digits, how many characters they take, and the rest.
+  record Tail : Set where
+    constructor tail
+    field
+      fraction : List Char
+      negative : Bool
+      expo     : List Char
+      used     : ℕ
+      rest     : List Char
+
+  Exp : Set
+  Exp = Bool × List Char × ℕ × List Char     -- negative?, digits, characters used, rest
+
+  -- an exponent's digits (at least one), k characters after its start
+  expDigits : Bool → ℕ → List Char → Maybe Exp
+  expDigits neg k (d ∷ cs) with Char.isDigit d
+  ... | true  = let (ds , rest) = span Char.isDigit (d ∷ cs) in just (neg , ds , k + length ds , rest)
+  ... | false = nothing
+  expDigits neg k [] = nothing
+
+  exponent : List Char → Maybe Exp
+  exponent ('e' ∷ '-' ∷ cs) = expDigits true 2 cs
+  exponent ('e' ∷ '+' ∷ cs) = expDigits false 2 cs
+  exponent ('e' ∷ cs)       = expDigits false 1 cs
+  exponent ('E' ∷ '-' ∷ cs) = expDigits true 2 cs
+  exponent ('E' ∷ '+' ∷ cs) = expDigits false 2 cs
+  exponent ('E' ∷ cs)       = expDigits false 1 cs
+  exponent _                = nothing
+
+  fraction : List Char → Maybe (List Char × List Char)    -- the digits after a point, the rest
+  fraction ('.' ∷ d ∷ cs) with Char.isDigit d
+  ... | true  = just (span Char.isDigit (d ∷ cs))
+  ... | false = nothing
+  fraction _ = nothing
+
+  decimalTail : List Char → Maybe Tail
+  decimalTail cs with fraction cs
+  ... | just (fs , rest) with exponent rest
+  ...   | just (neg , es , k , rest′) = just (tail fs neg es (suc (length fs) + k) rest′)
+  ...   | nothing                     = just (tail fs false [] (suc (length fs)) rest)
+  decimalTail cs | nothing with exponent cs
+  ...   | just (neg , es , k , rest′) = just (tail [] neg es k rest′)
+  ...   | nothing                     = nothing
+
+  -- The token of a number starting with the digit x, how many characters it takes after x,
+  -- and the rest (fuel for moreDims).
+  numeral : ℕ → Char → List Char → Tok × ℕ × List Char
+  numeral f x cs with span Char.isDigit cs
+  ... | ds , rest with decimalTail rest
+  ...   | just (tail fs neg es k rest′) =
+    dec (decimal (String.fromList (List.take (suc (length ds) + k) (x ∷ cs)))
+                 (number (x ∷ ds List.++ fs)) (length fs) neg (number es)) ,
+    length ds + k , rest′
+  ...   | nothing with moreDims f rest
+  ...     | []     , k , rest′ = nat (number (x ∷ ds)) , length ds + k , rest′
+  ...     | m ∷ ms , k , rest′ = dims (number (x ∷ ds)) (m ∷ ms) , length ds + k , rest′
+
   dropLine : List Char → List Char
   dropLine []         = []
   dropLine ('\n' ∷ cs) = '\n' ∷ cs
@@ -90,14 +154,7 @@ private
     let (w , rest) = span isIdChar cs
     in token l c (word (String.fromList (x ∷ w))) ∷ go f l (c + suc (length w)) rest
   ... | false | false | true | _ =
-    let (ds , rest) = span Char.isDigit cs
-        n = number (x ∷ ds)
-        (ns , k , rest′) = moreDims f rest
-        t = (case ns of n)
-    in token l c t ∷ go f l (c + suc (length ds) + k) rest′
-    where case_of_ : List ℕ → ℕ → Tok
-          case [] of n     = nat n
-          case (m ∷ ms) of n = dims n (m ∷ ms)
+    let (t , k , rest) = numeral f x cs in token l c t ∷ go f l (c + suc k) rest
   ... | false | false | false | true  = token l c (sym x) ∷ go f l (suc c) cs
   ... | false | false | false | false = token l c (bad x) ∷ go f l (suc c) cs
 

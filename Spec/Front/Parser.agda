@@ -8,7 +8,8 @@
 --   e ::= e + e | e - e | e * e | e / n | - e
 --       | for i : SHAPE . e | sum i : SHAPE . e | tile i : SHAPE . e
 --       | max i : SHAPE . e
---       | e [ e ] | f ( e , … ) | name | n | SHAPE | ( e )
+--       | e [ e ] | f ( e , … ) | name | n | d | SHAPE | ( e )
+-- (n a whole number, d a decimal: 0.5, 1e-5)
 -- A binder's body extends as far right as possible.  Recursive descent
 -- with fuel: every call consumes fuel, and ten times the number of
 -- tokens is more than any expression needs.
@@ -28,6 +29,7 @@ open import Spec.Front.Shape using () renaming (dims to shapeOf)
 open import Spec.Front.Syntax
 open import Spec.Front.Lexer
 open import Spec.Front.Result
+open import Spec.Front.Literal using (Decimal)
 
 private
   Ts : Set
@@ -39,16 +41,17 @@ private
   showTok : Tok → String
   showTok (word w)     = "'" ++ w ++ "'"
   showTok (nat n)      = showℕ n
+  showTok (dec d)      = Decimal.text d
   showTok (dims n ns)  = List.foldl (λ s m → s ++ "x" ++ showℕ m) (showℕ n) ns
   showTok (sym c)      = "'" ++ String.fromChar c ++ "'"
   showTok (bad c)      = "the character '" ++ String.fromChar c ++ "'"
 
-  -- A '.' with digits right after it (0.5) is a decimal point: say so.
+  -- A '.' with digits right after it (.5) is a decimal point without a digit before it.
   found : Ts → String
   found []                    = "the end of the statement"
   found (token _ c (sym '.') ∷ token _ c′ (nat _) ∷ _) =
     if c′ ℕ.≡ᵇ suc c
-    then "'.': numbers are whole (0, 1, and / N divides by N); there are no decimals"
+    then "'.': a decimal number starts with a digit (0.5, not .5)"
     else "'.'"
   found (token _ _ t ∷ _)     = showTok t
 
@@ -162,6 +165,7 @@ module _ (l : ℕ) where
   pAtom (suc f) (token l′ k (word w) ∷ ts) =
     if keyword w then err "an expression" (token l′ k (word w) ∷ ts) else ok (name w , ts)
   pAtom (suc f) (token _ _ (nat n) ∷ ts)     = ok (num n , ts)
+  pAtom (suc f) (token _ _ (dec d) ∷ ts)     = ok (dec d , ts)
   pAtom (suc f) (token _ _ (dims n ns) ∷ ts) = ok (shape (shapeOf n ns) , ts)
   pAtom (suc f) (token _ _ (sym '(') ∷ ts) = do
     (e , ts) ← pExpr f ts

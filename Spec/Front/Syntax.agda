@@ -19,11 +19,12 @@ module Spec.Front.Syntax where
 
 open import Data.Bool using (Bool; true; false; _∨_)
 open import Data.List using (List; []; _∷_)
-open import Data.Nat using (ℕ; zero; suc)
+open import Data.Nat as ℕ using (ℕ; zero; suc)
 open import Data.Product using (_×_)
 open import Data.String using (String)
 
 open import Spec.Array.Base using (S)
+open import Spec.Front.Literal using (Decimal; whole-depth) renaming (depth to literal-depth)
 
 ------------------------------------------------------------------------
 -- Expressions
@@ -34,7 +35,8 @@ data Binder : Set where
 
 data Raw : Set where
   name  : String → Raw
-  num   : ℕ → Raw                      -- 0 and 1 are arrays; others are arguments
+  num   : ℕ → Raw                      -- a whole number: an array, or a layer's argument
+  dec   : Decimal → Raw                  -- 0.044715, 1e-5 (Spec.Front.Literal)
   shape : S → Raw                      -- a shape as an argument (div(i, 2x2))
   bind  : Binder → String → S → Raw → Raw
   sel   : Raw → Raw → Raw              -- a[i]
@@ -49,7 +51,8 @@ deeper : ℕ → Raw → Bool
 deepers : ℕ → List Raw → Bool
 deeper zero    _              = true
 deeper (suc n) (name _)       = false
-deeper (suc n) (num _)        = false
+deeper (suc n) (num m)        = suc n ℕ.<ᵇ whole-depth m       -- the depth of its term
+deeper (suc n) (dec d)        = suc n ℕ.<ᵇ literal-depth d
 deeper (suc n) (shape _)      = false
 deeper (suc n) (bind _ _ _ b) = deeper n b
 deeper (suc n) (sel a i)      = deeper n a ∨ deeper n i

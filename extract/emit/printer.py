@@ -125,6 +125,8 @@ def condition(cond: tuple) -> str:
 def _prec(e) -> int:
     if isinstance(e, c.Select):
         return 0
+    if isinstance(e, c.Lit) and not _integral(e):     # (real)N, a cast
+        return 3
     if isinstance(e, c.Add):
         return 1
     if isinstance(e, (c.Mul, c.Scale)) or (isinstance(e, c.Un) and e.fn == "recip"):
@@ -141,10 +143,19 @@ def expr(e, need: int = 0, real: str = "float") -> str:
     return f"({text})" if _prec(e) < need else text
 
 
+INT_LIMIT = 1 << 31
+
+
+def _lit(value: int) -> str:
+    """An integer literal: as it is while it is a C int, else cast to the real type (a model's
+    number, up to 2^53, or a product of two: no int arithmetic that could overflow)."""
+    return str(value) if -INT_LIMIT < value < INT_LIMIT else f"(real){value}"
+
+
 def _integral(e) -> bool:
     """Whether C would type the expression as an int (literals only)."""
     if isinstance(e, c.Lit):
-        return True
+        return -INT_LIMIT < e.value < INT_LIMIT
     if isinstance(e, (c.Add, c.Mul)):
         return _integral(e.a) and _integral(e.b)
     if isinstance(e, c.Neg):
@@ -154,7 +165,7 @@ def _integral(e) -> bool:
 
 def _expr(e, real: str) -> str:
     if isinstance(e, c.Lit):
-        return str(e.value)
+        return _lit(e.value)
     if isinstance(e, c.Load):
         return f"{e.array}[{affine(e.offset)}]"
     if isinstance(e, c.Local):
@@ -237,7 +248,7 @@ class _Vector:
     def expr(self, e):
         """(text, precedence, is a vector) or None."""
         if isinstance(e, c.Lit):
-            return str(e.value), 4, False
+            return _lit(e.value), 4 if _integral(e) else 3, False
         if isinstance(e, c.Load):
             b = self.base(e.offset)
             if b is None:

@@ -108,13 +108,27 @@ def _check_names(dump_text: str, source: str, shown: str) -> None:
                        if what == "param" else ""), UnusedWarning, stacklevel=3)
     from ..ir import ir
     for b in model.chain:
-        # a layer (an array of sums) under a function; a scalar's one sum costs little again
-        fn = ir.inline_sum(b.expr) if ir.size(b.shape) > 1 else None
+        # a layer (an array of sums) under a function; a scalar's one sum costs little again,
+        # and so does a log-sum-exp's (softmax_ce, log_softmax: its gradient sums the exps of
+        # a row once more, as many as its value did; a layer cannot bind them on a line)
+        fn = (ir.inline_sum(ir.rewrite(b.expr, _without_log_sum_exps))
+              if ir.size(b.shape) > 1 else None)
         if fn is not None:
             warnings.warn(f"{shown}:{line_of(b.name)}: binding {b.name} computes a sum inside "
                           f"{fn}: the gradient computes the sum again (the zoo's MLP trained "
                           f"about 5 times slower written so); give the sum a line of its own and "
                           f"apply {fn} to its name", InlineSumWarning, stacklevel=3)
+
+
+def _without_log_sum_exps(e):
+    """``log(sum j . exp(…))`` as a leaf (``ir.rewrite``), so that its sum is not counted (but
+    a sum inside the exp's argument, a layer written inline there, still is)."""
+    from ..ir import ir
+    if isinstance(e, ir.Un) and e.fn == "log" and isinstance(e.a, ir.Sum) \
+            and isinstance(e.a.body, ir.Un) and e.a.body.fn == "exp" \
+            and not ir._has_sum(e.a.body.a):
+        return ir.One(e.shape)
+    return None
 
 
 def one_line_warnings() -> None:

@@ -396,6 +396,30 @@ class Reduce(RExpr):
 ZERO = Lit(0)
 ONE = Lit(1)
 
+# Integer literals fold while they stay 64-bit integers of C (a model file's numbers are sums
+# and products of ones: docs/model-format.md §3, "Numbers"); past that they stay apart, and the
+# printer writes a literal past C's int as a real (extract/emit/printer.py: _lit).
+LIT_LIMIT = 1 << 63
+
+
+def _int(e: RExpr) -> int | None:
+    """The value of an integer literal, or of its negation (``-1`` is ``Neg(Lit(1))``)."""
+    if isinstance(e, Lit):
+        return e.value
+    if isinstance(e, Neg):
+        v = _int(e.a)
+        return None if v is None else -v
+    return None
+
+
+def _fold(a: RExpr, b: RExpr, op) -> RExpr | None:
+    """``op`` of two integer literals as one, or None (not both literals, or too large)."""
+    x, y = _int(a), _int(b)
+    if x is None or y is None or abs(op(x, y)) >= LIT_LIMIT:
+        return None
+    v = op(x, y)
+    return Lit(v) if v >= 0 else Neg(Lit(-v))
+
 
 def affine_args(a: Affine) -> bool:
     """Whether an index expression holds an ``IArg`` (an argmax not yet placed)."""
@@ -422,6 +446,9 @@ def add(a: RExpr, b: RExpr) -> RExpr:
         return b
     if b == ZERO:
         return a
+    folded = _fold(a, b, lambda x, y: x + y)           # 1 + 1 is 2
+    if folded is not None:
+        return folded
     if isinstance(a, Select) and isinstance(b, Select) and a.cond == b.cond:
         return Select(a.cond, add(a.a, b.a))
     if isinstance(b, Neg):
@@ -436,6 +463,9 @@ def mul(a: RExpr, b: RExpr) -> RExpr:
         return b
     if b == ONE:
         return a
+    folded = _fold(a, b, lambda x, y: x * y)           # (1 + 1) * (1 + 1) is 4
+    if folded is not None:
+        return folded
     if isinstance(a, Select):
         return select(a.cond, mul(a.a, b))
     if isinstance(b, Select):
