@@ -279,30 +279,32 @@ def test_names_of_the_functions_are_accepted(name, where):
     assert name in dump.parse(d).arrays
 
 
-@pytest.mark.parametrize("shape", [[50000, 50000], [11586, 11586]])  # 11586² = 2^27 + 16,964
-def test_arrays_past_int_indices_are_refused(shape):
-    """The lane kernels index 16 samples' worth of an array with int: 2^31 / 16 elements. The
-    error is at the array's name, with its shape and size."""
+@pytest.mark.parametrize("shape", [[10 ** 9, 10 ** 9], [2 ** 28, 2 ** 28]])  # 2^56 > MAX
+def test_arrays_past_what_the_structs_hold_are_refused(shape):
+    """The lane structs hold 16 samples' worth of an array, in double at most, and a C object
+    stops at PTRDIFF_MAX bytes: (2^63 − 1) / 128 elements. The error is at the array's name,
+    with its shape and size."""
     d = dot()
     d["context"][1]["shape"] = shape
     n = shape[0] * shape[1]
     with pytest.raises(dump.DumpError, match=rf"param 'a' of shape {shape[0]}×{shape[1]} holds "
                                              rf"{n:,} elements, more than the generated "
-                                             r"C's int indices reach \(134,217,727: "
-                                             r"2,147,483,647 over 16 lanes\)$") as info:
+                                             r"C's structs hold \(72,057,594,037,927,935: "
+                                             r"9,223,372,036,854,775,807 bytes over 16 lanes "
+                                             r"of doubles\)$") as info:
         dump.parse(d)
     assert info.value.path == "$.context[1].name"
 
 
-def test_a_group_past_int_indices_names_its_largest_array():
+def test_a_group_past_what_the_structs_hold_names_its_largest_array():
     d = dot()
-    d["context"][1]["shape"] = [8000, 8000]             # 64,000,000 + 72,000,000 > 2^27
-    d["context"][2]["shape"] = [9000, 8000]
-    with pytest.raises(dump.DumpError, match=r"the parameters hold 136,000,000 elements, more "
-                                             r"than the generated C's int indices reach "
-                                             r"\(134,217,727: .*\); the largest is param "
-                                             r"'b' of shape 9000×8000 \(72,000,000 elements\)$"
-                       ) as info:
+    d["context"][1]["shape"] = [2 ** 28, 2 ** 27]           # 2^55 + (2^55 + 2^28) > 2^56 - 1
+    d["context"][2]["shape"] = [2 ** 28, 2 ** 27 + 1]
+    with pytest.raises(dump.DumpError, match=r"the parameters hold 72,057,594,306,363,392 "
+                                             r"elements, more than the generated C's structs "
+                                             r"hold \(72,057,594,037,927,935: .*\); the largest "
+                                             r"is param 'b' of shape 268435456×134217729 "
+                                             r"\(36,028,797,287,399,424 elements\)$") as info:
         dump.parse(d)
     assert info.value.path == "$.context[2].name"
 
@@ -334,12 +336,16 @@ def test_buffers_past_the_memory_budget_are_refused(monkeypatch):
         dump.parse(d)
 
 
-def test_arrays_within_int_indices_pass_the_size_check():
+def test_arrays_past_int_indices_pass_the_size_check():
+    """Past int's range the generated C indexes in ptrdiff_t (extract/emit/printer.py): an
+    array of 2.5 G elements, and a group of them, are not refused by size (the memory budget,
+    checked after the bindings, may refuse them)."""
     d = dot()
-    d["context"][1]["shape"] = [11585, 11585]                 # 134,212,225 < 2^27
+    d["context"][1]["shape"] = [50000, 50000]
+    d["context"][2]["shape"] = [50000, 50000]
     with pytest.raises(dump.DumpError) as info:               # the expressions' shapes differ
         dump.parse(d)
-    assert "int indices" not in str(info.value)
+    assert "structs hold" not in str(info.value) and "int indices" not in str(info.value)
 
 
 @pytest.mark.parametrize("name", ["_x", "_X", "a__b", "x__"])
