@@ -71,8 +71,8 @@ CASES = {
         shape=[5, 1]), f"{R}.body.a.i.shape", "declared [5, 1]"),
     "variable out of scope": (lambda d: d["chain"][0]["expr"]["body"]["b"]["a"].update(idx=7),
                               f"{R}.body.b.a.idx", "variable 7 out of scope"),
-    "unsupported version": (lambda d: d.update(version=6), "$.version",
-                            "unsupported dump version 6"),
+    "unsupported version": (lambda d: d.update(version=7), "$.version",
+                            "unsupported dump version 7"),
     "const before version 3": (lambda d: (d.update(version=2), d["context"][1].update(role="const")),
                                "$.context[1].role", "(const is in version 3)"),
     "unknown role": (lambda d: (d.update(version=3), d["context"][1].update(role="constant")),
@@ -198,6 +198,22 @@ def test_argmax_and_detach_parse_in_a_version_5_dump():
     assert ir.show(mx) == "detach(a[argmax a0<10>. a[a0]])"
     p = dump.parse(json.loads((DATA / "maxpool.json").read_text()))
     assert "argmax a2<[4, 4]>." in ir.show(p.chain[0].expr)
+
+
+def test_erf_and_derf_parse_in_a_version_6_dump():
+    m = dump.parse(json.loads((DATA / "erf.json").read_text()))
+    assert m.version == 6
+    assert ir.show(m.chain[2].expr) == "derf(v)"
+    assert "erf(" in ir.show(m.chain[1].expr)
+
+
+@pytest.mark.parametrize("version", [3, 4, 5])     # (a const needs version 3)
+def test_erf_and_derf_before_version_6_are_one_clear_error_naming_where(version):
+    """§7: erf and derf are in version 6; an earlier dump holding one is refused at the node."""
+    d = json.loads((DATA / "erf.json").read_text())
+    assert_newer_node_refused(d, version, "$.chain[1].expr.a.b.b.op", "erf", 6)
+    d["chain"][1]["expr"]["a"]["b"]["b"]["op"] = "exp"
+    assert_newer_node_refused(d, version, "$.chain[2].expr.op", "derf", 6)
 
 
 def _argmax_dump() -> dict:

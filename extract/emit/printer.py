@@ -2,10 +2,11 @@
 
 The two languages differ only by the strings in ``Language`` (qualifiers, ``restrict``
 spelling, and how a parallel loop is written: a ``for`` loop in C, one thread index per element
-in CUDA). The elementwise functions print the same in both: ``exp``, ``log`` and ``sqrt`` as
-libm's function for the real type (``MATHS``: ``expf``/``logf``/``sqrtf`` for float), ``recip``
-as ``1 / x``, and ``logistic``, ``relu``, ``step`` and ``Max`` (``fmax_``) as calls of the small
-helpers the templates define.
+in CUDA). The elementwise functions print the same in both: ``exp``, ``log``, ``sqrt`` and
+``erf`` as libm's function for the real type (``MATHS``: ``expf``/``logf``/``sqrtf``/``erff``
+for float), ``recip`` as ``1 / x``, and ``logistic``, ``relu``, ``step``, ``derf`` (erf's
+derivative, ``2/√π · exp(−x²)``) and ``Max`` (``fmax_``) as calls of the small helpers the
+templates define.
 Expressions are printed with the fewest parentheses that keep C's parse (and so the evaluation
 order) equal to the tree: ``a + (b + c)`` keeps its parentheses, ``(a + b) + c`` prints as
 ``a + b + c``.
@@ -62,9 +63,9 @@ LANGUAGES = {"c": C, "cuda": CUDA}
 # sqrt is correctly rounded, and under -fno-math-errno (extract/emit/build.py) one instruction
 MATHS = {
     "float": {"logistic": "logistic", "exp": "expf", "log": "logf", "sqrt": "sqrtf",
-              "relu": "relu", "step": "step"},
+              "relu": "relu", "step": "step", "erf": "erff", "derf": "derf"},
     "double": {"logistic": "logistic", "exp": "exp", "log": "log", "sqrt": "sqrt",
-               "relu": "relu", "step": "step"},
+               "relu": "relu", "step": "step", "erf": "erf", "derf": "derf"},
 }
 
 

@@ -374,7 +374,7 @@ def _generate(model: ir.Model, precision: str, options: Options) -> Generated:
     bodies = "\n".join(k["body"] for k in ckernels)
     bodies += "\n" + "\n".join(k["body"] for s in sets for k in (*s["kernels"], *s["acc_kernels"]))
     uses = {f: re.search(rf"\b{f}\(", bodies) is not None
-            for f in ("logistic", "relu", "step", "fmax_", "imax", "lmin")}
+            for f in ("logistic", "relu", "step", "fmax_", "imax", "lmin", "derf")}
     uses["log"] = re.search(rf"\b{maths['log']}\(", bodies) is not None
     uses["lane_loop"] = re.search(r"^\s*LANE_LOOP$", bodies, re.M) is not None
     used_f = {_bundle(model.arrays[n]) for k in fwd for n in (*k.reads, k.name)}
@@ -406,7 +406,8 @@ def _generate(model: ir.Model, precision: str, options: Options) -> Generated:
     cbodies = "\n".join(k["body"] for k in gkernels)
     cufile = {
         **common, "file": f"{M}.cu", "what": "CUDA kernels", "kernels": gkernels,
-        "uses": {f: re.search(rf"\b{f}\(", cbodies) is not None for f in ("relu", "step", "fmax_")},
+        "uses": {f: re.search(rf"\b{f}\(", cbodies) is not None
+                 for f in ("relu", "step", "fmax_", "derf")},
         "forward_calls": [launch(k) for k in gkernels[:nf]],
         "backward_calls": [launch(k) for k in gkernels[nf:]],
         **_thread_index(CUDA, max((ir.size(a.shape) for a in model.arrays.values()),

@@ -5,7 +5,7 @@ message that names the JSON path of the offending value (``$.chain[2].expr.body.
 
 1. the top level: format, a version this extractor knows, the keys and their types;
 2. every expression: known ``op`` (of the dump's version: ``sqrt`` needs 4, ``argmax`` and
-   ``detach`` 5), the fields that op
+   ``detach`` 5, ``erf`` and ``derf`` 6), the fields that op
    needs, declared sort and shape equal to the ones computed from the children (§4), relations
    between shapes (same tree structure), constant positions within their shape,
    de Bruijn indices in scope (§3), no ``d_`` placeholder in a forward binding, no gradient
@@ -50,12 +50,13 @@ from ..limits import deep_enough  # noqa: F401  (re-exported: frontend, __main__
 FORMAT = "ad-expression-dump"
 # 2 added ix_const and the elementwise functions exp, log, recip, relu, step (logistic was in 1);
 # 3 added the context role "const", 4 the elementwise function sqrt, 5 the index node argmax and
-# the elementwise function detach; a dump of version k is one of version k + 1 without them
-VERSIONS = (1, 2, 3, 4, 5)
-ROLES = {1: ("input", "param"), 2: ("input", "param"), 3: ("input", "param", "const"),
-         4: ("input", "param", "const"), 5: ("input", "param", "const")}
+# the elementwise function detach, 6 the elementwise functions erf and derf; a dump of version k
+# is one of version k + 1 without them
+VERSIONS = (1, 2, 3, 4, 5, 6)
+ROLES = {1: ("input", "param"), 2: ("input", "param"),
+         **{v: ("input", "param", "const") for v in (3, 4, 5, 6)}}
 # the nodes a dump must say a later version for (version 2's are read in a version 1 dump)
-SINCE = {"sqrt": 4, "argmax": 5, "detach": 5}
+SINCE = {"sqrt": 4, "argmax": 5, "detach": 5, "erf": 6, "derf": 6}
 # the binary ops of "bin" (max is in version 2)
 BIN_FNS = ("plus", "mul", "max")
 SCHEMA = paths.locate("schema")
@@ -66,7 +67,7 @@ int long register restrict return short signed sizeof static struct switch typed
 void volatile while _Bool _Complex _Imaginary _Alignas _Alignof _Atomic _Generic _Noreturn
 _Static_assert _Thread_local bool true false class new delete template this namespace operator
 private public protected virtual friend typename using real size_t NULL main exp expf log logf
-logistic recip relu step fmax_ idx sample imin imax sqrt sqrtf
+logistic recip relu step fmax_ idx sample imin imax sqrt sqrtf erf erff derf PK_2_SQRTPI lmin
 memcpy memset omp_get_num_threads omp_get_thread_num share barrier part nparts blocks forward_n
 backward_n LANE_LOOP BLOCK STRIDE_INPUTS STRIDE_VALUES STRIDE_GRADS dim3 uint3 gridDim blockDim
 blockIdx threadIdx Launch pk_launch pk_cuda_host pk_cuda_host_order std PK_CUDA_HOST_H
@@ -346,6 +347,7 @@ class _ExprParser:
         return ir.Un(a.shape, x["op"], a)
 
     op_logistic = op_exp = op_log = op_recip = op_sqrt = op_relu = op_step = op_detach = unary
+    op_erf = op_derf = unary
 
     def op_bin(self, x, scope, path):
         fn = x["fn"]
