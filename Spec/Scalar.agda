@@ -16,6 +16,7 @@
 --   logistic′ x = logistic x · (1 − logistic x)   exp′ x = exp x
 --   log′ x = recip x      recip′ x = − (recip x · recip x)
 --   sqrt′ x = recip (sqrt x + sqrt x)
+--   erf′ x = derf x     derf′ x = − ((x + x) · derf x)
 --   relu′ x = step x      step′ x = 0      detach′ x = 0
 --   max′ a b = (st , 1 − st) with st = step (a − b)
 -- (so relu′ 0 = step 0, which is 0 in Float: see Spec.Scalar.Float).
@@ -40,6 +41,9 @@ data Fn : Set where
   relu       : Fn        -- x if x > 0, else 0
   step       : Fn        -- 1 if x > 0, else 0 (relu's derivative; step 0 = 0)
   detach     : Fn        -- x itself, with derivative 0 (a stop-gradient)
+  erf        : Fn        -- the error function (2/√π) ∫₀ˣ e^(−t²) dt
+  derf       : Fn        -- erf's derivative (2/√π) e^(−x²), a primitive of its own (E has
+                         -- no constant 2/√π); its derivative is declared −2x · derf x
 
 record Scalar : Set₁ where
   infixl 6 _+_

@@ -55,6 +55,16 @@
 --      step′ x     = 0
 --      detach′ x   = 0          (the stop-gradient: detach x = x in
 --                               Float, ℤ and ℚ; its value is opaque here)
+--      erf′ x      = derf x     (derf is a primitive function of its own,
+--                               standing for (2/√π) · e^(−x²): E has no
+--                               constant 2/√π; nothing relates derf to
+--                               erf or exp but these two declarations)
+--      derf′ x     = − ((x + x) · derf x)
+--                               (in Float, derf x = 1.1283791670955126 ·
+--                               e^(−x²), 2/√π as the nearest double, and
+--                               erf x is NaN: Agda's Float has no erf,
+--                               and the generated C calls libm's erff /
+--                               erf; Spec.Scalar.Float)
 --      D(a ⊔ b)    = st · Da + (1 − st) · Db,  st = step (a − b)
 --                    (at a tie st = step 0, 0 in Float: b gets it all)
 --    and ∇ uses exactly these (Spec.Lang.AD, deriv and max-step), so
@@ -228,8 +238,8 @@
 --                    x · 0 for n = 0.  Both take relu x = x ⊔ 0, step x
 --                    = 1 if x > 0 else 0, max = _⊔_, detach x = x,
 --                    less = <, and the constant 0 for logistic, exp,
---                    log, recip, sqrt (the theorems assume nothing of
---                    these).  Spec.Theorems.Instances
+--                    log, recip, sqrt, erf, derf (the theorems assume
+--                    nothing of these).  Spec.Theorems.Instances
 --                    applies optimise-sound, ∇₀-correct, chain-adjoint
 --                    and chain-∇-correct to both, with their types
 --                    restated for the instance, and checks by refl

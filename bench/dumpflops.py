@@ -48,7 +48,8 @@ class Ops:
 
 _UNARY = {"logistic": Ops(2, 1, 0), "exp": Ops(0, 1, 0), "log": Ops(0, 1, 0),
           "recip": Ops(1, 0, 0), "sqrt": Ops(1, 0, 0), "relu": Ops(0, 0, 1),
-          "step": Ops(0, 0, 1)}
+          "step": Ops(0, 0, 1), "erf": Ops(0, 1, 0),
+          "derf": Ops(2, 1, 0)}      # derf: 2/√π · exp(−x·x)
 
 
 def _aval(a: C.Affine, env: dict) -> int:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from . import data
 from .idx import load_mnist, read_idx, write_idx
-from .model import DivergedError, Model, load
+from .model import DivergedError, InferenceOnlyWarning, Model, load
 from .onnx_export import export_onnx
 from .spec import ModelSpec, model_spec
 from .weights import init_params, load_weights, read_weights, save_weights
@@ -39,6 +39,7 @@ DEFAULT_DATA = _default_data()
 __all__ = [
     "DEFAULT_DATA",
     "DivergedError",
+    "InferenceOnlyWarning",
     "Model",
     "ModelSpec",
     "data",

@@ -47,7 +47,7 @@ the n-th dense/conv as ``z<n>`` (the next free ``z<k>`` if that name is taken), 
 ``p1``, ``p2``, ..., a maxall as ``m1``, ..., a logsumexp as ``lse1``, ..., a cross-entropy as
 ``ce1``, ..., a log-softmax as ``ls1``, .... A layer reads its input many times, so an input
 that is not a name is bound first (``h1``, ``h2``, ...). Elementwise operations (``logistic``,
-``relu``, ``exp``, ``log``, ``recip``, ``sqrt``, ``detach``, ``max``, ``+``, ``-``, ``*``, unary ``-``,
+``relu``, ``exp``, ``log``, ``recip``, ``sqrt``, ``detach``, ``erf``, ``max``, ``+``, ``-``, ``*``, unary ``-``,
 ``/ N``) stay inline, on names; ``tanh``, a layer that reads its input four times, binds a
 non-name input.
 ``bind(name, e)`` names a binding; ``expr(text)`` is the escape hatch for anything else
@@ -412,6 +412,16 @@ class ModelBuilder:
     def sqrt(self, e) -> Expr:
         """√e, elementwise (NaN below 0; its gradient 1 / (2√e) is +inf at 0)."""
         return self._elementwise("sqrt", e)
+
+    def erf(self, e) -> Expr:
+        """The error function of ``e``, elementwise (dump version 6; its derivative is ``derf``,
+        ``(2/√π) exp(−e²)``). The exact GELU is ``x * (1 + b.erf(x * c)) / 2`` with ``c`` a
+        ``const`` holding ``1/√2`` (given with the weights)."""
+        return self._elementwise("erf", e)
+
+    def derf(self, e) -> Expr:
+        """erf's derivative ``(2/√π) exp(−e²)``, elementwise (version 6)."""
+        return self._elementwise("derf", e)
 
     def detach(self, e) -> Expr:
         """``detach(e)``: the value of ``e``, with derivative 0 (a stop-gradient, PyTorch's

@@ -54,6 +54,7 @@ import os
 import signal
 import threading
 import time
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -62,11 +63,18 @@ import numpy as np
 
 from . import optim as _optim
 from ._kernels import Kernels
+from .sizes import DataLimitError, InferenceOnlyWarning
 from .spec import ModelSpec, model_spec
 from .weights import (check_precision, init_params, names_differ, read_consts, read_optimizer,
                       read_plain, read_weights, save_weights)
 
-__all__ = ["DivergedError", "Model", "Params", "load", "read_params", "default_threads"]
+__all__ = ["DivergedError", "InferenceOnlyWarning", "Model", "Params", "load", "read_params",
+           "default_threads"]
+
+
+def _uncleared(ffi):
+    """cffi's allocator without the zero fill (``ffi.new`` writes every byte)."""
+    return ffi.new_allocator(should_clear_after_alloc=False)
 
 
 @contextlib.contextmanager
@@ -325,10 +333,18 @@ class Model:
             if k.inputs[name].length != math.prod(shape):
                 raise RuntimeError(f"kernel input {name} has {k.inputs[name].length} elements, "
                                    f"not {shape}")
-        # the buffers the batch entry points need on every core, refused up front (one line
-        # naming the largest bindings) when they do not fit the memory available
+        # the buffers the batch entry points need on every core, checked up front: past the
+        # memory available the model loads for predictions alone (one sample at a time, a
+        # warning saying what is refused and why), or not at all when even those do not fit
+        # (one line naming the largest bindings)
         cores = os.cpu_count() or 1
-        self._check_memory(int(k.fn("workspace_size")(cores)), cores)
+        try:
+            self._check_memory(int(k.fn("workspace_size")(cores)), cores)
+        except DataLimitError as e:
+            self._check_one_sample(str(e))
+            warnings.warn(InferenceOnlyWarning(
+                f"{e}: training on as many threads is refused, and predictions whose buffers "
+                f"do not fit run one sample at a time (M_forward)"), stacklevel=3)
         self._w = k.new("params")
         self._g = k.new("params")
         self.params = Params(self._views(self._w), self.dtype, precision, spec.consts)
@@ -338,6 +354,7 @@ class Model:
         self._lr = k.dtype.type(0)
         self._ws: dict[int, object] = {}
         self._single = None  # the one-sample path of a model without inputs (_one_sample)
+        self._single_forward = None  # predictions one sample at a time (_forward_each)
         self.history: dict[str, list] | None = None
         self.set_params(params)
         self._vel, self._mu = None, None  # SGD momentum's velocity (an M_params), and its mu
@@ -497,22 +514,74 @@ class Model:
     # -- kernels --------------------------------------------------------------------------------
 
     def _workspace(self, threads: int):
+        """The batch entry points' workspace for ``threads`` threads (``DataLimitError`` past
+        the memory available). Not cleared: the kernels write every byte of it they read
+        (the field validation fills it with 0xff, a value no write leaves, and compares every
+        output), so the pages a call never touches are never committed: ``M_batch_predict``
+        touches the lane inputs and bindings alone, not the gradients (VGG-19: about 1 of its
+        7 GB a thread at 8 lanes)."""
         if threads not in self._ws:
             size = self._k.fn("workspace_size")(threads)
             self._check_memory(int(size), threads)
-            self._ws[threads] = self._k.ffi.new("char[]", max(int(size), 1))
+            try:
+                self._ws[threads] = _uncleared(self._k.ffi)("char[]", max(int(size), 1))
+            except MemoryError:
+                raise DataLimitError(f"model {self.name!r}: the kernels' buffers for {threads} "
+                                     f"thread(s) ({int(size):,} bytes) could not be "
+                                     f"allocated") from None
         return self._ws[threads]
+
+    def _check_one_sample(self, why: str) -> None:
+        """``DataLimitError`` (``why``, and what predictions alone would need) unless the
+        one-sample path fits: the parameters and their gradients (allocated at load) and one
+        sample's inputs and bindings."""
+        from .sizes import check_alloc
+        k = self._k
+        size = 2 * k.ffi.sizeof(k.type("params")) + k.ffi.sizeof(k.type("values")) + \
+            k.ffi.sizeof(k.type("inputs"))
+        check_alloc(size, f"{why}; predictions one sample at a time")
+
+    def _forward_each(self, batch, n: int, out: np.ndarray) -> None:
+        """``out[:n]`` = the predictions of the first ``n`` samples of ``batch``, one at a time
+        through ``M_forward`` (where ``M_batch_predict``'s workspace does not fit)."""
+        k = self._k
+        if self._single_forward is None:
+            self._check_one_sample(f"model {self.name!r}")
+            v = k.new("values")
+            f = k.values[self.spec.prediction]
+            flat = k.view(v, k.ffi.sizeof(k.type("values")) // k.dtype.itemsize)[0]
+            self._single_forward = (k.fn("forward"), v, flat[f.offset:][:f.length])
+        forward, v, pred = self._single_forward
+        for i in range(n):
+            forward(self._w, batch.c + i, v)
+            out[i] = pred
+
+    def _predict_batch(self, batch, n: int, threads: int, out_c, out_v: np.ndarray) -> None:
+        """The predictions of the first ``n`` samples of ``batch`` into ``out_c`` (``out_v``,
+        its view): ``M_batch_predict``, or one sample at a time where its workspace does not
+        fit the memory available."""
+        try:
+            ws = self._workspace(threads)
+        except DataLimitError:
+            self._forward_each(batch, n, out_v)
+            return
+        self._k.fn("batch_predict")(self._w, batch.c, n, threads, ws, out_c)
 
     def _check_memory(self, size: int, threads: int) -> None:
         """One line, before allocating, if the kernels' buffers for ``threads`` threads
         (``size`` bytes, the C's ``M_workspace_size``) do not fit the memory available,
-        naming the largest bindings (runtime/sizes.py)."""
+        naming the largest bindings and gradients, of one sample (each takes a lane's worth
+        of them: VGG-19's are its parameter gradients; runtime/sizes.py)."""
         from .sizes import check_alloc
         k = self._k
+        arrays = [(f"binding {n}", f.length * k.dtype.itemsize) for n, f in k.values.items()]
+        try:
+            grads = k._layout("grads")
+        except k.ffi.error:     # kernels without M_grads (tests/test_runtime_cdouble.py's)
+            grads = {}
+        arrays += [(f"gradient {n}", f.length * k.dtype.itemsize) for n, f in grads.items()]
         check_alloc(size, f"model {self.name!r}: the kernels' buffers for {threads} "
-                          f"thread(s) ({size // max(threads, 1):,} bytes a thread)",
-                    [(f"binding {n}", f.length * k.dtype.itemsize)
-                     for n, f in k.values.items()])
+                          f"thread(s) ({size // max(threads, 1):,} bytes a thread)", arrays)
 
     def _onehot(self, labels: np.ndarray) -> np.ndarray:
         """One row per label: the target of that class, flat (``n_classes`` elements); float
@@ -672,9 +741,9 @@ class Model:
         batch = _Batch(k, spec, n)
         batch.pack_inputs(inputs)
         out_c = k.ffi.new(f"{k.real}[]", n * width)
-        self._k.fn("batch_predict")(self._w, batch.c, n, threads, self._workspace(threads), out_c)
-        out = np.frombuffer(k.ffi.buffer(out_c), dtype=self.dtype).copy()
-        return out.reshape((n, *spec.output_shape))
+        out_v = np.frombuffer(k.ffi.buffer(out_c), dtype=self.dtype).reshape(n, width)
+        self._predict_batch(batch, n, threads, out_c, out_v)
+        return out_v.copy().reshape((n, *spec.output_shape))
 
     def predict(self, images, threads=None, chunk: int = 1000) -> np.ndarray:
         """The model's prediction output for each image, flattened: shape (N, elements of
@@ -691,11 +760,9 @@ class Model:
         out_c = k.ffi.new(f"{k.real}[]", cap * width)
         out_v = np.frombuffer(k.ffi.buffer(out_c), dtype=self.dtype).reshape(cap, width)
         result = np.empty((n_all, width), dtype=self.dtype)
-        ws = self._workspace(threads)
-        predict = k.fn("batch_predict")
         for s in range(0, n_all, cap):
             n = batch.pack(images[s : s + cap], None)
-            predict(self._w, batch.c, n, threads, ws, out_c)
+            self._predict_batch(batch, n, threads, out_c, out_v)
             result[s : s + n] = out_v[:n]
         return result
 

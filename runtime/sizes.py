@@ -36,6 +36,11 @@ class DataLimitError(ValueError):
     """A file declares more than may be read into memory (one line)."""
 
 
+class InferenceOnlyWarning(UserWarning):
+    """A model whose batch kernels' buffers pass the memory available loads for predictions
+    alone, one sample at a time (``runtime.Model``): the message says what training needs."""
+
+
 def _parse_bytes(text: str, var: str) -> int:
     m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([KMGT]?)i?B?", text.strip(), re.I)
     if m is None:

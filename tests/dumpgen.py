@@ -256,15 +256,17 @@ def backslide(i: T, a: T) -> T:
 # the elementwise functions (§4), each its own op: UNARY those of versions 2 and 3 (random
 # dumps drawn with them keep their terms), UNARY_V4 all of version 4 (sqrt is in version 4);
 # V5 adds version 5's: the elementwise detach, and "argmax" (not elementwise: given to
-# RandomExprs as a function, it lets index terms be argmax nodes)
+# RandomExprs as a function, it lets index terms be argmax nodes); V6 version 6's erf and derf
 UNARY = ("logistic", "exp", "log", "recip", "relu", "step")
 UNARY_V4 = (*UNARY, "sqrt")
 V5 = (*UNARY_V4, "detach", "argmax")
+V6 = (*V5, "erf", "derf")
 
 
 def un(fn: str, a: T) -> T:
-    """The elementwise function ``fn`` (one of ``UNARY_V4`` or ``detach``) of ``a``."""
-    if fn not in (*UNARY_V4, "detach"):
+    """The elementwise function ``fn`` (one of ``UNARY_V4``, ``detach``, ``erf``, ``derf``) of
+    ``a``."""
+    if fn not in (*UNARY_V4, "detach", "erf", "derf"):
         raise ValueError(f"not an elementwise function: {fn!r}")
     return T(fn, "ar", _need(a, "ar", f"{fn} a").shape, {"a": a})
 
@@ -300,6 +302,16 @@ def step(a: T) -> T:
 def detach(a: T) -> T:
     """Version 5: the value of ``a``, whose derivative is declared 0."""
     return un("detach", a)
+
+
+def erf(a: T) -> T:
+    """Version 6: the error function of ``a``."""
+    return un("erf", a)
+
+
+def derf(a: T) -> T:
+    """Version 6: erf's derivative (2/√π) e^(−a²)."""
+    return un("derf", a)
 
 
 def argmax(s: Any, f: Callable[[T], T]) -> T:
@@ -511,6 +523,10 @@ def nabla(e: T, s: T, delta: dict[str, T]) -> dict[str, T]:
         return nabla(f["a"], mul(s, recip(plus(sqrt(f["a"]), sqrt(f["a"])))), delta)
     if op == "relu":
         return nabla(f["a"], mul(s, step(f["a"])), delta)
+    if op == "erf":   # erf′ = derf (E has no constant 2/√π)
+        return nabla(f["a"], mul(s, derf(f["a"])), delta)
+    if op == "derf":  # derf′ a = −((a + a) · derf a)
+        return nabla(f["a"], mul(s, minus(mul(plus(f["a"], f["a"]), derf(f["a"])))), delta)
     if op in ("step", "detach"):  # their derivative is 0
         return delta
     if op in ("ix_minus", "ix_minus_r"):  # the body's adjoint, under the same condition
@@ -571,10 +587,10 @@ def make_dump(model: str, context: Sequence[tuple[str, Any, str]],
         out_grads.append({"name": name, "wrt": wrt, "shape": _need(t, "ar", name).shape,
                           "expr": emit(t, scope(done))})
         done.add("d_" + wrt)
-    # argmax and detach are in version 5, sqrt in version 4, const in version 3
+    # erf and derf are in version 6, argmax and detach in 5, sqrt in 4, const in 3
     used = ops_used([out_chain, out_seed, out_grads])
-    version = 5 if used & {"argmax", "detach"} else 4 if "sqrt" in used else \
-        3 if any(c["role"] == "const" for c in ctx) else 2
+    version = 6 if used & {"erf", "derf"} else 5 if used & {"argmax", "detach"} else \
+        4 if "sqrt" in used else 3 if any(c["role"] == "const" for c in ctx) else 2
     dump = {"format": "ad-expression-dump", "version": version, "model": model,
             "generator": generator, "context": ctx, "chain": out_chain, "seed": out_seed,
             "gradients": out_grads}
@@ -666,7 +682,8 @@ def save(dump: dict, path: str) -> None:
 
 ALL_OPS = ("var", "zero", "one", "imaps", "sels", "imap", "sel", "imapb", "selb", "sum",
            "zero_but", "slide", "backslide", *UNARY_V4, "bin", "scaledown", "minus", "ix_const",
-           "div", "mod", "ix_plus", "ix_minus", "ix_minus_r", "detach", "argmax")
+           "div", "mod", "ix_plus", "ix_minus", "ix_minus_r", "detach", "argmax", "erf",
+           "derf")
 
 
 def _divisors(n: int) -> list[int]:
@@ -686,7 +703,8 @@ class RandomExprs:
     applied where they are defined and well conditioned: ``exp`` of a logistic (in (1, e)),
     ``log``, ``recip`` and ``sqrt`` of ``1 + t·t`` (at least 1), ``relu`` and ``step`` of any
     term; with all of ``UNARY``, also ``bin max`` of any two terms. With ``V5``: ``detach`` of
-    any term, and (``"argmax"``) index terms that are the argmax of a random body."""
+    any term, and (``"argmax"``) index terms that are the argmax of a random body; with
+    ``V6``, ``erf`` and ``derf`` of any term."""
 
     def __init__(self, rng: random.Random, arrays: Sequence[T], max_leaf: int = 3,
                  fns: Sequence[str] = ("logistic",)):
@@ -694,9 +712,9 @@ class RandomExprs:
         self.arrays = list(arrays)
         self.max_leaf = max_leaf
         self.fns = tuple(fns)
-        if not set(self.fns) <= set(V5):
+        if not set(self.fns) <= set(V6):
             raise ValueError(f"not elementwise functions: "
-                             f"{sorted(set(self.fns) - set(V5))}")
+                             f"{sorted(set(self.fns) - set(V6))}")
 
     # shapes -----------------------------------------------------------------------------
     def random_shape(self, like: Any = None) -> Any:
@@ -829,8 +847,10 @@ class RandomExprs:
                     "relu": lambda: relu(self.ar(shp, d, ixs)),
                     "step": lambda: step(self.ar(shp, d, ixs)),
                     "sqrt": lambda: sqrt(positive()),
-                    "detach": lambda: detach(self.ar(shp, d, ixs))}
-            ways += [(0.5, more[f]) for f in (*UNARY_V4, "detach")
+                    "detach": lambda: detach(self.ar(shp, d, ixs)),
+                    "erf": lambda: erf(self.ar(shp, d, ixs)),
+                    "derf": lambda: derf(self.ar(shp, d, ixs))}
+            ways += [(0.5, more[f]) for f in (*UNARY_V4, "detach", "erf", "derf")
                      if f in self.fns and f != "logistic"]
             if set(UNARY) <= set(self.fns):
                 ways.append((0.5, lambda: maximum(self.ar(shp, d, ixs), self.ar(shp, d, ixs))))
@@ -1201,6 +1221,34 @@ def sqrt_hand() -> dict:
     return m.build()
 
 
+def erf_hand() -> dict:
+    """``erf`` and ``derf`` (version 6): the exact GELU of a = w·x, g = a · (1 + erf(a · c)) / 2
+    (c a const, 1/√2 in a model), and derf of a parameter; the gradients as the spec writes erf′
+    = derf and derf′ a = −((a + a) · derf a)."""
+    m = Builder("erf_hand")
+    x = m.input("x", 3)
+    c = m.const("c", 1)
+    w, v = m.param("w", [2, 3]), m.param("v", 2)
+    S = [2, 3]
+    a = m.let("a", imap(2, lambda i: imaps(3, lambda j: w[i][j] * x[j])))
+    u = imap(2, lambda i: imaps(3, lambda j: a[i][j] * c[ix_const(1, 0)]))
+    g = m.let("g", scaledown(2, a * (one(S) + erf(u))))
+    q = m.let("q", derf(v))
+    loss = m.let("loss", sum_(2, lambda i: sum_(3, lambda j: g[i][j] * q[i])))
+    m.seed(loss, one(1))
+    d_loss = m.grad(loss, one(1))
+    d_q = m.grad(q, imaps(2, lambda i: d_loss * sum_(3, lambda j: g[i][j])))
+    d_g = m.grad(g, imap(2, lambda i: imaps(3, lambda j: d_loss * q[i])))
+    # g = a (1 + erf u) / 2: g′ = ((1 + erf u) + a · derf(u) · c) / 2
+    d_a = m.grad(a, scaledown(2, d_g * (one(S) + erf(u)))
+                 + imap(2, lambda i: imaps(3, lambda j: scaledown(2, d_g[i][j] * a[i][j])
+                                           * derf(u)[i][j] * c[ix_const(1, 0)])))
+    m.grad(w, imap(2, lambda i: imaps(3, lambda j: d_a[i][j] * x[j])))
+    m.grad(v, d_q * minus((v + v) * derf(v)))
+    m.output("loss", loss)
+    return m.build()
+
+
 def max_hand() -> dict:
     """``bin max``, whole-array and under maps, with hand-written gradients: the seed times
     st = step(a − b) goes to a, times 1 − st to b (a tie gives b)."""
@@ -1474,6 +1522,7 @@ EXAMPLES: dict[str, Callable[[], dict]] = {
     "pad_const": pad_const_hand,
     "unary": unary_hand,
     "sqrt": sqrt_hand,
+    "erf": erf_hand,
     "max": max_hand,
     "cnn_hand": cnn_hand,
     "cnn_ad": cnn_ad,

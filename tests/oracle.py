@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import re
 import sys
@@ -46,8 +47,9 @@ from typing import Any, Callable
 import numpy as np
 
 FORMAT = "ad-expression-dump"
-VERSIONS = (1, 2, 3, 4, 5)
-SINCE = {"sqrt": 4, "argmax": 5, "detach": 5}  # nodes a dump of an earlier version may not hold (§7)
+VERSIONS = (1, 2, 3, 4, 5, 6)
+# nodes a dump of an earlier version may not hold (§7)
+SINCE = {"sqrt": 4, "argmax": 5, "detach": 5, "erf": 6, "derf": 6}
 MAX_DEPTH = 1000    # nodes nested in one expression (the extractor's limit too)
 SEED_KEY = "$seed"  # key of the seed's value in evaluate's result (never a C identifier)
 
@@ -71,7 +73,7 @@ OPS: dict[str, tuple[str | None, dict[str, str]]] = {
     "slide": ("ar", {"s": "shape", "p": "shape", "i": "ix", "a": "ar"}),
     "backslide": ("ar", {"s": "shape", "p": "shape", "i": "ix", "a": "ar"}),
     **{f: ("ar", {"a": "ar"}) for f in ("logistic", "exp", "log", "recip", "sqrt", "relu",
-                                        "step", "detach")},
+                                        "step", "detach", "erf", "derf")},
     "bin": ("ar", {"fn": "fn", "a": "ar", "b": "ar"}),
     "scaledown": ("ar", {"n": "n", "a": "ar"}),
     "minus": ("ar", {"a": "ar"}),
@@ -108,10 +110,24 @@ def unary(fn: str, x: np.ndarray, dtype) -> np.ndarray:
         return np.where(x <= zero, zero, one)
     if fn == "detach":    # the identity (its derivative, 0, is the gradients' business)
         return x
+    if fn == "erf":       # NumPy has none: Python's math.erf, element by element
+        return _by_element(x, "erf", math.erf, dtype)
+    if fn == "derf":      # erf's derivative (2/√π) e^(−x²)
+        if x.dtype == object:
+            return _by_element(x, "derf", None, dtype)
+        return dtype.type(2 / math.sqrt(math.pi)) * np.exp(-(x * x))
     raise ValueError(f"not an elementwise function: {fn!r}")
 
 
-UNARY = ("logistic", "exp", "log", "recip", "sqrt", "relu", "step", "detach")
+def _by_element(x: np.ndarray, name: str, f, dtype) -> np.ndarray:
+    """``f`` at every element, in float64 then ``dtype``; on an object array, each element's
+    own method ``name`` (as NumPy's ``np.exp`` calls ``.exp()`` on objects)."""
+    if x.dtype == object:
+        return np.array([getattr(v, name)() for v in x.ravel()], object).reshape(x.shape)
+    return np.vectorize(f, otypes=[np.float64])(x).astype(dtype)
+
+
+UNARY = ("logistic", "exp", "log", "recip", "sqrt", "relu", "step", "detach", "erf", "derf")
 
 
 def first_argmax(values: np.ndarray) -> np.ndarray:

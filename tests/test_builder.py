@@ -502,6 +502,29 @@ def test_sqrt_elaborates_and_extracts():
 
 @pytest.mark.agda
 @pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
+def test_erf_writes_the_exact_gelu(kernel_cache):
+    """``b.erf`` stays inline: the exact GELU ``z * (1 + erf(z * c)) / 2`` of a dense layer,
+    ``c`` a const of 1/√2 given with the weights, elaborates to a version 6 dump and predicts
+    x·Φ(x) with Python's math.erf."""
+    import math
+    b = ModelBuilder("gelunet")
+    x, y = b.input("x", 4), b.target("y", 3)
+    c = b.const("c", 1)
+    z = b.bind("z", b.dense(x, 3))
+    u = b.bind("u", b.expr("for i : 3 . z[i] * c", (3,)))
+    out = b.output(z * (1 + b.erf(u)) / 2)
+    b.loss(b.sqerr(out, y))
+    assert "output out = z * (1 + erf(u)) / 2" in b.text().splitlines(), b.text()
+    assert json.loads(b.compile())["version"] == 6
+    m = b.load(precision="f64", weights={"c": np.array([1 / math.sqrt(2)])}, seed=2)
+    xs = np.random.default_rng(3).normal(size=(4, 4))
+    zs = xs @ m.params["w1"].T + m.params["b1"]
+    want = zs * (1 + np.vectorize(math.erf)(zs / math.sqrt(2))) / 2
+    np.testing.assert_allclose(m.predict(xs), want, rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.agda
+@pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
 def test_cross_entropy_is_the_softmax_ce_layer(kernel_cache):
     """``b.cross_entropy(z, y)`` writes the layer ``softmax_ce(z, y)`` (the zoo's LeNet-5's
     loss); its gradient with respect to the logits is softmax(z) − y. Of a matrix it has one

@@ -71,8 +71,8 @@ CASES = {
         shape=[5, 1]), f"{R}.body.a.i.shape", "declared [5, 1]"),
     "variable out of scope": (lambda d: d["chain"][0]["expr"]["body"]["b"]["a"].update(idx=7),
                               f"{R}.body.b.a.idx", "variable 7 out of scope"),
-    "unsupported version": (lambda d: d.update(version=6), "$.version",
-                            "unsupported dump version 6"),
+    "unsupported version": (lambda d: d.update(version=7), "$.version",
+                            "unsupported dump version 7"),
     "const before version 3": (lambda d: (d.update(version=2), d["context"][1].update(role="const")),
                                "$.context[1].role", "(const is in version 3)"),
     "unknown role": (lambda d: (d.update(version=3), d["context"][1].update(role="constant")),
@@ -200,6 +200,22 @@ def test_argmax_and_detach_parse_in_a_version_5_dump():
     assert "argmax a2<[4, 4]>." in ir.show(p.chain[0].expr)
 
 
+def test_erf_and_derf_parse_in_a_version_6_dump():
+    m = dump.parse(json.loads((DATA / "erf.json").read_text()))
+    assert m.version == 6
+    assert ir.show(m.chain[2].expr) == "derf(v)"
+    assert "erf(" in ir.show(m.chain[1].expr)
+
+
+@pytest.mark.parametrize("version", [3, 4, 5])     # (a const needs version 3)
+def test_erf_and_derf_before_version_6_are_one_clear_error_naming_where(version):
+    """§7: erf and derf are in version 6; an earlier dump holding one is refused at the node."""
+    d = json.loads((DATA / "erf.json").read_text())
+    assert_newer_node_refused(d, version, "$.chain[1].expr.a.b.b.op", "erf", 6)
+    d["chain"][1]["expr"]["a"]["b"]["b"]["op"] = "exp"
+    assert_newer_node_refused(d, version, "$.chain[2].expr.op", "derf", 6)
+
+
 def _argmax_dump() -> dict:
     return json.loads((DATA / "maxall.json").read_text())      # m = x[argmax a0<1000>. x[a0]]
 
@@ -279,30 +295,32 @@ def test_names_of_the_functions_are_accepted(name, where):
     assert name in dump.parse(d).arrays
 
 
-@pytest.mark.parametrize("shape", [[50000, 50000], [11586, 11586]])  # 11586² = 2^27 + 16,964
-def test_arrays_past_int_indices_are_refused(shape):
-    """The lane kernels index 16 samples' worth of an array with int: 2^31 / 16 elements. The
-    error is at the array's name, with its shape and size."""
+@pytest.mark.parametrize("shape", [[10 ** 9, 10 ** 9], [2 ** 28, 2 ** 28]])  # 2^56 > MAX
+def test_arrays_past_what_the_structs_hold_are_refused(shape):
+    """The lane structs hold 16 samples' worth of an array, in double at most, and a C object
+    stops at PTRDIFF_MAX bytes: (2^63 − 1) / 128 elements. The error is at the array's name,
+    with its shape and size."""
     d = dot()
     d["context"][1]["shape"] = shape
     n = shape[0] * shape[1]
     with pytest.raises(dump.DumpError, match=rf"param 'a' of shape {shape[0]}×{shape[1]} holds "
                                              rf"{n:,} elements, more than the generated "
-                                             r"C's int indices reach \(134,217,727: "
-                                             r"2,147,483,647 over 16 lanes\)$") as info:
+                                             r"C's structs hold \(72,057,594,037,927,935: "
+                                             r"9,223,372,036,854,775,807 bytes over 16 lanes "
+                                             r"of doubles\)$") as info:
         dump.parse(d)
     assert info.value.path == "$.context[1].name"
 
 
-def test_a_group_past_int_indices_names_its_largest_array():
+def test_a_group_past_what_the_structs_hold_names_its_largest_array():
     d = dot()
-    d["context"][1]["shape"] = [8000, 8000]             # 64,000,000 + 72,000,000 > 2^27
-    d["context"][2]["shape"] = [9000, 8000]
-    with pytest.raises(dump.DumpError, match=r"the parameters hold 136,000,000 elements, more "
-                                             r"than the generated C's int indices reach "
-                                             r"\(134,217,727: .*\); the largest is param "
-                                             r"'b' of shape 9000×8000 \(72,000,000 elements\)$"
-                       ) as info:
+    d["context"][1]["shape"] = [2 ** 28, 2 ** 27]           # 2^55 + (2^55 + 2^28) > 2^56 - 1
+    d["context"][2]["shape"] = [2 ** 28, 2 ** 27 + 1]
+    with pytest.raises(dump.DumpError, match=r"the parameters hold 72,057,594,306,363,392 "
+                                             r"elements, more than the generated C's structs "
+                                             r"hold \(72,057,594,037,927,935: .*\); the largest "
+                                             r"is param 'b' of shape 268435456×134217729 "
+                                             r"\(36,028,797,287,399,424 elements\)$") as info:
         dump.parse(d)
     assert info.value.path == "$.context[2].name"
 
@@ -334,12 +352,16 @@ def test_buffers_past_the_memory_budget_are_refused(monkeypatch):
         dump.parse(d)
 
 
-def test_arrays_within_int_indices_pass_the_size_check():
+def test_arrays_past_int_indices_pass_the_size_check():
+    """Past int's range the generated C indexes in ptrdiff_t (extract/emit/printer.py): an
+    array of 2.5 G elements, and a group of them, are not refused by size (the memory budget,
+    checked after the bindings, may refuse them)."""
     d = dot()
-    d["context"][1]["shape"] = [11585, 11585]                 # 134,212,225 < 2^27
+    d["context"][1]["shape"] = [50000, 50000]
+    d["context"][2]["shape"] = [50000, 50000]
     with pytest.raises(dump.DumpError) as info:               # the expressions' shapes differ
         dump.parse(d)
-    assert "int indices" not in str(info.value)
+    assert "structs hold" not in str(info.value) and "int indices" not in str(info.value)
 
 
 @pytest.mark.parametrize("name", ["_x", "_X", "a__b", "x__"])

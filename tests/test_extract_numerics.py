@@ -95,6 +95,17 @@ def test_random_dumps_with_sqrt_match_oracle(kernel_cache, precision, seed):
     check_against_oracle(d, precision, ALLOW_RECOMPUTE)
 
 
+@pytest.mark.parametrize("precision, seed", [("f64", 37), ("f64", 0), ("f64", 3), ("f32", 22),
+                                             ("f32", 37)])
+def test_random_dumps_with_erf_match_oracle(kernel_cache, precision, seed):
+    """erf and derf (version 6) in the forward chain (so the gradients hold erf′ = derf and
+    derf′ = −((a + a) · derf a)), against the oracle's math.erf."""
+    d = dumpgen.random_dump(seed, depth=3 if precision == "f64" else 2, model=f"rnd{seed}",
+                            gradients="ad", fns=dumpgen.V6)
+    assert dumpgen.ops_used(d["chain"]) & {"erf", "derf"}
+    check_against_oracle(d, precision, ALLOW_RECOMPUTE)
+
+
 def sqrt_ieee() -> dict:
     """y = sqrt(x · w) over an input x and a parameter w, loss = Σ y, true gradients."""
     b = dumpgen.Builder("sqrt_ieee")

@@ -428,16 +428,16 @@ def test_names_the_c_cannot_take_are_the_models_line(tmp_path):
     with pytest.raises(ModelError) as info:
         runtime.load(tmp_path / "m.model")
     assert info.value.line == line and "_b2" in info.value.message
-    big = MLP.replace("w1 : 128x28x28", "w1 : 3000000x28x28").replace("b1 : 128",
-                                                                      "b1 : 3000000")
-    big = big.replace("w2 : 10x128", "w2 : 10x3000000")
+    n = 10 ** 14                 # n × 784 elements: past what a C struct holds (2^56 - 1)
+    big = MLP.replace("w1 : 128x28x28", f"w1 : {n}x28x28").replace("b1 : 128", f"b1 : {n}")
+    big = big.replace("w2 : 10x128", f"w2 : 10x{n}")
     (tmp_path / "big.model").write_text(big)
     res = run_cli(["big.model", "--out", "gen"], cwd=tmp_path)
     w1 = next(k for k, t in enumerate(big.splitlines(), 1) if t.startswith("param  w1"))
     assert res.returncode == 1 and res.stderr == (
-        f"error: big.model:{w1}: param 'w1' of shape 3000000×28×28 holds 2,352,000,000 "
-        f"elements, more than the generated C's int indices reach (134,217,727: "
-        f"2,147,483,647 over 16 lanes)\n"), res.stderr
+        f"error: big.model:{w1}: param 'w1' of shape {n}×28×28 holds {n * 784:,} "
+        f"elements, more than the generated C's structs hold (72,057,594,037,927,935: "
+        f"9,223,372,036,854,775,807 bytes over 16 lanes of doubles)\n"), res.stderr
     assert files_under(tmp_path) == ["big.model", "m.model"]
 
 

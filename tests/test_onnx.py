@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import subprocess
@@ -145,7 +146,7 @@ OPERATORS = ("Add", "Sub", "Mul", "Div", "Max", "Sum", "Relu", "Sigmoid", "Tanh"
              "Reciprocal", "Identity", "Conv", "MaxPool", "AveragePool", "MatMul", "Gemm",
              "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Softmax",
              "LogSoftmax", "ReduceSum", "ReduceMean", "Pow", "BatchNormalization", "Sqrt",
-             "LayerNormalization", "Gelu", "ConstantOfShape",
+             "LayerNormalization", "Gelu", "ConstantOfShape", "Erf",
              # issue #37
              "Concat", "Split", "Slice", "Dropout", "GlobalAveragePool", "GlobalMaxPool", "LRN",
              "Clip", "LeakyRelu", "PRelu", "Elu", "Resize", "DepthToSpace", "SpaceToDepth",
@@ -276,8 +277,8 @@ def test_an_unsupported_conv_attribute_names_the_node(attrs, what):
 
 
 def test_an_unsupported_operator_and_an_integer_input_are_named():
-    m = _one_node("Erf", [("x", [3])], ("y", [3]))
-    with pytest.raises(OnnxImportError, match=r"node 'n1' \(Erf\): operator not supported"):
+    m = _one_node("Sin", [("x", [3])], ("y", [3]))
+    with pytest.raises(OnnxImportError, match=r"node 'n1' \(Sin\): operator not supported"):
         import_onnx(m)
     m = _one_node("Relu", [("x", [3])], ("y", [3]))
     m.graph.input[0].type.tensor_type.elem_type = TensorProto.INT32
@@ -320,14 +321,14 @@ def test_the_cli_reports_an_error_in_one_line_and_writes_nothing(tmp_path):
                         str(tmp_path / "out")], capture_output=True, text=True)
     assert r.returncode == 1 and r.stderr.startswith("error: ") and r.stderr.count("\n") == 1
     assert not (tmp_path / "out").exists()
-    m = _one_node("Erf", [("x", [1, 3])], ("y", [1, 3]))
-    onnx.save(m, str(tmp_path / "erf.onnx"))
-    r = subprocess.run([sys.executable, "-m", "extract", "import", str(tmp_path / "erf.onnx"),
+    m = _one_node("Sin", [("x", [1, 3])], ("y", [1, 3]))
+    onnx.save(m, str(tmp_path / "sin.onnx"))
+    r = subprocess.run([sys.executable, "-m", "extract", "import", str(tmp_path / "sin.onnx"),
                         "--out", str(tmp_path / "out")], capture_output=True, text=True)
-    assert r.returncode == 1 and "(Erf): operator not supported" in r.stderr
+    assert r.returncode == 1 and "(Sin): operator not supported" in r.stderr
     assert not (tmp_path / "out").exists()
     (tmp_path / "taken.model").write_text("x")
-    r = subprocess.run([sys.executable, "-m", "extract", "import", str(tmp_path / "erf.onnx"),
+    r = subprocess.run([sys.executable, "-m", "extract", "import", str(tmp_path / "sin.onnx"),
                         "--out", str(tmp_path / "taken.model")], capture_output=True, text=True)
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and "is a file" in r.stderr
     assert (tmp_path / "taken.model").read_text() == "x"
@@ -867,7 +868,6 @@ def test_layer_normalization_as_onnx_computes_it(kernel_cache, shape, kw, batch)
     """Over the axes from ``axis`` to the last: the mean, the centred input, the variance and
     the inverse standard deviation bound once each, ε a const; against ONNX's reference
     evaluator, batched or as one sample, and the gradients against central differences."""
-    from onnx.reference import ReferenceEvaluator
     model = _layernorm(shape, **kw)
     imp = import_onnx(model, batch=batch, loss="sqerr")
     assert imp.batch == batch
@@ -878,13 +878,20 @@ def test_layer_normalization_as_onnx_computes_it(kernel_cache, shape, kw, batch)
     assert imp.params["out_eps"].ravel().tolist() == [np.float32(eps)]
     assert sorted(imp.params) == sorted(["w", "s", "out_eps"] + (["b"] if kw.get("bias", True)
                                                                   else [])), imp.text
-    rng = np.random.default_rng(10)
-    x = rng.normal(size=[5 if d == "N" else d for d in shape]).astype(np.float32)
+    _check_against_the_reference(model, imp, shape, batch, seed=10)
+
+
+def _check_against_the_reference(model, imp, shape, batch, seed, scale=1):
+    """The import (float64) against ONNX's reference evaluator (float32: relative to the
+    outputs' scale) on 5 random samples of ``scale`` (batched, or one sample), and its
+    gradients against central differences."""
+    from onnx.reference import ReferenceEvaluator
+    rng = np.random.default_rng(seed)
+    x = (rng.normal(size=[5 if d == "N" else d for d in shape]) * scale).astype(np.float32)
     want = ReferenceEvaluator(model).run(None, {"x": x})[0]
     m = _load_f64(imp)
     xb = x.astype(np.float64) if batch else x[None].astype(np.float64)
     got = np.asarray(m.predict(xb)).reshape(want.shape)
-    # the reference computes in float32: relative to the outputs' scale
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6 * np.abs(want).max())
     y = rng.normal(size=(len(xb),) + tuple(imp.output_shape[1:] if batch else imp.output_shape))
     _check_central_differences(m, {"x": xb[:2], imp.target: y[:2]}, rng)
@@ -957,7 +964,8 @@ def test_an_unsupported_layernorm_is_named(kw, what):
 
 
 # ---------------------------------------------------------------------------------------------
-# Gelu: the tanh form is x·σ(2u), u = √(2/π)·(x + 0.044715·x³); the erf form is refused
+# Gelu: the tanh form is x·σ(2u), u = √(2/π)·(x + 0.044715·x³); the default erf form
+# x·(1 + erf(x/√2))/2
 
 def _gelu(shape, approximate="tanh", opset=20, name="n1", seed=13):
     """``x · w`` (``w`` a parameter of the sample's shape, so that the gradients pass through
@@ -980,22 +988,13 @@ def test_gelu_tanh_as_onnx_computes_it(kernel_cache, shape, batch):
     """``0.5·x·(1 + tanh(u))`` is ``x·σ(2u)``: one binding of ``2u``, its two constants consts,
     then ``x * logistic(2u)``; against ONNX's reference evaluator (its function body, in
     float32), batched or as one sample, and the gradients against central differences."""
-    from onnx.reference import ReferenceEvaluator
     model = _gelu(shape)
     imp = import_onnx(model, batch=batch, loss="sqerr")
     assert re.search(r"^output out = z \* logistic\(out_2u\)$", imp.text, re.M), imp.text
     assert imp.consts == ("out_cubic", "out_scale"), imp.text
     assert imp.params["out_cubic"].ravel().tolist() == [np.float32(0.044715)]
     assert imp.params["out_scale"].ravel().tolist() == [np.float32(2 * np.sqrt(2 / np.pi))]
-    rng = np.random.default_rng(14)
-    x = (rng.normal(size=[5 if d == "N" else d for d in shape]) * 2).astype(np.float32)
-    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
-    m = _load_f64(imp)
-    xb = x.astype(np.float64) if batch else x[None].astype(np.float64)
-    got = np.asarray(m.predict(xb)).reshape(want.shape)
-    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6 * np.abs(want).max())
-    y = rng.normal(size=(len(xb),) + tuple(imp.output_shape[1:] if batch else imp.output_shape))
-    _check_central_differences(m, {"x": xb[:2], imp.target: y[:2]}, rng)
+    _check_against_the_reference(model, imp, shape, batch, seed=14, scale=2)
 
 
 @pytest.mark.parametrize("opset", [17, 18, 20])
@@ -1019,30 +1018,59 @@ def test_a_pytorch_gelu_tanh_imports(tmp_path, kernel_cache, opset):
     _check_central_differences(m, {"x": x[:2], imp.target: rng.normal(size=(2, 3))}, rng)
 
 
+@pytest.mark.parametrize("approximate", [None, "none"], ids=["default", "none"])
+@pytest.mark.parametrize("shape, batch", [(["N", 6], True), ([2, 3, 4], False)],
+                         ids=["batched", "whole"])
+def test_gelu_erf_as_onnx_computes_it(kernel_cache, shape, batch, approximate):
+    """The default ``x·Φ(x) = x·(1 + erf(x/√2))/2``: one binding of ``x/√2`` (1/√2 a const),
+    then ``x * (1 + erf(u)) / 2``; against ONNX's reference evaluator (float32), batched or as
+    one sample, and the gradients (erf′ = derf, version 6) against central differences."""
+    model = _gelu(shape, approximate)
+    imp = import_onnx(model, batch=batch, loss="sqerr")
+    assert re.search(r"^output out = z \* \(1 \+ erf\(out_u\)\) / 2$", imp.text, re.M), imp.text
+    assert imp.consts == ("out_rsqrt2",), imp.text
+    assert imp.params["out_rsqrt2"].ravel().tolist() == [np.float32(1 / np.sqrt(2))]
+    _check_against_the_reference(model, imp, shape, batch, seed=14, scale=2)
+
+
+@pytest.mark.parametrize("opset", [17, 20])
+def test_a_pytorch_gelu_imports(tmp_path, kernel_cache, opset):
+    """``Linear → GELU() → Linear`` (the exact GELU, BERT's): at opset 20 PyTorch exports a
+    Gelu, before it Div, Erf, Add and Mul; either imports, its outputs PyTorch's, its gradients
+    central differences'."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.GELU(),
+                              torch.nn.Linear(6, 3)).double().eval()
+    with torch.no_grad():     # pre-activations of a few units: both of GELU's sides
+        net[0].weight.mul_(4.0)
+    imp, ops, m, rng, x, want = _export_and_import(torch, net, tmp_path / "gelu.onnx", opset,
+                                                   seed=15)
+    assert ("Gelu" in ops) == (opset >= 20) and ("Erf" in ops) == (opset < 20), ops
+    assert imp.batch and "erf(" in imp.text, imp.text
+    # the constants are float32 consts (1/√2, or √2 in a division, rounded): relative 3e-8
+    np.testing.assert_allclose(m.predict(x), want, rtol=1e-6, atol=1e-9)
+    _check_central_differences(m, {"x": x[:2], imp.target: rng.normal(size=(2, 3))}, rng)
+
+
 @pytest.mark.parametrize("kw, what", [
-    ({"approximate": None}, "approximate='none' (the default) is x·Φ(x), of the error "
-                            "function erf, which the model language does not have"),
-    ({"approximate": "none"}, "approximate='none' (the default) is x·Φ(x)"),
-    ({"approximate": "fast"}, "approximate='fast' is not supported (only 'tanh')"),
+    ({"approximate": "fast"}, "approximate='fast' is not supported (only 'none' and 'tanh')"),
     ({"opset": 18}, "Gelu is an operator of opset 20; the model imports opset 18"),
 ])
-def test_an_erf_gelu_is_named(kw, what):
+def test_an_unsupported_gelu_is_named(kw, what):
     with pytest.raises(OnnxImportError) as e:
         import_onnx(_gelu(["N", 6], **kw), batch=True)
     assert str(e.value).startswith("node 'n1' (Gelu): " + what), str(e.value)
 
 
-def test_erf_is_named_with_the_reason():
-    """PyTorch's default ``nn.GELU()`` before opset 20 exports an Erf: the error says that the
-    language has no erf, and which GELU imports."""
-    m = _one_node("Erf", [("x", [1, 3])], ("y", [1, 3]))
-    with pytest.raises(OnnxImportError) as e:
-        import_onnx(m)
-    assert str(e.value).startswith(
-        "node 'n1' (Erf): operator not supported: the error function erf has no form in the "
-        "model language"), str(e.value)
-    assert 'nn.GELU(approximate="tanh")' in str(e.value)
-    assert "; the supported operators:\n  Add, " in str(e.value)
+def test_erf_imports_as_erf(kernel_cache):
+    """An Erf node is the model language's ``erf``, against Python's math.erf in float64."""
+    m = _one_node("Erf", [("x", [1, 5])], ("y", [1, 5]))
+    imp = import_onnx(m, batch=True, loss="sqerr")
+    assert re.search(r"^output y = erf\(x\)$", imp.text, re.M), imp.text
+    x = np.array([[-3.0, -0.5, 0.0, 0.7, 2.5]])
+    got = _load_f64(imp).predict(x)
+    np.testing.assert_allclose(got, [[math.erf(v) for v in x[0]]], rtol=1e-15, atol=1e-16)
 
 
 # ---------------------------------------------------------------------------------------------

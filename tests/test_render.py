@@ -15,6 +15,7 @@ from __future__ import annotations
 import html as htmllib
 import itertools
 import json
+import math
 import os
 import re
 import shutil
@@ -59,6 +60,8 @@ def corpus() -> dict[str, dict]:
     for seed in (0, 10):       # and sqrt (version 4), in the chain and the gradients
         out[f"random/sqrt/{seed}"] = dumpgen.random_dump(seed, gradients="ad",
                                                          fns=dumpgen.UNARY_V4)
+    for seed in (0, 3):        # and erf, derf (version 6)
+        out[f"random/erf/{seed}"] = dumpgen.random_dump(seed, gradients="ad", fns=dumpgen.V6)
     for p in sorted((ROOT / "build" / "dump" / "zoo").glob("*.json")):  # after make dump
         out[f"zoo/{p.stem}"] = json.loads(p.read_text())
     return out
@@ -272,7 +275,9 @@ def ev(m, env: dict, vals: dict, shapes: dict):
         x = ev(m.a, env, vals, shapes)
         fns = {"σ": lambda x: 1.0 / (1.0 + np.exp(-x)), "exp": np.exp, "log": np.log,
                "relu": lambda x: np.where(x <= 0, 0.0, x),
-               "step": lambda x: np.where(x <= 0, 0.0, 1.0), "detach": lambda x: x}
+               "step": lambda x: np.where(x <= 0, 0.0, 1.0), "detach": lambda x: x,
+               "erf": np.vectorize(math.erf, otypes=[float]),
+               "erf′": lambda x: 2 / math.sqrt(math.pi) * np.exp(-x * x)}
         return fns[m.fn](x)
     if isinstance(m, rm.MMax):
         a, b = ev(m.a, env, vals, shapes), ev(m.b, env, vals, shapes)

@@ -92,7 +92,7 @@ BODY = R + ("body",)      # the bin node
 MALFORMED = [
     *[(f"missing {k}", _del((k,)), "$") for k in
       ("format", "version", "model", "generator", "context", "chain", "seed", "gradients")],
-    ("wrong version", _set(("version",), 6), "$.version"),
+    ("wrong version", _set(("version",), 7), "$.version"),
     ("const before version 3", _set(("context", 1, "role"), "const"), "$.context[1].role"),
     ("sqrt before version 4", _set(BODY + ("a",), {"op": "sqrt", "sort": "ar", "shape": 1,
                                                   "a": {"op": "one", "sort": "ar", "shape": 1}}),
@@ -167,6 +167,20 @@ def test_argmax_and_detach_are_nodes_of_version_5(validator, version, ok, name, 
         paths = sorted({e.json_path for e in v.iter_errors(dump)})
         assert (paths == []) if ok else (at in paths and all(p.endswith(".op")
                                                               for p in paths)), paths
+
+
+@pytest.mark.parametrize("version,ok", [(3, False), (4, False), (5, False), (6, True)])
+def test_erf_and_derf_are_nodes_of_version_6(validator, version, ok):
+    """§7: erf and derf (tests/data/erf.json) are valid in version 6 only; before, reported at
+    each node's op, by the schema as written and by the extractor's lookup alike."""
+    with open(os.path.join(ROOT, "tests", "data", "erf.json"), encoding="utf-8") as f:
+        dump = json.load(f)
+    dump["version"] = version
+    for v in (validator, _fast()):
+        paths = sorted({e.json_path for e in v.iter_errors(dump)})
+        assert (paths == []) if ok else ({"$.chain[1].expr.a.b.b.op", "$.chain[2].expr.op"}
+                                         <= set(paths) and all(p.endswith(".op")
+                                                               for p in paths)), paths
 
 
 def test_rejects_argmax_without_a_body(validator):

@@ -179,20 +179,65 @@ def test_the_command_line_says_it_in_one_line(tmp_path):
     assert "x_train" in res.stderr and "limit" in res.stderr
 
 
+BIG = ("model big\ninput  x : 4\ntarget y : 2\nparam  w : 300x4\nparam  b : 300\n"
+       "param  v : 2x300\nparam  c : 2\nwide = dense(w, x, b)\n"
+       "output out = dense(v, wide, c)\nloss loss = sqerr(out, y)\n")
+
+
+def _needs(model) -> tuple[int, int]:
+    """(the batch kernels' buffers on every core, the one-sample path's), in bytes."""
+    k = model._k
+    one = 2 * k.ffi.sizeof(k.type("params")) + k.ffi.sizeof(k.type("values")) + \
+        k.ffi.sizeof(k.type("inputs"))
+    return int(k.fn("workspace_size")(os.cpu_count() or 1)), one
+
+
 def test_buffers_beyond_the_memory_available_are_refused_at_load(tmp_path, monkeypatch):
-    """The kernels' buffers on every core are computed at load (``M_workspace_size``) and
-    refused in one line, naming the largest bindings, when they pass the memory available."""
+    """The kernels' buffers are computed at load (``M_workspace_size`` on every core, and the
+    one-sample path's): when even the one-sample path passes the memory available, the model
+    is refused in one line, naming the largest bindings."""
     import runtime
     model = tmp_path / "big.model"
-    model.write_text("model big\ninput  x : 4\ntarget y : 2\nparam  w : 300x4\nparam  b : 300\n"
-                     "param  v : 2x300\nparam  c : 2\nwide = dense(w, x, b)\n"
-                     "output out = dense(v, wide, c)\nloss loss = sqerr(out, y)\n")
-    monkeypatch.setattr(sizes, "_available", lambda: 20_000)
+    model.write_text(BIG)
+    batch, one = _needs(runtime.load(str(model)))     # with the machine's memory it loads
+    monkeypatch.setattr(sizes, "_available", lambda: one - 1)
     err, peak, _ = _measured(lambda: runtime.load(str(model)))
     assert isinstance(err, sizes.DataLimitError), repr(err)
-    assert "binding wide" in str(err) and "\n" not in str(err), str(err)
-    monkeypatch.undo()
-    runtime.load(str(model))        # with the machine's memory it loads
+    assert "gradient d_w" in str(err) and "\n" not in str(err), str(err)
+    assert "one sample at a time" in str(err), str(err)
+
+
+def test_past_the_batch_buffers_a_model_predicts_one_sample_at_a_time(tmp_path, monkeypatch):
+    """Between the two (VGG-19's training buffers on a small machine): the model loads with an
+    ``InferenceOnlyWarning`` saying what is refused and why; training and gradients raise the
+    one-line ``DataLimitError`` naming the largest bindings; ``predict`` and ``run`` give the
+    batch kernels' predictions through ``M_forward``, one sample at a time."""
+    import warnings
+    import runtime
+    model = tmp_path / "big.model"
+    model.write_text(BIG)
+    m = runtime.load(str(model), seed=3)
+    batch, one = _needs(m)
+    assert one < batch
+    x = np.random.default_rng(0).normal(size=(37, 4)).astype(np.float32)
+    y = np.random.default_rng(1).integers(0, 2, size=37)
+    want, want_run = m.predict(x), m.run({"x": x})
+    monkeypatch.setattr(sizes, "_available", lambda: (one + batch) // 2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        small = runtime.load(str(model), seed=3)
+    (w,) = [c for c in caught if issubclass(c.category, runtime.InferenceOnlyWarning)]
+    assert "training on as many threads is refused" in str(w.message)
+    assert "the largest: gradient d_w (4.7 KiB), gradient d_v (2.3 KiB)" in str(w.message)
+    for train in (lambda: small.train(x, y, epochs=1, batch_size=10),
+                  lambda: small.gradients(x[:10], y[:10]), lambda: small.mean_loss(x, y)):
+        with pytest.raises(sizes.DataLimitError, match=r"buffers for \d+ thread.*gradient d_w"):
+            train()
+    got = small.predict(x)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert np.isfinite(got).all() and not (got == 0).all()
+    np.testing.assert_allclose(small.run({"x": x}), want_run, rtol=1e-5, atol=1e-6)
+    assert small.evaluate(x, y) == m.evaluate(x, y)
 
 
 def test_a_plain_zip_entry_counts_against_the_limit(tmp_path, monkeypatch):

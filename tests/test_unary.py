@@ -8,11 +8,14 @@ from the side where relu is flat, which is what relu′(0) = 0 means), and its g
 against the oracle. The binary max(a, b) likewise (``MAX_MODEL``): against ``torch.maximum``
 away from ties, finite differences, and at a tie its own convention (all to b) against one-sided
 differences. sqrt (dump version 4: ``SQRT_MODEL``) likewise, its declared derivative
-recip(sqrt a + sqrt a) against ``torch.sqrt``'s autograd and finite differences.
+recip(sqrt a + sqrt a) against ``torch.sqrt``'s autograd and finite differences. erf (dump
+version 6: ``ERF_MODEL``, the exact GELU of a BERT-style MLP) against a reference written with
+Python's math.erf, in value and in float64 gradients (central differences of that reference).
 """
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from pathlib import Path
 
@@ -443,3 +446,100 @@ def test_cross_entropy_is_stable_at_large_logits(dce, kernel_cache, logits):
     assert np.all(np.isfinite(got["loss"])) and np.all(np.isfinite(got["d_w"]))
     assert rel_err(got["loss"], loss.detach().numpy()) <= 1e-6
     assert rel_err(got["d_w"], w.grad.numpy()) <= 1e-5
+
+
+# ---------------------------------------------------------------------------------------------
+# erf (dump version 6): the exact GELU x·Φ(x) = x·(1 + erf(x/√2))/2 of a BERT-style MLP, with
+# 1/√2 a const (the language writes no decimals). Its declared derivative erf′ = derf
+# ((2/√π) e^(−x²), a primitive of its own) against a reference written with Python's math.erf
+# (no NumPy erf, no SciPy): the C's value, and its float64 gradients against central
+# differences of the reference's loss.
+
+ERF_MODEL = """model bertmlp
+input  x : 8
+target t : 3
+param  w1 : 6x8
+param  b1 : 6
+param  w2 : 3x6
+param  b2 : 3
+const  c : 1
+z1 = dense(w1, x, b1)
+u  = for i : 6 . z1[i] * c
+h  = z1 * (1 + erf(u)) / 2
+output out = dense(w2, h, b2)
+loss l = sqerr(out, t)
+"""
+
+
+@pytest.fixture(scope="module")
+def derf_dump(main) -> dict:
+    return elaborated(main, ERF_MODEL)
+
+
+def erf_reference(v: dict, x: np.ndarray) -> np.ndarray:
+    """The model's output, written from the model file with math.erf (float64)."""
+    z1 = v["w1"] @ x + v["b1"]
+    h = np.array([z * (1 + math.erf(z / math.sqrt(2))) / 2 for z in z1])
+    return v["w2"] @ h + v["b2"]
+
+
+def erf_weights(seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    return {"w1": rng.normal(0, 1, (6, 8)), "b1": rng.normal(0, 0.5, 6),
+            "w2": rng.normal(0, 0.5, (3, 6)), "b2": rng.normal(0, 0.1, 3),
+            "c": np.array([1 / math.sqrt(2)])}
+
+
+def test_erf_dump(derf_dump):
+    assert derf_dump["version"] == 6
+    assert "erf" in set().union(*(_ops(b["expr"]) for b in derf_dump["chain"]))
+    grads = set().union(*(_ops(g["expr"]) for g in derf_dump["gradients"]))
+    assert "derf" in grads and "erf" in grads    # h′ = (1 + erf u)/2 + z1 · derf(u) · c / 2
+    dump.parse(derf_dump)
+    oracle.check_shapes(derf_dump)
+
+
+@pytest.mark.parametrize("precision, tol", [("f64", 1e-14), ("f32", 2e-6)])
+def test_erf_model_computes_math_erf(derf_dump, kernel_cache, precision, tol):
+    import runtime
+    v = erf_weights(11)
+    m = runtime.load(derf_dump, weights=v, precision=precision)
+    x = np.random.default_rng(12).normal(0, 1, (7, 8))
+    want = np.array([erf_reference(v, xi) for xi in x])
+    got = m.predict(x.astype(m.dtype))
+    assert rel_err(got, want) <= tol, rel_err(got, want)
+
+
+def test_erf_gradients_match_central_differences_of_math_erf(derf_dump, kernel_cache):
+    """Every coordinate of every parameter's gradient (float64 C, one sample) against central
+    differences of the math.erf reference's loss ½ Σ (out − t)²."""
+    import runtime
+    v = erf_weights(13)
+    m = runtime.load(derf_dump, weights=v, precision="f64")
+    rng = np.random.default_rng(14)
+    x, t = rng.normal(0, 1, (1, 8)), rng.normal(0, 1, (1, 3))
+    grads = m.gradients(x, t)
+
+    def loss(w):
+        return 0.5 * float(np.sum((erf_reference(w, x[0]) - t[0]) ** 2))
+
+    h = 1e-6
+    for p in ("w1", "b1", "w2", "b2"):
+        assert grads[p].shape == v[p].shape
+        for ix in np.ndindex(v[p].shape):
+            up = {k: a.copy() for k, a in v.items()}
+            down = {k: a.copy() for k, a in v.items()}
+            up[p][ix] += h
+            down[p][ix] -= h
+            fd = (loss(up) - loss(down)) / (2 * h)
+            assert abs(fd - grads[p][ix]) <= 1e-7 * max(1.0, abs(fd)), (p, ix, fd,
+                                                                       grads[p][ix])
+
+
+@pytest.mark.parametrize("precision", ["f64", "f32"])
+def test_erf_generated_c_matches_oracle(derf_dump, kernel_cache, precision):
+    m, g, _, _ = built(derf_dump, precision)
+    text = g.files[f"{c_model(m.name)}.c"]
+    assert ("erff(" if precision == "f32" else "erf(") in text and "derf(" in text
+    vals = {**values(15, False), "c": np.array([1 / math.sqrt(2)])}
+    check_c_against_oracle(derf_dump, vals, precision)

@@ -209,7 +209,8 @@ def test_field_h_computes_what_field_py_does(tmp_path):
 
 class F:
     """An element of F_p as a Python object, for tests/oracle.py's evaluator (object dtype):
-    ``exp``, ``log``, ``sqrt``, ``<=`` and ``<`` are the field's random functions (so the oracle's
+    ``exp``, ``log``, ``sqrt``, ``erf``, ``<=`` and ``<`` are the field's random functions
+    (``derf`` is c · exp(−x²), c a random constant) (so the oracle's
     ``1 / (1 + exp(-x))`` is the uninterpreted L(x), its relu and step use the predicate N),
     division is by the inverse with 1 / 0 = 0 (Python's pow). An operation with an array is
     left to NumPy (elementwise)."""
@@ -246,6 +247,12 @@ class F:
 
     def sqrt(self):
         return F(int(field.sqrt(np.uint64(self.v), F.key)))
+
+    def erf(self):                             # E, and derf = c · exp(−x²) (field.py)
+        return F(int(field.erf(np.uint64(self.v), F.key)))
+
+    def derf(self):
+        return F(int(field.derf(np.uint64(self.v), F.key)))
 
     def __le__(self, o):                       # the predicate N of relu and step
         if isinstance(o, np.ndarray):
@@ -738,7 +745,7 @@ def test_the_unedited_unary_sources_validate(unary_sources):
     src, d = unary_sources
     rep = run(src, d, trials=2)
     assert rep.files == ["model_unary.c", "model_unary.cu"]
-    assert all(rep.sz.calls[f] > 0 for f in set(field.UNARY) - {"sqrt"})   # version 2
+    assert all(rep.sz.calls[f] > 0 for f in set(field.UNARY) - {"sqrt", "erf", "derf"})  # v2
     assert "for the relu/step/max branches drawn" in rep.line()
 
 
@@ -797,6 +804,68 @@ def test_the_unedited_sqrt_sources_validate(sqrt_sources):
     assert rep.sz.calls["sqrt"] > 0 and " sqrt applications, arguments of degree <= 4" in \
         rep.line()
     assert rep.bound < 1e-12
+
+
+ERF_MUTATIONS = {
+    # erf (version 6) made another function, in a kernel, a lane kernel and the CUDA
+    "erff made expf": ("erf_hand.c", "erf_hand_forward_g", "erff(", "expf(",
+                       "erf_hand_forward/erf_hand_backward: kernel erf_hand_forward_g, "
+                       "binding g"),
+    "erff made expf in a lane kernel": ("erf_hand.c", "erf_hand_forward_g_lanes", "erff(",
+                                        "expf(", "kernel erf_hand_forward_g_lanes, binding g"),
+    "cuda erff made expf": ("erf_hand.cu", "erf_hand_forward_g", "erff(", "expf(",
+                            "erf_hand.cu: erf_hand_cuda_forward/erf_hand_cuda_backward: "
+                            "kernel erf_hand_forward_g, binding g"),
+    "erf of a wrong argument": ("erf_hand.c", "erf_hand_forward_g",
+                                "erff(a[j0 * 3 + j1] * c[0])", "erff(a[j0 * 3 + j1])",
+                                "kernel erf_hand_forward_g, binding g"),
+    # the derf helper (2/√π · exp(−x²)) without its constant, and of −x instead of −x²
+    "derf without 2/sqrt(pi)": ("erf_hand.c", None, "return PK_2_SQRTPI * expf(-(x * x));",
+                                "return expf(-(x * x));",
+                                "kernel erf_hand_forward_q, binding q"),
+    "derf of -x": ("erf_hand.c", None, "return PK_2_SQRTPI * expf(-(x * x));",
+                   "return PK_2_SQRTPI * expf(-x);", "kernel erf_hand_forward_q, binding q"),
+    # derf′ = −((v + v) · derf v) with its sign lost
+    "derf's derivative's sign": ("erf_hand.c", "erf_hand_backward_d_v", "* -((", "* ((",
+                                 "kernel erf_hand_backward_d_v, binding d_v"),
+}
+
+ERF_MUTATIONS = _in_c(ERF_MUTATIONS, "erf")
+
+
+@pytest.fixture(scope="module")
+def erf_sources(tmp_path_factory):
+    d = load("erf")
+    return write_sources(tmp_path_factory.mktemp("erf"), d), d
+
+
+@pytest.mark.parametrize("what", sorted(ERF_MUTATIONS))
+@pytest.mark.usefixtures("unoptimised_field_build")
+def test_a_hand_edited_erf_is_rejected(tmp_path, erf_sources, what):
+    assert_edit_rejected(tmp_path, *erf_sources, ERF_MUTATIONS[what])
+
+
+def test_the_unedited_erf_sources_validate(erf_sources):
+    """erf is a fourth random function E, derf c · exp(−x²) with c a random constant."""
+    src, d = erf_sources
+    text = src.c.read_text()
+    assert "erff(a1_a[j0 * 3 + j1] * a1_c[0])" in text and "derf(a1_v[j])" in text
+    rep = run(src, d)
+    assert rep.files == ["model_erf_hand.c", "model_erf_hand.cu"]
+    assert rep.sz.calls["erf"] > 0 and rep.sz.calls["derf"] > 0
+    assert " erf applications" in rep.line() and " derf applications" in rep.line()
+    assert rep.bound < 1e-12
+
+
+@pytest.mark.parametrize("seed", [37, 3])
+def test_random_dumps_with_erf_validate(tmp_path, seed):
+    """erf and derf (version 6) in random dumps' chains and gradients, f32 and f64."""
+    d = dumpgen.random_dump(seed, model=f"rnd{seed}", gradients="ad", fns=dumpgen.V6)
+    assert {"erf", "derf"} & dumpgen.ops_used(d["chain"])
+    for precision in ("f32", "f64"):
+        src = write_sources(tmp_path / precision, d, precision, Options(recompute_limit=2 ** 62))
+        rep = run(src, d)
+        assert rep.sz.calls["erf"] + rep.sz.calls["derf"] > 0
 
 
 # ---------------------------------------------------------------------------------------------

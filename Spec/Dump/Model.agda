@@ -19,7 +19,7 @@
 ------------------------------------------------------------------------
 module Spec.Dump.Model where
 
-open import Data.Bool using (Bool; true; false; not; if_then_else_)
+open import Data.Bool using (Bool; true; false; not; if_then_else_; _∧_; _∨_)
 open import Data.List as List using (List; []; _∷_)
 open import Data.Product using (_×_; _,_)
 open import Data.String as String using (String)
@@ -93,6 +93,31 @@ param-grads : List String → Chain (Δ ▹ ar p ▹ ar p) → E (Δ ▹ ar p �
 param-grads fixed c seed =
   List.boolFilter (λ g → not (is-fixed fixed g)) (chain-grads-opt c seed)
 
+-- The dump's version (docs/dump-format.md §7): 6 where an expression
+-- holds erf or derf (the nodes version 6 added), else 5, so that a
+-- dump without them is the one version 5 printed.
+private
+  version-6-op : String → JSON → Bool
+  version-6-op k (string f) = (k String.== "op") ∧ ((f String.== "erf") ∨ (f String.== "derf"))
+  version-6-op k _          = false
+
+  mutual
+    holds-6 : JSON → Bool
+    holds-6 (array xs)   = holds-6s xs
+    holds-6 (object kvs) = holds-6-fields kvs
+    holds-6 _            = false
+
+    holds-6s : List JSON → Bool
+    holds-6s []       = false
+    holds-6s (x ∷ xs) = holds-6 x ∨ holds-6s xs
+
+    holds-6-fields : List (String × JSON) → Bool
+    holds-6-fields []              = false
+    holds-6-fields ((k , v) ∷ kvs) = version-6-op k v ∨ holds-6 v ∨ holds-6-fields kvs
+
+version : List JSON → ℕ
+version parts = if List.any holds-6 parts then 6 else 5
+
 -- The name of the last binding.
 last-name : Chain Γ → String
 last-name (ε _)         = ""
@@ -108,15 +133,20 @@ dump : String → List String → List String → List (String × String) → Ch
      → E (Δ ▹ ar p ▹ ar p) (ar p) → List (String × String) → JSON
 dump model inputs consts roles c seed outputs = object
   ( ("format"    , string "ad-expression-dump")
-  ∷ ("version"   , nat 5)
+  ∷ ("version"   , nat (version (chain-json ∷ seed-entry ∷ grads-json ∷ [])))
   ∷ ("model"     , string model)
   ∷ ("generator" , string generator)
   ∷ ("context"   , array (context-entries inputs consts 1 (base-vars c)))
-  ∷ ("chain"     , array (List.map binding-entry (bindings c)))
-  ∷ ("seed"      , object (("of" , string (last-name c)) ∷ ("expr" , expr seed) ∷ []))
-  ∷ ("gradients" , array (List.map gradient-entry (param-grads (inputs List.++ consts) c seed)))
+  ∷ ("chain"     , chain-json)
+  ∷ ("seed"      , seed-entry)
+  ∷ ("gradients" , grads-json)
   ∷ names-entry "outputs" outputs List.++ names-entry "data" roles)
   where
+    chain-json seed-entry grads-json : JSON
+    chain-json = array (List.map binding-entry (bindings c))
+    seed-entry = object (("of" , string (last-name c)) ∷ ("expr" , expr seed) ∷ [])
+    grads-json = array (List.map gradient-entry (param-grads (inputs List.++ consts) c seed))
+
     names-entry : String → List (String × String) → List (String × JSON)
     names-entry key [] = []
     names-entry key os = (key , object (List.map (λ (k , v) → k , string v) os)) ∷ []

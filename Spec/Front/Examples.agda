@@ -132,6 +132,24 @@ _ : core-of (elaborate sqrt-text) ≡ just
        ∷ [])
 _ = refl
 
+-- erf, of the exact GELU x · (1 + erf(x · c)) / 2 (c = 1/√2 a const: the
+-- language writes no decimals); derf, its derivative (2/√π) e^(−x²), is
+-- an operation too
+gelu-text : String
+gelu-text = "
+model gelu
+input  x : 3
+const  c : 3
+h = x * (1 + erf(x * c)) / 2
+loss   l = sum i : 3 . h[i] + derf(x[i])
+"
+
+_ : core-of (elaborate gelu-text) ≡ just
+      ( ("h" , Scale 2 (Mul (V 1) (Add One (Un Fn.erf (Mul (V 1) (V 0))))))
+      ∷ ("l" , Sum (ι 3) (Add (Sel (V 1) (V 0)) (Un Fn.derf (Sel (V 4) (V 0)))))
+      ∷ [])
+_ = refl
+
 _ : error-of (elaborate "
 model m
 input x : 3

@@ -128,6 +128,8 @@ builtin Γ sc "sqrt"     (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.s
 builtin Γ sc "relu"     (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.relu a′)
 builtin Γ sc "step"     (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.step a′)
 builtin Γ sc "detach"   (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.detach a′)
+builtin Γ sc "erf"      (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.erf a′)
+builtin Γ sc "derf"     (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.derf a′)
 builtin Γ sc "max" (a ∷ b ∷ []) =
   expand Γ sc a >>= λ a′ → expand Γ sc b >>= λ b′ → ok (Max a′ b′)
 builtin Γ sc "slide" (a ∷ i ∷ []) =

@@ -72,7 +72,8 @@ env-zipWith {Γ = Γ ▹ ix _} f δ       δ′        = env-zipWith {Γ = Γ} f
 -- expression (its meaning is f′ f (⟦ e ⟧ ρ k), Spec.Proofs.Forward):
 --   logistic′ = σ·(1 − σ), exp′ = exp, log′ = recip,
 --   recip′ = −(recip · recip), sqrt′ = recip (sqrt + sqrt) (E has no
---   constant 2), relu′ = step, step′ = 0, detach′ = 0.
+--   constant 2), relu′ = step, step′ = 0, detach′ = 0, erf′ = derf (E
+--   has no constant 2/√π: derf is a primitive), derf′ = −((e + e) · derf).
 -- ∇ (un f e) s passes the seed s ⊠ deriv f e on to e, except that
 -- logistic keeps the paper's association (s ⊠ σ) ⊠ (1 − σ) (so the
 -- CNN's dump is the paper's) and step and detach, whose derivatives
@@ -88,6 +89,8 @@ deriv Fn.sqrt     e = un Fn.recip (un Fn.sqrt e ⊞ un Fn.sqrt e)
 deriv Fn.relu     e = un Fn.step e
 deriv Fn.step     e = zero
 deriv Fn.detach   e = zero
+deriv Fn.erf      e = un Fn.derf e
+deriv Fn.derf     e = minus ((e ⊞ e) ⊠ un Fn.derf e)
 
 -- The selector of max a b as an expression: step (a − b), 1 where a is
 -- the larger, 0 where b is or they tie (its meaning is max-sel,

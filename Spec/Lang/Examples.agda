@@ -186,6 +186,14 @@ module _ where
   _ : optimise (∂un Fn.sqrt) ≡ sᵤ ⊠ un Fn.recip (un Fn.sqrt x ⊞ un Fn.sqrt x)
   _ = refl
 
+  -- erf′ = derf (E has no constant 2/√π: derf is a primitive), and
+  -- derf′ = −((x + x) · derf x)
+  _ : optimise (∂un Fn.erf) ≡ sᵤ ⊠ un Fn.derf x
+  _ = refl
+
+  _ : optimise (∂un Fn.derf) ≡ sᵤ ⊠ minus ((x ⊞ x) ⊠ un Fn.derf x)
+  _ = refl
+
   -- step adds nothing
   _ : ∂un Fn.step ≡ zero
   _ = refl
@@ -417,4 +425,13 @@ _ : ⟦ un Fn.sqrt x ⟧ ρu (at (fsuc (fsuc (fsuc (fsuc fzero))))) ≡ 2.0
 _ = refl
 
 _ : ⟦ optimise (∂un Fn.sqrt) ⟧ ρu (at (fsuc (fsuc (fsuc (fsuc fzero))))) ≡ 0.75
+_ = refl
+
+-- the gradient of erf at 0 with seed 3: 3 · derf 0 = 3 · 2/√π (the
+-- double nearest 2/√π); Float does not compute erf itself (NaN:
+-- Spec.Scalar.Float)
+_ : ⟦ optimise (∂un Fn.erf) ⟧ ρu (at (fsuc fzero)) ≡ 3.0 Float.* 1.1283791670955126
+_ = refl
+
+_ : Float.isNaN (⟦ un Fn.erf x ⟧ ρu (at (fsuc fzero))) ≡ true
 _ = refl

@@ -296,6 +296,8 @@ same-fn Fn.sqrt     Fn.sqrt     = true
 same-fn Fn.relu     Fn.relu     = true
 same-fn Fn.step     Fn.step     = true
 same-fn Fn.detach   Fn.detach   = true
+same-fn Fn.erf      Fn.erf      = true
+same-fn Fn.derf     Fn.derf     = true
 same-fn _           _           = false
 
 same (var x)                 (var y)                    = same-var x y

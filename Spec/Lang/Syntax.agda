@@ -165,10 +165,13 @@ fn-name Fn.sqrt     = "sqrt"
 fn-name Fn.relu     = "relu"
 fn-name Fn.step     = "step"
 fn-name Fn.detach   = "detach"
+fn-name Fn.erf      = "erf"
+fn-name Fn.derf     = "derf"
 
 -- all of them
 fns : List Fn
-fns = Fn.logistic ∷ Fn.exp ∷ Fn.log ∷ Fn.recip ∷ Fn.sqrt ∷ Fn.relu ∷ Fn.step ∷ Fn.detach ∷ []
+fns = Fn.logistic ∷ Fn.exp ∷ Fn.log ∷ Fn.recip ∷ Fn.sqrt ∷ Fn.relu ∷ Fn.step ∷ Fn.detach ∷ Fn.erf
+    ∷ Fn.derf ∷ []
 
 ------------------------------------------------------------------------
 -- Binders as Agda functions: the argument stands for the new index

@@ -121,6 +121,8 @@ deriv-sem Fn.sqrt     e ρ k = refl
 deriv-sem Fn.relu     e ρ k = refl
 deriv-sem Fn.step     e ρ k = refl
 deriv-sem Fn.detach   e ρ k = refl
+deriv-sem Fn.erf      e ρ k = refl
+deriv-sem Fn.derf     e ρ k = refl
 
 private
   -- ⟨ s · f′(e) , De ⟩ = ⟨ s , f′(e) · De ⟩
@@ -215,6 +217,8 @@ private
   trans (∇-correct e _ δ ρ v) (cong (_ +_) (un-adj Fn.recip e sd ρ v))
 ∇-correct (un Fn.sqrt e) sd δ ρ v = trans (∇-correct e _ δ ρ v) (cong (_ +_) (un-adj Fn.sqrt e sd ρ v))
 ∇-correct (un Fn.relu e) sd δ ρ v = trans (∇-correct e _ δ ρ v) (cong (_ +_) (un-adj Fn.relu e sd ρ v))
+∇-correct (un Fn.erf e) sd δ ρ v = trans (∇-correct e _ δ ρ v) (cong (_ +_) (un-adj Fn.erf e sd ρ v))
+∇-correct (un Fn.derf e) sd δ ρ v = trans (∇-correct e _ δ ρ v) (cong (_ +_) (un-adj Fn.derf e sd ρ v))
 ∇-correct (e ⊞ e₁) sd δ ρ v =
   trans (∇-correct e sd _ ρ v)
         (trans (cong (_+ ⟨ ⟦ sd ⟧ ρ , D⟦ e ⟧ ρ v ⟩) (∇-correct e₁ sd δ ρ v))

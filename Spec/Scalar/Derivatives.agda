@@ -26,6 +26,8 @@ f′ Fn.sqrt     x = fn Fn.recip (fn Fn.sqrt x + fn Fn.sqrt x)
 f′ Fn.relu     x = fn Fn.step x
 f′ Fn.step     x = 0#
 f′ Fn.detach   x = 0#
+f′ Fn.erf      x = fn Fn.derf x
+f′ Fn.derf     x = - ((x + x) * fn Fn.derf x)
 
 -- the declared derivative of max: max′ a b = (st, 1 − st) with
 -- st = step (a − b), so at a tie (st = step 0, 0 in Float) the

@@ -7,6 +7,13 @@
 -- recip 0, log of a non-positive number and sqrt of a negative one
 -- follow IEEE (±inf, NaN).  detach x = x.  less is IEEE's <, so
 -- argmax never moves to or from a NaN by comparison.
+--
+-- erf: Agda's Float has no error function, and a series or any other
+-- formula written here would be a second erf, not libm's (which the
+-- generated C calls: erff, erf).  This instance does not compute it:
+-- erf x is NaN, so an evaluation in Agda that reaches it says so.
+-- derf x = (2/√π) · e^(−x²), with 2/√π the double nearest it
+-- (1.1283791670955126, the generated C's constant).
 ------------------------------------------------------------------------
 module Spec.Scalar.Float where
 
@@ -25,6 +32,8 @@ private
   fn Fn.relu     x = if x Float.≤ᵇ 0.0 then 0.0 else x
   fn Fn.step     x = if x Float.≤ᵇ 0.0 then 0.0 else 1.0
   fn Fn.detach   x = x
+  fn Fn.erf      x = 0.0 Float.÷ 0.0
+  fn Fn.derf     x = 1.1283791670955126 Float.* Float.e^ (Float.- (x Float.* x))
 
 float : Scalar
 float = record

@@ -9,7 +9,7 @@
 --
 --   relu x = x ⊔ 0,   step x = 1 if x > 0 else 0,   max = _⊔_,
 --   detach x = x,   less a b = a < b
---   logistic, exp, log, recip, sqrt: the constant function 0.
+--   logistic, exp, log, recip, sqrt, erf, derf: the constant function 0.
 --
 -- The constant 0 is an arbitrary total choice (ℤ has no e^x, no
 -- logarithm, no reciprocal).  It has one pleasant side effect: the
@@ -51,6 +51,8 @@ fn Fn.sqrt     _ = + 0
 fn Fn.relu     x = x ⊔ + 0
 fn Fn.step     x = step x
 fn Fn.detach   x = x
+fn Fn.erf      _ = + 0
+fn Fn.derf     _ = + 0
 
 ℤ-scalar : Scalar
 ℤ-scalar = record

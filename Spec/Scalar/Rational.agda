@@ -14,9 +14,9 @@
 --                   and the laws hold for any fixed factor anyway)
 --   relu x = x ⊔ 0,   step x = 1 if x > 0 else 0,   max = _⊔_,
 --   detach x = x,   less a b = a < b
---   logistic, exp, log, recip, sqrt: the constant function 0, as over ℤ
---                   (Spec.Scalar.Int): e^x and log x are not rational,
---                   and the theorems assume nothing of these four.
+--   logistic, exp, log, recip, sqrt, erf, derf: the constant function
+--                   0, as over ℤ (Spec.Scalar.Int): e^x and log x are not
+--                   rational, and the theorems assume nothing of these.
 ------------------------------------------------------------------------
 module Spec.Scalar.Rational where
 
@@ -54,6 +54,8 @@ fn Fn.sqrt     _ = 0ℚ
 fn Fn.relu     x = x ⊔ 0ℚ
 fn Fn.step     x = step x
 fn Fn.detach   x = x
+fn Fn.erf      _ = 0ℚ
+fn Fn.derf     _ = 0ℚ
 
 ℚ-scalar : Scalar
 ℚ-scalar = record

@@ -13,6 +13,10 @@ the trial's), so a kernel passes only if it applies each to the right argument:
   ``1 / (1 + exp(-x))`` is L(x) and a generated ``exp`` is the dump's;
 - ``log`` is a second random function G into [0, p) (``log``), and ``sqrt`` a third, S
   (``sqrt``), independent of the others (a sqrt left out, or made a log, is a wrong value);
+  ``erf`` (version 6) a fourth, E (``erf``); ``derf``, erf's derivative ``(2/√π) exp(−x²)``,
+  is ``c · exp(−(x · x))`` with exp as above and ``c``, the field's stand-in for 2/√π, a random
+  constant of the trial (``derf``: a derf without its constant, or of another argument than
+  ``−x²``, is a wrong value);
 - ``argmax`` (version 5) compares two values of its body: ``a < b`` is "not N(b - a)";
 - ``relu`` and ``step`` compare their argument with 0: ``x <= 0`` is a random predicate N(x),
   true at 0 and a fair coin elsewhere (``nonpositive``); ``relu(x) = N(x) ? 0 : x``,
@@ -106,7 +110,7 @@ _GOLDEN = 0x9E3779B97F4A7C15
 
 def subkey(key: int, t: int) -> np.uint64:
     """The key of the ``t``-th random function (1: log, 2: the predicate of relu and step,
-    3: sqrt); L uses ``key`` itself. field.h: ``subkey``."""
+    3: sqrt, 4: erf, 5: derf's constant); L uses ``key`` itself. field.h: ``subkey``."""
     with np.errstate(over="ignore"):
         return _mix(np.uint64((key + t * _GOLDEN) & _M64))
 
@@ -157,6 +161,23 @@ def sqrt(a, key: int) -> np.ndarray:
     return _hash(a, subkey(key, 3)) % _P
 
 
+def erf(a, key: int) -> np.ndarray:
+    """The uninterpreted erf: a random function E into [0, p), under its own subkey (4)."""
+    return _hash(a, subkey(key, 4)) % _P
+
+
+def sqrtpi2(key: int) -> np.uint64:
+    """derf's 2/√π over the field: a random constant c of the trial (subkey 5; field.h:
+    ``field_2_sqrtpi``)."""
+    with np.errstate(over="ignore"):
+        return _mix(subkey(key, 5)) % _P
+
+
+def derf(a, key: int) -> np.ndarray:
+    """erf's derivative ``(2/√π) exp(−x²)``: ``c · exp(−(x · x))``, exp the one tied to L."""
+    return mul(sqrtpi2(key), exp(neg(mul(a, a)), key))
+
+
 def nonpositive(a, key: int) -> np.ndarray:
     """``x <= 0`` as the field sees it: a random predicate N, true at 0 and a keyed fair coin
     elsewhere (the top bit of a third hash)."""
@@ -181,7 +202,7 @@ def maximum(a, b, key: int) -> np.ndarray:
 
 # the elementwise functions of the dump, by op; recip needs no key
 UNARY = {"logistic": logistic, "exp": exp, "log": log, "sqrt": sqrt, "relu": relu, "step": step,
-         "recip": lambda a, key: recip(a)}
+         "recip": lambda a, key: recip(a), "erf": erf, "derf": derf}
 
 
 def random_elements(rng: np.random.Generator, shape) -> np.ndarray:
@@ -487,9 +508,11 @@ def evaluate(dump: dict, values: dict, key: int, stats: dict | None = None,
 # ---------------------------------------------------------------------------------------------
 # degrees and the Schwartz-Zippel bound
 
-# the random functions behind the elementwise ones: L (logistic and exp), G (log), S (sqrt),
-# the predicate N of relu, step and max (on a - b); recip is interpreted (the field inverse)
-RANDOM = {"L": ("logistic", "exp"), "G": ("log",), "S": ("sqrt",), "N": ("relu", "step", "max")}
+# the random functions behind the elementwise ones: L (logistic, exp, and derf's exp), G (log),
+# S (sqrt), E (erf), the predicate N of relu, step and max (on a - b); recip is interpreted (the
+# field inverse)
+RANDOM = {"L": ("logistic", "exp", "derf"), "G": ("log",), "S": ("sqrt",), "E": ("erf",),
+          "N": ("relu", "step", "max")}
 
 
 def degrees(dump: dict, exp_variable: bool = False) -> tuple[dict, dict]:
@@ -500,7 +523,9 @@ def degrees(dump: dict, exp_variable: bool = False) -> tuple[dict, dict]:
     The variable of L at a point is its value L(x) (``logistic`` is (1, 0), ``exp(u) = (1 -
     L(-u)) / L(-u)`` is (1, 1)), or, ``exp_variable``, exp's value X(u) = L(-u)^-1 - 1 (``exp``
     is (1, 0), ``logistic(x) = 1 / (1 + X(-x))`` is (0, 1)): the same random function, two
-    coordinates. G's and S's values (``log``, ``sqrt``) have degree 1; ``relu`` has its
+    coordinates. G's, S's and E's values (``log``, ``sqrt``, ``erf``) have degree 1, and
+    ``derf(x) = c · exp(−x²)`` has exp's degrees times c's, 1 (its L is applied to −x·x, of
+    twice x's degrees); ``relu`` has its
     argument's degrees and ``step`` is constant, for each outcome of the predicate; ``recip``
     swaps numerator and denominator. ``a + b`` is (max(na + db, nb + da), da + db), ``a · b``
     (na + nb, da + db), a ``sum`` of s terms (n + (s - 1) d, s d) ((n, d) when its body does not
@@ -528,13 +553,16 @@ def degrees(dump: dict, exp_variable: bool = False) -> tuple[dict, dict]:
             return 0, 0
         if op in UNARY:
             a = deg(n["a"], env)
-            args[op] = join(args[op], a)
+            # derf applies L to −x·x, of twice x's degrees
+            args[op] = join(args[op], (2 * a[0], 2 * a[1]) if op == "derf" else a)
             if op == "logistic":
                 return (0, 1) if exp_variable else (1, 0)
             if op == "exp":
                 return (1, 0) if exp_variable else (1, 1)
-            if op in ("log", "sqrt"):
+            if op in ("log", "sqrt", "erf"):
                 return 1, 0
+            if op == "derf":          # c · exp(−x²): c has degree 1, exp as above
+                return (2, 0) if exp_variable else (2, 1)
             if op == "recip":
                 return a[1], a[0]
             return a if op == "relu" else (0, 0)

@@ -595,7 +595,8 @@ class Report:
         b = self.sz
         out = [f"degree {b.degree:,}"]
         for names, fns in (("logistic/exp", ("logistic", "exp")), ("log", ("log",)),
-                           ("sqrt", ("sqrt",)), ("recip", ("recip",)),
+                           ("sqrt", ("sqrt",)), ("erf", ("erf",)), ("derf", ("derf",)),
+                           ("recip", ("recip",)),
                            ("relu/step/max", ("relu", "step", "max"))):
             k = sum(b.calls.get(f, 0) for f in fns)
             if k:

@@ -19,7 +19,7 @@ path; the lane buffer is never written. Kernels of another form keep the unfused
 from __future__ import annotations
 
 from ..ir import code as c
-from .printer import _Vector, _lower, _upper, affine
+from .printer import WIDE, _Vector, affine, index_type
 
 
 def _chain(stmts):
@@ -119,16 +119,19 @@ def fused_body(form, lane: c.IVar, width: int, transpose: str, indent: int = 1,
     def line(t):
         lines.append("    " * depth + t)
 
-    def range_(n: int, first: bool) -> tuple:
-        """The first and the end of a loop of n iterations (the thread's share if first)."""
+    def range_(n: int, first: bool, wide: bool = False) -> tuple:
+        """The first and the end of a loop of n iterations (the thread's share if first), in
+        ptrdiff_t if ``wide`` (strips of a loop past int's range)."""
         if parts and first:
-            return f"part * {n} / nparts", f"(part + 1) * {n} / nparts"
+            cast = f"({WIDE})" if wide else ""
+            return f"{cast}part * {n} / nparts", f"({cast}part + 1) * {n} / nparts"
         return "0", str(n)
 
     def open_(f, first: bool):
         nonlocal depth
         lo, hi = range_(f.var.extent, first)
-        line(f"for (int {f.var.name} = {lo}; {f.var.name} < {hi}; {f.var.name}++) {{")
+        t = index_type(f.var.extent)
+        line(f"for ({t} {f.var.name} = {lo}; {f.var.name} < {hi}; {f.var.name}++) {{")
         depth += 1
 
     def close():
@@ -141,22 +144,25 @@ def fused_body(form, lane: c.IVar, width: int, transpose: str, indent: int = 1,
     ks = c.IVar(kn + "_s", n)
     e0 = affine(elem.subst({k: c.Affine.of(ks)}))
     strips = -(-n // width)
+    # k counts in ptrdiff_t where n (a merged loop: up to a whole parameter) passes int's range
+    t = index_type(n)
+    mn = "lmin" if t == WIDE else "imin"
     if parts and not outside:           # the thread's share of the strips
-        lo, hi = range_(strips, True)
-        end = f"{hi} * {width}" if n % width == 0 else f"imin({n}, {hi} * {width})"
-        line(f"for (int {kn}_s = {lo} * {width}; {kn}_s < {end}; {kn}_s += {width}) {{")
+        lo, hi = range_(strips, True, t == WIDE)
+        end = f"{hi} * {width}" if n % width == 0 else f"{mn}({n}, {hi} * {width})"
+        line(f"for ({t} {kn}_s = {lo} * {width}; {kn}_s < {end}; {kn}_s += {width}) {{")
     else:
-        line(f"for (int {kn}_s = 0; {kn}_s < {n}; {kn}_s += {width}) {{")
+        line(f"for ({t} {kn}_s = 0; {kn}_s < {n}; {kn}_s += {width}) {{")
     depth += 1
     whole = n % width == 0          # no short strip: whole vectors of acc
     if whole:
         line(f"{p}real b_[{width}];")
         line(f"for (int j_ = 0; j_ < {width}; j_++) {{")
     else:
-        line(f"const int r_ = imin({width}, {n} - {kn}_s);")
+        line(f"const int r_ = {mn}({width}, {n} - {kn}_s);")
         line(f"{p}real b_[{width}] = {{{{0}}}};")
         line("for (int j_ = 0; j_ < r_; j_++) {")
-    line(f"    const int {kn} = {kn}_s + j_;")
+    line(f"    const {t} {kn} = {kn}_s + j_;")
     line(f"    b_[j_] = {bval};")
     line("}")
     line(f"{transpose}(b_);")

@@ -2,13 +2,25 @@
 
 The two languages differ only by the strings in ``Language`` (qualifiers, ``restrict``
 spelling, and how a parallel loop is written: a ``for`` loop in C, one thread index per element
-in CUDA). The elementwise functions print the same in both: ``exp``, ``log`` and ``sqrt`` as
-libm's function for the real type (``MATHS``: ``expf``/``logf``/``sqrtf`` for float), ``recip``
-as ``1 / x``, and ``logistic``, ``relu``, ``step`` and ``Max`` (``fmax_``) as calls of the small
-helpers the templates define.
+in CUDA). The elementwise functions print the same in both: ``exp``, ``log``, ``sqrt`` and
+``erf`` as libm's function for the real type (``MATHS``: ``expf``/``logf``/``sqrtf``/``erff``
+for float), ``recip`` as ``1 / x``, and ``logistic``, ``relu``, ``step``, ``derf`` (erf's
+derivative, ``2/√π · exp(−x²)``) and ``Max`` (``fmax_``) as calls of the small helpers the
+templates define.
 Expressions are printed with the fewest parentheses that keep C's parse (and so the evaluation
 order) equal to the tree: ``a + (b + c)`` keeps its parentheses, ``(a + b) + c`` prints as
 ``a + b + c``.
+
+Indices are C's ``int`` wherever they fit it, and 64-bit (``ptrdiff_t``) only where they may
+not (``INT_MAX``, from the ranges of the loop IR): an index expression that may pass ``INT_MAX``
+(its value, or a partial sum of its terms in the printed order) is computed in ``ptrdiff_t``,
+its first term and every term that alone may pass it cast (``(ptrdiff_t)i * 784 + j``: an
+element of a parameter of more than 2³¹ − 1 elements, or of a lane buffer of more than 2³¹ − 1
+/ 16 elements a sample); a loop whose extent passes it (one dimension of more than 2³¹ − 1)
+counts in ``ptrdiff_t``, and is refused (``ExtractError``) if it also needs clipped bounds, as
+is a max-reduction over more positions (its position is an int). Every model whose indices
+stay below ``INT_MAX`` prints as it did before (tests lower ``INT_MAX`` to run the 64-bit path
+on small models).
 
 Before (loop IR)::
 
@@ -25,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import code as c
+from ..passes.lower import ExtractError
 
 
 @dataclass(frozen=True)
@@ -50,17 +63,51 @@ LANGUAGES = {"c": C, "cuda": CUDA}
 # sqrt is correctly rounded, and under -fno-math-errno (extract/emit/build.py) one instruction
 MATHS = {
     "float": {"logistic": "logistic", "exp": "expf", "log": "logf", "sqrt": "sqrtf",
-              "relu": "relu", "step": "step"},
+              "relu": "relu", "step": "step", "erf": "erff", "derf": "derf"},
     "double": {"logistic": "logistic", "exp": "exp", "log": "log", "sqrt": "sqrt",
-               "relu": "relu", "step": "step"},
+               "relu": "relu", "step": "step", "erf": "erf", "derf": "derf"},
 }
 
 
 # ---------------------------------------------------------------------------------------------
 # index expressions
 
-def _term(atom, k: int) -> str:
+# the largest value an int index may take; past it, ptrdiff_t (module docstring). A module
+# attribute, read at each use, so that tests can lower it.
+INT_MAX = 2 ** 31 - 1
+WIDE = "ptrdiff_t"
+
+
+def _far(lo: int, hi: int) -> bool:
+    """Whether a value in [lo, hi] may not fit C's int (as bounded by ``INT_MAX``)."""
+    return hi > INT_MAX or lo < -INT_MAX - 1
+
+
+def index_type(largest: int) -> str:
+    """The C type of an index whose values are at most ``largest``: ``int`` or ``ptrdiff_t``."""
+    return WIDE if largest > INT_MAX else "int"
+
+
+def _casts(terms, const: int) -> set:
+    """The positions (in ``terms``, in printed order) to cast to ptrdiff_t: none where every
+    term and every partial sum fits an int; else the first and each that alone may not."""
+    lo = hi = 0
+    wide, far = False, set()
+    for n, (atom, k) in enumerate(terms):
+        alo, ahi = atom.range
+        tlo, thi = (k * alo, k * ahi) if k > 0 else (k * ahi, k * alo)
+        if _far(tlo, thi):
+            far.add(n)
+        lo, hi = lo + tlo, hi + thi
+        wide = wide or _far(lo, hi)
+    wide = wide or bool(far) or (bool(terms) and _far(lo + const, hi + const))
+    return far | {0} if wide and terms else set()
+
+
+def _term(atom, k: int, cast: bool = False) -> str:
     text = _atom(atom)
+    if cast:
+        text = f"({WIDE}){text}"
     if abs(k) == 1:
         return text
     return f"{text} * {abs(k)}"
@@ -77,19 +124,28 @@ def _atom(a) -> str:
 
 
 def affine(a: c.Affine) -> str:
-    """Terms with positive coefficients first, larger strides first: ``t * 4 + j - i``."""
+    """Terms with positive coefficients first, larger strides first: ``t * 4 + j - i``; in
+    ptrdiff_t where an int may not hold it (``INT_MAX``)."""
     parts = []
-    for atom, k in sorted(a.terms, key=lambda t: (t[1] < 0, -abs(t[1]), c._atom_key(t[0]))):
+    terms = sorted(a.terms, key=lambda t: (t[1] < 0, -abs(t[1]), c._atom_key(t[0])))
+    casts = _casts(terms, a.const)
+    for n, (atom, k) in enumerate(terms):
         if not parts:
-            parts.append(("-" if k < 0 else "") + _term(atom, k))
+            parts.append(("-" if k < 0 else "") + _term(atom, k, n in casts))
         else:
-            parts.append((" - " if k < 0 else " + ") + _term(atom, k))
+            parts.append((" - " if k < 0 else " + ") + _term(atom, k, n in casts))
     if a.const or not parts:
         if not parts:
             parts.append(str(a.const))
         else:
             parts.append((" - " if a.const < 0 else " + ") + str(abs(a.const)))
     return "".join(parts)
+
+
+def is_wide(a: c.Affine) -> bool:
+    """Whether ``affine(a)`` prints in ptrdiff_t (an int may not hold it)."""
+    terms = sorted(a.terms, key=lambda t: (t[1] < 0, -abs(t[1]), c._atom_key(t[0])))
+    return bool(_casts(terms, a.const)) or _far(a.const, a.const)
 
 
 def _side(terms, const: int) -> str:
@@ -452,10 +508,12 @@ class _Printer:
                 text = f"idx / {stride}" if stride != 1 else "idx"
                 if stride * s.var.extent != self.total:
                     text += f" % {s.var.extent}"
-                self.line(f"const int {v} = {text};")
+                self.line(f"const {index_type(s.var.extent)} {v} = {text};")
                 self.block(s.body)
                 return
-            self.braced(f"for (int {v} = {_lower(s)}; {v} < {_upper(s)}; {v}++)", s.body)
+            _check_bounds(s)
+            t = index_type(s.var.extent)
+            self.braced(f"for ({t} {v} = {_lower(s)}; {v} < {_upper(s)}; {v}++)", s.body)
         elif isinstance(s, c.Store):
             self.line(f"{s.array}[{affine(s.offset)}] {s.op} {expr(s.value, 0, self.real)};")
         elif isinstance(s, c.Decl):
@@ -469,6 +527,10 @@ class _Printer:
         elif isinstance(s, c.ArgDecl):
             self.line(f"int {s.name} = 0;")
         elif isinstance(s, c.ArgStep):
+            if is_wide(s.at):
+                # its position is an int (ArgDecl; vindex in the lane kernels)
+                raise ExtractError(f"a max-reduction over more than {INT_MAX:,} positions "
+                                   f"(position {affine(s.at)}): its position is a C int")
             # the first position takes the value; a strictly larger one moves it (dump §4)
             first = condition((c.Cmp(s.at, "eq"),))
             self.braced(f"if ({first} || {s.top} < {expr(s.value, 2, self.real)})",
@@ -477,11 +539,13 @@ class _Printer:
             self.line(f"{s.name} = {affine(s.at)};")
         elif isinstance(s, c.Divided):
             # thread `part` of `nparts` runs its share of the iterations (extract/passes/divide.py)
+            # (a literal n past int's range is a long: the products are then 64-bit)
             f, n = s.loop, s.loop.var.extent
             v = f.var.name
+            _check_bounds(f)
             lo = _fold("imax", [f"part * {n} / nparts", *(affine(a) for a in f.lo)])
             hi = _fold("imin", [f"(part + 1) * {n} / nparts", *(affine(a) for a in f.hi)])
-            self.braced(f"for (int {v} = {lo}; {v} < {hi}; {v}++)", f.body)
+            self.braced(f"for ({index_type(n)} {v} = {lo}; {v} < {hi}; {v}++)", f.body)
         elif isinstance(s, c.OnePart):
             self.braced("if (part == 0)", s.body)
         elif isinstance(s, c.Barrier):
@@ -499,6 +563,15 @@ class _SetIndex:
     """``name = at;`` (the printer's own: the position an ``ArgStep`` moves to)."""
     name: str
     at: c.Affine
+
+
+def _check_bounds(s: c.For) -> None:
+    """A loop past int's range (its extent or a bound) with clipped bounds is refused: the
+    template's ``imin``/``imax`` take ints (module docstring)."""
+    if (s.lo or s.hi) and (index_type(s.var.extent) == WIDE or
+                           any(is_wide(a) for a in (*s.lo, *s.hi))):
+        raise ExtractError(f"a loop of {s.var.extent:,} iterations with clipped bounds (a "
+                           f"padded window along one dimension past C's int): not supported")
 
 
 def _lower(s: c.For) -> str:

@@ -26,7 +26,8 @@ from ..passes.winograd import winograd_rows
 from ..paths import locate
 from .cpu import cpuinfo, flags
 from .fuse import fusable, fused_body
-from .printer import C, CUDA, MATHS, Language, statements, thread_count
+from . import printer
+from .printer import C, CUDA, MATHS, Language, index_type, statements, thread_count
 
 TEMPLATES = Path(locate("templates"))
 # the C real type of a precision; its functions are the printer's (MATHS: expf, logf, sqrtf)
@@ -176,17 +177,33 @@ def _kernel_view(model: ir.Model, k: Kernel, lang: Language, index: int, total: 
         b = _bundle(model.arrays[name])
         if b in stride:
             offsets.append(f"{name} += (size_t)sample * {stride[b]};")
+    threads = thread_count(k.body) if lang.threads else ir.size(a.shape)
     return {
         "section": f"{what}; shape {ir.show_shape(a.shape)}, {ir.size(a.shape)} elements, "
                    f"{k.strategy} loops",
         "function": function,
         "params": params,
         "body": statements(k.body, lang, 1, lanes, real),
-        "threads": thread_count(k.body) if lang.threads else ir.size(a.shape),
+        "threads": threads,
+        # CUDA: the thread's element, of a grid of blocks of 256 threads
+        **_thread_index(lang, threads + 255),
         "offsets": offsets,
         "args": [f"{_bundle(model.arrays[n])}->{n}" for n in (*k.reads, a.name)],
         "emit": "def",      # a static definition in M.c (split_sources: a part's, a prototype)
     }
+
+
+def _thread_index(lang: Language, largest: int) -> dict:
+    """A CUDA thread index (``idx``) that reaches ``largest``: its C type and expression (in
+    ptrdiff_t past int's range: CUDA's indices are unsigned ints)."""
+    t = index_type(largest)
+    return {"index": t, "thread_index": lang.thread_index if t == "int" else
+            f"({t}){lang.thread_index}"}
+
+
+def _indices(arrays, scale: int = 1) -> dict:
+    """name -> the C type of an index over the array's elements (times ``scale``: the lanes)."""
+    return {a.name: index_type(ir.size(a.shape) * scale) for a in arrays}
 
 
 def _structs(model: ir.Model) -> list:
@@ -235,6 +252,10 @@ def _generate(model: ir.Model, precision: str, options: Options) -> Generated:
         "params": params, "consts": [a.name for a in model.stored if a.role == "const"],
         "loss": loss, "prediction": prediction,
         "loss_size": ir.size(model.arrays[loss].shape) if loss else 1,
+        # the C types of the indices over each array's elements, and over the largest (the
+        # helpers that serve every array): int, or ptrdiff_t past its range (printer.INT_MAX)
+        "ix": _indices(model.arrays.values()),
+        "index": index_type(max((ir.size(a.shape) for a in model.arrays.values()), default=1)),
     }
     arrays = [{"name": a.name, "size": ir.size(a.shape)}
               for a in (*model.context, *model.chain, *model.gradients)]
@@ -353,7 +374,7 @@ def _generate(model: ir.Model, precision: str, options: Options) -> Generated:
     bodies = "\n".join(k["body"] for k in ckernels)
     bodies += "\n" + "\n".join(k["body"] for s in sets for k in (*s["kernels"], *s["acc_kernels"]))
     uses = {f: re.search(rf"\b{f}\(", bodies) is not None
-            for f in ("logistic", "relu", "step", "fmax_", "imax")}
+            for f in ("logistic", "relu", "step", "fmax_", "imax", "lmin", "derf")}
     uses["log"] = re.search(rf"\b{maths['log']}\(", bodies) is not None
     uses["lane_loop"] = re.search(r"^\s*LANE_LOOP$", bodies, re.M) is not None
     used_f = {_bundle(model.arrays[n]) for k in fwd for n in (*k.reads, k.name)}
@@ -367,7 +388,11 @@ def _generate(model: ir.Model, precision: str, options: Options) -> Generated:
         "lanes": width, "sets": sets, "uses": uses,
         # a parameter whose gradient is not added in its kernel (extract/emit/fuse.py)
         "add_samples": any(p.name not in st["fused_params"] for st in sets for p in model.params),
-        "lane_structs": [s for s in _structs(lmodel) if s["name"] != "params"],
+        # a lane buffer past int's range is sized in size_t (M_LANES is an int)
+        "lane_structs": [{**s, "fields": [{**f, "cast": "(size_t)" if index_type(
+            f["size"] * width) != "int" else ""} for f in s["fields"]]}
+            for s in _structs(lmodel) if s["name"] != "params"],
+        "lx": _indices(model.arrays.values(), width),
         "inputs": [{"name": a.name, "size": ir.size(a.shape)} for a in model.inputs],
         "split": False, "entries": True, "hidden": HIDDEN,
     }
@@ -381,10 +406,13 @@ def _generate(model: ir.Model, precision: str, options: Options) -> Generated:
     cbodies = "\n".join(k["body"] for k in gkernels)
     cufile = {
         **common, "file": f"{M}.cu", "what": "CUDA kernels", "kernels": gkernels,
-        "uses": {f: re.search(rf"\b{f}\(", cbodies) is not None for f in ("relu", "step", "fmax_")},
+        "uses": {f: re.search(rf"\b{f}\(", cbodies) is not None
+                 for f in ("relu", "step", "fmax_", "derf")},
         "forward_calls": [launch(k) for k in gkernels[:nf]],
         "backward_calls": [launch(k) for k in gkernels[nf:]],
-        "thread_index": CUDA.thread_index, "sample_index": CUDA.sample_index,
+        **_thread_index(CUDA, max((ir.size(a.shape) for a in model.arrays.values()),
+                                  default=1) + 255),
+        "sample_index": CUDA.sample_index,
         "forward_unused": [b for b in ("w", "x", "v") if b not in cused_f],
         "backward_unused": [b for b in ("w", "x", "v", "g") if b not in cused_b],
     }

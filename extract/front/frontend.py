@@ -69,7 +69,7 @@ BOM = "\ufeff"
 
 def _check_names(dump_text: str, source: str, shown: str) -> None:
     """What the extractor refuses of a dump the elaborator accepted (a name the generated C
-    cannot take, arrays past its int indices, an output that reads the target) is the model's
+    cannot take, arrays past what its structs hold, an output that reads the target) is the model's
     mistake: a ``ModelError`` at the
     line that declares the name, before anything is generated. Anything else is left to
     whoever reads the dump."""

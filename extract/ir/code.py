@@ -13,7 +13,7 @@ Three layers, all immutable:
   conditions that always hold.
 - **scalar expressions** ``Lit``, ``Load``, ``Local``, ``Add``, ``Mul``, ``Neg``, ``Scale``
   (division by a positive integer), ``Un`` (an elementwise function: ``logistic``, ``exp``,
-  ``log``, ``recip``, ``sqrt``, ``relu``, ``step``), ``Max`` (``max(a, b)``), ``Select``
+  ``log``, ``recip``, ``sqrt``, ``relu``, ``step``, ``erf``, ``derf``), ``Max`` (``max(a, b)``), ``Select``
   (``cond ? a : 0``) and ``Reduce`` (a sum over loop variables, turned into a scalar
   accumulator by the scheduler). The smart constructors fold constants and push ``Select``
   outwards; ``reduce`` removes a sum whose body is non-zero at one point only (``Σ_t [t == e]

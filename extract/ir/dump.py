@@ -5,17 +5,19 @@ message that names the JSON path of the offending value (``$.chain[2].expr.body.
 
 1. the top level: format, a version this extractor knows, the keys and their types;
 2. every expression: known ``op`` (of the dump's version: ``sqrt`` needs 4, ``argmax`` and
-   ``detach`` 5), the fields that op
+   ``detach`` 5, ``erf`` and ``derf`` 6), the fields that op
    needs, declared sort and shape equal to the ones computed from the children (§4), relations
    between shapes (same tree structure), constant positions within their shape,
    de Bruijn indices in scope (§3), no ``d_`` placeholder in a forward binding, no gradient
    placeholder used before its entry;
 3. the gradient list (one entry per chain binding, last first, then one per param), names
    unique, C identifiers that are not C/CUDA keywords, outputs naming chain bindings; sizes:
-   no array, nor all parameters, inputs or bindings together, past the generated C's int
-   indices (``MAX_ELEMENTS``, 2^31 − 1 over 16 lanes), and one lane group's buffers within
-   the memory budget (``$PROVED_KERNELS_MEMORY``, else the machine's memory), each refused
-   at the name of the (largest) array with its shape and size;
+   no array, nor all parameters, inputs or bindings together, past what the generated C's
+   structs can hold (``MAX_ELEMENTS``: 16 lanes of doubles within ``ptrdiff_t``, the C's
+   largest object; its indices are ints where they fit and ``ptrdiff_t`` past them,
+   extract/emit/printer.py), and one lane group's buffers within the memory budget
+   (``$PROVED_KERNELS_MEMORY``, else the machine's memory), each refused at the name of the
+   (largest) array with its shape and size;
 4. the JSON Schema ``docs/dump-format.schema.json`` (when present), as a backstop for anything
    the checks above do not cover; once per dump (a dump that passed is remembered in the
    cache), since it costs seconds on a large one.
@@ -48,12 +50,13 @@ from ..limits import deep_enough  # noqa: F401  (re-exported: frontend, __main__
 FORMAT = "ad-expression-dump"
 # 2 added ix_const and the elementwise functions exp, log, recip, relu, step (logistic was in 1);
 # 3 added the context role "const", 4 the elementwise function sqrt, 5 the index node argmax and
-# the elementwise function detach; a dump of version k is one of version k + 1 without them
-VERSIONS = (1, 2, 3, 4, 5)
-ROLES = {1: ("input", "param"), 2: ("input", "param"), 3: ("input", "param", "const"),
-         4: ("input", "param", "const"), 5: ("input", "param", "const")}
+# the elementwise function detach, 6 the elementwise functions erf and derf; a dump of version k
+# is one of version k + 1 without them
+VERSIONS = (1, 2, 3, 4, 5, 6)
+ROLES = {1: ("input", "param"), 2: ("input", "param"),
+         **{v: ("input", "param", "const") for v in (3, 4, 5, 6)}}
 # the nodes a dump must say a later version for (version 2's are read in a version 1 dump)
-SINCE = {"sqrt": 4, "argmax": 5, "detach": 5}
+SINCE = {"sqrt": 4, "argmax": 5, "detach": 5, "erf": 6, "derf": 6}
 # the binary ops of "bin" (max is in version 2)
 BIN_FNS = ("plus", "mul", "max")
 SCHEMA = paths.locate("schema")
@@ -64,7 +67,7 @@ int long register restrict return short signed sizeof static struct switch typed
 void volatile while _Bool _Complex _Imaginary _Alignas _Alignof _Atomic _Generic _Noreturn
 _Static_assert _Thread_local bool true false class new delete template this namespace operator
 private public protected virtual friend typename using real size_t NULL main exp expf log logf
-logistic recip relu step fmax_ idx sample imin imax sqrt sqrtf
+logistic recip relu step fmax_ idx sample imin imax sqrt sqrtf erf erff derf PK_2_SQRTPI lmin
 memcpy memset omp_get_num_threads omp_get_thread_num share barrier part nparts blocks forward_n
 backward_n LANE_LOOP BLOCK STRIDE_INPUTS STRIDE_VALUES STRIDE_GRADS dim3 uint3 gridDim blockDim
 blockIdx threadIdx Launch pk_launch pk_cuda_host pk_cuda_host_order std PK_CUDA_HOST_H
@@ -94,9 +97,9 @@ MAX_JSON_DEPTH = 2 * MAX_DEPTH + 100  # arrays and objects nested in a dump's JS
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
-INT_MAX = 2 ** 31 - 1
+PTRDIFF_MAX = 2 ** 63 - 1             # the largest C object, in bytes; the widest index
 MAX_LANES = 16                        # the most lanes a kernel has (extract/emit/sources.py)
-MAX_ELEMENTS = INT_MAX // MAX_LANES   # per group of arrays: see _fits_int
+MAX_ELEMENTS = PTRDIFF_MAX // (MAX_LANES * 8)   # per array and per group: see _fits_index
 # The memory budget of one lane group's buffers (see _fits_memory): PROVED_KERNELS_MEMORY, in
 # bytes (a suffix K, M, G or T: powers of 1024), else this machine's physical memory.
 ENV_MEMORY = "PROVED_KERNELS_MEMORY"
@@ -344,6 +347,7 @@ class _ExprParser:
         return ir.Un(a.shape, x["op"], a)
 
     op_logistic = op_exp = op_log = op_recip = op_sqrt = op_relu = op_step = op_detach = unary
+    op_erf = op_derf = unary
 
     def op_bin(self, x, scope, path):
         fn = x["fn"]
@@ -449,13 +453,16 @@ def _shown(a: ir.Array) -> str:
     return f"{_kind(a)} {a.name!r} of shape {_dims(a.shape)} ({ir.size(a.shape):,} elements)"
 
 
-def _fits_int(what: str, group: list, paths: dict) -> None:
-    """The generated C indexes with int, its structs (all parameters, all inputs, all
-    bindings) included, and the lane kernels index up to MAX_LANES samples' worth of each: an
-    array past that, or a group whose arrays are together, is refused at the name of the
-    (largest) array (``paths``: name -> JSON path of the name), naming its shape and size."""
-    reach = (f"more than the generated C's int indices reach ({MAX_ELEMENTS:,}: {INT_MAX:,} "
-             f"over {MAX_LANES} lanes)")
+def _fits_index(what: str, group: list, paths: dict) -> None:
+    """The generated C's structs hold all parameters, all inputs or all bindings, the lane
+    kernels' MAX_LANES samples' worth of each, in double at most; a C object (and the
+    ptrdiff_t that indexes past int's range, extract/emit/printer.py) stops at PTRDIFF_MAX
+    bytes: an array past that, or a group whose arrays are together, is refused at the name of
+    the (largest) array (``paths``: name -> JSON path of the name), naming its shape and
+    size. (The memory budget, _fits_memory, refuses far smaller models on any machine of
+    today; this bound holds whatever the budget says.)"""
+    reach = (f"more than the generated C's structs hold ({MAX_ELEMENTS:,}: {PTRDIFF_MAX:,} "
+             f"bytes over {MAX_LANES} lanes of doubles)")
     for a in group:
         if ir.size(a.shape) > MAX_ELEMENTS:
             raise DumpError(paths[a.name], f"{_kind(a)} {a.name!r} of shape "
@@ -568,8 +575,8 @@ def _parse(data: Any, schema: bool) -> ir.Model:
         scope.append(_Entry(name, "ar", shape, "context"))
 
     paths = {c.name: f"$.context[{n}].name" for n, c in enumerate(context)}
-    _fits_int("parameters", [c for c in context if c.role in ("param", "const")], paths)
-    _fits_int("inputs", [c for c in context if c.role == "input"], paths)
+    _fits_index("parameters", [c for c in context if c.role in ("param", "const")], paths)
+    _fits_index("inputs", [c for c in context if c.role == "input"], paths)
     chain_json = _list(data, "chain")
     grads_json = _list(data, "gradients")
     # placeholder names: the gradient entry for binding b (its name, normally "d_" + b)
@@ -602,7 +609,7 @@ def _parse(data: Any, schema: bool) -> ir.Model:
         scope.append(_Entry(name, "ar", shape, "chain"))
 
     paths.update({b.name: f"$.chain[{n}].name" for n, b in enumerate(chain)})
-    _fits_int("bindings", chain, paths)
+    _fits_index("bindings", chain, paths)
     _fits_memory(context, chain, paths)
     pending = {e.name: "a gradient placeholder used before its gradient entry"
                for e in scope if e.kind == "grad"}

@@ -197,7 +197,8 @@ class Backslide(Node):
 # logistic 1/(1 + e^-x), exp, log, recip 1/x, sqrt (version 4), relu (x if x > 0 else 0), step
 # (1 if x > 0 else 0), detach (version 5: the identity, whose derivative the spec declares 0; the
 # gradients in a dump already say so, so ``lower_to_loops`` computes it as its argument).
-UNARY = ("logistic", "exp", "log", "recip", "sqrt", "relu", "step", "detach")
+# erf and derf (version 6): the error function and its derivative (2/√π) e^(−x²)
+UNARY = ("logistic", "exp", "log", "recip", "sqrt", "relu", "step", "detach", "erf", "derf")
 
 
 @dataclass(frozen=True)

@@ -238,14 +238,14 @@ class Renderer:
         raise TypeError(f"not an array expression: {type(e).__name__}")
 
     def fn(self, name: str, m):
-        """An elementwise function of ``m``: σ(m), exp(m), log(m), m⁻¹, √m, relu(m), step(m)
-        or detach(m)."""
+        """An elementwise function of ``m``: σ(m), exp(m), log(m), m⁻¹, √m, relu(m), step(m),
+        detach(m), erf(m) or erf′(m) (derf)."""
         self.seen.add(name)
         if name == "recip":
             return MPow(m, -1)
         if name == "sqrt":
             return MSqrt(m)
-        return MApp("σ" if name == "logistic" else name, m)
+        return MApp({"logistic": "σ", "derf": "erf′"}.get(name, name), m)
 
     def guard(self, conds: tuple, m):
         if not conds:
@@ -557,6 +557,10 @@ class Renderer:
              "1 if x > 0, else 0 (the derivative of relu, taken to be 0 at 0)"),
             ("detach", row(Id("detach"), Fence("(", x, ")")),
              "x, but a constant for differentiation (stop-gradient: its derivative is 0)"),
+            ("erf", row(Id("erf"), Fence("(", x, ")")),
+             "the error function, (2/√π) times the integral of exp(−t²) from 0 to x"),
+            ("derf", row(Id("erf′"), Fence("(", x, ")")),
+             "erf's derivative (2/√π) exp(−x²), a function of its own (derf in the dump)"),
             ("hadamard", Op("⊙"), "the elementwise product; a binding written without "
                                   "indices is elementwise"),
             ("floor", Fence("⌊", row(Id("j"), Op("/"), Id("n")), "⌋"),

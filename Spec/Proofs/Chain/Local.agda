@@ -292,6 +292,8 @@ Only-deriv Fn.sqrt     e o = o , o
 Only-deriv Fn.relu     e o = o
 Only-deriv Fn.step     e o = tt
 Only-deriv Fn.detach   e o = tt
+Only-deriv Fn.erf      e o = o
+Only-deriv Fn.derf     e o = (o , o) , o
 
 ∇-only : {A : Pred Δ} (e sd : E Δ (ar s)) (δ : EnvE Δ Δ)
        → Only A e → Only A sd → AllOnly Δ A δ → AllOnly Δ A (∇ e sd δ)
@@ -337,6 +339,8 @@ map-bind-only {Δ = Δ} {u = u} b hb e sd δ oe os oδ =
 ∇-only (un Fn.relu e)  sd δ o os oδ = ∇-only e (sd ⊠ deriv Fn.relu e) δ o (os , Only-deriv Fn.relu e o) oδ
 ∇-only (un Fn.step e)  sd δ o os oδ = oδ
 ∇-only (un Fn.detach e) sd δ o os oδ = oδ
+∇-only (un Fn.erf e)   sd δ o os oδ = ∇-only e (sd ⊠ deriv Fn.erf e) δ o (os , Only-deriv Fn.erf e o) oδ
+∇-only (un Fn.derf e)  sd δ o os oδ = ∇-only e (sd ⊠ deriv Fn.derf e) δ o (os , Only-deriv Fn.derf e o) oδ
 ∇-only (e ⊞ e₁) sd δ (oe , oe₁) os oδ = ∇-only e sd (∇ e₁ sd δ) oe os (∇-only e₁ sd δ oe₁ os oδ)
 ∇-only (e ⊠ e₁) sd δ (oe , oe₁) os oδ =
   ∇-only e (sd ⊠ e₁) (∇ e₁ (sd ⊠ e) δ) oe (os , oe₁) (∇-only e₁ (sd ⊠ e) δ oe₁ (os , oe) oδ)

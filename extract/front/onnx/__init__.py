@@ -30,7 +30,7 @@ output is a ``Softmax`` of them, which stays the output) or squared error (``"sq
 a ``target`` input of the output's shape.
 
 Anything the model language cannot express exactly (strides that differ per axis, dilations,
-1-D and 3-D convolutions, ``erf``, dynamic shapes, integer tensors, several graph outputs, …)
+1-D and 3-D convolutions, dynamic shapes, integer tensors, several graph outputs, …)
 raises ``OnnxImportError`` naming the node, its operator and what is unsupported — never an
 approximate model.
 

@@ -34,11 +34,7 @@ class OnnxImportError(ValueError):
 
 
 # why an operator of today's networks is not translated (the error names it)
-_UNSUPPORTED = {
-    "Erf": "the error function erf has no form in the model language (no erf, and none of "
-           "its operations composes it exactly); PyTorch's nn.GELU(approximate=\"tanh\") "
-           "(another function, tanh's form) exports without it, and imports",
-}
+_UNSUPPORTED: dict[str, str] = {}
 
 _FLOAT_TYPES = {1: "float32", 11: "float64"}
 
@@ -46,7 +42,7 @@ _FLOAT_TYPES = {1: "float32", 11: "float64"}
 # C's are dump.name_problem's)
 _RESERVED = set("""
 for sum tile
-logistic exp log recip relu step max sqrt sqrtf slide backslide block zerobut div mod
+logistic exp log recip relu step max sqrt sqrtf erf erff derf slide backslide block zerobut div mod
 dense conv conv2d avgpool maxpool maxall sqerr tanh fmax_ fmax fmin expf logf exp_ log_ i j k n
 """.split())
 

@@ -17,9 +17,9 @@ SUPPORTED = {
     "Div": "broadcasting (a · recip(b); by a whole-number constant: a / n)",
     "Max": "two or more inputs, broadcasting", "Sum": "broadcasting",
     "Relu": "", "Sigmoid": "", "Tanh": "", "Exp": "", "Log": "", "Neg": "", "Reciprocal": "",
-    "Sqrt": "", "Identity": "",
-    "Gelu": "approximate='tanh' (opset 20): x·σ(2u), u = √(2/π)·(x + 0.044715·x³); not the "
-            "default erf form",
+    "Sqrt": "", "Identity": "", "Erf": "",
+    "Gelu": "opset 20: approximate='none' (the default) x·(1 + erf(x/√2))/2, and 'tanh' "
+            "x·σ(2u), u = √(2/π)·(x + 0.044715·x³)",
     "Pow": "a constant whole exponent from 1 to 8 (repeated products), or 0.5 (sqrt), "
            "-0.5 (recip(sqrt))",
     "Clip": "constant min and max (inputs or, before opset 11, attributes): max, and min as "
@@ -157,6 +157,15 @@ def op_Sqrt(im, node, a):
     _unary(im, node, a, lambda x: f"sqrt({x})", np.sqrt)
 
 
+def _erf(v):
+    """erf elementwise in float64 (NumPy has none): Python's math.erf."""
+    return np.vectorize(math.erf, otypes=[np.float64])(v)
+
+
+def op_Erf(im, node, a):
+    _unary(im, node, a, lambda x: f"erf({x})", _erf)
+
+
 # 2·√(2/π) and the coefficient of x³ of GELU's tanh form (ONNX's Gelu, PyTorch's
 # nn.GELU(approximate="tanh"))
 _GELU_SCALE = 2.0 * math.sqrt(2.0 / math.pi)
@@ -166,36 +175,39 @@ _GELU_CUBIC = 0.044715
 
 
 def op_Gelu(im, node, a):
-    """``approximate="tanh"``: ``0.5·x·(1 + tanh(u))``, ``u = √(2/π)·(x + 0.044715·x³)``,
-    is ``x·σ(2u)`` (``0.5·(1 + tanh u) = σ(2u)``): the binding ``Y_2u = (x + x·x·x·k)·s``
-    with the consts ``Y_cubic`` (``k = 0.044715``) and ``Y_scale`` (``s = 2·√(2/π)``), then
-    ``Y = x * logistic(Y_2u)``. The default ``approximate="none"`` is ``x·Φ(x)``, of the
-    error function: the model language has no ``erf``, so it is refused."""
+    """``approximate="none"`` (the default, PyTorch's ``nn.GELU()``): ``x·Φ(x) = x·(1 +
+    erf(x/√2))/2``: the binding ``Y_u = x·r`` with the const ``Y_rsqrt2`` (``r = 1/√2``), then
+    ``Y = x * (1 + erf(Y_u)) / 2``. ``approximate="tanh"``: ``0.5·x·(1 + tanh(u))``, ``u =
+    √(2/π)·(x + 0.044715·x³)``, is ``x·σ(2u)`` (``0.5·(1 + tanh u) = σ(2u)``): the binding
+    ``Y_2u = (x + x·x·x·k)·s`` with the consts ``Y_cubic`` (``k = 0.044715``) and ``Y_scale``
+    (``s = 2·√(2/π)``), then ``Y = x * logistic(Y_2u)``."""
     approx = a.get("approximate", b"none")
     approx = approx.decode() if isinstance(approx, bytes) else approx
     im.only(node, a, {"approximate": lambda v: True})
     if im.opset < 20:
         im.fail(node, f"Gelu is an operator of opset 20; the model imports opset "
                         f"{im.opset}")
-    if approx == "none":
-        im.fail(node, "approximate='none' (the default) is x·Φ(x), of the error function "
-                        "erf, which the model language does not have (nor any exact form "
-                        "of it); approximate='tanh' (PyTorch's nn.GELU(approximate="
-                        "\"tanh\")) is supported")
-    if approx != "tanh":
-        im.fail(node, f"approximate={approx!r} is not supported (only 'tanh')")
+    if approx not in ("none", "tanh"):
+        im.fail(node, f"approximate={approx!r} is not supported (only 'none' and 'tanh')")
     x = im.operand(node, 0)
     if x.const:
         v = x.value
-        im.out_const(node, 0.5 * v * (1 + np.tanh(math.sqrt(2 / math.pi)
-                                                     * (v + _GELU_CUBIC * v ** 3))))
+        im.out_const(node, 0.5 * v * (1 + _erf(v / math.sqrt(2))) if approx == "none" else
+                     0.5 * v * (1 + np.tanh(math.sqrt(2 / math.pi)
+                                            * (v + _GELU_CUBIC * v ** 3))))
         return
     base = node.output[0]
-    k = im.ref(_T((), f"{base}_cubic", np.array(_GELU_CUBIC), True), node)
-    s = im.ref(_T((), f"{base}_scale", np.array(_GELU_SCALE), True), node)
     shape = _lang(x.shape)
     idx = [f"i{j}" for j in range(len(shape))]
     e = x.text + "".join(f"[{i}]" for i in idx)
+    if approx == "none":
+        r = im.ref(_T((), f"{base}_rsqrt2", np.array(1 / math.sqrt(2)), True), node)
+        u = im.fresh(f"{base}_u", "binding")
+        im.lines.append((u, _fors(idx, shape, f"{e} * {r}"), u))
+        im.bind(node, 0, x.shape, f"{x.text} * (1 + erf({u})) / 2")
+        return
+    k = im.ref(_T((), f"{base}_cubic", np.array(_GELU_CUBIC), True), node)
+    s = im.ref(_T((), f"{base}_scale", np.array(_GELU_SCALE), True), node)
     u = im.fresh(f"{base}_2u", "binding")
     im.lines.append((u, _fors(idx, shape, f"({e} + {e} * {e} * {e} * {k}) * {s}"), u))
     im.bind(node, 0, x.shape, f"{x.text} * logistic({u})")
@@ -349,6 +361,7 @@ HANDLERS = {
     "Neg": op_Neg,
     "Reciprocal": op_Reciprocal,
     "Sqrt": op_Sqrt,
+    "Erf": op_Erf,
     "Gelu": op_Gelu,
     "Identity": op_Identity,
     "Clip": op_Clip,

@@ -14,7 +14,9 @@
  * extract/check/field.py evaluates the dump with (same hashes, same keys):
  *   - exp(u) = L(-u)^-1 - 1, L a random function into [1, p): so the generated
  *     `logistic(x) = 1 / (1 + exp(-x))` is L(x), and exp and logistic are one random function;
- *   - log is a second random function G into [0, p), sqrt a third, S;
+ *   - log is a second random function G into [0, p), sqrt a third, S, erf a fourth, E
+ *     (version 6); erf's derivative derf(x) = PK_2_SQRTPI exp(-x^2), with PK_2_SQRTPI (2/sqrt
+ *     pi in the reals) a random constant c: derf is exp's random function at -x^2, times c;
  *   - `x <= 0` (the one comparison, in the generated relu and step) is a random predicate N(x):
  *     true at 0, a fair coin elsewhere; so relu(x) = N(x) ? 0 : x and step(x) = N(x) ? 0 : 1,
  *     and the generated fmax_(a, b) = `a - b <= 0 ? b : a` is N(a - b) ? b : a; an argmax
@@ -46,7 +48,8 @@ inline std::uint64_t mix(std::uint64_t z)
     return z ^ (z >> 31);
 }
 
-/* the key of the t-th random function: 1 for G (log), 2 for N (x <= 0), 3 for S (sqrt) */
+/* the key of the t-th random function: 1 for G (log), 2 for N (x <= 0), 3 for S (sqrt), 4 for E
+ * (erf), 5 for the constant c of derf */
 inline std::uint64_t subkey(int t)
 {
     return mix(key + (std::uint64_t)t * 0x9E3779B97F4A7C15ULL);
@@ -151,6 +154,16 @@ inline Fp field_sqrt(Fp x)
     return Fp::raw(mix(x.v + subkey(3)) % P);
 }
 
+/* E(x) = splitmix64(x + subkey 4) mod p (extract/check/field.py: erf) */
+inline Fp field_erf(Fp x)
+{
+    if (!x.ok()) return x;
+    return Fp::raw(mix(x.v + subkey(4)) % P);
+}
+
+/* c = splitmix64(subkey 5) mod p, derf's 2/sqrt(pi) (extract/check/field.py: derf) */
+inline Fp field_2_sqrtpi() { return Fp::raw(mix(subkey(5)) % P); }
+
 /* N(x): x = 0, or the top bit of splitmix64(x + subkey 2) (extract/check/field.py: nonpositive) */
 inline bool nonpositive(Fp x)
 {
@@ -225,5 +238,11 @@ inline Fp log(int k) { return pk_field::field_log(Fp(k)); }
 inline Fp logf(int k) { return pk_field::field_log(Fp(k)); }
 inline Fp sqrt(int k) { return pk_field::field_sqrt(Fp(k)); }
 inline Fp sqrtf(int k) { return pk_field::field_sqrt(Fp(k)); }
+inline Fp erf(Fp u) { return pk_field::field_erf(u); }
+inline Fp erff(Fp u) { return pk_field::field_erf(u); }
+inline Fp erf(int k) { return pk_field::field_erf(Fp(k)); }
+inline Fp erff(int k) { return pk_field::field_erf(Fp(k)); }
+/* the generated derf's 2/sqrt(pi) (extract/emit/templates/c/model.c.j2) */
+#define PK_2_SQRTPI (pk_field::field_2_sqrtpi())
 
 #endif
