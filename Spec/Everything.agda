@@ -47,6 +47,7 @@ import Spec.Dump.Model
 import Spec.Array.Properties
 import Spec.Array.Argmax
 import Spec.Array.Argmax.Properties
+import Spec.Array.Memo
 import Spec.Proofs.Opt.Fold
 import Spec.Proofs.Opt.SumZb
 import Spec.Proofs.Opt.Main
@@ -66,6 +67,7 @@ import Spec.Proofs.Chain.Build
 import Spec.Proofs.Chain.Dump
 import Spec.Proofs.Chain.Models
 import Spec.Proofs.CNN
+import Spec.Proofs.CNN.Via
 import Spec.Front.Shape
 import Spec.Front.Result
 import Spec.Front.Term

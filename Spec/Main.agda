@@ -14,10 +14,13 @@
 --                        Spec.CNN.Array and by evaluating the cnn chain
 --                        binding by binding; prints both, the chain's
 --                        loss and the input as JSON (tests/test_spec.py
---                        compares them).  The array-level network
---                        recomputes every layer for every use (arrays
---                        are functions), so this takes about a minute;
---                        the chain tabulates each binding once (memo).
+--                        compares them).  Arrays are functions, so
+--                        both tabulate each layer once (Spec.Array.Memo):
+--                        the network as forward-via memo, proved equal to
+--                        forward (Spec.Proofs.CNN.Via), the chain binding
+--                        by binding; without it the network recomputed
+--                        every layer for every use (135 s instead of a
+--                        second).
 --
 -- Bad usage or an unknown model prints the usage and the known models
 -- on stderr and exits with status 2.  The standard library (1.7.1) has
@@ -35,17 +38,18 @@ open import Data.Nat.DivMod using (_%_)
 open import Data.Product using (_×_; _,_; proj₁)
 open import Data.String as String using (String; _++_)
 open import Data.Unit.Polymorphic using (⊤)
-import Data.Vec as Vec
 open import Function using (_$_; _∘_)
 open import IO
 import IO.Infinite
 import Codata.Musical.Colist as Colist
 import Data.Vec.Bounded as Vec≤
 open import Level using (0ℓ)
+open import Relation.Binary.PropositionalEquality using (_≡_; refl)
 open import System.Environment using (getArgs)
 open import System.Exit using (exitWith; ExitFailure)
 
 open import Spec.Array.Base using (S; ι; _⊗_; P; Ar; ∣_∣; nest; unnest)
+open import Spec.Array.Memo using (memo)
 open import Spec.Scalar.Float using (float)
 open import Spec.Dump.JSON
 open import Spec.Dump.Model using (models) renaming (dump to dump-json)
@@ -79,16 +83,6 @@ flat {s = _ ⊗ p} (i ⊗ j) = flat i ℕ.* ∣ p ∣ ℕ.+ flat j
 
 floats : Ar s Float → JSON
 floats = array ∘ List.map num ∘ toList
-
--- A tabulated copy of an array: its elements are computed once, when
--- first needed, and then shared.  Evaluation of E and the array-level
--- network represent arrays as functions, so without this every use of
--- a layer would recompute the layers below it.
-memo : Ar s X → Ar s X
-memo {s = ι n}   a = look (Vec.tabulate (a ∘ ι))
-  where look : Vec.Vec _ n → P (ι n) → _
-        look v (ι i) = Vec.lookup v i
-memo {s = s ⊗ p} a = unnest (memo {s = s} (λ i → memo {s = p} (nest a i)))
 
 -- Deterministic test data in [-0.5, 0.5): a fixed scramble of the flat
 -- position and a per-array salt.
@@ -199,10 +193,22 @@ inputs = object (("target" , floats target) ∷ ("inp" , floats inp) ∷ ("k1" ,
 chain-values : Env Model.Φ
 chain-values = run-chain Model.chain base
 
+-- The array-level network with each layer tabulated once: forward-via
+-- memo, which is forward at every position (Spec.Theorems.forward-via-≗
+-- and memo-≗), written out here (refl below) so that the compiled
+-- program applies memo itself.
+forward-memo : Ar CNN.Out Float
+forward-memo =
+  memo (CNN.r-of (memo (CNN.s₂-of (memo (CNN.c₂-of (memo (CNN.s₁-of (memo (CNN.c₁-of
+    inp k₁ b₁)))) k₂ b₂)))) fc b)
+
+_ : forward-memo ≡ CNN.forward-via memo inp k₁ b₁ k₂ b₂ fc b
+_ = refl
+
 checkForward : IO {0ℓ} ⊤
 checkForward = putStrLn $ render $ object
   ( ("inputs"  , inputs)
-  ∷ ("forward" , floats (CNN.forward inp k₁ b₁ k₂ b₂ fc b))
+  ∷ ("forward" , floats forward-memo)
   ∷ ("chain"   , floats (lookup v₂ chain-values))     -- r
   ∷ ("loss"    , floats (lookup v₀ chain-values))     -- loss
   ∷ [])

@@ -263,6 +263,12 @@
 --                    needed: it holds for every `Scalar`, Float
 --                    included (Spec.Proofs.CNN; `Main check-forward`
 --                    still runs both in Float as a test).
+--    forward-via-≗   the network with each layer passed once through a
+--                    `keep` that is the identity at every position is
+--                    forward (Spec.Proofs.CNN.Via); memo-≗: tabulating
+--                    is such a keep (Spec.Array.Memo), the one `Main
+--                    check-forward` runs so that each layer is computed
+--                    once.
 --    cnn-run         the hypotheses hold for the chain's forward run
 --                    from those base values (run, Spec.Proofs.Chain.
 --                    Inline: each binding its value, each placeholder 0);
@@ -277,8 +283,8 @@ open import Spec.Scalar.Laws using (Laws)
 module Spec.Theorems (𝕊 : Scalar) where
 
 open import Data.Product using (_,_; _×_; proj₂)
-open import Relation.Binary.PropositionalEquality using (_≡_)
-open Scalar 𝕊 using (_+_)
+open import Relation.Binary.PropositionalEquality using (_≡_; _≗_)
+open Scalar 𝕊 using (_+_; R)
 
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst
@@ -298,7 +304,7 @@ open import Spec.Array.Base using (S)
 open Ren using (drop; swap-env)
 open Sub using (insert)
 open import Data.List using (_++_)
-open import Spec.Array.Base using (P)
+open import Spec.Array.Base using (P; Ar)
 open import Spec.Lang.AD using (lookupE)
 open import Spec.Lang.Chain using (Chain; chain-grads)
 open import Spec.Proofs.Chain.Typed using (here; baseCtx; baseNames; base-env; seed-env; binding-grads; env-grads)
@@ -323,6 +329,9 @@ import Spec.Model.ChainExample as ChainExample
 import Spec.Model.Ops as Ops
 import Spec.CNN.Array 𝕊 as Arr
 import Spec.Proofs.CNN 𝕊 as CNNP
+import Spec.Proofs.CNN.Via 𝕊 as ViaP
+import Spec.Array.Memo as Memo
+open Memo using (memo)
 open import Data.Unit using (tt)
 open import Spec.Scalar.Dual using (Dual)
 import Spec.Lang.Eval (Dual 𝕊) as 𝔻   -- ⟦_⟧ over the dual numbers
@@ -580,3 +589,14 @@ cnn-run : ∀ target inp k₁ b₁ k₂ b₂ fc b
         → let γ₀ = ((((((((tt , target) , inp) , k₁) , b₁) , k₂) , b₂) , fc) , b) in
           ∀ i → lookup v₂ (run CNN.chain γ₀) i ≡ Arr.forward inp k₁ b₁ k₂ b₂ fc b i
 cnn-run = CNNP.cnn-run
+
+-- the network with each layer passed once through a keep that is the
+-- identity at every position (Main check-forward's: memo, memo-≗) is
+-- forward
+forward-via-≗ : (keep : ∀ {s} → Ar s R → Ar s R) (kept : ∀ {s} (a : Ar s R) → keep a ≗ a)
+  → ∀ inp k₁ b₁ k₂ b₂ fc b
+  → Arr.forward-via keep inp k₁ b₁ k₂ b₂ fc b ≗ Arr.forward inp k₁ b₁ k₂ b₂ fc b
+forward-via-≗ = ViaP.forward-via-≗
+
+memo-≗ : {X : Set} (a : Ar s X) → memo a ≗ a
+memo-≗ = Memo.memo-≗

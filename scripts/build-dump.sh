@@ -6,8 +6,8 @@
 #   scripts/build-dump.sh --binary   # only (re)build the executable, print its path
 #   scripts/build-dump.sh --check-forward
 #                                    # also build/dump/check-forward.json (Main check-forward:
-#                                    # the CNN forward pass, array-level vs chain; about a
-#                                    # minute of CPU, as the array-level network recomputes)
+#                                    # the CNN forward pass, array-level vs chain, each layer
+#                                    # tabulated once: under a second)
 #
 # Incremental: the executable is rebuilt only when a file under Spec/ is newer than it, and a
 # dump is rewritten only when the executable is newer than it. Environment overrides:

@@ -184,6 +184,23 @@ def pytest_runtest_protocol(item, nextitem):
         _run_lock.release()
 
 
+@pytest.fixture
+def quick_builds(monkeypatch):
+    """Kernels built at -O0 (a fifth of -O3's gcc time on a small
+    model): for the tests of what an imported graph means (ONNX's node tests and the like,
+    hundreds of one-node models, each built once), not of what the compiler makes of the C,
+    which the zoo, numerics, lane and warning tests check at the build's own -O3. The cache
+    key holds the flags, so these modules are never the -O3 ones; the runtime's table of
+    loaded kernels is the test's own, so a later test never gets one of them."""
+    from extract.emit import build
+    from runtime._kernels import Kernels
+    flags = [("-O0" if f == "-O3" else f) for f in build.CFLAGS]
+    assert flags != build.CFLAGS
+    monkeypatch.setattr(build, "CFLAGS", flags)
+    monkeypatch.setattr(Kernels, "_cache", {})
+    return flags
+
+
 @pytest.fixture(scope="session")
 def kernel_cache() -> Path:
     """The run's kernel cache (PROVED_KERNELS_CACHE), shared by every test and worker."""

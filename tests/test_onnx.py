@@ -175,6 +175,7 @@ def test_the_node_tests_cover_every_supported_operator():
 
 
 @pytest.mark.parametrize("case", NODE_CASES, ids=[c.name for c in NODE_CASES])
+@pytest.mark.usefixtures("quick_builds")
 def test_onnx_node(case, kernel_cache):
     try:
         rep = backend.prepare(case.model)
@@ -208,6 +209,7 @@ CONVERTED = _converted_cases()
 
 
 @pytest.mark.parametrize("case", CONVERTED, ids=[c.name for c in CONVERTED])
+@pytest.mark.usefixtures("quick_builds")
 def test_onnx_pytorch_converted(case, kernel_cache):
     import glob
     m = onnx.load(os.path.join(case.model_dir, "model.onnx"))
@@ -864,6 +866,7 @@ def _layernorm(shape, attrs=None, bias=True, outputs=("out",), scale_shape=None,
     ([2, 3, 4], {"attrs": {"axis": 1}, "scale_shape": (4,), "bias_shape": (3, 1)}, False),
     ([3, 4], {"attrs": {"axis": 0, "epsilon": 0.5}}, False),
 ], ids=["last", "last-two-no-B-eps", "last-two-axis1", "whole-broadcast-scale", "whole-all"])
+@pytest.mark.usefixtures("quick_builds")
 def test_layer_normalization_as_onnx_computes_it(kernel_cache, shape, kw, batch):
     """Over the axes from ``axis`` to the last: the mean, the centred input, the variance and
     the inverse standard deviation bound once each, ε a const; against ONNX's reference
@@ -1103,6 +1106,7 @@ _PADDED_POOLS = {
 
 
 @pytest.mark.parametrize("case", sorted(_PADDED_POOLS))
+@pytest.mark.usefixtures("quick_builds")
 def test_padded_pooling_as_onnx_computes_it(kernel_cache, case):
     """Each H×W plane padded by ``conv2d`` with a 1×1 kernel of 1 (zeros where ``conv2d``
     puts its own), ``−inf`` for MaxPool (``+ log`` of padded ones), and AveragePool's mean of
@@ -1131,6 +1135,7 @@ def test_padded_pooling_as_onnx_computes_it(kernel_cache, case):
 
 
 @pytest.mark.parametrize("pool", ["max", "avg", "avg-exclude"])
+@pytest.mark.usefixtures("quick_builds")
 def test_a_pytorch_padded_pooling_imports(tmp_path, kernel_cache, pool):
     """``Conv2d → MaxPool2d(3, 2, padding=1)`` (ResNet's stem) or ``AvgPool2d(3, 2,
     padding=1)`` (PyTorch counts the padding by default; ``count_include_pad=False`` not)
@@ -1221,6 +1226,7 @@ _CONVS_WITH_ONES = {
 
 @pytest.mark.parametrize("case, batch", [(c, True) for c in sorted(_CONVS_WITH_ONES)] + [
     (c, False) for c in ("1x1", "column-3x1-padded", "point-1x1", "output-Hx1")])
+@pytest.mark.usefixtures("quick_builds")
 def test_a_conv_with_a_dimension_one_as_onnx_computes_it(kernel_cache, case, batch):
     """Against ONNX's reference evaluator (with a batch axis, and a few as one rank-4
     sample); the gradients against central differences."""
@@ -1251,6 +1257,7 @@ def test_a_conv_with_a_dimension_one_as_onnx_computes_it(kernel_cache, case, bat
 
 
 @pytest.mark.parametrize("net", ["bottleneck", "squeeze", "column"])
+@pytest.mark.usefixtures("quick_builds")
 def test_a_pytorch_pointwise_conv_imports(tmp_path, kernel_cache, net):
     """``nn.Conv2d(C, U, 1)``: a ResNet bottleneck (1×1, 3×3 padded, 1×1 to one channel), a
     squeeze (a 1×1 kernel on one channel, an average over the whole plane, then a 1×1

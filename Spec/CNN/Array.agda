@@ -82,6 +82,22 @@ C₂  = ι 12 ⊗ (ι 1 ⊗ (ι 8 ⊗ ι 8))
 S₂  = ι 12 ⊗ (ι 1 ⊗ (ι 4 ⊗ ι 4))
 Out = ι 10 ⊗ (ι 1 ⊗ (ι 1 ⊗ (ι 1 ⊗ ι 1)))
 
+-- Each layer as a function of the layer below (and its weights).
+c₁-of : Ar Inp R → Ar K₁ R → Ar B₁ R → Ar C₁ R
+c₁-of inp k₁ b₁ = logistic $ mconv (ι ⊗ ι) inp k₁ b₁ (ι ⊗ ι)
+
+s₁-of : Ar C₁ R → Ar S₁ R
+s₁-of c₁ = unnest $ map (avgp₂ 12 12) (nest c₁)
+
+c₂-of : Ar S₁ R → Ar K₂ R → Ar B₂ R → Ar C₂ R
+c₂-of s₁ k₂ b₂ = logistic $ mconv (ι ⊗ (ι ⊗ ι)) s₁ k₂ b₂ (ι ⊗ (ι ⊗ ι))
+
+s₂-of : Ar C₂ R → Ar S₂ R
+s₂-of c₂ = unnest $ map (unnest ∘ map (avgp₂ 4 4) ∘ nest) (nest c₂)
+
+r-of : Ar S₂ R → Ar FC R → Ar B R → Ar Out R
+r-of s₂ fc b = logistic $ mconv (ι ⊗ (ι ⊗ (ι ⊗ ι))) s₂ fc b (ι ⊗ (ι ⊗ (ι ⊗ ι)))
+
 -- All layers of one forward pass.
 record Layers : Set where
   field
@@ -95,20 +111,31 @@ layers : (inp : Ar Inp R) (k₁ : Ar K₁ R) (b₁ : Ar B₁ R)
          (k₂ : Ar K₂ R) (b₂ : Ar B₂ R) (fc : Ar FC R) (b : Ar B R)
        → Layers
 layers inp k₁ b₁ k₂ b₂ fc b = record
-  { c₁ = c₁ ; s₁ = s₁ ; c₂ = c₂ ; s₂ = s₂ ; r = r }
-  where
-  c₁ : Ar C₁ R
-  c₁ = logistic $ mconv (ι ⊗ ι) inp k₁ b₁ (ι ⊗ ι)
-  s₁ : Ar S₁ R
-  s₁ = unnest $ map (avgp₂ 12 12) (nest c₁)
-  c₂ : Ar C₂ R
-  c₂ = logistic $ mconv (ι ⊗ (ι ⊗ ι)) s₁ k₂ b₂ (ι ⊗ (ι ⊗ ι))
-  s₂ : Ar S₂ R
-  s₂ = unnest $ map (unnest ∘ map (avgp₂ 4 4) ∘ nest) (nest c₂)
-  r : Ar Out R
-  r = logistic $ mconv (ι ⊗ (ι ⊗ (ι ⊗ ι))) s₂ fc b (ι ⊗ (ι ⊗ (ι ⊗ ι)))
+  { c₁ = c₁-of inp k₁ b₁
+  ; s₁ = s₁-of (c₁-of inp k₁ b₁)
+  ; c₂ = c₂-of (s₁-of (c₁-of inp k₁ b₁)) k₂ b₂
+  ; s₂ = s₂-of (c₂-of (s₁-of (c₁-of inp k₁ b₁)) k₂ b₂)
+  ; r  = r-of (s₂-of (c₂-of (s₁-of (c₁-of inp k₁ b₁)) k₂ b₂)) fc b
+  }
+  -- (each layer spelled out, no `where`: a proof about forward then sees
+  -- the layer functions themselves, Spec.Proofs.CNN.Via)
 
 forward : (inp : Ar Inp R) (k₁ : Ar K₁ R) (b₁ : Ar B₁ R)
           (k₂ : Ar K₂ R) (b₂ : Ar B₂ R) (fc : Ar FC R) (b : Ar B R)
         → Ar Out R
 forward inp k₁ b₁ k₂ b₂ fc b = Layers.r (layers inp k₁ b₁ k₂ b₂ fc b)
+
+------------------------------------------------------------------------
+-- The same network with each layer passed through `keep` once, for an
+-- executable that tabulates (keep = Spec.Array.Memo.memo: `Main
+-- check-forward`): each layer is an argument of the next layer's
+-- function, so a compiled program computes it once and shares it.
+-- Spec.Proofs.CNN.Via.forward-via-≗: when keep a is a at every position,
+-- forward-via keep is forward at every position.
+
+forward-via : (keep : ∀ {s} → Ar s R → Ar s R)
+              (inp : Ar Inp R) (k₁ : Ar K₁ R) (b₁ : Ar B₁ R)
+              (k₂ : Ar K₂ R) (b₂ : Ar B₂ R) (fc : Ar FC R) (b : Ar B R)
+            → Ar Out R
+forward-via keep inp k₁ b₁ k₂ b₂ fc b =
+  keep (r-of (keep (s₂-of (keep (c₂-of (keep (s₁-of (keep (c₁-of inp k₁ b₁)))) k₂ b₂)))) fc b)
