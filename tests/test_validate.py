@@ -56,10 +56,6 @@ def load(name: str) -> dict:
     return json.loads(DUMPS[name].read_text())
 
 
-# the field builds of the C (not the CUDA) at -O0 instead of -O1: see unoptimised_field_build
-_C_AT_O0 = {"on": False}
-
-
 @pytest.fixture(autouse=True)
 def shared_field_builds(monkeypatch, kernel_cache):
     """One g++ build per distinct field program in a test run: ``validate._compile``'s
@@ -75,10 +71,8 @@ def shared_field_builds(monkeypatch, kernel_cache):
     compile_ = validate._compile
     store = kernel_cache / "field-builds"
 
-    def cached(source: Path, exe: Path, includes: list, what: str) -> None:
-        flags = validate.CXXFLAGS
-        if _C_AT_O0["on"] and what.endswith(".c"):
-            flags = [("-O0" if f == "-O1" else f) for f in flags]
+    def cached(source: Path, exe: Path, includes: list, what: str, level: str = "-O0") -> None:
+        flags = [*validate.CXXFLAGS, level]
         cmd = [validate.CXX, *flags]
         for h in includes:
             cmd += ["-include", str(h)]
@@ -92,9 +86,7 @@ def shared_field_builds(monkeypatch, kernel_cache):
         if pre.returncode == 0 and kept.is_file():
             shutil.copy2(kept, exe)
             return
-        with monkeypatch.context() as m:
-            m.setattr(validate, "CXXFLAGS", flags)
-            compile_(source, exe, includes, what)
+        compile_(source, exe, includes, what, level)
         if pre.returncode == 0:
             store.mkdir(parents=True, exist_ok=True)
             tmp = kept.with_name(f"{kept.name}.tmp{os.getpid()}")
@@ -402,6 +394,32 @@ def _cases():
     return sorted(DUMPS)
 
 
+def test_the_drivers_level_follows_the_text_and_the_elements(tmp_path, monkeypatch):
+    """g++ -O0 while compiling would cost more than running, -O1 once the arrays of all trials
+    outweigh the text (validate.optimization); either build gives the same values."""
+    assert validate.optimization(200_000, 27_640, 1) == "-O0"        # the CNN
+    assert validate.optimization(82_000, 920_730, 1) == "-O1"        # wide1000
+    assert validate.optimization(1000, 1999, 1) == "-O0"
+    assert validate.optimization(1000, 1000, 2) == "-O1"
+    d = load("chain_hand")
+    src = write_sources(tmp_path, d)
+    levels = []
+    compile_ = validate._compile
+
+    def recording(source, exe, includes, what, level="-O0"):
+        levels.append(level)
+        compile_(source, exe, includes, what, level)
+
+    monkeypatch.setattr(validate, "_compile", recording)
+    quick = run(src, d, trials=2)
+    assert levels == ["-O0", "-O0"]
+    levels.clear()
+    monkeypatch.setattr(validate, "optimization", lambda *a: "-O1")
+    optimized = run(src, d, trials=2)
+    assert levels == ["-O1", "-O1"]
+    assert (optimized.elements, optimized.trials) == (quick.elements, 2) and quick.elements > 0
+
+
 def test_lane_structs_must_hold_what_the_entry_points_read(tmp_path):
     """The lane structs may lack bindings computed where they are read (extract/passes/inline.py),
     never the loss, the prediction or a parameter's gradient."""
@@ -650,18 +668,6 @@ def cnn_sources(tmp_path_factory):
     return write_sources(tmp_path_factory.mktemp("cnn"), d), d
 
 
-@pytest.fixture
-def unoptimised_field_build(monkeypatch):
-    """A hand-edited source's C driver built at -O0 instead of the validator's -O1
-    (``validate.CXXFLAGS``; its CUDA driver, quick to build, keeps -O1): g++ takes about 1 s of
-    CPU for the CNN's C driver instead of 17 (it then runs 2.8 s instead of 0.8), and each
-    planted edit is one more build of its whole file. The values are exact residues either way
-    (the unedited CNN's drivers write the same bytes at -O0 and -O1, and the planted edits give
-    the same messages). The unedited sources, every dump and the command line are validated
-    with the validator's own flags."""
-    monkeypatch.setitem(_C_AT_O0, "on", True)
-
-
 def assert_edit_rejected(tmp_path: Path, src: validate.Sources, d: dict, mutation: tuple):
     """Copy the sources, make one edit, and expect a rejection naming the file and `message`."""
     fname, function, old, new, message = mutation
@@ -676,7 +682,6 @@ def assert_edit_rejected(tmp_path: Path, src: validate.Sources, d: dict, mutatio
 
 
 @pytest.mark.parametrize("what", sorted(MUTATIONS))
-@pytest.mark.usefixtures("unoptimised_field_build")
 def test_a_hand_edited_source_is_rejected(tmp_path, cnn_sources, what):
     assert_edit_rejected(tmp_path, *cnn_sources, MUTATIONS[what])
 
@@ -736,7 +741,6 @@ def unary_sources(tmp_path_factory):
 
 
 @pytest.mark.parametrize("what", sorted(UNARY_MUTATIONS))
-@pytest.mark.usefixtures("unoptimised_field_build")
 def test_a_hand_edited_elementwise_function_is_rejected(tmp_path, unary_sources, what):
     assert_edit_rejected(tmp_path, *unary_sources, UNARY_MUTATIONS[what])
 
@@ -790,7 +794,6 @@ def sqrt_sources(tmp_path_factory):
 
 
 @pytest.mark.parametrize("what", sorted(SQRT_MUTATIONS))
-@pytest.mark.usefixtures("unoptimised_field_build")
 def test_a_hand_edited_sqrt_is_rejected(tmp_path, sqrt_sources, what):
     assert_edit_rejected(tmp_path, *sqrt_sources, SQRT_MUTATIONS[what])
 
@@ -840,7 +843,6 @@ def erf_sources(tmp_path_factory):
 
 
 @pytest.mark.parametrize("what", sorted(ERF_MUTATIONS))
-@pytest.mark.usefixtures("unoptimised_field_build")
 def test_a_hand_edited_erf_is_rejected(tmp_path, erf_sources, what):
     assert_edit_rejected(tmp_path, *erf_sources, ERF_MUTATIONS[what])
 

@@ -86,7 +86,18 @@ from ..ir import names
 from ..emit.sources import lane_names
 
 CXX = "g++"
-CXXFLAGS = ["-std=c++17", "-O1", "-fopenmp", "-w"]     # only the values matter here
+CXXFLAGS = ["-std=c++17", "-fopenmp", "-w"]     # only the values matter here
+# g++'s level for the drivers: compiling a model's C costs in proportion to its text, far more
+# at -O1 than at -O0, and running the drivers in proportion to its arrays, several times more
+# at -O0 (the values are residues, the same bytes at either level). Measured on this project's
+# 2-core EPYC (gcc 12), one trial, -O0 against -O1 in seconds: the CNN (202 KB of C, 27,640
+# elements in its arrays and gradients) 12 against 57, LeNet-5 (202 KB, 153,412) 13 / 27, the
+# encoder (310 KB, 44,886) 17 / 25, the MLP (73 KB, 204,888) 4.4 / 5.4, wide1000 (82 KB,
+# 920,730) 117 / 31. -O0 while twice the text outweighs the elements of every trial.
+def optimization(c_bytes: int, elements: int, trials: int) -> str:
+    """g++'s -O level for the drivers of a model with ``c_bytes`` of C and ``elements`` array
+    elements, validated in ``trials`` trials."""
+    return "-O0" if 2 * c_bytes > elements * trials else "-O1"
 
 
 def samples_for(lanes: int) -> int:
@@ -337,11 +348,11 @@ int main(int argc, char **argv)
 """
 
 
-def _compile(source: Path, exe: Path, includes: list, what: str) -> None:
+def _compile(source: Path, exe: Path, includes: list, what: str, level: str = "-O0") -> None:
     if shutil.which(CXX) is None:
         raise ValidationError(f"{CXX} not found: the validator compiles the generated code as "
                               f"C++ (apt-get install g++)")
-    cmd = [CXX, *CXXFLAGS]
+    cmd = [CXX, *CXXFLAGS, level]
     for h in includes:
         cmd += ["-include", str(h)]
     cmd += ["-Drestrict=__restrict__", str(source), "-o", str(exe)]
@@ -352,8 +363,9 @@ def _compile(source: Path, exe: Path, includes: list, what: str) -> None:
                               f"{first.replace(str(source.parent) + '/', '')}")
 
 
-def build_drivers(src: Sources, work: Path, prediction: str) -> dict:
-    """Compile the field drivers of the C and the CUDA into ``work``; kind -> executable."""
+def build_drivers(src: Sources, work: Path, prediction: str, level: str = "-O0") -> dict:
+    """Compile the field drivers of the C and the CUDA into ``work`` (g++ at ``level``);
+    kind -> executable."""
     M = names.c_model(src.model)      # the C names (extract/ir/names.py)
     fh = build.locate("templates") / HEADER
     (work / f"{M}.h").write_text(field_header(src))
@@ -366,7 +378,7 @@ def build_drivers(src: Sources, work: Path, prediction: str) -> dict:
                          for k in (lane_names(M, "v"), lane_names(M, "h")))
         (work / "driver_c.cpp").write_text(_C_DRIVER.format(M=M, pred=prediction,
                                                             lane_groups=groups))
-        _compile(work / "driver_c.cpp", work / "driver_c", [fh], src.c.name)
+        _compile(work / "driver_c.cpp", work / "driver_c", [fh], src.c.name, level)
         exes["c"] = work / "driver_c"
     if src.cu is not None:
         try:
@@ -375,7 +387,7 @@ def build_drivers(src: Sources, work: Path, prediction: str) -> dict:
             raise ValidationError(f"{src.cu.name}: {exc}") from None
         (work / "driver_cuda.cpp").write_text(_CUDA_DRIVER.format(M=M, pred=prediction))
         _compile(work / "driver_cuda.cpp", work / "driver_cuda", [fh, cuda_host.header()],
-                 src.cu.name)
+                 src.cu.name, level)
         exes["cuda"] = work / "driver_cuda"
     return exes
 
@@ -659,7 +671,9 @@ def validate_model(src: Sources, d: dict, *, trials: int = 1, seed: int = 0,
     with tempfile.TemporaryDirectory(prefix="pk-validate-") as tmp:
         w = Path(work) if work is not None else Path(tmp)
         w.mkdir(parents=True, exist_ok=True)
-        exes = build_drivers(src, w, m.prediction)
+        text = (src.c or src.cu).stat().st_size
+        exes = build_drivers(src, w, m.prediction,
+                             optimization(text, sum(m.size.values()), trials))
         rng = np.random.default_rng(seed)
         elements, calls = 0, {}
         for _ in range(trials):
