@@ -158,6 +158,9 @@ private
   ... | false | false | false | true  = token l c (sym x) ∷ go f l (suc c) cs
   ... | false | false | false | false = token l c (bad x) ∷ go f l (suc c) cs
 
--- The tokens of a text; lines count from 1.
+-- The tokens of a text; lines count from 1.  (The fuel is the text's
+-- length, counted on a list of its own: the characters go reads are
+-- then made as it reads them, so an error near the start of a large
+-- file is found without holding the whole file as a list.)
 tokens : String → List Token
-tokens s = let cs = String.toList s in go (suc (length cs)) 1 0 cs
+tokens s = go (suc (String.length s)) 1 0 (String.toList s)

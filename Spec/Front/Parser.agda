@@ -21,7 +21,7 @@ open import Data.Char as Char using (Char)
 open import Data.List as List using (List; []; _∷_; length)
 open import Data.Nat as ℕ using (ℕ; zero; suc; _*_)
 open import Data.Nat.Show using () renaming (show to showℕ)
-open import Data.Product using (_×_; _,_)
+open import Data.Product using (_×_; _,_; proj₁; proj₂)
 open import Data.String as String using (String; _++_)
 
 open import Spec.Array.Base using (S; ι; _⊗_)
@@ -226,10 +226,13 @@ module _ (l : ℕ) where
 -- A file: statements start in column 0
 
 private
+  -- (The pair is read by projections, not matched: the compiled fold
+  -- then makes a line's group when the parser reaches it, so an error
+  -- on the first line of a large file is found without reading on.)
   group : Token → Ts × List Ts → Ts × List Ts
-  group t (cur , gs) with Token.col t
-  ... | zero  = [] , (t ∷ cur) ∷ gs
-  ... | suc _ = t ∷ cur , gs
+  group t r with Token.col t
+  ... | zero  = [] , (t ∷ proj₁ r) ∷ proj₂ r
+  ... | suc _ = t ∷ proj₁ r , proj₂ r
 
   statements : List Ts → Result (List Line)
   statements [] = ok []
