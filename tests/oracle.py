@@ -32,7 +32,12 @@ One special case keeps reverse-mode gradients affordable: ``imaps``/``imap`` ove
 ``zero_but v k a`` (``k`` and ``a`` not using ``v``) is a one-hot array, kept as (position,
 block) instead of being filled in, and a ``sum`` of such arrays is a scatter-add. Both
 evaluators are compared on random dumps (tests/test_oracle.py), including dumps whose
-gradients are full of that pattern.
+gradients are full of that pattern. A sum whose one-hot sits under other sums or ``ix_minus``
+binders (the gradient of a strided convolution) is first moved next to it (``sum_inward``:
+those binders commute with the sum when their indices do not read its index), and
+``Σ_v [v = k] a(v)`` is ``a`` with ``k`` for ``v``. A binder whose body would still exceed the
+element budget (``MAX_ELEMENTS``) for all its positions at once is evaluated on runs of them
+(``run_of``), halved until the body fits.
 """
 from __future__ import annotations
 
@@ -616,7 +621,8 @@ def _check_node(node: Any, scope: list[_Entry], path: str,
 
 def evaluate(dump: dict, context_values: dict[str, Any], dtype: Any = np.float64,
              method: str = "vector", check: bool = True,
-             forward_only: bool = False, max_elements: int | None = None
+             forward_only: bool = False, max_elements: int | None = None,
+             stored: Callable[[np.ndarray], np.ndarray] | None = None
              ) -> dict[str, np.ndarray]:
     """Evaluate a dump; return {binding name, SEED_KEY, gradient name: array}.
 
@@ -625,7 +631,10 @@ def evaluate(dump: dict, context_values: dict[str, Any], dtype: Any = np.float64
     enough for the CNN) or ``"naive"`` (one position at a time; small dumps only).
     ``forward_only`` stops after the chain (no seed, no gradients). The fast evaluator raises
     ``TooLarge`` rather than build one array of more than ``max_elements`` (default
-    ``MAX_ELEMENTS``) elements."""
+    ``MAX_ELEMENTS``) elements. ``stored``, if given, is applied to the value of every binding
+    and gradient entry before a later one reads it or it is returned (a model of the rounding
+    of storing it: tests/test_front.py's conditioning)."""
+    keep = stored or (lambda x: x)
     dump = load(dump)
     if check:
         check_shapes(dump)
@@ -653,14 +662,14 @@ def evaluate(dump: dict, context_values: dict[str, Any], dtype: Any = np.float64
         return r
 
     for k, b in enumerate(dump["chain"]):
-        out[b["name"]] = run(b["expr"], scope_values(k, {}), b["shape"])
+        out[b["name"]] = keep(run(b["expr"], scope_values(k, {}), b["shape"]))
     if forward_only:
         return out
     of = next(b for b in dump["chain"] if b["name"] == dump["seed"]["of"])
     out[SEED_KEY] = run(dump["seed"]["expr"], scope_values(None, {}), of["shape"])
     grads: dict[str, np.ndarray] = {}
     for g in dump["gradients"]:
-        val = run(g["expr"], scope_values(None, grads), g["shape"])
+        val = keep(run(g["expr"], scope_values(None, grads), g["shape"]))
         out[g["name"]] = val
         if any(b["name"] == g["wrt"] for b in dump["chain"]):
             grads["d_" + g["wrt"]] = val
@@ -818,6 +827,67 @@ class _Hot:
         self.pos, self.vals, self.lead, self.rest = pos, vals, lead, rest
 
 
+# Moving a sum inward, to the one-hot its body selects -------------------------------------------
+#
+# A gradient through a strided layer reads Σ_v B₁ … Bₘ zero_but(k, v, a(v)): the one-hot in v sits
+# under other binders (sums, ix_minus), and broadcasting would hold every v for all of them.
+# Those binders commute with Σ_v when their own indices do not use v (Σ_v Σ_u f = Σ_u Σ_v f;
+# ix_minus binds i − j or gives 0, and i, j free of v make Σ_v ix_minus(i, j, f) =
+# ix_minus(i, j, Σ_v f)), so the sum is moved next to its zero_but, where Σ_v [v = k] a(v) =
+# a(k) (one_hot_body).
+
+_COMMUTE = ("sum", "ix_minus", "ix_minus_r")
+
+
+def _renamed(n: Any, f: Callable[[int], int], depth: int = 0) -> Any:
+    """n with every free variable index x (x ≥ depth, counted from n) replaced by f(x)."""
+    if not isinstance(n, dict) or "op" not in n:
+        return n
+    if n["op"] == "var":
+        return {**n, "idx": n["idx"] if n["idx"] < depth else f(n["idx"] - depth) + depth}
+    return {k: _renamed(v, f, depth + 1 if k == "body" else depth) for k, v in n.items()}
+
+
+def _mentions(n: Any, x: int, depth: int = 0) -> bool:
+    """Whether the free variable x (an index counted from n) occurs in n."""
+    if not isinstance(n, dict) or "op" not in n:
+        return False
+    if n["op"] == "var":
+        return n["idx"] == x + depth
+    return any(_mentions(v, x, depth + 1 if k == "body" else depth) for k, v in n.items())
+
+
+def _guarded(n: dict, v: int) -> bool:
+    """n is binders of _COMMUTE whose indices do not use v, around zero_but(k, v, a), k free
+    of v (v counted from n)."""
+    while n["op"] in _COMMUTE:
+        if any(_mentions(n[f], v) for f in ("i", "j") if f in n):
+            return False
+        n, v = n["body"], v + 1
+    if n["op"] != "zero_but":
+        return False
+    for x, y in ((n["i"], n["j"]), (n["j"], n["i"])):
+        if x["op"] == "var" and x["idx"] == v and not _mentions(y, v):
+            return True
+    return False
+
+
+def sum_inward(n: dict) -> dict | None:
+    """``sum v . B(u . body)`` as ``B(u . sum v . body)`` (B the outermost binder of the body,
+    its indices read outside the sum) when the body leads to a one-hot in v (_guarded); else
+    None."""
+    b = n["body"]
+    if b["op"] not in _COMMUTE or not _guarded(b, 0):
+        return None
+    if b["op"] == "sum" and _guarded(b["body"], 0):
+        return None  # the inner sum is on a one-hot of its own: it goes first
+    out = {f: (_renamed(x, lambda i: i - 1) if f in ("i", "j") else x) for f, x in b.items()}
+    swap = {0: 1, 1: 0}
+    out["body"] = {**n, "shape": b["body"]["shape"] if "shape" in b["body"] else n["shape"],
+                   "body": _renamed(b["body"], lambda i: swap.get(i, i))}
+    return out
+
+
 class _VectorEval:
     """Batched evaluation with NumPy broadcasting (see the module docstring)."""
 
@@ -826,6 +896,8 @@ class _VectorEval:
         self.depth = 0  # number of enclosing binders = number of batch axes
         self.max_elements = MAX_ELEMENTS
         self.hot_sums = 0  # how often a sum of one-hot arrays was taken sparsely (for tests)
+        self.sums_moved = 0  # how often a sum was moved inside a binder (sum_inward)
+        self.runs_split = 0  # how often a binder's positions were split in two (run_of)
 
     def budget(self, shape: tuple[int, ...], what: str) -> None:
         n = float(np.prod(shape, dtype=np.float64))
@@ -895,6 +967,57 @@ class _VectorEval:
         return self.dense(self.ev(n, env)).x
 
     def binder(self, n: dict, env: list) -> "_Val | _Hot":
+        if n["op"] == "sum":
+            inward = sum_inward(n)
+            if inward is not None:
+                self.sums_moved += 1
+                return self.ev(inward, env)
+        try:
+            return self.binder_whole(n, env)
+        except TooLarge:
+            if n["op"] == "imapb":
+                raise
+        # the body is too large for all positions at once: a run of them at a time
+        op, D = n["op"], self.depth
+        sl = leaves(n["s"])
+        pos = np.indices(sl).reshape(len(sl), -1).T.astype(np.int64)
+        x = self.run_of(n, env, pos)
+        if op == "sum":
+            return _Val(x)
+        x = x.reshape(x.shape[:D] + sl + x.shape[D + 1:])
+        return _Val(x[..., 0] if op == "imaps" else x)
+
+    def run_of(self, n: dict, env: list, pos: np.ndarray) -> np.ndarray:
+        """A sum, imap or imaps over the positions ``pos`` only (a run of its shape's, in
+        row-major order): the sum of the body over them, or the body at each along a batch axis.
+        A body too large for the run is taken over each half of it, the halves then summed or
+        put side by side."""
+        op, D = n["op"], self.depth
+        self.depth = D + 1
+        try:
+            body = self.evd(n["body"], env + [(_Val(pos.reshape((1,) * D + pos.shape)), D + 1)])
+        except TooLarge:
+            if len(pos) < 2:
+                raise
+            body = None
+        finally:
+            self.depth = D
+        if body is None:
+            self.runs_split += 1
+            h = len(pos) // 2
+            a, b = self.run_of(n, env, pos[:h]), self.run_of(n, env, pos[h:])
+            if op == "sum":
+                return a + b
+            batch = np.broadcast_shapes(a.shape[:D], b.shape[:D])
+            return np.concatenate([np.broadcast_to(x, batch + x.shape[D:]) for x in (a, b)],
+                                  axis=D)
+        shape = body.shape[:D] + (len(pos),) + body.shape[D + 1:]
+        if op == "sum":
+            return np.broadcast_to(body, shape).sum(axis=D)
+        self.budget(shape, f"{op} over a run of {len(pos)} positions")
+        return np.broadcast_to(body, shape)
+
+    def binder_whole(self, n: dict, env: list) -> "_Val | _Hot":
         op, D = n["op"], self.depth
         sl = leaves(n["s"])
         N = int(np.prod(sl, dtype=np.int64))
@@ -954,15 +1077,18 @@ class _VectorEval:
         if v0(body["i"]) == v0(body["j"]):
             return None
         k = self.ev(body["j"] if v0(body["i"]) else body["i"], env).x
-        a = self.ev(body["a"], env)
-        parts = [k] + ([a.pos, a.vals] if isinstance(a, _Hot) else [a.x])
-        if any(x.shape[D] != 1 for x in parts):
-            return None  # k or a depends on v after all: evaluate the body as written
-        k = k[(slice(None),) * D + (0,)]
+        if k.shape[D] != 1:
+            return None  # k depends on v: evaluate the body as written
         drop = lambda x: x[(slice(None),) * D + (0,)]  # noqa: E731
-        if n["op"] == "sum":  # Σ_v [v = k] a = a
+        if n["op"] == "sum":  # Σ_v [v = k] a(v) = a(k): a with k for the bound index
+            a = self.ev(body["a"], env[:-1] + [(_Val(k), D + 1)])
             return _Hot(drop(a.pos), drop(a.vals), a.lead, a.rest) if isinstance(a, _Hot) \
                 else _Val(drop(a.x))
+        a = self.ev(body["a"], env)
+        parts = [a.pos, a.vals] if isinstance(a, _Hot) else [a.x]
+        if any(x.shape[D] != 1 for x in parts):
+            return None  # a depends on v after all: evaluate the body as written
+        k = k[(slice(None),) * D + (0,)]
         lead = leaves(n["s"])
         if n["op"] == "imaps":
             a = self.dense_at(a, D + 1)

@@ -10,9 +10,10 @@ import pytest
 
 import dumpgen as g
 import oracle
-from dumpgen import (backslide, div, imap, imapb, imaps, ix_const, ix_minus, ix_minus_r,
+from dumpgen import (backslide, div, imap, imapb, imaps, ix_const, ix_minus, ix_minus_r, ix_plus,
                      logistic, mod, one, scaledown, sel, selb, slide, sum_, var, zero_but)
-from oracle import DumpError
+from conftest import elaborate_text
+from oracle import DumpError, sum_inward
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
@@ -328,6 +329,87 @@ def test_one_hot_sums_agree_with_the_naive_evaluator(name):
         np.testing.assert_allclose(got, e)
     if name == "unused index":
         np.testing.assert_allclose(got, 3 * e)
+
+
+def _moved_terms():
+    """Sums whose one-hot sits under other binders (a strided layer's gradient): (term, whether
+    the sum moves next to its zero_but)."""
+    w, x = var("w", 4), var("x", 3)
+    k = lambda u: ix_plus(u, ix_const(2, 1))  # noqa: E731 - u + 1, a position of 4
+    w2 = lambda v: w[ix_plus(v, ix_const(3, 2))]  # noqa: E731 - w[v + 2], v of shape 2
+    return {
+        # Σ_v Σ_u [v = u + 1] w[v] x[u] = Σ_u w[u + 1] x[u]
+        "past a sum": (sum_(4, lambda v: sum_(3, lambda u: zero_but(k(u), v, w[v] * x[u]))), True),
+        # ... and past an ix_minus whose indices do not read v (p = 3 − u where in range)
+        "past an ix_minus": (sum_(2, lambda v: sum_(3, lambda u: ix_minus(
+            ix_const(4, 3), u, lambda p: zero_but(p, v, w2(v) * x[u])))), True),
+        # the ix_minus's index reads v: it stays where it is
+        "index reads v": (sum_(2, lambda v: ix_minus(
+            ix_plus(v, ix_const(3, 2)), ix_const(3, 1), lambda p: zero_but(p, v, w2(v)))), False),
+        # the other side of the condition reads v too: no one-hot
+        "both sides read v": (sum_(4, lambda v: sum_(3, lambda u: zero_but(v, v, x[u]))), False),
+    }
+
+
+@pytest.mark.parametrize("name", list(_moved_terms()))
+def test_a_sum_moved_to_its_one_hot_agrees_with_the_naive_evaluator(name):
+    env = [("w", rng(22).normal(size=4)), ("x", rng(23).normal(size=3))]
+    t, moves = _moved_terms()[name]
+    node = g.emit(t, ["w", "x"])
+    fast = oracle._VectorEval(np.dtype(np.float64))
+    got = fast.top(node, [v for _, v in env])
+    want = oracle.evaluate_expr(node, [v for _, v in env], method="naive")
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+    assert (fast.sums_moved > 0) == moves
+    if name == "past a sum":
+        w, x = env[0][1], env[1][1]
+        np.testing.assert_allclose(got.ravel()[0], (w[1:] * x).sum())
+
+
+@pytest.mark.agda
+def test_a_strided_gradient_is_evaluated_without_its_broadcast(agda_main, monkeypatch):
+    """A stride-2 convolution's input gradient (the zoo's resnet20 has four) holds a one-hot
+    over the sampled positions under the sums of the convolution: evaluated as written it
+    would broadcast every sampled position against every input position and kernel tap."""
+    text = ("model strided\ninput x : 2x8x8\ntarget y : 3\nparam k : 4x2x3x3\nparam b : 4\n"
+            "param w : 3x4x4x4\nparam c : 3\nz = conv2d(x, k, b, 1, 2)\na = relu(z)\n"
+            "output o = dense(w, a, c)\nloss l = softmax_ce(o, y)\n")
+    r = elaborate_text(agda_main, text)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    vals = g.random_context_values(d, 3)
+    moved = []
+
+    def inward(n):
+        m = sum_inward(n)
+        moved.append(m is not None)
+        return m
+    monkeypatch.setattr(oracle, "sum_inward", inward)
+    a = oracle.evaluate(d, vals)
+    b = oracle.evaluate(d, vals, method="naive")
+    assert any(moved)
+    for key in a:
+        np.testing.assert_allclose(a[key], b[key], rtol=1e-12, atol=1e-12, err_msg=key)
+
+
+@pytest.mark.parametrize("name", ["ops_slide", "ops_block", "pad_const"])
+def test_a_binder_too_large_at_once_is_taken_in_runs(name, monkeypatch):
+    """Under a budget the whole binder exceeds (30 elements), a sum or imap is evaluated on
+    runs of its positions, and means what the naive evaluator says."""
+    made = []
+
+    class Counting(oracle._VectorEval):
+        def __init__(self, dtype):
+            super().__init__(dtype)
+            made.append(self)
+    monkeypatch.setattr(oracle, "_VectorEval", Counting)
+    d = hand(name)
+    vals = g.random_context_values(d, 0)
+    want = oracle.evaluate(d, vals, method="naive")
+    got = oracle.evaluate(d, vals, max_elements=30)
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-12, atol=1e-12, err_msg=k)
+    assert made[-1].runs_split > 0
 
 
 def test_too_large_values_raise_instead_of_exhausting_memory():

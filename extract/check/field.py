@@ -439,16 +439,74 @@ def _is_var(n: dict, k: int) -> bool:
     return n["op"] == "var" and n["idx"] == k
 
 
+def _subst(n: dict, k: dict, cut: int = 0) -> dict:
+    """``n`` with the index expression ``k`` for variable ``cut`` (``k`` read ``cut`` binders
+    further out, so shifted by ``cut``) and the variables beyond it one closer."""
+    if n["op"] == "var":
+        if n["idx"] == cut:
+            return _rename(k, lambda q: q + cut)
+        return {**n, "idx": n["idx"] - 1} if n["idx"] > cut else n
+    out = dict(n)
+    for g in ("a", "b", "i", "j", "body"):
+        if g in n:
+            out[g] = _subst(n[g], k, cut + (g == "body" and n["op"] in _BINDS))
+    return out
+
+
+# binders a sum over v commutes with when their indices do not read v: Σ_v Σ_u f = Σ_u Σ_v f,
+# and ix_minus(i, j, ·), which binds i - j or is 0, is linear
+_COMMUTE = ("sum", "ix_minus", "ix_minus_r")
+
+
+def _one_hot_in(zb: dict, v: int) -> dict | None:
+    """``k`` if ``zb`` is ``zero_but(v, k, a)`` or ``zero_but(k, v, a)`` with ``k`` free of v."""
+    if zb["op"] != "zero_but":
+        return None
+    for x, k in ((zb["i"], zb["j"]), (zb["j"], zb["i"])):
+        if _is_var(x, v) and not _uses(k, v):
+            return k
+    return None
+
+
+def _guarded(n: dict, v: int) -> bool:
+    """``n`` is binders of _COMMUTE whose indices do not read v around a one-hot in v."""
+    while n["op"] in _COMMUTE:
+        if any(_uses(n[f], v) for f in ("i", "j") if f in n):
+            return False
+        n, v = n["body"], v + 1
+    return _one_hot_in(n, v) is not None
+
+
+def _sum_of_one_hot(n: dict) -> dict:
+    """``Σ_v zero_but(v, k, a)`` is ``a[v := k]``; a sum whose one-hot sits under other binders
+    (a strided layer's gradient: Σ_v Σ_u ix_minus(i, j, zero_but(div p, v, a))) is moved in
+    next to it first, binder by binder (_COMMUTE). Otherwise ``n`` as it is."""
+    b = n["body"]
+    k = _one_hot_in(b, 0)
+    if k is not None:                                       # scope (.., v) -> (..)
+        return _subst(b["a"], _rename(k, lambda q: q - 1))
+    if b["op"] not in _COMMUTE or not _guarded(b, 0) or \
+            (b["op"] == "sum" and _one_hot_in(b["body"], 0) is not None):
+        return n                    # (an inner sum on a one-hot of its own is taken first)
+    out = {g: (_rename(x, lambda q: q - 1) if g in ("i", "j") else x) for g, x in b.items()}
+    swapped = _rename(b["body"], lambda q: {0: 1, 1: 0}.get(q, q))   # (.., v, u) -> (.., u, v)
+    out["body"] = _sum_of_one_hot({**n, "shape": b["body"]["shape"], "body": swapped})
+    return out
+
+
 def unhot(n: dict) -> dict:
     """Rewrite ``Σ_x imap_v. zero_but(v, k, a)`` (``k`` and ``a`` free of ``v``), bottom-up, by
     linearity: to ``imap_v. zero_but(v, k, Σ_x a)`` when ``k`` is free of ``x``, and to
     ``imap_v. a[x := v]`` when ``k`` is ``x`` itself (same shape). The values are unchanged;
-    the one-hot arrays of reverse mode are never filled in. (``imaps`` alike.)"""
+    the one-hot arrays of reverse mode are never filled in. (``imaps`` alike.) A sum of a
+    one-hot in its own index is its body at that index (_sum_of_one_hot)."""
     out = dict(n)
     for g in ("a", "b", "i", "j", "body"):
         if g in n:
             out[g] = unhot(n[g])
     n = out
+    if n["op"] == "sum" and n["body"]["op"] != "imap" and n["body"]["op"] != "imaps":
+        return _sum_of_one_hot(n)
     if n["op"] != "sum" or n["body"]["op"] not in ("imap", "imaps") or \
             n["body"]["body"]["op"] != "zero_but":
         return n
