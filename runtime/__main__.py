@@ -2,7 +2,7 @@
 or the loss of a regression) and write their predictions.
 
     python -m runtime train MODEL [--epochs 10] [--batch-size 100] [--lr 0.05] [--threads N]
-                                  [--data DIR|FILE.npz] [--out DIR] [--init random|sac] [--seed 0]
+                                  [--data DIR|FILE.npz] [--out DIR] [--init random|sac|he] [--seed 0]
                                   [--momentum MU] [--precision f32|f64] [--train-limit N]
                                   [--test-limit N] [--shuffle] [--dump FILE] [--no-progress]
     python -m runtime predict MODEL --weights W [--data DIR|FILE.npz] [--split test|train]
@@ -42,7 +42,7 @@ from ._files import atomic_write, atomic_write_via
 from .data import has_split, load_split
 from .distributed import DistributedError
 from .model import DivergedError, is_regression, load
-from .weights import read_consts
+from .weights import INITS, read_consts
 from .spec import ModelCompileError
 
 
@@ -489,11 +489,13 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--out", type=Path, default=None,
                    help="where weights.npz, history.json and curves.png go (default: "
                         "out/<model name>)")
-    t.add_argument("--init", choices=("random", "sac"), default=None,
-                   help="initial weights (default random): uniform +-1/sqrt(fan_in), or the "
+    t.add_argument("--init", choices=INITS, default=None,
+                   help="initial weights (default random): uniform +-1/sqrt(fan_in); sac, the "
                         "SaC reference constants of the paper's experiment (1/fan_in; 1/length "
-                        "for rank-1 parameters: every unit of a layer the same, and it stays so)")
-    t.add_argument("--seed", type=int, default=0, help="seed of --init random and --shuffle")
+                        "for rank-1 parameters: every unit of a layer the same, and it stays so); "
+                        "he, normal of variance 2/fan_in with rank-1 parameters (biases, branch "
+                        "scalars) zero, for ReLU networks without normalisation")
+    t.add_argument("--seed", type=int, default=0, help="seed of --init random or he, and of --shuffle")
     t.add_argument("--shuffle", action="store_true",
                    help="visit the training images in a new random order each epoch (drawn from "
                         "--seed: a run resumed with --weights draws the same orders again "

@@ -65,8 +65,8 @@ from . import optim as _optim
 from ._kernels import Kernels
 from .sizes import DataLimitError, InferenceOnlyWarning
 from .spec import ModelSpec, model_spec
-from .weights import (check_precision, init_params, names_differ, read_consts, read_optimizer,
-                      read_plain, read_weights, save_weights)
+from .weights import (check_init, check_precision, init_params, names_differ, read_consts,
+                      read_optimizer, read_plain, read_weights, save_weights)
 
 __all__ = ["DivergedError", "InferenceOnlyWarning", "Model", "Params", "load", "read_params",
            "default_threads"]
@@ -1157,7 +1157,8 @@ def load(
     A model compiled from a file or a text, and a dump given as data or text, are kept in the
     kernel cache (``dumps/``). ``dump``: generate a built-in model's kernels from this dump file
     instead. ``weights``: None (fresh, by ``init``: "random", uniform in +-1/sqrt(fan_in) seeded
-    by ``seed``, or "sac", the SaC reference constants generalised; ``runtime.weights``); a file
+    by ``seed``, "sac", the SaC reference constants generalised, or "he", normal of variance
+    2/fan_in with rank-1 parameters zero; ``runtime.weights``); a file
     written by ``Model.save`` (with its velocity, if trained with momentum); an .npz of one
     array per parameter and const by name (``numpy.savez``); a dict of arrays. A model's consts
     are never initialised: they come in ``weights`` (a dict or an .npz of the consts alone
@@ -1203,8 +1204,7 @@ def read_params(spec: ModelSpec, weights=None, precision: str | None = None,
     of a saved file checked; those of a dict or a plain .npz where they are used)."""
     if precision is not None:
         check_precision(precision)
-    if init not in ("sac", "random"):
-        raise ValueError(f"init must be 'sac' or 'random', not {init!r}")
+    check_init(init)
     velocity = momentum = targets = optimizer = None
     source = None  # the file the arrays came from, named in an error about them
     if weights is None:

@@ -11,7 +11,12 @@ Initial weights (``init_params``), derived from the dump alone:
   length ``n`` is ``1/n`` (for the CNN: k1 1/25, b1 1/6, k2 1/150, b2 1/12, fc 1/192, b 1/10);
 - ``"random"``: independent uniform draws in ``[-1/sqrt(fan_in), 1/sqrt(fan_in)]`` from
   ``numpy.random.default_rng(seed)``, drawn in float64 in context order and then rounded, so
-  f32 and f64 start from the same weights up to rounding.
+  f32 and f64 start from the same weights up to rounding;
+- ``"he"`` (He et al. 2015, for ReLU networks): every parameter of rank >= 2 from the normal
+  distribution of variance ``2/fan_in`` (drawn as for ``"random"``), every rank-1 parameter
+  zero: biases, and a scalar that scales a residual branch, which then starts as the identity
+  (Fixup's start; models/resnet20.model). A layer normalisation's gain is rank 1 too, and
+  would start at zero: such a model wants ``"random"``.
 
 Weights files are NumPy ``.npz`` archives (no pickles) holding one array per parameter and a
 ``__meta__`` entry: a JSON object with ``format`` (``"proved-kernels-weights"``), ``version``
@@ -94,14 +99,21 @@ def sac_constants(model) -> dict[str, float]:
             for n in spec.trained}
 
 
+INITS = ("random", "sac", "he")     # the initialisations init_params knows
+
+
+def check_init(init: str) -> None:
+    if init not in INITS:
+        raise ValueError(f"init must be one of {', '.join(map(repr, INITS))}, not {init!r}")
+
+
 def init_params(model, init: str = "random", seed: int = 0, precision: str = "f32",
                 consts: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Fresh initial parameters of ``model`` (a ``ModelSpec``, ``Model``, name or path): see
-    the module docstring for ``init`` ("sac" or "random"). A model's consts are not
-    initialised: ``consts`` gives their values (name -> array), and one missing is an error."""
+    the module docstring for ``init`` (``INITS``: "random", "sac" or "he"). A model's consts are
+    not initialised: ``consts`` gives their values (name -> array), and one missing is an error."""
     dtype = check_precision(precision)
-    if init not in ("sac", "random"):
-        raise ValueError(f"init must be 'sac' or 'random', not {init!r}")
+    check_init(init)
     spec = _spec(model)
     consts = dict(consts or {})
     unknown = sorted(set(consts) - set(spec.consts))
@@ -123,6 +135,9 @@ def init_params(model, init: str = "random", seed: int = 0, precision: str = "f3
     for n in spec.trained:
         if fill is not None:
             out[n] = np.full(shapes[n], fill[n], dtype=dtype)
+        elif init == "he":
+            out[n] = (rng.normal(0.0, math.sqrt(2.0 / spec.fan_in[n]), size=shapes[n])
+                      if len(shapes[n]) >= 2 else np.zeros(shapes[n])).astype(dtype)
         else:
             bound = 1.0 / math.sqrt(spec.fan_in[n])
             out[n] = rng.uniform(-bound, bound, size=shapes[n]).astype(dtype)

@@ -118,6 +118,27 @@ def test_random_init_uses_the_declared_fan_in(tmp_path):
     assert np.abs(p["k2"]).max() <= 1 / np.sqrt(150)
 
 
+def test_he_init_is_normal_of_variance_two_over_fan_in_and_zero_for_vectors(tmp_path):
+    """init="he": every parameter of rank >= 2 from N(0, 2/fan_in) (the declared fan-in), every
+    rank-1 parameter zero; drawn from the seed; an unknown init is refused naming the three."""
+    path = cnn_dump_variant(tmp_path, True)
+    spec = model_spec(path)
+    p = init_params(spec, "he", seed=0, precision="f64")
+    for n, v in p.items():
+        if v.ndim >= 2:
+            # the sample standard deviation of k elements is within 4/sqrt(2k) of sigma, relatively
+            sigma = np.sqrt(2 / spec.fan_in[n])
+            assert abs(v.std() / sigma - 1) < 4 / np.sqrt(2 * v.size), (n, v.std(), sigma)
+            assert abs(v.mean()) < 4 * sigma / np.sqrt(v.size), n
+        else:
+            assert not v.any(), n
+    assert all((init_params(spec, "he", seed=0, precision="f64")[n] == v).all()
+               for n, v in p.items())
+    assert not (init_params(spec, "he", seed=1, precision="f64")["k2"] == p["k2"]).all()
+    with pytest.raises(ValueError, match="init must be one of 'random', 'sac', 'he', not 'kaiming'"):
+        init_params(spec, "kaiming")
+
+
 def test_declared_data_wins_and_is_checked(tmp_path):
     path = cnn_dump_variant(tmp_path, True, data={"features": "target", "target": "inp"})
     spec = model_spec(path)
