@@ -59,6 +59,19 @@ zoo: dump
 	$(PYTHON) -m runtime train models/wide1000.model --epochs 5 --init random --lr 0.05 --batch-size 10
 	$(PYTHON) -c "import numpy as np; np.savez('build/gelu.npz', k1=[(2/np.pi)**.5], k2=[0.044715])"
 	$(PYTHON) -m runtime train models/encoder.model --epochs 10 --init random --lr 0.1 --batch-size 10 --weights build/gelu.npz
+	$(PYTHON) -c "$$MNIST32"
+	$(PYTHON) -m runtime train models/resnet20.model --data build/mnist32.npz --epochs 3 --init he --lr 0.02 --momentum 0.9 --batch-size 10
+
+# the bundled MNIST as 3x32x32 images (zero-padded by 2, the plane repeated over 3 channels) for
+# models/resnet20.model, a CIFAR-sized network
+define MNIST32
+import numpy as np, runtime
+from runtime.data import load_split
+def c(x): return np.repeat(np.pad(x.reshape(-1, 28, 28), ((0, 0), (2, 2), (2, 2)))[:, None], 3, 1).astype(np.float32)
+(a, b), (t, u) = (load_split(runtime.DEFAULT_DATA, s) for s in ("train", "test"))
+np.savez("build/mnist32.npz", x_train=c(a), y_train=b, x_test=c(t), y_test=u)
+endef
+export MNIST32
 
 # The tests run in parallel (pytest-xdist, one worker per core: PYTEST_JOBS=1 runs them in this
 # process, as does a Python without pytest-xdist) and share one kernel cache (tests/conftest.py);

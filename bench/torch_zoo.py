@@ -2,7 +2,7 @@
 
 One function per model computes the prediction output of a batch, another the batch-mean loss;
 the parameters are tensors in their dump shapes (``p[name]``), ``x`` the features
-``(N, 28, 28)``, ``labels`` the class indices ``(N,)``. They are the benchmark's PyTorch peers
+(``(N, 28, 28)``, ``resnet20``'s ``(N, 3, 32, 32)``), ``labels`` the class indices ``(N,)``. They are the benchmark's PyTorch peers
 (``bench/torch_model.py``) and the references of ``tests/test_front.py``, which checks their
 gradients against the dump's (oracle) at batch 1: so the peer timed is the peer checked.
 
@@ -79,6 +79,20 @@ def _encoder(p, x):
     return F.linear(n2.mean(dim=1), p["wc"], p["bc"])                       # the logits
 
 
+def _resnet20(p, x):
+    """models/resnet20.model: ResNet-20 with a learned scalar on each block's residual branch."""
+    torch = _torch()
+    F = torch.nn.functional
+    a = torch.relu(F.conv2d(x.reshape(-1, 3, 32, 32), p["k0"], p["b0"], padding=1))
+    for n in range(1, 10):
+        stride = 2 if n in (4, 7) else 1
+        v = torch.relu(F.conv2d(a, p[f"k{n}a"], p[f"b{n}a"], padding=1, stride=stride))
+        w = F.conv2d(v, p[f"k{n}b"], p[f"b{n}b"], padding=1)
+        short = F.conv2d(a, p[f"p{n}"], p[f"q{n}"], stride=2) if stride == 2 else a
+        a = torch.relu(short + p[f"m{n}"].reshape(()) * w)
+    return F.linear(a.mean(dim=(2, 3)), p["wf"], p["bf"])                    # the logits
+
+
 def _sqerr(out, labels):
     torch = _torch()
     target = torch.nn.functional.one_hot(labels, out.shape[1]).to(out.dtype)
@@ -91,11 +105,12 @@ def _cross_entropy(logits, labels):
 
 # model name -> (prediction of a batch, batch-mean loss of the prediction)
 MODELS = {"mlp": (_mlp, _sqerr), "cnn": (_cnn, _sqerr), "lenet5": (_lenet5, _cross_entropy),
-          "wide1000": (_wide1000, _cross_entropy), "encoder": (_encoder, _cross_entropy)}
+          "wide1000": (_wide1000, _cross_entropy), "encoder": (_encoder, _cross_entropy),
+          "resnet20": (_resnet20, _cross_entropy)}
 
 
 def forward(name: str, p, x):
-    """The prediction output of model ``name`` for features ``x`` (N, 28, 28)."""
+    """The prediction output of model ``name`` for features ``x`` (N, 28, 28; resnet20's N, 3, 32, 32)."""
     return MODELS[name][0](p, x)
 
 
