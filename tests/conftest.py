@@ -223,6 +223,13 @@ def agda_main() -> Path:
     return spec_main()
 
 
+# a stride-2 convolution and a dense layer: its input gradient sums a one-hot under the
+# convolution's sums (tests of oracle.sum_inward and field._sum_of_one_hot)
+STRIDED_MODEL = ("model strided\ninput x : 2x8x8\ntarget y : 3\nparam k : 4x2x3x3\nparam b : 4\n"
+                 "param w : 3x4x4x4\nparam c : 3\nz = conv2d(x, k, b, 1, 2)\na = relu(z)\n"
+                 "output o = dense(w, a, c)\nloss l = softmax_ce(o, y)\n")
+
+
 def elaborate_text(main: Path, text: str):
     """``Main model -`` on a model file's text: the dump on stdout, or (status 1) the one-line
     error on stderr, naming the file ``-``."""

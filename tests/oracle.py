@@ -883,7 +883,7 @@ def sum_inward(n: dict) -> dict | None:
         return None  # the inner sum is on a one-hot of its own: it goes first
     out = {f: (_renamed(x, lambda i: i - 1) if f in ("i", "j") else x) for f, x in b.items()}
     swap = {0: 1, 1: 0}
-    out["body"] = {**n, "shape": b["body"]["shape"] if "shape" in b["body"] else n["shape"],
+    out["body"] = {**n, "shape": b["body"]["shape"],
                    "body": _renamed(b["body"], lambda i: swap.get(i, i))}
     return out
 

@@ -12,7 +12,7 @@ import dumpgen as g
 import oracle
 from dumpgen import (backslide, div, imap, imapb, imaps, ix_const, ix_minus, ix_minus_r, ix_plus,
                      logistic, mod, one, scaledown, sel, selb, slide, sum_, var, zero_but)
-from conftest import elaborate_text
+from conftest import STRIDED_MODEL, elaborate_text
 from oracle import DumpError, sum_inward
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
@@ -371,10 +371,7 @@ def test_a_strided_gradient_is_evaluated_without_its_broadcast(agda_main, monkey
     """A stride-2 convolution's input gradient (the zoo's resnet20 has four) holds a one-hot
     over the sampled positions under the sums of the convolution: evaluated as written it
     would broadcast every sampled position against every input position and kernel tap."""
-    text = ("model strided\ninput x : 2x8x8\ntarget y : 3\nparam k : 4x2x3x3\nparam b : 4\n"
-            "param w : 3x4x4x4\nparam c : 3\nz = conv2d(x, k, b, 1, 2)\na = relu(z)\n"
-            "output o = dense(w, a, c)\nloss l = softmax_ce(o, y)\n")
-    r = elaborate_text(agda_main, text)
+    r = elaborate_text(agda_main, STRIDED_MODEL)
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     vals = g.random_context_values(d, 3)

@@ -36,7 +36,7 @@ import numpy as np
 import pytest
 
 import dumpgen
-from conftest import elaborate_text, every_dump
+from conftest import STRIDED_MODEL, elaborate_text, every_dump
 import oracle
 from extract.ir import dump
 from extract.check import field, validate
@@ -323,10 +323,7 @@ def test_a_strided_gradient_by_linearity_keeps_the_values(agda_main, monkeypatch
     """A stride-2 convolution's input gradient sums a one-hot under the convolution's sums
     (field._sum_of_one_hot moves the sum in to it, then reads the body at the one-hot's
     position): the same values as filled in densely."""
-    text = ("model strided\ninput x : 2x8x8\ntarget y : 3\nparam k : 4x2x3x3\nparam b : 4\n"
-            "param w : 3x4x4x4\nparam c : 3\nz = conv2d(x, k, b, 1, 2)\na = relu(z)\n"
-            "output o = dense(w, a, c)\nloss l = softmax_ce(o, y)\n")
-    r = elaborate_text(agda_main, text)
+    r = elaborate_text(agda_main, STRIDED_MODEL)
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     rewritten = []
