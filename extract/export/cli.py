@@ -16,7 +16,6 @@ from pathlib import Path
 
 
 def main(argv=None) -> int:
-    from runtime.weights import INITS   # (the export runs through runtime: a lazy import)
     ap = argparse.ArgumentParser(prog="python -m extract export",
                                  description="Write a model's forward chain and its weights as "
                                              "an ONNX model (onnxruntime runs it).")
@@ -29,8 +28,9 @@ def main(argv=None) -> int:
                          "a second output")
     ap.add_argument("--precision", choices=("f32", "f64"),
                     help="the tensors' type (default: the weights file's, else f32)")
-    ap.add_argument("--init", choices=INITS, default="random",
-                    help="fresh weights when --weights is not given")
+    ap.add_argument("--init", default="random",
+                    help="fresh weights when --weights is not given: random, sac or he "
+                         "(runtime.weights.INITS; another is refused there, by name)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--dump", help="the dump of a built-in model (as runtime.load's dump=)")
     args = ap.parse_args(argv)
