@@ -20,9 +20,11 @@ import Spec.Dump.JSON
 import Spec.Dump.Expr
 import Spec.Model.CNN
 import Spec.Lang.AD
+import Spec.Lang.AD.Sparse
 import Spec.CNN.Array.Examples
 import Spec.Lang.Opt
 import Spec.Lang.Chain
+import Spec.Lang.Chain.Sparse
 import Spec.Lang.Var
 import Spec.Lang.Shift
 import Spec.Proofs.Shift
@@ -56,6 +58,7 @@ import Spec.Proofs.SumBlock
 import Spec.Proofs.Forward
 import Spec.Proofs.AD.Env
 import Spec.Proofs.AD
+import Spec.Proofs.AD.Sparse
 import Spec.Proofs.Forward.Subst
 import Spec.Proofs.Chain.Typed
 import Spec.Proofs.Chain.Inline
@@ -66,6 +69,7 @@ import Spec.Proofs.Chain.Local
 import Spec.Proofs.Chain.Build
 import Spec.Proofs.Chain.Dump
 import Spec.Proofs.Chain.Models
+import Spec.Proofs.Chain.Sparse
 import Spec.Proofs.CNN
 import Spec.Proofs.CNN.Via
 import Spec.Front.Shape

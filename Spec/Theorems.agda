@@ -178,7 +178,8 @@
 --                    ∇-only need no law.
 --
 -- 10. dump-correct   the gradients Main prints, end to end.  Main dumps
---                    `chain-grads-opt c seed`: the reverse pass seeded
+--                    `chain-grads-opt c seed` (computing it as
+--                    chain-grads-optˢ, dump-sparse): the reverse pass seeded
 --                    on the last binding, every entry through `optimise`
 --                    (Spec.Dump.Model; the entries of inputs and
 --                    consts are then left out).  For every PF chain c,
@@ -198,6 +199,13 @@
 --      dump-correct  both for Main's objective, the last binding
 --                    (v₀ = emb c (top c)): the list chain-grads-opt c
 --                    seed, and the values of its base entries.
+--      dump-sparse   Main computes that list with a sparse gradient
+--                    environment (Spec.Lang.AD.Sparse: a trie keyed by
+--                    the variables' levels, O(log n) per occurrence where
+--                    ∇'s dense one walks the context): chain-grads-optˢ c
+--                    seed ≡ chain-grads-opt c seed, the same expressions
+--                    (∇-sparse: dense Δ (∇ˢ (len Δ) e s t) ≡ ∇ e s (dense Δ t));
+--                    no law, no hypothesis.
 --    It composes optimise-sound, chain-grads-split, chain-∇-correct and
 --    item 9.  Instances, for every chain Main prints: cnn-dump,
 --    dot-dump, chain-dump, ops-dump (Spec.Model.*, PF from
@@ -318,6 +326,10 @@ open import Spec.Front.Model using (Elaborated; elaborate; erase-chain)
 open import Spec.Front.Properties using (_returns_)
 import Spec.Front.Properties as Front
 open import Spec.Lang.Chain using (opt-gradient; chain-grads-opt)
+open import Spec.Lang.AD.Sparse using (Sparse; dense; len; ∇ˢ)
+open import Spec.Lang.Chain.Sparse using (chain-grads-optˢ)
+open import Spec.Proofs.AD.Sparse using (∇ˢ-dense)
+open import Spec.Proofs.Chain.Sparse using (chain-grads-optˢ-≡)
 open import Spec.Lang.AD using (env-map)
 open import Data.List using (map)
 open import Spec.Proofs.Chain.Local 𝕊 using (Pred; Only; Agree; AllOnly)
@@ -541,6 +553,13 @@ module _ (laws : Laws 𝕊) where
                         (chain-env c v₀ seed γ₀) i
                       ≡ ⟦ lookupE {baseCtx c} (∇₀ (inl c pf (top c)) (subst (inl c pf) s′)) x ⟧ γ₀ i)
   dump-correct = CD.dump-correct
+
+  ∇-sparse : ∀ {Δ is} (e sd : E Δ is) (t : Sparse Δ) → dense Δ (∇ˢ (len Δ) e sd t) ≡ ∇ e sd (dense Δ t)
+  ∇-sparse = ∇ˢ-dense
+
+  dump-sparse : ∀ {Δ p} (c : Chain (Δ ▹ ar p ▹ ar p)) (seed : E (Δ ▹ ar p ▹ ar p) (ar p))
+              → chain-grads-optˢ c seed ≡ chain-grads-opt c seed
+  dump-sparse = chain-grads-optˢ-≡
 
   cnn-dump : DumpCorrect CNN.chain cnn-pf CNN.seed one
   cnn-dump = CM.cnn-dump

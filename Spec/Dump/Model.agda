@@ -12,7 +12,10 @@
 --   chain     : the forward bindings, in evaluation order, as written;
 --   seed      : the seed expression, of the last binding;
 --   gradients : the reverse pass (chain-grads-opt: every expression
---               through the optimiser opt*): one entry per binding,
+--               through the optimiser opt*; computed as
+--               chain-grads-optˢ, with the sparse environment of
+--               Spec.Lang.AD.Sparse, the same list by
+--               Spec.Proofs.Chain.Sparse): one entry per binding,
 --               last first, then one per param in context order (the
 --               gradients of inputs and consts are computed but not
 --               dumped).
@@ -29,6 +32,7 @@ open import Spec.Array.Base using (S; ι; _⊗_; ∣_∣)
 open import Data.Nat using (ℕ)
 open import Spec.Lang.Syntax using (Ctx; IS; ar; E; _▹_)
 open import Spec.Lang.Chain
+open import Spec.Lang.Chain.Sparse using (chain-grads-optˢ)
 open import Spec.Dump.JSON
 open import Spec.Dump.Expr using (shape; sortName; shapeOf; expr)
 
@@ -91,7 +95,7 @@ private
 param-grads : List String → Chain (Δ ▹ ar p ▹ ar p) → E (Δ ▹ ar p ▹ ar p) (ar p)
             → List (Gradient (Δ ▹ ar p ▹ ar p))
 param-grads fixed c seed =
-  List.boolFilter (λ g → not (is-fixed fixed g)) (chain-grads-opt c seed)
+  List.boolFilter (λ g → not (is-fixed fixed g)) (chain-grads-optˢ c seed)
 
 -- The dump's version (docs/dump-format.md §7): 6 where an expression
 -- holds erf or derf (the nodes version 6 added), else 5, so that a

@@ -10,7 +10,8 @@
 -- with respect to x, applied (transposed) to s.  Binders (imaps, imap,
 -- imapb, sum, ix-minus, ix-minusᵣ) differentiate their body in the
 -- extended context from a zero environment and close the resulting
--- entries with the matching binder (`map-bind`).
+-- entries with the matching binder (`map-bind`), leaving the entries
+-- the body does not touch as they were (`close`).
 ------------------------------------------------------------------------
 module Spec.Lang.AD where
 
@@ -102,12 +103,31 @@ max-step a b = un Fn.step (a ⊞ minus b)
 -- ∇ e s δ: δ plus the gradient of e with seed s.
 ∇ : E Δ is → E Δ is → EnvE Δ Δ → EnvE Δ Δ
 
+-- Is an expression the literal zero?  (An entry a binder's body does
+-- not touch stays the zero it started from.)
+data Zero? {Γ s} : E Γ (ar s) → Set where
+  is-zero : Zero? zero
+  nonzero : ∀ {e} → Zero? e
+
+zero? : (e : E Γ (ar s)) → Zero? e
+zero? zero = is-zero
+zero? e    = nonzero
+
+-- `close b z d`: the body's entry z closed by the binder b, added to
+-- the entry d; an untouched entry (z = zero, whose closure b zero
+-- means 0) leaves d as it is, so a binder costs nothing for the
+-- variables its body does not read (Spec.Lang.AD.Sparse relies on it).
+close : (E (Δ ▹ ix u) (ar p) → E Δ (ar p)) → E (Δ ▹ ix u) (ar p) → E Δ (ar p) → E Δ (ar p)
+close b z d with zero? z
+... | is-zero = d
+... | nonzero = b z ⊞ d
+
 -- Differentiate a body under a binder (from zero), close every entry
 -- with the binder `b` and add the result to δ.
 map-bind : (∀ {q} → E (Δ ▹ ix u) (ar q) → E Δ (ar q))
          → E (Δ ▹ ix u) is → E (Δ ▹ ix u) is → EnvE Δ Δ → EnvE Δ Δ
 map-bind {Δ = Δ} {u = u} b e s δ =
-  env-zipWith {Γ = Δ} _⊞_ (env-map {Γ = Δ} b (∇ e s (env-zero {Δ ▹ ix u}))) δ
+  env-zipWith {Γ = Δ} (close b) (∇ e s (env-zero {Δ ▹ ix u})) δ
 
 -- the paper's map-sum: a binder that sums over its index
 map-sum : E (Δ ▹ ix u) is → E (Δ ▹ ix u) is → EnvE Δ Δ → EnvE Δ Δ

@@ -8,7 +8,8 @@
 --                      of Γ (δ a gradient environment, v tangents)
 --
 -- ip of env-zero is 0, of update δ x (_⊞ s) it grows by ⟨ ⟦s⟧ , vₓ ⟩,
--- of env-zipWith _⊞_ it adds, and of env-map b (closing every entry
+-- of env-zipWith _⊞_ it adds (and of env-zipWith (close b), whose
+-- untouched entries stay as they were, too), and of env-map b (closing every entry
 -- with a binder b) it is b's linear functional applied to the ip of
 -- the body's environment (`Lin`: Σ for sums, a decided selection for
 -- ix-minus).  Needs the Laws of the scalars.
@@ -202,6 +203,27 @@ ip-map (Γ ▹ ar s) L b ρ hb (δ , e) (v , w) =
   where open ≡-Reasoning
 ip-map (Γ ▹ ix s) L b ρ hb δ v = ip-map Γ L b ρ hb δ v
 
+-- an entry closed by a binder whose closure of zero means 0 adds the
+-- closure (close leaves d alone exactly when the body's entry is zero)
+close-sem : ∀ {q} (b : E (Δ ▹ ix u) (ar q) → E Δ (ar q)) (ρ : Env Δ)
+          → (∀ l → ⟦ b zero ⟧ ρ l ≡ 0#) → (z : E (Δ ▹ ix u) (ar q)) (d : E Δ (ar q))
+          → ∀ l → ⟦ close b z d ⟧ ρ l ≡ ⟦ b z ⟧ ρ l + ⟦ d ⟧ ρ l
+close-sem b ρ h0 z d l with zero? z
+... | is-zero = sym (trans (cong (_+ ⟦ d ⟧ ρ l) (h0 l)) (+-identityˡ _))
+... | nonzero = refl
+
+ip-close : (Γ : Ctx) (b : ∀ {q} → E (Δ ▹ ix u) (ar q) → E Δ (ar q)) (ρ : Env Δ)
+         → (∀ {q} l → ⟦ b {q} zero ⟧ ρ l ≡ 0#)
+         → (δ : EnvE Γ (Δ ▹ ix u)) (δ′ : EnvE Γ Δ) (v : TEnv Γ)
+         → ip Γ (env-zipWith {Γ = Γ} (close b) δ δ′) ρ v ≡ ip Γ (env-map {Γ = Γ} b δ) ρ v + ip Γ δ′ ρ v
+ip-close ε          b ρ h0 δ       δ′        v       = sym (+-identityˡ 0#)
+ip-close (Γ ▹ ar s) b ρ h0 (δ , e) (δ′ , e′) (v , w) =
+  trans (cong₂ _+_ (ip-close Γ b ρ h0 δ δ′ v)
+                   (trans (⟨⟩-cong (close-sem b ρ h0 e e′) (λ _ → refl))
+                          (⟨⟩-+ˡ (⟦ b e ⟧ ρ) (⟦ e′ ⟧ ρ) w)))
+        (+-interchange _ _ _ _)
+ip-close (Γ ▹ ix s) b ρ h0 δ       δ′        v       = ip-close Γ b ρ h0 δ δ′ v
+
 -- differentiating under a binder
 ip-map-bind : ∀ {u} (L : Lin u) (b : ∀ {q} → E (Δ ▹ ix u) (ar q) → E Δ (ar q)) (ρ : Env Δ)
             → (∀ {q} (e : E (Δ ▹ ix u) (ar q)) l → ⟦ b e ⟧ ρ l ≡ B L (λ k → ⟦ e ⟧ (ρ , k) l))
@@ -211,7 +233,7 @@ ip-map-bind : ∀ {u} (L : Lin u) (b : ∀ {q} → E (Δ ▹ ix u) (ar q) → E 
             → ip Δ (map-bind b e sd δ) ρ v
               ≡ ip Δ δ ρ v + B L (λ k → ⟨ ⟦ sd ⟧ (ρ , k) , D⟦ e ⟧ (ρ , k) v ⟩)
 ip-map-bind {Δ = Δ} {u = u} L b ρ hb e sd δ v ih =
-  trans (ip-zip Δ G δ ρ v)
+  trans (ip-close Δ b ρ (λ l → trans (hb zero l) (B-0 L)) (∇ e sd (env-zero {Δ ▹ ix u})) δ v)
         (trans (cong (_+ ip Δ δ ρ v)
                      (trans (ip-map Δ L b ρ hb (∇ e sd (env-zero {Δ ▹ ix u})) v)
                             (B-cong L λ k → trans (ih k)
@@ -219,4 +241,3 @@ ip-map-bind {Δ = Δ} {u = u} L b ρ hb e sd δ v ih =
                                            (ip-zero Δ (ρ , k) v))
                                      (+-identityˡ _)))))
                (+-comm _ _))
-  where G = env-map {Γ = Δ} b (∇ e sd (env-zero {Δ ▹ ix u}))

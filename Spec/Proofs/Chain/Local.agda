@@ -263,18 +263,21 @@ AllOnly-update {Γ = Γ ▹ ar _} (δ , e) v₀     sd (h , o) os = h , (o , os)
 AllOnly-update {Γ = Γ ▹ ar _} (δ , e) (var# (suc nx) px) sd (h , o) os = AllOnly-update {Γ = Γ} δ (var# nx px) sd h os , o
 AllOnly-update {Γ = Γ ▹ ix _} δ       (var# (suc nx) px) sd h       os = AllOnly-update {Γ = Γ} δ (var# nx px) sd h os
 
-AllOnly-map : {A : Pred Ψ} {B : Pred Δ} (b : ∀ {q} → E Ψ (ar q) → E Δ (ar q))
-            → (∀ {q} (e : E Ψ (ar q)) → Only A e → Only B (b e))
-            → (δ : EnvE Γ Ψ) → AllOnly Γ A δ → AllOnly Γ B (env-map {Γ = Γ} b δ)
-AllOnly-map {Γ = ε}        b hb δ       _        = tt
-AllOnly-map {Γ = Γ ▹ ar _} b hb (δ , e) (o , oe) = AllOnly-map {Γ = Γ} b hb δ o , hb e oe
-AllOnly-map {Γ = Γ ▹ ix _} b hb δ       o        = AllOnly-map {Γ = Γ} b hb δ o
-
-AllOnly-zip : {A : Pred Δ} (δ δ′ : EnvE Γ Δ) → AllOnly Γ A δ → AllOnly Γ A δ′
-            → AllOnly Γ A (env-zipWith {Γ = Γ} _⊞_ δ δ′)
-AllOnly-zip {Γ = ε}        δ       δ′        _        _          = tt
-AllOnly-zip {Γ = Γ ▹ ar _} (δ , e) (δ′ , e′) (o , oe) (o′ , oe′) = AllOnly-zip {Γ = Γ} δ δ′ o o′ , (oe , oe′)
-AllOnly-zip {Γ = Γ ▹ ix _} δ       δ′        o        o′         = AllOnly-zip {Γ = Γ} δ δ′ o o′
+-- the body's entries closed by b and added to δ′ (close keeps δ′'s
+-- entry where the body's is zero)
+AllOnly-close : {A : Pred (Δ ▹ ix u)} {B : Pred Δ} (b : ∀ {q} → E (Δ ▹ ix u) (ar q) → E Δ (ar q))
+              → (∀ {q} (e : E (Δ ▹ ix u) (ar q)) → Only A e → Only B (b e))
+              → (δ : EnvE Γ (Δ ▹ ix u)) (δ′ : EnvE Γ Δ) → AllOnly Γ A δ → AllOnly Γ B δ′
+              → AllOnly Γ B (env-zipWith {Γ = Γ} (close b) δ δ′)
+AllOnly-close {Γ = ε}        b hb δ       δ′        _        _          = tt
+AllOnly-close {Γ = Γ ▹ ar _} b hb (δ , e) (δ′ , e′) (o , oe) (o′ , oe′) =
+  AllOnly-close {Γ = Γ} b hb δ δ′ o o′ , only e e′ oe oe′
+  where
+    only : ∀ {q} (z : E _ (ar q)) (d : E _ (ar q)) → Only _ z → Only _ d → Only _ (close b z d)
+    only z d oz od with zero? z
+    ... | is-zero = od
+    ... | nonzero = hb z oz , od
+AllOnly-close {Γ = Γ ▹ ix _} b hb δ       δ′        o        o′         = AllOnly-close {Γ = Γ} b hb δ δ′ o o′
 
 ------------------------------------------------------------------------
 -- Reverse mode is local
@@ -305,9 +308,8 @@ map-bind-only : {A : Pred Δ} (b : ∀ {q} → E (Δ ▹ ix u) (ar q) → E Δ (
               → Only (lift A) e → Only (lift A) sd → AllOnly Δ A δ
               → AllOnly Δ A (map-bind b e sd δ)
 map-bind-only {Δ = Δ} {u = u} b hb e sd δ oe os oδ =
-  AllOnly-zip {Γ = Δ} _ δ
-    (AllOnly-map {Γ = Δ} b hb (∇ e sd (env-zero {Δ ▹ ix u}))
-       (∇-only e sd (env-zero {Δ ▹ ix u}) oe os (AllOnly-zero {Γ = Δ ▹ ix u})))
+  AllOnly-close {Γ = Δ} b hb (∇ e sd (env-zero {Δ ▹ ix u})) δ
+    (∇-only e sd (env-zero {Δ ▹ ix u}) oe os (AllOnly-zero {Γ = Δ ▹ ix u}))
     oδ
 
 ∇-only {Δ = Δ} (var x) sd δ o os oδ = AllOnly-update {Γ = Δ} δ x sd oδ os
