@@ -27,6 +27,7 @@ import Spec.Lang.Chain
 import Spec.Lang.Chain.Sparse
 import Spec.Lang.Var
 import Spec.Lang.Shift
+import Spec.Lang.Trie
 import Spec.Proofs.Shift
 import Spec.Array.Reshape
 import Spec.Array.Reshape.Properties
@@ -58,6 +59,7 @@ import Spec.Proofs.SumBlock
 import Spec.Proofs.Forward
 import Spec.Proofs.AD.Env
 import Spec.Proofs.AD
+import Spec.Proofs.Trie
 import Spec.Proofs.AD.Sparse
 import Spec.Proofs.Forward.Subst
 import Spec.Proofs.Chain.Typed
@@ -75,6 +77,7 @@ import Spec.Proofs.CNN.Via
 import Spec.Front.Shape
 import Spec.Front.Result
 import Spec.Front.Term
+import Spec.Front.Sorts
 import Spec.Front.Check
 import Spec.Front.Literal
 import Spec.Front.Syntax

@@ -125,7 +125,10 @@
 --                    an expression e of E, e erases back to t
 --                    (⌊ e ⌋ ≡ t: the elaborator only decides shapes and
 --                    the witnesses of the shape relations, and which of
---                    imap/imaps, sel/sels, bin plus/ix-plus a node is).
+--                    imap/imaps, sel/sels, bin plus/ix-plus a node is),
+--                    whatever sorts-by-level σ it reads variables from
+--                    (Spec.Front.Sorts: a trie whose entries carry the
+--                    evidence that they are the context's).
 --    elaborate-faithful  for a whole model file: the bindings of the
 --                    elaborated chain, erased, are the model's bindings
 --                    as core terms, with their names, in order.  A core
@@ -322,6 +325,7 @@ open import Data.String using (String)
 open import Spec.Front.Term using (Tm; ⌊_⌋)
 open import Spec.Front.Result using (Result; ok)
 open import Spec.Front.Check using (infer)
+open import Spec.Front.Sorts using (Sorts)
 open import Spec.Front.Model using (Elaborated; elaborate; erase-chain)
 open import Spec.Front.Properties using (_returns_)
 import Spec.Front.Properties as Front
@@ -461,7 +465,7 @@ module _ (laws : Laws 𝕊) where
 ------------------------------------------------------------------------
 -- The model language
 
-infer-faithful : ∀ (Γ : Ctx) (t : Tm) {is} {e : E Γ is} → infer Γ t returns (is , e) → ⌊ e ⌋ ≡ t
+infer-faithful : ∀ (Γ : Ctx) (σ : Sorts Γ) (t : Tm) {is} {e : E Γ is} → infer Γ σ t returns (is , e) → ⌊ e ⌋ ≡ t
 infer-faithful = Front.infer-faithful
 
 elaborate-faithful : ∀ (text : String) (m : Elaborated) → elaborate text ≡ ok m

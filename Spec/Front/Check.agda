@@ -31,6 +31,7 @@ open import Spec.Lang.Syntax hiding (Sum)
 open import Spec.Front.Shape
 open import Spec.Front.Term
 open import Spec.Front.Result
+open import Spec.Front.Sorts using (Sorts; _▸ˢ_; lookup)
 
 private
   variable
@@ -73,12 +74,7 @@ private
 ------------------------------------------------------------------------
 -- Variables
 
-lookup : (Γ : Ctx) (n : ℕ) → Maybe (Σ IS λ is → Σ (is ∈ Γ) λ x → var-index x ≡ n)
-lookup Γ n = found (Γ ‼ n) refl
-  where
-    found : (m : Maybe IS) → Γ ‼ n ≡ m → Maybe (Σ IS λ is → Σ (is ∈ Γ) λ x → var-index x ≡ n)
-    found (just is) p = just (is , var# n p , refl)
-    found nothing   _ = nothing
+-- Spec.Front.Sorts.lookup: the sort from a trie by level, O(log n)
 
 ------------------------------------------------------------------------
 -- The nodes whose constructor depends on the shapes found
@@ -140,84 +136,84 @@ private
 ------------------------------------------------------------------------
 -- Inference and checking
 
-infer : (Γ : Ctx) (t : Tm) → Result (Elab Γ t)
-check : (Γ : Ctx) (is : IS) (t : Tm) → Result (Chk Γ is t)
+infer : (Γ : Ctx) → Sorts Γ → (t : Tm) → Result (Elab Γ t)
+check : (Γ : Ctx) → Sorts Γ → (is : IS) (t : Tm) → Result (Chk Γ is t)
 -- An operand b of an elementwise operator, of the shape s of the other: its own shape if it
 -- has one (`differ` of it where it is not s), else checked against s. Each operand is
 -- elaborated once: an elementwise chain is checked in linear time.
-operand : (Γ : Ctx) (s : S) (b : Tm) → (S → String) → String → Result (Chk Γ (ar s) b)
+operand : (Γ : Ctx) → Sorts Γ → (s : S) (b : Tm) → (S → String) → String → Result (Chk Γ (ar s) b)
 
-infer Γ (V n) with lookup Γ n
+infer Γ σ (V n) with lookup Γ σ n
 ... | just (is , x , eq) = ok (is , var x , cong V eq)
 ... | nothing            = fail "a variable out of scope"
-infer Γ Zero = fail "the shape of 0 is not known here: use 0 where it is (as in x + 0)"
-infer Γ One  =
+infer Γ σ Zero = fail "the shape of 0 is not known here: use 0 where it is (as in x + 0)"
+infer Γ σ One  =
   fail "the shape of a number is not known here: use it beside an array (as in x * 1 or x + 0.5)"
-infer Γ (For s t) = do
-  (p , e , eq) ← infer (Γ ▹ ix s) t >>= array "for"
+infer Γ σ (For s t) = do
+  (p , e , eq) ← infer (Γ ▹ ix s) (σ ▸ˢ ix s) t >>= array "for"
   ok (for-node s p e eq)
-infer Γ (Sum s t) = do
-  (p , e , eq) ← infer (Γ ▹ ix s) t >>= array "sum"
+infer Γ σ (Sum s t) = do
+  (p , e , eq) ← infer (Γ ▹ ix s) (σ ▸ˢ ix s) t >>= array "sum"
   ok (ar p , sum e , cong (Sum s) eq)
-infer Γ (Tile s t) = do
-  (p , e , eq) ← infer (Γ ▹ ix s) t >>= array "tile"
+infer Γ σ (Tile s t) = do
+  (p , e , eq) ← infer (Γ ▹ ix s) (σ ▸ˢ ix s) t >>= array "tile"
   (q , m) ← need ("tile: blocks of shape " ++ show p ++ " do not fit an index of shape "
                   ++ show s) (times? s p)
   ok (ar q , imapb m e , cong (Tile s) eq)
-infer Γ (Sel a i) = do
-  (t , ea , pa) ← infer Γ a >>= array "selection"
-  (s , ei , pi) ← infer Γ i >>= index "selection"
+infer Γ σ (Sel a i) = do
+  (t , ea , pa) ← infer Γ σ a >>= array "selection"
+  (s , ei , pi) ← infer Γ σ i >>= index "selection"
   sel-node t s ea ei pa pi
-infer Γ (Block a i) = do
-  (q , ea , pa) ← infer Γ a >>= array "block"
-  (s , ei , pi) ← infer Γ i >>= index "block"
+infer Γ σ (Block a i) = do
+  (q , ea , pa) ← infer Γ σ a >>= array "block"
+  (s , ei , pi) ← infer Γ σ i >>= index "block"
   (p , m) ← need ("block: an array of shape " ++ show q ++ " does not split into "
                   ++ show s ++ " equal blocks") (quot? s q)
   ok (ar p , selb m ea ei , cong₂ Block pa pi)
-infer Γ (ZeroBut i j a) = do
-  (s , ei , pi) ← infer Γ i >>= index "zerobut"
-  (ej , pj) ← check Γ (ix s) j at "zerobut: the two indices differ: "
-  (p , ea , pa) ← infer Γ a >>= array "zerobut"
+infer Γ σ (ZeroBut i j a) = do
+  (s , ei , pi) ← infer Γ σ i >>= index "zerobut"
+  (ej , pj) ← check Γ σ (ix s) j at "zerobut: the two indices differ: "
+  (p , ea , pa) ← infer Γ σ a >>= array "zerobut"
   ok (ar p , zero-but ei ej ea , cong₃ pi pj pa)
   where cong₃ : ∀ {i′ j′ a′} → i′ ≡ i → j′ ≡ j → a′ ≡ a → ZeroBut i′ j′ a′ ≡ ZeroBut i j a
         cong₃ refl refl refl = refl
-infer Γ (Slide i a) = do
-  (s , ei , pi) ← infer Γ i >>= index "slide"
-  (r , ea , pa) ← infer Γ a >>= array "slide"
+infer Γ σ (Slide i a) = do
+  (s , ei , pi) ← infer Γ σ i >>= index "slide"
+  (r , ea , pa) ← infer Γ σ a >>= array "slide"
   (p , sp) ← need ("slide: a window at an index of shape " ++ show s ++ " does not fit in an "
                    ++ "array of shape " ++ show r) (minus? s r)
   let (u , su) = suc! p
   ok (ar u , slide ei sp ea su , cong₂ Slide pi pa)
-infer Γ (Backslide i a) = do
-  (s , ei , pi) ← infer Γ i >>= index "backslide"
-  (u , ea , pa) ← infer Γ a >>= array "backslide"
+infer Γ σ (Backslide i a) = do
+  (s , ei , pi) ← infer Γ σ i >>= index "backslide"
+  (u , ea , pa) ← infer Γ σ a >>= array "backslide"
   (p , su) ← need ("backslide: an array of shape " ++ show u ++ " has an empty dimension")
                   (pred? u)
   (r , sp) ← need ("backslide: an index of shape " ++ show s ++ " and an array of shape "
                    ++ show u ++ " differ in structure") (plus? s p)
   ok (ar r , backslide ei ea su sp , cong₂ Backslide pi pa)
-infer Γ (Argmax s t) = do
-  (e , eq) ← check (Γ ▹ ix s) (ar unit) t at "max: the body must be a scalar (shape 1): "
+infer Γ σ (Argmax s t) = do
+  (e , eq) ← check (Γ ▹ ix s) (σ ▸ˢ ix s) (ar unit) t at "max: the body must be a scalar (shape 1): "
   (p , w) ← need ("max: over an index of shape " ++ show s ++ ", which has no positions") (pred? s)
   ok (ix s , argmax w e , cong (Argmax s) eq)
-infer Γ (Un f a) = do
-  (s , e , eq) ← infer Γ a >>= array (fn-name f)
+infer Γ σ (Un f a) = do
+  (s , e , eq) ← infer Γ σ a >>= array (fn-name f)
   ok (ar s , un f e , cong (Un f) eq)
-infer Γ (Neg a) = do
-  (s , e , eq) ← infer Γ a >>= array "-"
+infer Γ σ (Neg a) = do
+  (s , e , eq) ← infer Γ σ a >>= array "-"
   ok (ar s , minus e , cong Neg eq)
-infer Γ (Scale n a) = do
-  (s , e , eq) ← infer Γ a >>= array "/"
+infer Γ σ (Scale n a) = do
+  (s , e , eq) ← infer Γ σ a >>= array "/"
   ok (ar s , scaledown n e , cong (Scale n) eq)
-infer Γ (Add a b) = if open? a then right else left
+infer Γ σ (Add a b) = if open? a then right else left
   where
     left : Result (Elab Γ (Add a b))
-    left = infer Γ a >>= λ
+    left = infer Γ σ a >>= λ
       { (ar s , ea , pa) → do
-          (eb , pb) ← operand Γ s b (operands (plus-name b) s) (plus-name b ++ ": ")
+          (eb , pb) ← operand Γ σ s b (operands (plus-name b) s) (plus-name b ++ ": ")
           ok (ar s , bin plus ea eb , cong₂ Add pa pb)
       ; (ix s , ei , pi) → do
-          (u , ej , pj) ← infer Γ b >>= index "+ of indices"
+          (u , ej , pj) ← infer Γ σ b >>= index "+ of indices"
           (p , su) ← need "+ of indices: the right index has an empty dimension" (pred? u)
           (r , sp) ← need ("+ of indices: indices of shapes " ++ show s ++ " and " ++ show u
                            ++ " differ in structure") (plus? s p)
@@ -225,90 +221,90 @@ infer Γ (Add a b) = if open? a then right else left
       }
     right : Result (Elab Γ (Add a b))
     right = do
-      (s , eb , pb) ← infer Γ b >>= array (plus-name b)
-      (ea , pa) ← operand Γ s a (λ s′ → operands (plus-name b) s′ s) (plus-name b ++ ": ")
+      (s , eb , pb) ← infer Γ σ b >>= array (plus-name b)
+      (ea , pa) ← operand Γ σ s a (λ s′ → operands (plus-name b) s′ s) (plus-name b ++ ": ")
       ok (ar s , bin plus ea eb , cong₂ Add pa pb)
-infer Γ (Mul a b) = if open? a then right else left
+infer Γ σ (Mul a b) = if open? a then right else left
   where
     left right : Result (Elab Γ (Mul a b))
     left = do
-      (s , ea , pa) ← infer Γ a >>= array "*"
-      (eb , pb) ← operand Γ s b (operands "*" s) "*: "
+      (s , ea , pa) ← infer Γ σ a >>= array "*"
+      (eb , pb) ← operand Γ σ s b (operands "*" s) "*: "
       ok (ar s , bin mul ea eb , cong₂ Mul pa pb)
     right = do
-      (s , eb , pb) ← infer Γ b >>= array "*"
-      (ea , pa) ← operand Γ s a (λ s′ → operands "*" s′ s) "*: "
+      (s , eb , pb) ← infer Γ σ b >>= array "*"
+      (ea , pa) ← operand Γ σ s a (λ s′ → operands "*" s′ s) "*: "
       ok (ar s , bin mul ea eb , cong₂ Mul pa pb)
-infer Γ (Max a b) = if open? a then right else left
+infer Γ σ (Max a b) = if open? a then right else left
   where
     left right : Result (Elab Γ (Max a b))
     left = do
-      (s , ea , pa) ← infer Γ a >>= array "max"
-      (eb , pb) ← operand Γ s b (operands "max" s) "max: "
+      (s , ea , pa) ← infer Γ σ a >>= array "max"
+      (eb , pb) ← operand Γ σ s b (operands "max" s) "max: "
       ok (ar s , bin max ea eb , cong₂ Max pa pb)
     right = do
-      (s , eb , pb) ← infer Γ b >>= array "max"
-      (ea , pa) ← operand Γ s a (λ s′ → operands "max" s′ s) "max: "
+      (s , eb , pb) ← infer Γ σ b >>= array "max"
+      (ea , pa) ← operand Γ σ s a (λ s′ → operands "max" s′ s) "max: "
       ok (ar s , bin max ea eb , cong₂ Max pa pb)
-infer Γ (Const s i) = ok (ix s , ix-const i , refl)
-infer Γ (Div p i) = do
-  (q , ei , pi) ← infer Γ i >>= index "div"
+infer Γ σ (Const s i) = ok (ix s , ix-const i , refl)
+infer Γ σ (Div p i) = do
+  (q , ei , pi) ← infer Γ σ i >>= index "div"
   (s , m) ← need ("div: an index of shape " ++ show q ++ " does not split into blocks of shape "
                   ++ show p) (quotˡ? p q)
   ok (ix s , div m ei , cong (Div p) pi)
-infer Γ (Mod p i) = do
-  (q , ei , pi) ← infer Γ i >>= index "mod"
+infer Γ σ (Mod p i) = do
+  (q , ei , pi) ← infer Γ σ i >>= index "mod"
   (s , m) ← need ("mod: an index of shape " ++ show q ++ " does not split into blocks of shape "
                   ++ show p) (quotˡ? p q)
   ok (ix p , mod m ei , cong (Mod p) pi)
-infer Γ (IxMinus i j t) = do
-  (r , ei , pi) ← infer Γ i >>= index "ixminus"
-  (s , ej , pj) ← infer Γ j >>= index "ixminus"
+infer Γ σ (IxMinus i j t) = do
+  (r , ei , pi) ← infer Γ σ i >>= index "ixminus"
+  (s , ej , pj) ← infer Γ σ j >>= index "ixminus"
   (p , sp) ← need ("ixminus: an index of shape " ++ show s ++ " does not fit in one of shape "
                    ++ show r) (minus? s r)
   let (u , su) = suc! p
-  (q , e , eq) ← infer (Γ ▹ ix u) t >>= array "ixminus"
+  (q , e , eq) ← infer (Γ ▹ ix u) (σ ▸ˢ ix u) t >>= array "ixminus"
   ok (ar q , ix-minus ei ej sp su e , cong₃ pi pj eq)
   where cong₃ : ∀ {i′ j′ t′} → i′ ≡ i → j′ ≡ j → t′ ≡ t → IxMinus i′ j′ t′ ≡ IxMinus i j t
         cong₃ refl refl refl = refl
-infer Γ (IxMinusʳ i j t) = do
-  (r , ei , pi) ← infer Γ i >>= index "ixminusr"
-  (u , ej , pj) ← infer Γ j >>= index "ixminusr"
+infer Γ σ (IxMinusʳ i j t) = do
+  (r , ei , pi) ← infer Γ σ i >>= index "ixminusr"
+  (u , ej , pj) ← infer Γ σ j >>= index "ixminusr"
   (p , su) ← need "ixminusr: the right index has an empty dimension" (pred? u)
   (s , sp) ← need ("ixminusr: an index of shape " ++ show u ++ " does not fit in one of shape "
                    ++ show r) (minusʳ? p r)
-  (q , e , eq) ← infer (Γ ▹ ix s) t >>= array "ixminusr"
+  (q , e , eq) ← infer (Γ ▹ ix s) (σ ▸ˢ ix s) t >>= array "ixminusr"
   ok (ar q , ix-minusᵣ ei ej sp su e , cong₃ pi pj eq)
   where cong₃ : ∀ {i′ j′ t′} → i′ ≡ i → j′ ≡ j → t′ ≡ t → IxMinusʳ i′ j′ t′ ≡ IxMinusʳ i j t
         cong₃ refl refl refl = refl
 
-check Γ (ar s) Zero = ok (zero , refl)
-check Γ (ar s) One  = ok (one , refl)
+check Γ σ (ar s) Zero = ok (zero , refl)
+check Γ σ (ar s) One  = ok (one , refl)
 -- elementwise operations pass the wanted shape on, so 0 and 1 may sit anywhere under them
-check Γ (ar s) (Neg a) = check Γ (ar s) a >>= λ { (e , eq) → ok (minus e , cong Neg eq) }
-check Γ (ar s) (Scale n a) =
-  check Γ (ar s) a >>= λ { (e , eq) → ok (scaledown n e , cong (Scale n) eq) }
-check Γ (ar s) (Un f a) =
-  check Γ (ar s) a >>= λ { (e , eq) → ok (un f e , cong (Un f) eq) }
-check Γ (ar s) (Mul a b) = do
-  (ea , pa) ← check Γ (ar s) a
-  (eb , pb) ← check Γ (ar s) b
+check Γ σ (ar s) (Neg a) = check Γ σ (ar s) a >>= λ { (e , eq) → ok (minus e , cong Neg eq) }
+check Γ σ (ar s) (Scale n a) =
+  check Γ σ (ar s) a >>= λ { (e , eq) → ok (scaledown n e , cong (Scale n) eq) }
+check Γ σ (ar s) (Un f a) =
+  check Γ σ (ar s) a >>= λ { (e , eq) → ok (un f e , cong (Un f) eq) }
+check Γ σ (ar s) (Mul a b) = do
+  (ea , pa) ← check Γ σ (ar s) a
+  (eb , pb) ← check Γ σ (ar s) b
   ok (bin mul ea eb , cong₂ Mul pa pb)
-check Γ (ar s) (Max a b) = do
-  (ea , pa) ← check Γ (ar s) a
-  (eb , pb) ← check Γ (ar s) b
+check Γ σ (ar s) (Max a b) = do
+  (ea , pa) ← check Γ σ (ar s) a
+  (eb , pb) ← check Γ σ (ar s) b
   ok (bin max ea eb , cong₂ Max pa pb)
 -- a sum of numbers (1 + 1, and the decimals of Spec.Front.Literal): an array's addition
-check Γ (ar s) (Add a b) =
+check Γ σ (ar s) (Add a b) =
   if open? a ∧ open? b
-  then (check Γ (ar s) a >>= λ { (ea , pa) → check Γ (ar s) b >>= λ { (eb , pb) →
+  then (check Γ σ (ar s) a >>= λ { (ea , pa) → check Γ σ (ar s) b >>= λ { (eb , pb) →
         ok (bin plus ea eb , cong₂ Add pa pb) } })
-  else (infer Γ (Add a b) >>= λ { (js , e , eq) → same (ar s) js e eq })
-check Γ is t = infer Γ t >>= λ { (js , e , eq) → same is js e eq }
+  else (infer Γ σ (Add a b) >>= λ { (js , e , eq) → same (ar s) js e eq })
+check Γ σ is t = infer Γ σ t >>= λ { (js , e , eq) → same is js e eq }
 
-operand Γ s b differ pre with open? b
-... | true  = check Γ (ar s) b at pre
-... | false with infer Γ b
+operand Γ σ s b differ pre with open? b
+... | true  = check Γ σ (ar s) b at pre
+... | false with infer Γ σ b
 ...   | fail m = fail (pre ++ m)
 ...   | ok (ix s′ , _ , _) = fail (pre ++ "expected an array of shape " ++ show s
                                    ++ ", found an index of shape " ++ show s′)

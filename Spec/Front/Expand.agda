@@ -35,6 +35,7 @@ open import Spec.Front.Result
 open import Spec.Front.Names as Names using (NameMap; _==_)
 open import Spec.Front.Shape using (show)
 open import Spec.Front.Check using (infer)
+open import Spec.Front.Sorts using (Sorts; _▸ˢ_)
 open import Spec.Front.Layers using (Arg; expr; nat; layer; layer-names)
 open import Spec.Front.Literal using (Decimal; literal; number)
 
@@ -76,75 +77,75 @@ operations : List String
 operations = List.map fn-name fns
   List.++ "max" ∷ "slide" ∷ "backslide" ∷ "block" ∷ "zerobut" ∷ "div" ∷ "mod" ∷ layer-names
 
-expand : (Γ : Ctx) → Scope → Raw → Result Tm
-expand-args : (Γ : Ctx) → Scope → String → ℕ → List Raw → Result (List Arg)
-builtin : (Γ : Ctx) → Scope → String → List Raw → Result Tm
+expand : (Γ : Ctx) → Sorts Γ → Scope → Raw → Result Tm
+expand-args : (Γ : Ctx) → Sorts Γ → Scope → String → ℕ → List Raw → Result (List Arg)
+builtin : (Γ : Ctx) → Sorts Γ → Scope → String → List Raw → Result Tm
 block-shape : String → List Raw → Result S
 
-expand Γ sc (name x) with resolve sc x
+expand Γ σ sc (name x) with resolve sc x
 ... | just n  = ok (V n)
 ... | nothing = fail ("unknown name " ++ x ++ "; in scope: " ++ visible sc)
-expand Γ sc (num n)             = number n
-expand Γ sc (dec d)             = literal d
-expand Γ sc (shape s)           = fail ("the shape " ++ show s ++ " is not an array")
-expand Γ sc (bind for i s b)    = expand (Γ ▹ ix s) (push i sc) b >>= λ t → ok (For s t)
-expand Γ sc (bind sum i s b)    = expand (Γ ▹ ix s) (push i sc) b >>= λ t → ok (Sum s t)
-expand Γ sc (bind tile i s b)   = expand (Γ ▹ ix s) (push i sc) b >>= λ t → ok (Tile s t)
-expand Γ sc (bind maxr i s b)   = expand (Γ ▹ ix s) (push i sc) b >>= λ t → ok (MaxOver s t)
-expand Γ sc (sel a (num n)) =
+expand Γ σ sc (num n)             = number n
+expand Γ σ sc (dec d)             = literal d
+expand Γ σ sc (shape s)           = fail ("the shape " ++ show s ++ " is not an array")
+expand Γ σ sc (bind for i s b)    = expand (Γ ▹ ix s) (σ ▸ˢ ix s) (push i sc) b >>= λ t → ok (For s t)
+expand Γ σ sc (bind sum i s b)    = expand (Γ ▹ ix s) (σ ▸ˢ ix s) (push i sc) b >>= λ t → ok (Sum s t)
+expand Γ σ sc (bind tile i s b)   = expand (Γ ▹ ix s) (σ ▸ˢ ix s) (push i sc) b >>= λ t → ok (Tile s t)
+expand Γ σ sc (bind maxr i s b)   = expand (Γ ▹ ix s) (σ ▸ˢ ix s) (push i sc) b >>= λ t → ok (MaxOver s t)
+expand Γ σ sc (sel a (num n)) =
   fail ("[" ++ showℕ n ++ "]: an index is an index variable (the i of for i : S . a[i]), "
         ++ "not a number")
-expand Γ sc (sel a (dec d)) =
+expand Γ σ sc (sel a (dec d)) =
   fail ("[" ++ Decimal.text d ++ "]: an index is an index variable (the i of for i : S . a[i]), "
         ++ "not a number")
-expand Γ sc (sel a i)   = expand Γ sc a >>= λ a′ → expand Γ sc i >>= λ i′ → ok (Sel a′ i′)
-expand Γ sc (add a b)   = expand Γ sc a >>= λ a′ → expand Γ sc b >>= λ b′ → ok (Add a′ b′)
-expand Γ sc (sub a b)   = expand Γ sc a >>= λ a′ → expand Γ sc b >>= λ b′ → ok (Add a′ (Neg b′))
-expand Γ sc (mul a b)   = expand Γ sc a >>= λ a′ → expand Γ sc b >>= λ b′ → ok (Mul a′ b′)
-expand Γ sc (neg a)     = expand Γ sc a >>= λ a′ → ok (Neg a′)
-expand Γ sc (scale n a) = expand Γ sc a >>= λ a′ → ok (Scale n a′)
-expand Γ sc (call f as) with layer f
-... | just L  = expand-args Γ sc f 1 as >>= L
-... | nothing = builtin Γ sc f as
+expand Γ σ sc (sel a i)   = expand Γ σ sc a >>= λ a′ → expand Γ σ sc i >>= λ i′ → ok (Sel a′ i′)
+expand Γ σ sc (add a b)   = expand Γ σ sc a >>= λ a′ → expand Γ σ sc b >>= λ b′ → ok (Add a′ b′)
+expand Γ σ sc (sub a b)   = expand Γ σ sc a >>= λ a′ → expand Γ σ sc b >>= λ b′ → ok (Add a′ (Neg b′))
+expand Γ σ sc (mul a b)   = expand Γ σ sc a >>= λ a′ → expand Γ σ sc b >>= λ b′ → ok (Mul a′ b′)
+expand Γ σ sc (neg a)     = expand Γ σ sc a >>= λ a′ → ok (Neg a′)
+expand Γ σ sc (scale n a) = expand Γ σ sc a >>= λ a′ → ok (Scale n a′)
+expand Γ σ sc (call f as) with layer f
+... | just L  = expand-args Γ σ sc f 1 as >>= L
+... | nothing = builtin Γ σ sc f as
 
-expand-args Γ sc f k [] = ok []
-expand-args Γ sc f k (num n ∷ as) =
-  expand-args Γ sc f (suc k) as >>= λ rest → ok (nat n (showℕ n) ∷ rest)
+expand-args Γ σ sc f k [] = ok []
+expand-args Γ σ sc f k (num n ∷ as) =
+  expand-args Γ σ sc f (suc k) as >>= λ rest → ok (nat n (showℕ n) ∷ rest)
 -- a decimal has no shape of its own, and a layer takes arrays and whole numbers
-expand-args Γ sc f k (dec d ∷ as) =
+expand-args Γ σ sc f k (dec d ∷ as) =
   fail (f ++ ": argument " ++ showℕ k ++ " is the number " ++ Decimal.text d ++ "; a layer takes "
         ++ "arrays (a number in one, as x * " ++ Decimal.text d ++ ", takes its shape) and whole numbers")
-expand-args Γ sc f k (a ∷ as) = do
-  t ← expand Γ sc a
-  (is , _) ← infer Γ t
-  rest ← expand-args Γ sc f (suc k) as
+expand-args Γ σ sc f k (a ∷ as) = do
+  t ← expand Γ σ sc a
+  (is , _) ← infer Γ σ t
+  rest ← expand-args Γ σ sc f (suc k) as
   ok (expr t is (argName k a) ∷ rest)
 
-builtin Γ sc "logistic" (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.logistic a′)
-builtin Γ sc "exp"      (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.exp a′)
-builtin Γ sc "log"      (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.log a′)
-builtin Γ sc "recip"    (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.recip a′)
-builtin Γ sc "sqrt"     (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.sqrt a′)
-builtin Γ sc "relu"     (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.relu a′)
-builtin Γ sc "step"     (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.step a′)
-builtin Γ sc "detach"   (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.detach a′)
-builtin Γ sc "erf"      (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.erf a′)
-builtin Γ sc "derf"     (a ∷ []) = expand Γ sc a >>= λ a′ → ok (Un Fn.derf a′)
-builtin Γ sc "max" (a ∷ b ∷ []) =
-  expand Γ sc a >>= λ a′ → expand Γ sc b >>= λ b′ → ok (Max a′ b′)
-builtin Γ sc "slide" (a ∷ i ∷ []) =
-  expand Γ sc a >>= λ a′ → expand Γ sc i >>= λ i′ → ok (Slide i′ a′)
-builtin Γ sc "backslide" (a ∷ i ∷ []) =
-  expand Γ sc a >>= λ a′ → expand Γ sc i >>= λ i′ → ok (Backslide i′ a′)
-builtin Γ sc "block" (a ∷ i ∷ []) =
-  expand Γ sc a >>= λ a′ → expand Γ sc i >>= λ i′ → ok (Block a′ i′)
-builtin Γ sc "zerobut" (i ∷ j ∷ a ∷ []) =
-  expand Γ sc i >>= λ i′ → expand Γ sc j >>= λ j′ → expand Γ sc a >>= λ a′ → ok (ZeroBut i′ j′ a′)
-builtin Γ sc "div" (i ∷ p ∷ []) =
-  expand Γ sc i >>= λ i′ → block-shape "div" (p ∷ []) >>= λ s → ok (Div s i′)
-builtin Γ sc "mod" (i ∷ p ∷ []) =
-  expand Γ sc i >>= λ i′ → block-shape "mod" (p ∷ []) >>= λ s → ok (Mod s i′)
-builtin Γ sc f as with List.any (f ==_) operations
+builtin Γ σ sc "logistic" (a ∷ []) = expand Γ σ sc a >>= λ a′ → ok (Un Fn.logistic a′)
+builtin Γ σ sc "exp"      (a ∷ []) = expand Γ σ sc a >>= λ a′ → ok (Un Fn.exp a′)
+builtin Γ σ sc "log"      (a ∷ []) = expand Γ σ sc a >>= λ a′ → ok (Un Fn.log a′)
+builtin Γ σ sc "recip"    (a ∷ []) = expand Γ σ sc a >>= λ a′ → ok (Un Fn.recip a′)
+builtin Γ σ sc "sqrt"     (a ∷ []) = expand Γ σ sc a >>= λ a′ → ok (Un Fn.sqrt a′)
+builtin Γ σ sc "relu"     (a ∷ []) = expand Γ σ sc a >>= λ a′ → ok (Un Fn.relu a′)
+builtin Γ σ sc "step"     (a ∷ []) = expand Γ σ sc a >>= λ a′ → ok (Un Fn.step a′)
+builtin Γ σ sc "detach"   (a ∷ []) = expand Γ σ sc a >>= λ a′ → ok (Un Fn.detach a′)
+builtin Γ σ sc "erf"      (a ∷ []) = expand Γ σ sc a >>= λ a′ → ok (Un Fn.erf a′)
+builtin Γ σ sc "derf"     (a ∷ []) = expand Γ σ sc a >>= λ a′ → ok (Un Fn.derf a′)
+builtin Γ σ sc "max" (a ∷ b ∷ []) =
+  expand Γ σ sc a >>= λ a′ → expand Γ σ sc b >>= λ b′ → ok (Max a′ b′)
+builtin Γ σ sc "slide" (a ∷ i ∷ []) =
+  expand Γ σ sc a >>= λ a′ → expand Γ σ sc i >>= λ i′ → ok (Slide i′ a′)
+builtin Γ σ sc "backslide" (a ∷ i ∷ []) =
+  expand Γ σ sc a >>= λ a′ → expand Γ σ sc i >>= λ i′ → ok (Backslide i′ a′)
+builtin Γ σ sc "block" (a ∷ i ∷ []) =
+  expand Γ σ sc a >>= λ a′ → expand Γ σ sc i >>= λ i′ → ok (Block a′ i′)
+builtin Γ σ sc "zerobut" (i ∷ j ∷ a ∷ []) =
+  expand Γ σ sc i >>= λ i′ → expand Γ σ sc j >>= λ j′ → expand Γ σ sc a >>= λ a′ → ok (ZeroBut i′ j′ a′)
+builtin Γ σ sc "div" (i ∷ p ∷ []) =
+  expand Γ σ sc i >>= λ i′ → block-shape "div" (p ∷ []) >>= λ s → ok (Div s i′)
+builtin Γ σ sc "mod" (i ∷ p ∷ []) =
+  expand Γ σ sc i >>= λ i′ → block-shape "mod" (p ∷ []) >>= λ s → ok (Mod s i′)
+builtin Γ σ sc f as with List.any (f ==_) operations
 ... | true  = fail (f ++ ": wrong number of arguments (" ++ showℕ (List.length as) ++ ")")
 ... | false = fail ("unknown operation " ++ f ++ "; known: " ++ String.intersperse ", " operations)
 

@@ -37,6 +37,7 @@ open import Spec.Front.Parser using (parse)
 open import Spec.Front.Expand using (expand; Scope; push; scope-of)
 open import Spec.Front.Names as Names using (NameMap; _==_)
 open import Spec.Front.Check using (infer)
+open import Spec.Front.Sorts using (Sorts; _▸ˢ_; sorts-of)
 
 ------------------------------------------------------------------------
 -- Erasure of a chain's bindings
@@ -71,6 +72,7 @@ private
     field
       {Δ}      : Ctx
       chain    : Chain Δ
+      sorts    : Sorts Δ
       scope    : Scope
       rcore    : List (String × Tm)       -- the core terms, last first
       faithful : erase-chain chain ≡ List.reverse rcore
@@ -100,17 +102,17 @@ private
               else ok r
 
   -- A binding, elaborated as an array.
-  elab : ∀ (Δ : Ctx) → Scope → ℕ → String → Raw → Result (Bound Δ)
-  elab Δ sc l x r = (do
+  elab : ∀ (Δ : Ctx) → Sorts Δ → Scope → ℕ → String → Raw → Result (Bound Δ)
+  elab Δ σ sc l x r = (do
     _ ← shallow r
-    t ← expand Δ sc r
-    (is , e , eq) ← infer Δ t
+    t ← expand Δ σ sc r
+    (is , e , eq) ← infer Δ σ t
     array t is e eq) at where′ l x
 
   step : Partial → ℕ × String × Raw → Result Partial
-  step (partial {Δ} c sc core eq) (l , x , r) = do
-    (t , p , e , e≡) ← elab Δ sc l x r
-    ok (partial (c ▹ (x , e)) (push x (push "" sc)) ((x , t) ∷ core) (snoc-faithful c x e {core} eq e≡))
+  step (partial {Δ} c σ sc core eq) (l , x , r) = do
+    (t , p , e , e≡) ← elab Δ σ sc l x r
+    ok (partial (c ▹ (x , e)) (σ ▸ˢ ar p ▸ˢ ar p) (push x (push "" sc)) ((x , t) ∷ core) (snoc-faithful c x e {core} eq e≡))
 
   steps : Partial → List (ℕ × String × Raw) → Result Partial
   steps p []       = ok p
@@ -197,7 +199,7 @@ private
 
   mismatch : List (ℕ × Role × String × S) → Maybe String → Partial → Maybe (String × S × String × S)
   mismatch ds nothing  _ = nothing
-  mismatch ds (just o) (partial c _ _ _) with List.boolFilter (λ (_ , r , _ , _) → sameRole target r) ds
+  mismatch ds (just o) (partial c _ _ _ _) with List.boolFilter (λ (_ , r , _ , _) → sameRole target r) ds
   ... | (_ , _ , y , s) ∷ [] = differ y s o (shape-of o (bindings c))
   ... | _                    = nothing
 
@@ -209,8 +211,8 @@ private
   -- The last binding, the loss: a scalar.
   finish : String → List String → List String → List String → Maybe String → String → Partial
          → ℕ → String → Raw → Result Elaborated
-  finish title fs ts ks pred note (partial {Δ} c sc core eq) l x r = do
-    (t , p , e , e≡) ← noted note (elab Δ sc l x r)
+  finish title fs ts ks pred note (partial {Δ} c σ sc core eq) l x r = do
+    (t , p , e , e≡) ← noted note (elab Δ σ sc l x r)
     scalar t p e e≡
     where
       placeholder-free : ∀ t (e : E Δ (ar unit)) → ⌊ e ⌋ ≡ t → Maybe (PF (c ▹ (x , e)))
@@ -267,7 +269,7 @@ private
     bs ← plain-defs (List.take (List.length fs ∸ 1) fs)
     let (Γ , ns) = ce-split (base ds)
         scope = scope-of (List.map proj₂ (decl-names ds))
-    p ← steps (partial (ε {Γ} ns) scope [] refl) bs
+    p ← steps (partial (ε {Γ} ns) (sorts-of Γ) scope [] refl) bs
     finish title (withRole input ds) (withRole target ds) (withRole constant ds) pred
            (note fuel (mismatch ds pred p)) p ll lx le
     where

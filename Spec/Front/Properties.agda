@@ -18,6 +18,7 @@ open import Spec.Lang.Syntax using (Ctx; IS; E)
 open import Spec.Front.Term using (Tm; ⌊_⌋)
 open import Spec.Front.Result using (Result; ok; fail)
 open import Spec.Front.Check using (Elab; infer)
+open import Spec.Front.Sorts using (Sorts)
 open import Spec.Front.Model using (Elaborated; elaborate; erase-chain)
 
 infix 4 _returns_
@@ -32,8 +33,8 @@ private
   faithful (ok (is , e , p)) refl = p
   faithful (fail _)          ()
 
-infer-faithful : ∀ (Γ : Ctx) (t : Tm) {is} {e : E Γ is} → infer Γ t returns (is , e) → ⌊ e ⌋ ≡ t
-infer-faithful Γ t = faithful (infer Γ t)
+infer-faithful : ∀ (Γ : Ctx) (σ : Sorts Γ) (t : Tm) {is} {e : E Γ is} → infer Γ σ t returns (is , e) → ⌊ e ⌋ ≡ t
+infer-faithful Γ σ t = faithful (infer Γ σ t)
 
 elaborate-faithful : ∀ (text : String) (m : Elaborated) → elaborate text ≡ ok m
                    → erase-chain (Elaborated.chain m) ≡ Elaborated.core m

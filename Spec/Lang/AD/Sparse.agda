@@ -11,7 +11,7 @@
 -- Θ(n²).  Here an environment (`Sparse Δ`) holds only the entries that
 -- are not zero, in a binary trie keyed by the variable's *level* (its
 -- position counted from the outermost variable, which a binder does
--- not change; Data.Nat.Binary's bijective numbering is the path), each
+-- not change; Spec.Lang.Trie), each
 -- node a short list of entries by shape (one in practice: the shape is
 -- the variable's).  A variable's level is `n ∸ suc (idx x)`, n the
 -- length of the context, carried as a number.
@@ -31,7 +31,7 @@ module Spec.Lang.AD.Sparse where
 
 open import Data.List using (List; []; _∷_)
 open import Data.Nat using (ℕ; zero; suc; _∸_)
-open import Data.Nat.Binary using (ℕᵇ; 2[1+_]; 1+[2_]; fromℕ) renaming (zero to 0ᵇ)
+open import Data.Nat.Binary using (ℕᵇ; fromℕ)
 open import Data.Product using (Σ; _,_)
 open import Function using (_∘_)
 open import Relation.Binary.PropositionalEquality using (refl)
@@ -42,6 +42,8 @@ open import Spec.Array.Properties using (_≟ₛ_)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst using (↑_)
 open import Spec.Lang.AD using (EnvE; close; deriv; max-step)
+open import Spec.Lang.Trie public using (Trie; leaf; node)
+open import Spec.Lang.Trie using (at; modify)
 
 private
   variable
@@ -87,26 +89,11 @@ close-row b ((s , z) ∷ zs) r = put s (close b z (find s r)) (close-row b zs r)
 ------------------------------------------------------------------------
 -- Tries
 
-data Trie (A : Set) : Set where
-  leaf : Trie A
-  node : A → Trie A → Trie A → Trie A
-
 Sparse : Ctx → Set
 Sparse Δ = Trie (Row Δ)
 
 row : Sparse Δ → ℕᵇ → Row Δ
-row leaf         k        = []
-row (node r _ _) 0ᵇ       = r
-row (node _ l _) 1+[2 k ] = row l k
-row (node _ _ t) 2[1+ k ] = row t k
-
-modify : ℕᵇ → (Row Δ → Row Δ) → Sparse Δ → Sparse Δ
-modify 0ᵇ       f leaf         = node (f []) leaf leaf
-modify 1+[2 k ] f leaf         = node [] (modify k f leaf) leaf
-modify 2[1+ k ] f leaf         = node [] leaf (modify k f leaf)
-modify 0ᵇ       f (node r l t) = node (f r) l t
-modify 1+[2 k ] f (node r l t) = node r (modify k f l) t
-modify 2[1+ k ] f (node r l t) = node r l (modify k f t)
+row = at []
 
 -- a body's environment closed by b and added: along the body's paths only
 merge : (∀ {q} → E (Δ ▹ ix u) (ar q) → E Δ (ar q)) → Sparse (Δ ▹ ix u) → Sparse Δ → Sparse Δ
@@ -122,7 +109,7 @@ get k s t = find s (row t k)
 
 -- the entry at k grows by sd (update δ x (_⊞ sd))
 add : ℕᵇ → (s : S) → E Δ (ar s) → Sparse Δ → Sparse Δ
-add k s sd = modify k (λ r → put s (find s r ⊞ sd) r)
+add k s sd = modify [] k (λ r → put s (find s r ⊞ sd) r)
 
 -- the dense environment a sparse one stands for
 dense : (Γ : Ctx) → Sparse Δ → EnvE Γ Δ

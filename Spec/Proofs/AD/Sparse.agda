@@ -19,8 +19,7 @@ open import Data.List using (List; []; _∷_)
 open import Data.Maybe using (just)
 open import Data.Nat using (ℕ; zero; suc; _∸_; _<_; _≤_; s≤s)
 open import Data.Nat.Properties using (≤-refl; <⇒≤; <⇒≢; ≤-step)
-open import Data.Nat.Binary using (ℕᵇ; 2[1+_]; 1+[2_]; fromℕ; toℕ) renaming (zero to 0ᵇ)
-open import Data.Nat.Binary.Properties using (toℕ-fromℕ)
+open import Data.Nat.Binary using (ℕᵇ; 2[1+_]; 1+[2_]; fromℕ) renaming (zero to 0ᵇ)
 open import Data.Product using (_,_)
 open import Relation.Binary.PropositionalEquality
 open import Relation.Nullary using (yes; no; ¬_)
@@ -30,6 +29,8 @@ open import Spec.Array.Properties using (_≟ₛ_)
 open import Spec.Lang.Syntax
 open import Spec.Lang.AD
 open import Spec.Lang.AD.Sparse
+open import Spec.Lang.Trie using (modify)
+open import Spec.Proofs.Trie using (at-modify-same; at-modify-other; fromℕ-injective)
 
 private
   variable
@@ -83,34 +84,6 @@ find-close-row b ((s′ , z) ∷ zs) r s with s′ ≟ₛ s
 ------------------------------------------------------------------------
 -- Tries
 
-row-modify-same : (t : Sparse Δ) (k : ℕᵇ) (f : Row Δ → Row Δ) → row (modify k f t) k ≡ f (row t k)
-row-modify-same leaf         0ᵇ       f = refl
-row-modify-same leaf         1+[2 k ] f = row-modify-same leaf k f
-row-modify-same leaf         2[1+ k ] f = row-modify-same leaf k f
-row-modify-same (node r l t) 0ᵇ       f = refl
-row-modify-same (node r l t) 1+[2 k ] f = row-modify-same l k f
-row-modify-same (node r l t) 2[1+ k ] f = row-modify-same t k f
-
-row-modify-other : (t : Sparse Δ) (k k′ : ℕᵇ) (f : Row Δ → Row Δ) → ¬ k ≡ k′ → row (modify k f t) k′ ≡ row t k′
-row-modify-other leaf         0ᵇ       0ᵇ        f ne = ⊥-elim (ne refl)
-row-modify-other leaf         0ᵇ       1+[2 k′ ] f ne = refl
-row-modify-other leaf         0ᵇ       2[1+ k′ ] f ne = refl
-row-modify-other leaf         1+[2 k ] 0ᵇ        f ne = refl
-row-modify-other leaf         1+[2 k ] 1+[2 k′ ] f ne = row-modify-other leaf k k′ f λ eq → ne (cong 1+[2_] eq)
-row-modify-other leaf         1+[2 k ] 2[1+ k′ ] f ne = refl
-row-modify-other leaf         2[1+ k ] 0ᵇ        f ne = refl
-row-modify-other leaf         2[1+ k ] 1+[2 k′ ] f ne = refl
-row-modify-other leaf         2[1+ k ] 2[1+ k′ ] f ne = row-modify-other leaf k k′ f λ eq → ne (cong 2[1+_] eq)
-row-modify-other (node r l t) 0ᵇ       0ᵇ        f ne = ⊥-elim (ne refl)
-row-modify-other (node r l t) 0ᵇ       1+[2 k′ ] f ne = refl
-row-modify-other (node r l t) 0ᵇ       2[1+ k′ ] f ne = refl
-row-modify-other (node r l t) 1+[2 k ] 0ᵇ        f ne = refl
-row-modify-other (node r l t) 1+[2 k ] 1+[2 k′ ] f ne = row-modify-other l k k′ f λ eq → ne (cong 1+[2_] eq)
-row-modify-other (node r l t) 1+[2 k ] 2[1+ k′ ] f ne = refl
-row-modify-other (node r l t) 2[1+ k ] 0ᵇ        f ne = refl
-row-modify-other (node r l t) 2[1+ k ] 1+[2 k′ ] f ne = refl
-row-modify-other (node r l t) 2[1+ k ] 2[1+ k′ ] f ne = row-modify-other t k k′ f λ eq → ne (cong 2[1+_] eq)
-
 row-leaf : (k : ℕᵇ) → row {Δ = Δ} leaf k ≡ []
 row-leaf k = refl
 
@@ -128,9 +101,6 @@ row-merge b (node z l r) (node d l′ r′) 2[1+ k ] = row-merge b r r′ k
 -- Levels
 
 private
-  fromℕ-injective : ∀ {m n} → fromℕ m ≡ fromℕ n → m ≡ n
-  fromℕ-injective {m} {n} eq = trans (sym (toℕ-fromℕ m)) (trans (cong toℕ eq) (toℕ-fromℕ n))
-
   -- a variable's level is below the context's length
   below : (Γ : Ctx) (n : ℕ) → Γ ‼ n ≡ just is → len Γ ∸ suc n < len Γ
   below (Γ ▹ _) zero    p = ≤-refl
@@ -138,11 +108,11 @@ private
 
 -- a key at or above the length is not read
 dense-above : (Γ : Ctx) (m : ℕ) (f : Row Δ → Row Δ) (t : Sparse Δ) → len Γ ≤ m
-            → dense Γ (modify (fromℕ m) f t) ≡ dense Γ t
+            → dense Γ (modify [] (fromℕ m) f t) ≡ dense Γ t
 dense-above ε          m f t h = refl
 dense-above (Γ ▹ ar s) m f t h =
   cong₂ _,_ (dense-above Γ m f t (<⇒≤ h))
-            (cong (find s) (row-modify-other t (fromℕ m) (fromℕ (len Γ)) f
+            (cong (find s) (at-modify-other [] t (fromℕ m) (fromℕ (len Γ)) f
                               λ eq → <⇒≢ h (sym (fromℕ-injective eq))))
 dense-above (Γ ▹ ix s) m f t h = dense-above Γ m f t (<⇒≤ h)
 
@@ -163,11 +133,11 @@ dense-add : (Γ : Ctx) (x : ar q ∈ Γ) (sd : E Δ (ar q)) (t : Sparse Δ)
           → dense Γ (add (fromℕ (len Γ ∸ suc (idx x))) q sd t) ≡ update (dense Γ t) x (_⊞ sd)
 dense-add (Γ ▹ ar q) (var# zero refl) sd t =
   cong₂ _,_ (dense-above Γ (len Γ) _ t ≤-refl)
-            (trans (cong (find q) (row-modify-same t (fromℕ (len Γ)) _))
+            (trans (cong (find q) (at-modify-same [] t (fromℕ (len Γ)) _))
                    (find-put-same q _ (row t (fromℕ (len Γ)))))
 dense-add (Γ ▹ ar s) (var# (suc n) p) sd t =
   cong₂ _,_ (dense-add Γ (var# n p) sd t)
-            (cong (find s) (row-modify-other t _ (fromℕ (len Γ)) _
+            (cong (find s) (at-modify-other [] t _ (fromℕ (len Γ)) _
                               λ eq → <⇒≢ (below Γ n p) (fromℕ-injective eq)))
 dense-add (Γ ▹ ix _) (var# (suc n) p) sd t = dense-add Γ (var# n p) sd t
 
