@@ -204,7 +204,8 @@
 --                    seed, and the values of its base entries.
 --      dump-sparse   Main computes that list with a sparse gradient
 --                    environment (Spec.Lang.AD.Sparse: a trie keyed by
---                    the variables' levels, O(log n) per occurrence where
+--                    the variables' levels, O(log n) per occurrence and
+--                    binder around it, where
 --                    ∇'s dense one walks the context): chain-grads-optˢ c
 --                    seed ≡ chain-grads-opt c seed, the same expressions
 --                    (∇-sparse: dense Δ (∇ˢ (len Δ) e s t) ≡ ∇ e s (dense Δ t));
@@ -465,6 +466,15 @@ module _ (laws : Laws 𝕊) where
 ------------------------------------------------------------------------
 -- The model language
 
+-- Item 10's dump-sparse (no law): the list Main computes with the
+-- sparse environment is chain-grads-opt.
+∇-sparse : ∀ {Δ is} (e sd : E Δ is) (t : Sparse Δ) → dense Δ (∇ˢ (len Δ) e sd t) ≡ ∇ e sd (dense Δ t)
+∇-sparse = ∇ˢ-dense
+
+dump-sparse : ∀ {Δ p} (c : Chain (Δ ▹ ar p ▹ ar p)) (seed : E (Δ ▹ ar p ▹ ar p) (ar p))
+            → chain-grads-optˢ c seed ≡ chain-grads-opt c seed
+dump-sparse = chain-grads-optˢ-≡
+
 infer-faithful : ∀ (Γ : Ctx) (σ : Sorts Γ) (t : Tm) {is} {e : E Γ is} → infer Γ σ t returns (is , e) → ⌊ e ⌋ ≡ t
 infer-faithful = Front.infer-faithful
 
@@ -557,13 +567,6 @@ module _ (laws : Laws 𝕊) where
                         (chain-env c v₀ seed γ₀) i
                       ≡ ⟦ lookupE {baseCtx c} (∇₀ (inl c pf (top c)) (subst (inl c pf) s′)) x ⟧ γ₀ i)
   dump-correct = CD.dump-correct
-
-  ∇-sparse : ∀ {Δ is} (e sd : E Δ is) (t : Sparse Δ) → dense Δ (∇ˢ (len Δ) e sd t) ≡ ∇ e sd (dense Δ t)
-  ∇-sparse = ∇ˢ-dense
-
-  dump-sparse : ∀ {Δ p} (c : Chain (Δ ▹ ar p ▹ ar p)) (seed : E (Δ ▹ ar p ▹ ar p) (ar p))
-              → chain-grads-optˢ c seed ≡ chain-grads-opt c seed
-  dump-sparse = chain-grads-optˢ-≡
 
   cnn-dump : DumpCorrect CNN.chain cnn-pf CNN.seed one
   cnn-dump = CM.cnn-dump

@@ -12,6 +12,9 @@
 -- are numbers.)  Every shape relation a
 -- constructor needs is decided by Spec.Front.Shape.
 --
+-- A variable's sort comes from σ : Sorts Γ, the sorts by level
+-- (Spec.Front.Sorts.lookup: O(log n), not a walk of Γ to the index).
+--
 -- Faithful by construction: every result carries the proof that the
 -- expression erases back to the term (⌊ e ⌋ ≡ t); Spec.Theorems states
 -- this as `infer-faithful`.
@@ -70,11 +73,6 @@ private
   need : ∀ {A : Set} → String → Maybe A → Result A
   need m (just x) = ok x
   need m nothing  = fail m
-
-------------------------------------------------------------------------
--- Variables
-
--- Spec.Front.Sorts.lookup: the sort from a trie by level, O(log n)
 
 ------------------------------------------------------------------------
 -- The nodes whose constructor depends on the shapes found

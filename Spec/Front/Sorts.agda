@@ -13,13 +13,15 @@
 --   lookup (Γ ▹ ar s ▹ ix u) σ 1 ≡ just (ar s , var# 1 _ , refl)
 --
 -- A lookup the trie cannot answer (an index out of scope) falls back
--- to Γ ‼ n: the result is the same either way.
+-- to Γ ‼ n: the result is the same either way.  (A definition that
+-- carries evidence: `_▸ˢ_` builds it from the trie's laws,
+-- Spec.Proofs.Trie.)
 ------------------------------------------------------------------------
 module Spec.Front.Sorts where
 
 open import Data.Maybe using (Maybe; just; nothing)
 open import Data.Nat using (ℕ; zero; suc; _∸_; _<_; s≤s)
-open import Data.Nat.Properties using (_<?_; <⇒≢; m∸n≤m)
+open import Data.Nat.Properties using (_<?_; <⇒≢)
 open import Data.Nat.Binary using (fromℕ)
 open import Data.Product using (Σ; _,_)
 open import Relation.Binary.PropositionalEquality using (_≡_; refl; sym; trans)
@@ -28,7 +30,7 @@ open import Relation.Nullary using (yes; no)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Trie using (Trie; leaf; at; modify)
 open import Spec.Front.Term using (var-index)
-open import Spec.Proofs.Trie using (at-modify-same; at-modify-other; fromℕ-injective)
+open import Spec.Proofs.Trie using (at-modify-same; at-modify-other; fromℕ-injective; level-below)
 
 private
   variable
@@ -41,10 +43,6 @@ record Sorts (Γ : Ctx) : Set where
     trie  : Trie (Maybe IS)
     sound : ∀ n {is} → n < size → at nothing trie (fromℕ (size ∸ suc n)) ≡ just is → Γ ‼ n ≡ just is
 
-private
-  below : ∀ m n → n < m → m ∸ suc n < m
-  below (suc m) n _ = s≤s (m∸n≤m m n)
-
 infixl 5 _▸ˢ_
 
 -- one variable more (the next level)
@@ -56,7 +54,7 @@ _▸ˢ_ {Γ} (sorts m t h) a = sorts (suc m) t′ sound′
     sound′ zero    _           eq = trans (sym (at-modify-same nothing t (fromℕ m) _)) eq
     sound′ (suc n) (s≤s n<m) eq =
       h n n<m (trans (sym (at-modify-other nothing t (fromℕ m) (fromℕ (m ∸ suc n)) _
-                             λ e → <⇒≢ (below m n n<m) (sym (fromℕ-injective e))))
+                             λ e → <⇒≢ (level-below m n n<m) (sym (fromℕ-injective e))))
                      eq)
 
 -- the sorts of a whole context (O(n log n), once)

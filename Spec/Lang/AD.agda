@@ -100,27 +100,28 @@ deriv Fn.derf     e = minus ((e ⊞ e) ⊠ un Fn.derf e)
 max-step : E Δ (ar s) → E Δ (ar s) → E Δ (ar s)
 max-step a b = un Fn.step (a ⊞ minus b)
 
--- ∇ e s δ: δ plus the gradient of e with seed s.
-∇ : E Δ is → E Δ is → EnvE Δ Δ → EnvE Δ Δ
-
 -- Is an expression the literal zero?  (An entry a binder's body does
 -- not touch stays the zero it started from.)
 data Zero? {Γ s} : E Γ (ar s) → Set where
   is-zero : Zero? zero
-  nonzero : ∀ {e} → Zero? e
+  other : ∀ {e} → Zero? e
 
 zero? : (e : E Γ (ar s)) → Zero? e
 zero? zero = is-zero
-zero? e    = nonzero
+zero? e    = other
 
 -- `close b z d`: the body's entry z closed by the binder b, added to
 -- the entry d; an untouched entry (z = zero, whose closure b zero
--- means 0) leaves d as it is, so a binder costs nothing for the
--- variables its body does not read (Spec.Lang.AD.Sparse relies on it).
+-- means 0) leaves d as it is, so a binder adds no node to the entries
+-- of the variables its body does not read (Spec.Lang.AD.Sparse relies
+-- on it).
 close : (E (Δ ▹ ix u) (ar p) → E Δ (ar p)) → E (Δ ▹ ix u) (ar p) → E Δ (ar p) → E Δ (ar p)
 close b z d with zero? z
 ... | is-zero = d
-... | nonzero = b z ⊞ d
+... | other = b z ⊞ d
+
+-- ∇ e s δ: δ plus the gradient of e with seed s.
+∇ : E Δ is → E Δ is → EnvE Δ Δ → EnvE Δ Δ
 
 -- Differentiate a body under a binder (from zero), close every entry
 -- with the binder `b` and add the result to δ.

@@ -435,3 +435,21 @@ _ = refl
 
 _ : Float.isNaN (⟦ un Fn.erf x ⟧ ρu (at (fsuc fzero))) ≡ true
 _ = refl
+
+------------------------------------------------------------------------
+-- Tries by level (Spec.Lang.Trie) and the sparse reverse pass
+
+import Data.Nat as N
+import Data.Nat.Binary as B
+import Spec.Lang.Trie as Trie
+import Spec.Lang.Chain.Sparse as Sparse
+
+_ : Trie.at 0 (Trie.modify 0 (B.fromℕ 5) N.suc Trie.leaf) (B.fromℕ 5) ≡ 1
+_ = refl
+
+_ : Trie.at 0 (Trie.modify 0 (B.fromℕ 5) N.suc Trie.leaf) (B.fromℕ 4) ≡ 0
+_ = refl
+
+-- the list Main prints for the test chain, computed both ways
+_ : Sparse.chain-grads-optˢ test-chain one ≡ chain-grads-opt test-chain one
+_ = refl

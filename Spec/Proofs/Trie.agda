@@ -1,12 +1,14 @@
 {-# OPTIONS --safe --without-K #-}
 ------------------------------------------------------------------------
 -- Laws of Spec.Lang.Trie: modify changes the entry of its key and no
--- other; distinct levels are distinct keys (fromℕ is injective).
+-- other; distinct levels are distinct keys (fromℕ is injective), and
+-- a level is below the length it is counted from.
 ------------------------------------------------------------------------
 module Spec.Proofs.Trie where
 
 open import Data.Empty using (⊥-elim)
-open import Data.Nat using (ℕ)
+open import Data.Nat using (suc; _∸_; _<_; s≤s)
+open import Data.Nat.Properties using (m∸n≤m)
 open import Data.Nat.Binary using (ℕᵇ; 2[1+_]; 1+[2_]; fromℕ; toℕ) renaming (zero to 0ᵇ)
 open import Data.Nat.Binary.Properties using (toℕ-fromℕ)
 open import Relation.Binary.PropositionalEquality
@@ -49,3 +51,7 @@ at-modify-other d (node a l r) 2[1+ k ] 2[1+ k′ ] f ne = at-modify-other d r k
 
 fromℕ-injective : ∀ {m n} → fromℕ m ≡ fromℕ n → m ≡ n
 fromℕ-injective {m} {n} eq = trans (sym (toℕ-fromℕ m)) (trans (cong toℕ eq) (toℕ-fromℕ n))
+
+-- the level of the index n in a context of length m is below m
+level-below : ∀ m n → n < m → m ∸ suc n < m
+level-below (suc m) n _ = s≤s (m∸n≤m m n)

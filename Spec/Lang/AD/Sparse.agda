@@ -1,7 +1,7 @@
 {-# OPTIONS --safe --without-K #-}
 ------------------------------------------------------------------------
 -- Reverse mode with a sparse gradient environment: the ∇ of
--- Spec.Lang.AD, at a cost that does not grow with the context.
+-- Spec.Lang.AD, at a cost logarithmic in the context's length.
 --
 -- Spec.Lang.AD's environment `EnvE Δ Δ` holds an entry for every array
 -- variable of Δ, innermost first: adding to the entry of a variable k
@@ -20,7 +20,9 @@
 --           starts from env-zero over all of Δ
 --   after:  ∇ˢ n (w ⊠ h) s t   touches the trie at w's and h's levels
 --           (O(log n) each); a binder's body starts from `leaf` and is
---           merged back along the paths it touched
+--           merged back along the paths it touched (so an occurrence
+--           under d binders costs O(d log n); the front end bounds d
+--           by its nesting limit)
 --
 -- `dense Δ t` reads a sparse environment as Spec.Lang.AD's (absent
 -- entries are zero); Spec.Proofs.AD.Sparse proves
@@ -30,7 +32,7 @@
 module Spec.Lang.AD.Sparse where
 
 open import Data.List using (List; []; _∷_)
-open import Data.Nat using (ℕ; zero; suc; _∸_)
+open import Data.Nat using (ℕ; suc; _∸_)
 open import Data.Nat.Binary using (ℕᵇ; fromℕ)
 open import Data.Product using (Σ; _,_)
 open import Function using (_∘_)

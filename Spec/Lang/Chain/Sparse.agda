@@ -7,8 +7,15 @@
 -- entry of the binding k places in costs k cells of a dense
 -- environment, and adding to a parameter's entry the length of Φ, so a
 -- chain of n bindings cost Θ(n²).  gradsˢ does the same steps on the
--- trie: O(log n) per variable occurrence, so the pass is O(N log n)
--- for a chain of N nodes.  Spec.Proofs.Chain.Sparse proves
+-- trie: O(d log n) per variable occurrence under d binders, so the
+-- pass is O(N d log n) for a chain of N nodes.
+--
+--   before: grads (c ▹ (h₂ , relu h₁ + x)) o δ   walks δ to h₂'s entry
+--           (2·k cells deep) and to x's (the length of Φ)
+--   after:  gradsˢ n (c ▹ (h₂ , relu h₁ + x)) o t   reads and adds at
+--           the three levels, O(log n) each
+--
+-- Spec.Proofs.Chain.Sparse proves
 -- chain-grads-optˢ c seed ≡ chain-grads-opt c seed.
 ------------------------------------------------------------------------
 module Spec.Lang.Chain.Sparse where

@@ -8,8 +8,9 @@
 --                      of Γ (δ a gradient environment, v tangents)
 --
 -- ip of env-zero is 0, of update δ x (_⊞ s) it grows by ⟨ ⟦s⟧ , vₓ ⟩,
--- of env-zipWith _⊞_ it adds (and of env-zipWith (close b), whose
--- untouched entries stay as they were, too), and of env-map b (closing every entry
+-- of env-zipWith (close b) it is that of env-map b plus the other's
+-- (close leaves an entry alone where the body's is zero, and b zero
+-- means 0), and of env-map b (closing every entry
 -- with a binder b) it is b's linear functional applied to the ip of
 -- the body's environment (`Lin`: Σ for sums, a decided selection for
 -- ix-minus).  Needs the Laws of the scalars.
@@ -163,14 +164,6 @@ ip-zero ε          ρ v       = refl
 ip-zero (Γ ▹ ar s) ρ (v , w) = trans (cong₂ _+_ (ip-zero Γ ρ v) (⟨⟩-zeroˡ w)) (+-identityˡ 0#)
 ip-zero (Γ ▹ ix s) ρ v       = ip-zero Γ ρ v
 
-ip-zip : (Γ : Ctx) (δ δ′ : EnvE Γ Δ) (ρ : Env Δ) (v : TEnv Γ)
-       → ip Γ (env-zipWith {Γ = Γ} _⊞_ δ δ′) ρ v ≡ ip Γ δ ρ v + ip Γ δ′ ρ v
-ip-zip ε          δ        δ′         ρ v       = sym (+-identityˡ 0#)
-ip-zip (Γ ▹ ar s) (δ , e)  (δ′ , e′)  ρ (v , w) =
-  trans (cong₂ _+_ (ip-zip Γ δ δ′ ρ v) (⟨⟩-+ˡ (⟦ e ⟧ ρ) (⟦ e′ ⟧ ρ) w))
-        (+-interchange _ _ _ _)
-ip-zip (Γ ▹ ix s) δ        δ′         ρ v       = ip-zip Γ δ δ′ ρ v
-
 ip-update : (Γ : Ctx) (δ : EnvE Γ Δ) (x : ar s ∈ Γ) (sd : E Δ (ar s)) (ρ : Env Δ) (v : TEnv Γ)
           → ip Γ (update {Γ} δ x (_⊞ sd)) ρ v ≡ ip Γ δ ρ v + ⟨ ⟦ sd ⟧ ρ , tlookup {Γ} v x ⟩
 ip-update (Γ ▹ ar _) (δ , e) (var# zero refl) sd ρ (v , w) =
@@ -210,7 +203,7 @@ close-sem : ∀ {q} (b : E (Δ ▹ ix u) (ar q) → E Δ (ar q)) (ρ : Env Δ)
           → ∀ l → ⟦ close b z d ⟧ ρ l ≡ ⟦ b z ⟧ ρ l + ⟦ d ⟧ ρ l
 close-sem b ρ h0 z d l with zero? z
 ... | is-zero = sym (trans (cong (_+ ⟦ d ⟧ ρ l) (h0 l)) (+-identityˡ _))
-... | nonzero = refl
+... | other = refl
 
 ip-close : (Γ : Ctx) (b : ∀ {q} → E (Δ ▹ ix u) (ar q) → E Δ (ar q)) (ρ : Env Δ)
          → (∀ {q} l → ⟦ b {q} zero ⟧ ρ l ≡ 0#)

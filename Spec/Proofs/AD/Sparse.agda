@@ -15,10 +15,10 @@
 module Spec.Proofs.AD.Sparse where
 
 open import Data.Empty using (⊥-elim)
-open import Data.List using (List; []; _∷_)
+open import Data.List using ([]; _∷_)
 open import Data.Maybe using (just)
-open import Data.Nat using (ℕ; zero; suc; _∸_; _<_; _≤_; s≤s)
-open import Data.Nat.Properties using (≤-refl; <⇒≤; <⇒≢; ≤-step)
+open import Data.Nat using (ℕ; zero; suc; _∸_; _<_; _≤_; s≤s; z≤n)
+open import Data.Nat.Properties using (≤-refl; <⇒≤; <⇒≢)
 open import Data.Nat.Binary using (ℕᵇ; 2[1+_]; 1+[2_]; fromℕ) renaming (zero to 0ᵇ)
 open import Data.Product using (_,_)
 open import Relation.Binary.PropositionalEquality
@@ -30,7 +30,7 @@ open import Spec.Lang.Syntax
 open import Spec.Lang.AD
 open import Spec.Lang.AD.Sparse
 open import Spec.Lang.Trie using (modify)
-open import Spec.Proofs.Trie using (at-modify-same; at-modify-other; fromℕ-injective)
+open import Spec.Proofs.Trie using (at-modify-same; at-modify-other; fromℕ-injective; level-below)
 
 private
   variable
@@ -84,9 +84,6 @@ find-close-row b ((s′ , z) ∷ zs) r s with s′ ≟ₛ s
 ------------------------------------------------------------------------
 -- Tries
 
-row-leaf : (k : ℕᵇ) → row {Δ = Δ} leaf k ≡ []
-row-leaf k = refl
-
 row-merge : (b : ∀ {q} → E (Δ ▹ ix u) (ar q) → E Δ (ar q)) (T : Sparse (Δ ▹ ix u)) (t : Sparse Δ) (k : ℕᵇ)
           → row (merge b T t) k ≡ close-row b (row T k) (row t k)
 row-merge b leaf         t              k        = refl
@@ -101,10 +98,13 @@ row-merge b (node z l r) (node d l′ r′) 2[1+ k ] = row-merge b r r′ k
 -- Levels
 
 private
-  -- a variable's level is below the context's length
+  -- a variable's index is below the context's length, so its level is too
+  index-below : (Γ : Ctx) (n : ℕ) → Γ ‼ n ≡ just is → n < len Γ
+  index-below (Γ ▹ _) zero    p = s≤s z≤n
+  index-below (Γ ▹ _) (suc n) p = s≤s (index-below Γ n p)
+
   below : (Γ : Ctx) (n : ℕ) → Γ ‼ n ≡ just is → len Γ ∸ suc n < len Γ
-  below (Γ ▹ _) zero    p = ≤-refl
-  below (Γ ▹ _) (suc n) p = ≤-step (below Γ n p)
+  below Γ n p = level-below (len Γ) n (index-below Γ n p)
 
 -- a key at or above the length is not read
 dense-above : (Γ : Ctx) (m : ℕ) (f : Row Δ → Row Δ) (t : Sparse Δ) → len Γ ≤ m

@@ -276,7 +276,7 @@ AllOnly-close {Γ = Γ ▹ ar _} b hb (δ , e) (δ′ , e′) (o , oe) (o′ , o
     only : ∀ {q} (z : E _ (ar q)) (d : E _ (ar q)) → Only _ z → Only _ d → Only _ (close b z d)
     only z d oz od with zero? z
     ... | is-zero = od
-    ... | nonzero = hb z oz , od
+    ... | other = hb z oz , od
 AllOnly-close {Γ = Γ ▹ ix _} b hb δ       δ′        o        o′         = AllOnly-close {Γ = Γ} b hb δ δ′ o o′
 
 ------------------------------------------------------------------------

@@ -9,7 +9,7 @@
 ------------------------------------------------------------------------
 module Spec.Proofs.Chain.Sparse where
 
-open import Data.List using (List; _∷_; _++_; [_]; map)
+open import Data.List using (_∷_; _++_; [_]; map)
 open import Data.Product using (_,_)
 open import Relation.Binary.PropositionalEquality hiding ([_])
 
