@@ -93,8 +93,21 @@ def cmd_train(args) -> int:
     if args.distributed:  # under torchrun: rank 0 runs this command; the others follow
         from .distributed import context
         dist = context(args.groups, args.dist_timeout)
-        if not dist.main:
+    try:
+        if dist is not None and not dist.main:
             return _follow(args, dist)
+        return _train(args, dist)
+    finally:
+        # leave the process group before the interpreter exits: gloo's threads outliving it
+        # abort the process ("terminate called without an active exception", SIGABRT)
+        if dist is not None:
+            try:
+                dist.close()
+            except Exception:  # noqa: BLE001 - a group a failed rank left: nothing to release
+                pass
+
+
+def _train(args, dist) -> int:
     images, labels = load_split(args.data, "train", args.train_limit)
     test = None
     if has_split(args.data, "test") and args.test_limit != 0:  # --test-limit 0: no testing

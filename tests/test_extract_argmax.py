@@ -187,7 +187,7 @@ def test_lane_argmax_of_a_scalar_call(kernel_cache):
     b.output("prediction", m)
     b.output("loss", m)
     d = b.build()
-    c = generate(dump.parse(d), "f32").files["model_max_log.c"]
+    c = generate(dump.parse(d), "f32", Options(lanes=8)).files["model_max_log.c"]
     fwd = _kernel(c, "model_max_log_forward_a1_m_lanes")
     assert "tmp2[0][l] = logf(" in fwd and "vargstep(top1[0], arg0, tmp2[0], a0);" in fwd, fwd
     assert "vstore(&a1_m[0], top1[0]);" in fwd
