@@ -42,6 +42,8 @@ from pathlib import Path
 
 import numpy as np
 
+from extract.ir.names import c_model
+
 
 def light_resnet50() -> Path:
     import onnx
@@ -199,7 +201,7 @@ def main(argv=None) -> int:
     parsed = time.monotonic() - start
     g = generate(m, "f32")
     generated = time.monotonic() - start - parsed
-    c = g.files[f"{m.name}.c"]
+    c = g.files[f"{c_model(m.name)}.c"]
     row("extract", f"{parsed + generated:.1f} s (parse {parsed:.1f}, generate {generated:.1f}): "
                    f"{len(m.chain)} bindings, {len(m.gradients)} gradients, C {len(c) / 1e6:.2f} MB "
                    f"in {max(len(g.parts) - 1, 1)} part(s) + entry points")
