@@ -464,16 +464,18 @@ module _ (laws : Laws 𝕊) where
   chain-∇-correct = CH.chain-∇-correct
 
 ------------------------------------------------------------------------
--- The model language
+-- The reverse pass Main runs (item 10's dump-sparse; no law): the list
+-- computed with the sparse environment is chain-grads-opt
 
--- Item 10's dump-sparse (no law): the list Main computes with the
--- sparse environment is chain-grads-opt.
 ∇-sparse : ∀ {Δ is} (e sd : E Δ is) (t : Sparse Δ) → dense Δ (∇ˢ (len Δ) e sd t) ≡ ∇ e sd (dense Δ t)
 ∇-sparse = ∇ˢ-dense
 
 dump-sparse : ∀ {Δ p} (c : Chain (Δ ▹ ar p ▹ ar p)) (seed : E (Δ ▹ ar p ▹ ar p) (ar p))
             → chain-grads-optˢ c seed ≡ chain-grads-opt c seed
 dump-sparse = chain-grads-optˢ-≡
+
+------------------------------------------------------------------------
+-- The model language
 
 infer-faithful : ∀ (Γ : Ctx) (σ : Sorts Γ) (t : Tm) {is} {e : E Γ is} → infer Γ σ t returns (is , e) → ⌊ e ⌋ ≡ t
 infer-faithful = Front.infer-faithful
