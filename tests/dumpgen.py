@@ -1290,17 +1290,21 @@ def maxall_hand() -> dict:
     return m.build()
 
 
-def lse_hand(stop: bool) -> dict:
-    """log-sum-exp of a = w·z (z an input, w a parameter, 10 each), shifted by the maximum:
+def lse_hand(stop: bool, n: int = 10, name: str | None = None) -> dict:
+    """log-sum-exp of a = w·z (z an input, w a parameter, ``n`` each), shifted by the maximum:
     ``m = a[argmax a]`` (``detach``ed in ``lse_detach``: its derivative 0), ``s = Σ exp(a −
     m)``, ``lse = m + log s``; gradients by ``autodiff``: d_a is the softmax of a (through m
-    it cancels, up to rounding, in ``lse_max``)."""
-    m = Builder("lse_detach" if stop else "lse_max")
-    z, w = m.input("z", 10), m.param("w", 10)
+    it cancels, up to rounding, in ``lse_max``). ``lse_long`` (detached, n = 5,000) has sums
+    long enough to be added up in blocks (extract/passes/blocksum.py), the last block short;
+    its maximum is detached because through it the gradient at the argmax is ``1 − Σ softmax``,
+    zero up to rounding, which two correct summation orders (the oracle's and the kernel's)
+    round differently by 1e-12 of the largest element: nothing a comparison could decide."""
+    m = Builder(name or ("lse_detach" if stop else "lse_max"))
+    z, w = m.input("z", n), m.param("w", n)
     a = m.let("a", z * w)
-    mx = maxall(10, lambda i: a[i])
+    mx = maxall(n, lambda i: a[i])
     mx = m.let("m", detach(mx) if stop else mx)
-    s = m.let("s", sum_(10, lambda i: exp(a[i] + minus(mx))))
+    s = m.let("s", sum_(n, lambda i: exp(a[i] + minus(mx))))
     lse = m.let("lse", mx + log(s))
     m.seed(lse, one(1))
     m.autodiff()
@@ -1533,6 +1537,7 @@ EXAMPLES: dict[str, Callable[[], dict]] = {
     "maxall": maxall_hand,
     "lse_max": lambda: lse_hand(False),
     "lse_detach": lambda: lse_hand(True),
+    "lse_long": lambda: lse_hand(True, 5000, "lse_long"),
     "maxpool": maxpool_hand,
 }
 

@@ -4,7 +4,7 @@ In: an ``ir.Model`` (``extract/ir/ir.py``). Out: ``lower.Kernel`` s, one loop ne
 writing a caller-owned buffer, scalar locals only (``extract/ir/code.py``). Each pass changes
 the order of operations, never a value; each module's docstring shows a small before and
 after. Order: ``share`` → ``inline`` (batch kernels) → ``lower`` (``bounds``, ``split``,
-``interchange`` inside it) → ``winograd`` → ``peel`` → ``registers`` → ``lanes`` → ``divide``
+``interchange``, ``blocksum`` inside it) → ``winograd`` → ``peel`` → ``registers`` → ``lanes`` → ``divide``
 (the batch kernels' passes are run by ``extract/emit/sources.py``). Imports ``extract.ir`` and
 the bottom only.
 """

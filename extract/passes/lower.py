@@ -65,7 +65,8 @@ element). ``auto`` tries ``dest`` and falls back to ``element``.
 The whole pass, per array: ``share_bindings`` (extract/passes/share.py) first, then the loop nest
 above, then ``tighten_bounds`` (extract/passes/bounds.py: guards become loop bounds or points) and,
 for C, ``split_div_loops`` (extract/passes/split.py: ``v / d`` indices become affine) and
-``interchange_loops`` (extract/passes/interchange.py).
+``interchange_loops`` (extract/passes/interchange.py), and last ``block_sums``
+(extract/passes/blocksum.py: a sum of thousands of terms into one place is added up in blocks).
 
 **When a temporary array would be needed.** After hoisting, a reduction R sits inside a set of
 loops. If one of them, of extent n > 1, is a loop whose variable R does not depend on (directly,
@@ -82,6 +83,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ir import ir
+from .blocksum import block_sums
 from .bounds import tighten_bounds
 from .interchange import interchange_loops
 from .split import split_div_loops
@@ -660,6 +662,7 @@ def lower_array(model: ir.Model, array: ir.Array, options: Options = Options()) 
         if not options.threads:
             # splitting can turn a guard into an equality with a new loop: tighten again
             body = interchange_loops(tighten_bounds(split_div_loops(body, taken), options.threads))
+        body = block_sums(body, taken)
         bad = [v for v in k.violations if v.factor > options.recompute_limit]
         if not bad:
             reads = stmt_loads(body)
