@@ -236,10 +236,13 @@ def main(argv=None) -> int:
         # the growth of CPU time where it was measured (the wall time on a busy machine is
         # inflated by the load), below 0.05 s start-up dominates
         key = "cpu_s" if all(r["cpu_s"] == r["cpu_s"] for r in ok) else "seconds"
-        big = [r for r in ok if r[key] > 0.05] or ok
+        big = [r for r in ok if r[key] > 0.05]
+        note = ""
+        if len(big) < 2:      # every run is start-up (CPU clock at 0.00): the wall time's slope
+            key, big, note = "seconds", ok, " (every run under 0.05 s: start-up, wall time)"
         kt = fit([r["size"] for r in big], [r[key] for r in big])
         km = fit([r["size"] for r in ok], [r["rss_mb"] for r in ok])
-        print(f"  fitted growth: time ~ n^{kt:.2f}, memory ~ n^{km:.2f}")
+        print(f"  fitted growth: time ~ n^{kt:.2f}, memory ~ n^{km:.2f}{note}")
         growth[label] = {"rows": rows, "time_exponent": kt, "memory_exponent": km}
     results["growth"] = growth
 
