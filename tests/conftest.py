@@ -230,6 +230,30 @@ STRIDED_MODEL = ("model strided\ninput x : 2x8x8\ntarget y : 3\nparam k : 4x2x3x
                  "output o = dense(w, a, c)\nloss l = softmax_ce(o, y)\n")
 
 
+def small_resnet20() -> str:
+    """models/resnet20.model at a quarter of its channels and of its side: 4, 8, 16 channels on
+    8×8, 4×4, 2×2 planes (input 3×8×8): every layer the zoo's has (stride-2 blocks with
+    their 1×1 shortcuts, the residual scalars, global average pooling, the dense head) with
+    256 times fewer multiply-adds, for the tests whose cost is the zoo model's size (the field
+    evaluator against the oracle over the field: 560 s on the zoo's, PK_TEST_ZOO=1)."""
+    import re
+    text = (TESTS.parent / "models" / "resnet20.model").read_text()
+    text = "\n".join(re.sub(r"\s*--.*$", "", line) for line in text.splitlines()
+                     if not line.startswith("--")) + "\n"
+    channels = {"16": "4", "32": "8", "64": "16"}
+    planes = {"32x32": "8x8", "16x16": "4x4", "8x8": "2x2"}
+
+    def param(m):
+        return m.group(1) + "x".join(channels.get(d, d) for d in m.group(2).split("x"))
+    out = re.sub(r"(?m)^(param\s+\w+\s*:\s*)([\dx]+)", param, text)
+    out = re.sub(r"(?m)^(input\s+x\s*:\s*)3x32x32", r"\g<1>3x8x8", out)
+    out = re.sub(r"for ([oc]) : (\d+)", lambda m: f"for {m.group(1)} : {channels[m.group(2)]}", out)
+    out = re.sub(r"\b(for|sum) i : (\d+x\d+)", lambda m: f"{m.group(1)} i : {planes[m.group(2)]}",
+                 out)
+    out = out.replace(") / 64", ") / 4")
+    return out.replace("model resnet20", "model resnet20_small")
+
+
 def elaborate_text(main: Path, text: str):
     """``Main model -`` on a model file's text: the dump on stdout, or (status 1) the one-line
     error on stderr, naming the file ``-``."""
