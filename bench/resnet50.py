@@ -173,7 +173,7 @@ def main(argv=None) -> int:
     import onnx
     from extract.emit import build
     from extract.ir import dump
-    from extract.onnx_import import import_onnx
+    from extract.front.onnx import import_onnx
     from extract.emit.sources import generate
     import runtime
     rows = {}

@@ -122,6 +122,9 @@ def pytest_configure(config):
         config._pk_made_cache = cache
     config._pk_saved_cache = os.environ.get("PROVED_KERNELS_CACHE")
     os.environ["PROVED_KERNELS_CACHE"] = str(cache)
+    # every build of the run, in a worker or a subprocess, fails on a warning (extract/emit/
+    # build.py): the generated C is warning-free for every model the suite builds
+    os.environ["PROVED_KERNELS_WERROR"] = "1"
     os.environ["PK_TEST_RUN_LOCK"] = str(Path(tempfile.mkdtemp(prefix="pk-test-lock-")))
 
 

@@ -469,7 +469,7 @@ def test_a_list_where_a_name_belongs_is_a_dump_error(where):
     ("memcpy", "memcpy"), ("float", "float"), ("7up", "t7up"), ("d_x", "vd_x"),
 ])
 def test_onnx_names_are_names_the_c_can_take(raw, name):
-    from extract.onnx_import import _Importer
+    from extract.front.onnx.core import _Importer
     got = _Importer._ident(None, raw, set())
     assert got == name and dump.name_problem(got) is None
 

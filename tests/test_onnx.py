@@ -30,7 +30,7 @@ if os.environ.get("CI") and not os.environ.get("ONNX_OPTIONAL"):
 onnx = pytest.importorskip("onnx")
 from onnx import helper, numpy_helper, TensorProto  # noqa: E402
 
-from extract.onnx_import import OnnxImportError, import_onnx  # noqa: E402
+from extract.front.onnx import OnnxImportError, import_onnx  # noqa: E402
 import runtime.onnx_backend as backend  # noqa: E402
 
 pytestmark = pytest.mark.agda
@@ -688,7 +688,7 @@ def test_shape_arithmetic_of_a_computed_tensor_is_named():
 def test_a_batch_size_fixed_at_export_is_named():
     """Exported at batch 4 without dynamic_axes: 4 × 2 × 3 has no batch axis to find (a
     warning says so); with ``batch=True``, a Reshape to (4, -1) names the fixed batch size."""
-    from extract.onnx_import import OnnxBatchWarning
+    from extract.front.onnx import OnnxBatchWarning
     graph = helper.make_graph(
         [_i64("to", [4, -1]), helper.make_node("Reshape", ["x", "to"], ["f"]),
          helper.make_node("MatMul", ["f", "w"], ["out"])], "net",

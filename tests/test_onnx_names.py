@@ -7,7 +7,7 @@ import pytest
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper  # noqa: E402
 
-from extract.onnx_import import import_onnx  # noqa: E402
+from extract.front.onnx import import_onnx  # noqa: E402
 
 
 def test_a_graph_name_with_newlines_stays_one_comment_line():

@@ -34,7 +34,7 @@ pytestmark = pytest.mark.agda
 @pytest.mark.parametrize("name", onnx_zoo.ARCHITECTURES)
 def test_an_architecture_imports_and_elaborates(name):
     import onnx
-    from extract import frontend
+    from extract.front import frontend
     from extract.front.onnx import import_onnx
     imp = import_onnx(onnx.load(str(onnx_zoo.light(name))))
     assert imp.batch and 1000 in imp.output_shape, imp.output_shape

@@ -73,6 +73,9 @@ if platform.system() == "Linux" and platform.machine() == "x86_64" and \
         platform.libc_ver()[0] == "glibc":
     LDFLAGS.append("-lmvec")    # the vector exp the generated C declares (see below)
 WARNINGS = ["-Wall", "-Wextra", "-Werror"]
+# PROVED_KERNELS_WERROR=1: every build also compiles with WARNINGS, so a warning fails it (the
+# test suite sets it: each model it builds is a check that the generated C is warning-free)
+ENV_WERROR = "PROVED_KERNELS_WERROR"
 NVCCFLAGS = ["-O3", "-std=c++17"]
 @lru_cache(maxsize=None)
 def _tool_version(tool: str) -> str:
@@ -202,6 +205,15 @@ def _compile_parts(label: str, tmp: Path, parts: list, flags: list) -> list:
     return objects
 
 
+def build_flags(flags: list | None = None) -> list:
+    """gcc's flags for a module: ``flags``, else ``CFLAGS``, with ``WARNINGS`` under
+    PROVED_KERNELS_WERROR=1 (the one rule: the module's name and the generated index use it)."""
+    flags = list(flags if flags is not None else CFLAGS)
+    if os.environ.get(ENV_WERROR) == "1":
+        flags += [w for w in WARNINGS if w not in flags]
+    return flags
+
+
 def build(model_name: str, precision: str, files: dict, cdef: str,
           flags: list | None = None, parts: dict | None = None) -> tuple:
     """Build (or find in the cache) the cffi module of generated sources; return (ffi, lib).
@@ -217,7 +229,7 @@ def build(model_name: str, precision: str, files: dict, cdef: str,
 def _build(model_name: str, precision: str, files: dict, cdef: str, flags: list | None,
            parts: dict | None) -> tuple:
     from filelock import FileLock
-    flags = list(flags if flags is not None else CFLAGS)
+    flags = build_flags(flags)
     parts = dict(parts or {})
     key = _key({**files, **parts}, cdef, flags)
     name = f"_pk_{model_name}_{precision}_{key}"
@@ -421,7 +433,7 @@ def load(model, precision: str = "f32", dump=None, options=None) -> tuple:
     g = generate(m, precision, options)
     out = build(m.name, precision, g.files, g.cdef, parts=g.parts)
     if index is not None:
-        key = _key({**g.files, **g.parts}, g.cdef, CFLAGS)
+        key = _key({**g.files, **g.parts}, g.cdef, build_flags())
         try:
             cache.private_dir(index.parent)
             cache.write_private(index, f"_pk_{m.name}_{precision}_{key}\n")
@@ -453,6 +465,6 @@ def _generated_index(m, precision: str, options) -> Path | None:
     from .sources import SPLIT_BYTES
     h = hashlib.sha256()
     for part in [m.dump_hash, precision, repr(options), _code_hash(), _cpu(), platform.machine(),
-                 sys.version, " ".join(CFLAGS), str(SPLIT_BYTES)]:
+                 sys.version, " ".join(build_flags()), str(SPLIT_BYTES)]:
         h.update(part.encode() + b"\0")
     return cache_dir() / "generated" / h.hexdigest()[:32]
