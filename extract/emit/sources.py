@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import jinja2
@@ -123,7 +124,11 @@ def transpose_program(width: int, shuf: str = "M_SHUF", vtype: str = "vreal") ->
     return lines
 
 
+@lru_cache(maxsize=None)
 def _env() -> jinja2.Environment:
+    """One environment per process: Jinja compiles each template once into it (a third of a
+    second for the four templates, which every ``generate`` paid before) and checks the file's
+    time at each use, so an edited template is compiled again."""
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)),
                               undefined=jinja2.StrictUndefined, trim_blocks=True,
                               lstrip_blocks=True, keep_trailing_newline=True,
