@@ -13,7 +13,7 @@
 #                                    # demo` (from scratch on 2 cores: 66 s for the modules
 #                                    # Main imports, then the rest of the proofs and GHC at
 #                                    # once, about 110 s, instead of 124 s + 120 s one after
-#                                    # the other, measured without GHC's -j). Agda writes a module's interface once it
+#                                    # the other). Agda writes a module's interface once it
 #                                    # has checked it, so the two never write the same file:
 #                                    # GHC's build reads only the interfaces of the first step.
 #
@@ -69,11 +69,6 @@ if command -v flock >/dev/null && { exec 9>"$build/.lock"; } 2>/dev/null; then
   fi
 fi
 
-# GHC builds the executable's ~220 Haskell modules up to this many at a time (alone on 2 cores:
-# 102 s with -j2 instead of 120 s; beside the proofs it takes the core they leave when done)
-ghc_jobs=$(nproc 2>/dev/null || echo 1)
-if (( ghc_jobs > 4 )); then ghc_jobs=4; fi
-
 proofs() {
   "$agda" -i "$stdlib" -i . Spec/Everything.agda
 }
@@ -90,8 +85,7 @@ if [[ "${1:-}" == "--proofs" ]]; then
     proofs > "$log" 2>&1 &
     checking=$!
     status=0
-    "$agda" --compile --compile-dir="$build" --ghc-flag=-j"$ghc_jobs" -i "$stdlib" -i . \
-      Spec/Main.agda >&2 || status=$?
+    "$agda" --compile --compile-dir="$build" -i "$stdlib" -i . Spec/Main.agda >&2 || status=$?
     if ! wait "$checking"; then
       cat "$log" >&2
       echo "build-dump: the proofs do not check (Spec/Everything.agda: above)" >&2
@@ -105,8 +99,7 @@ if [[ "${1:-}" == "--proofs" ]]; then
   fi
 elif stale; then
   echo "build-dump: compiling Spec/Main.agda into $build (slow the first time)" >&2
-  "$agda" --compile --compile-dir="$build" --ghc-flag=-j"$ghc_jobs" -i "$stdlib" -i . \
-    Spec/Main.agda >&2
+  "$agda" --compile --compile-dir="$build" -i "$stdlib" -i . Spec/Main.agda >&2
   touch "$binary"
 fi
 
