@@ -122,8 +122,37 @@ def errors(got, want) -> tuple[float, float]:
     return float(diff.max() / np.abs(want).max()), float((diff / np.abs(want)).max())
 
 
+def shipped_output(name: str) -> np.ndarray:
+    """The architecture's ``light_NAME_output_0.pb``: its output with the shipped weights,
+    which is the same for every input (each weight one value repeated), so any input
+    reconstructs the one it was computed of."""
+    import onnx
+    from onnx import numpy_helper
+    p = light(name)
+    return numpy_helper.to_array(onnx.load_tensor(str(p.with_name(p.stem + "_output_0.pb"))))
+
+
+def check_shipped(name: str, rep, seed: int = 0) -> tuple[float, float]:
+    """The built network ``rep`` (of ``check``: the same names, random weights) with the
+    shipped weights, which the importer reads from the ConstantOfShape nodes, on a random
+    input, against the shipped output: (over the largest, elementwise relative)."""
+    import onnx
+    from extract.front.onnx import import_onnx
+    model = onnx.load(str(light(name)))
+    imp = import_onnx(model, batch=True, loss="auto")
+    params = {k: v for k, v in imp.params.items() if k in rep.model.params}
+    assert set(params) == set(rep.model.params), set(rep.model.params) ^ set(params)
+    rep.model.set_params(params)
+    dims = [d.dim_value for d in data_input(model).type.tensor_type.shape.dim]
+    x = np.random.default_rng(seed + 1).normal(size=dims).astype(np.float32)
+    (got,) = rep.run([x])
+    want = shipped_output(name)
+    return errors(got.reshape(want.shape), want)
+
+
 def check(name: str, seed: int = 0, log=print) -> tuple[float, float]:
-    """Import, elaborate, build and run one architecture against onnxruntime."""
+    """Import, elaborate, build and run one architecture against onnxruntime (random
+    weights), then with the shipped weights against the shipped output."""
     import runtime.onnx_backend as backend
     model, x, want = prepared(name, seed)
     t = time.monotonic()
@@ -135,6 +164,10 @@ def check(name: str, seed: int = 0, log=print) -> tuple[float, float]:
     log(f"{name}: ran in {time.monotonic() - t:.0f} s; against onnxruntime: {err[0]:.1e} over "
         f"the largest, {err[1]:.1e} elementwise relative (outputs {float(np.abs(want).min()):.1e}"
         f" to {float(np.abs(want).max()):.1e})")
+    shipped = check_shipped(name, rep, seed)
+    log(f"{name}: with the shipped weights against light_{name}_output_0.pb: {shipped[0]:.1e} "
+        f"over the largest, {shipped[1]:.1e} elementwise relative")
+    assert shipped[0] <= 1e-5, (name, shipped)
     return err
 
 

@@ -77,6 +77,29 @@ def _cases():
     c["depthwise Conv with a multiplier"] = (_model(
         [_n("Conv", ["x", "w"], group=4, pads=[2, 1, 0, 1])], x4, {"w": _f(8, 1, 3, 3)}),
         x4, 1e-5)
+    # grouped convolutions whose planes end in 1 (MobileNet's last stages on a CIFAR-sized
+    # input): 2×2 to 1×1, 1×1 to 1×1, 3×1 to 2×1 (the model language absorbs a trailing 1)
+    c["depthwise Conv of 2x2 planes to 1x1, stride 2"] = (_model(
+        [_n("Conv", ["x", "w", "b"], group=4, strides=[2, 2], pads=[1, 1, 1, 1])],
+        (1, 4, 2, 2), {"w": _f(4, 1, 3, 3), "b": _f(4)}), (1, 4, 2, 2), 1e-5)
+    c["depthwise Conv of 1x1 planes"] = (_model(
+        [_n("Conv", ["x", "w"], group=6, pads=[1, 1, 1, 1])], (1, 6, 1, 1),
+        {"w": _f(6, 1, 3, 3)}), (1, 6, 1, 1), 1e-5)
+    c["Conv in 2 groups of 3x1 planes"] = (_model(
+        [_n("Conv", ["x", "w", "b"], group=2, pads=[0, 0, 0, 0])], (1, 4, 3, 1),
+        {"w": _f(6, 2, 2, 1), "b": _f(6)}), (1, 4, 3, 1), 1e-5)
+    # one initializer read by a grouped and an ungrouped convolution (PyTorch's exporter
+    # shares equal initializers: the folded biases of a fresh MobileNet), in either order
+    k4 = _f(4)
+    c["a bias shared by a Conv and then a depthwise Conv"] = (_model(
+        [_n("Conv", ["x", "w1", "b"], "a"), _n("Conv", ["a", "w2", "b"], group=4,
+                                              pads=[1, 1, 1, 1])], x4,
+        {"w1": _f(4, 4, 1, 1), "w2": _f(4, 1, 3, 3), "b": k4}), x4, 1e-5)
+    c["a bias shared by a depthwise Conv and then a Conv and an Add"] = (_model(
+        [_n("Conv", ["x", "w2", "b"], "a", group=2, pads=[1, 1, 1, 1]),
+         _n("Conv", ["a", "w1", "b"], "c"), _n("Add", ["c", "b4"])], x4,
+        {"w1": _f(4, 4, 1, 1), "w2": _f(4, 2, 3, 3), "b": k4, "b4": k4.reshape(4, 1, 1)}),
+        x4, 1e-5)
     c["Conv SAME_UPPER, an even kernel, stride 2"] = (_model(
         [_n("Conv", ["x", "w"], auto_pad="SAME_UPPER", strides=[2, 2])], (1, 3, 7, 7),
         {"w": _f(2, 3, 4, 4)}), (1, 3, 7, 7), 1e-5)
@@ -343,6 +366,32 @@ def test_the_gradients_through_the_new_expansions(kernel_cache):
     inputs = {"x": rng.normal(size=(2, 4, 5, 5)), imp.target: rng.normal(size=(2, 6, 3, 3))}
     _, grads = m.batch_gradients(inputs)
     assert set(grads) == {n for n in imp.params if n not in imp.consts}
+    _central_differences(m, inputs, grads, rng)
+
+
+def test_a_shared_bias_is_one_parameter(kernel_cache):
+    """float64: an initializer read by an ungrouped and a depthwise convolution is one
+    parameter (the grouped reading is blocks of it), trained as one: its gradient, the sum of
+    both readings', against central differences."""
+    import runtime
+    from runtime.spec import _compiled
+    from extract.front.onnx import import_onnx
+    rng = np.random.default_rng(6)
+    model = _model([_n("Conv", ["x", "w1", "b"], "a"),
+                    _n("Conv", ["a", "w2", "b"], group=4, pads=[1, 1, 1, 1])], (1, 4, 5, 5),
+                   {"w1": _f(4, 4, 1, 1), "w2": _f(4, 1, 3, 3), "b": _f(4)})
+    imp = import_onnx(model, loss="sqerr")
+    assert sorted(imp.params) == ["b", "w1", "w2_g"], sorted(imp.params)
+    m = runtime.load(_compiled(imp.text, "<shared.model>"), weights=dict(imp.params),
+                     precision="f64")
+    inputs = {"x": rng.normal(size=(2, 4, 5, 5)), imp.target: rng.normal(size=(2, 4, 5, 5))}
+    _, grads = m.batch_gradients(inputs)
+    _central_differences(m, inputs, grads, rng)
+
+
+def _central_differences(m, inputs, grads, rng):
+    """The dump's gradients against central differences of its loss at three coordinates of
+    every parameter."""
     for name, g in grads.items():
         w = m.params[name]
         for _ in range(3):

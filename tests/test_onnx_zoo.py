@@ -8,7 +8,9 @@ importer (tests/onnx_zoo.py has the harness).
   its C indexes with int throughout (extract/emit/printer.py), and its dump parses.
 - ``test_an_architecture_agrees_with_onnxruntime`` (``slow``): also builds the C (minutes of
   gcc each: ResNet-50's 2-3) and runs one random image, with random weights, against
-  onnxruntime, 1e-4 relative to the largest output. It runs when ``PK_TEST_ZOO=1``: ``make
+  onnxruntime, 1e-4 relative to the largest output; then the same build with the shipped
+  weights (read from the ConstantOfShape nodes) against the shipped ``*_output_0.pb`` (the same
+  for every input, as each weight is one value repeated), 1e-5. It runs when ``PK_TEST_ZOO=1``: ``make
   test`` runs every test, slow ones included, and this one alone would take it past half an
   hour on two cores. VGG-19's batch kernels take 7 GB of workspace a thread at 8 lanes (the
   parameter gradients of 8 samples), of which a prediction touches about 1 GB

@@ -565,7 +565,9 @@ class _Kernel:
         for d, sm in enumerate(sums):
             tprobe = [IVar(f"tprobe{d}_{k}", n, -1) for k, n in enumerate(ir.leaves(sm.s))]
             penv[sm.var] = _rebuild(sm.s, iter(Affine.of(v) for v in tprobe))
-        value = self.elem(b, Affine.of(0), penv)
+        # the body's one position (of a shape 1, or 1×1: a tree of zeros)
+        value = self.elem(b, _rebuild(b.shape, iter([Affine.of(0)] * len(ir.leaves(b.shape)))),
+                          penv)
         if contains_reduce(value):
             return []
         if all(_offset_coeff(x, inner) in (0, 1) for x in load_nodes(value)):

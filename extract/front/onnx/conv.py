@@ -250,18 +250,23 @@ def _grouped(im, node, x: _T, w: _T, b, pad: int, stride: int, G: int, per: bool
     (``block(for k : C . x[k][h][w], g)[c]``: channel ``g·Cg + c``), the kernel declared as
     ``G×Ug×Cg×kh×kw`` and the bias as ``G×Ug`` (ONNX's U×Cg×kh×kw and U, reshaped: the same
     numbers), one ``conv2d`` per group, ``for g : G . conv2d(xg[g], K[g], b[g], P, s)``, and
-    its ``G×Ug×H′×W′`` read as ``U×H′×W′`` (``y[div(o, Ug)][mod(o, Ug)]``)."""
+    its ``G×Ug×H′×W′`` read as ``U×H′×W′`` (``y[div(o, Ug)][mod(o, Ug)]``). An input H×1
+    (the model language's H: a trailing 1 is absorbed) is convolved transposed, as an
+    ungrouped one is (planes 1×H, the kernel declared transposed, ``G×Ug×Cg×kw×kh``); an
+    output ending in 1 is read element by element (conv2d's keeps its trailing 1)."""
     C, H, W = x.shape[-3:]
     U, Cg, kh, kw = w.shape
     if U % G:
         im.fail(node, f"{U} output channels do not split into {G} groups")
     Ug = U // G
     Ho, Wo = (H + 2 * pad - kh) // stride + 1, (W + 2 * pad - kw) // stride + 1
-    if W == 1 or Wo == 1:
-        im.fail(node, f"a grouped convolution of an input {H}×{W} to {Ho}×{Wo} (a trailing "
-                      f"dimension 1 is absorbed in the model language)")
+    flip = W == 1
     base = node.output[0]
-    K = _reshaped_param(im, node, w, (G, Ug, Cg, kh, kw), "kernel")
+    if flip:
+        K = _reshaped_param(im, node, w, (G, Ug, Cg, kw, kh), "kernel",
+                            lambda v: v.transpose(0, 1, 3, 2), "in groups, transposed")
+    else:
+        K = _reshaped_param(im, node, w, (G, Ug, Cg, kh, kw), "kernel")
     args = [f"{K}[i0]"]
     if b is not None:
         args.append(f"{_reshaped_param(im, node, b, (G, Ug), 'bias')}[i0]")
@@ -273,12 +278,25 @@ def _grouped(im, node, x: _T, w: _T, b, pad: int, stride: int, G: int, per: bool
     each = f"for n : {n} . " if per else ""
     at = "[n]" if per else ""
     xg = im.fresh(f"{base}_groups", "binding")
-    im.lines.append((xg, f"{each}for i0 : {G} . for i1 : {Cg} . for i2 : {H} . for i3 : {W} . "
-                         f"block(for k : {C} . {x.text}{at}[k][i2][i3], i0)[i1]", xg))
+    if flip:    # the plane of channel k is x[k] (H) or x[k] a scalar (1×1): planes 1×H
+        plane = "for j : 1x1 . " if H == 1 else f"for j : 1 . for i2 : {H} . "
+        read = f"{x.text}{at}[k]" + ("" if H == 1 else "[i2]")
+        im.lines.append((xg, f"{each}for i0 : {G} . for i1 : {Cg} . {plane}"
+                             f"block(for k : {C} . {read}, i0)[i1]", xg))
+    else:
+        im.lines.append((xg, f"{each}for i0 : {G} . for i1 : {Cg} . for i2 : {H} . "
+                             f"for i3 : {W} . block(for k : {C} . {x.text}{at}[k][i2][i3], "
+                             f"i0)[i1]", xg))
     y = im.fresh(f"{base}_grouped", "binding")
     im.lines.append((y, f"{each}for i0 : {G} . conv2d({xg}{at}[i0], {', '.join(args)})", y))
     shape = ((n,) if per else ()) + (U, Ho, Wo)
-    im.bind(node, 0, shape, f"{each}for i : {U} . {y}{at}[div(i, {Ug})][mod(i, {Ug})]")
+    o = f"{y}{at}[div(i, {Ug})][mod(i, {Ug})]"
+    if not flip and Wo != 1:
+        im.bind(node, 0, shape, f"{each}for i : {U} . {o}")
+        return
+    # conv2d's output Ug×H′×1 (transposed: Ug×W′×H′) keeps its trailing 1: element by element
+    im.bind(node, 0, shape, f"{each}for i : {U} . for j : {Ho} . for k : {Wo} . "
+                            f"{o}[{'k][j' if flip else 'j][k'}]")
 
 
 def _reshaped_param(im, node, t: _T, shape, what: str, order=None, how="in groups") -> str:
@@ -290,12 +308,20 @@ def _reshaped_param(im, node, t: _T, shape, what: str, order=None, how="in group
     key = ("reshaped", id(t.value), tuple(shape), how)
     if key not in im.derived:
         root = _root(t.value)
+        flat = im.vector(t.value) if what == "bias" and order is None else None
+        if flat is not None:        # declared already: its groups are blocks of it
+            name = im.fresh(f"{flat}_in{shape[0]}", "binding")
+            im.lines.append((name, f"for i0 : {shape[0]} . block({flat}, i0)", name))
+            im.derived[key] = name
+            return name
         if root in im.declared or root in im.kernels:
             im.fail(node, f"the {what} {t.text!r} is read by another operation too (two "
                           f"parameters of one array)")
         p = im.fresh((t.text or "w") + ("_g" if order is None else "_f"), "param")
         im.derived[key] = p
         im.kernels[root] = f"{p} : {'x'.join(map(str, shape))}"
+        if what == "bias" and order is None and len(shape) == 2:
+            im.grouped[root] = (p, shape[0], shape[1])
         im.alive.append(t.value)
         v = t.value if order is None else order(t.value)
         im.params[p] = np.ascontiguousarray(v.reshape(shape), dtype=np.float32)

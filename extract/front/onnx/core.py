@@ -151,9 +151,11 @@ class _Importer:
         self.consts: list[str] = []      # of params: the graph's constants (declared const)
         self.param_of: dict[int, str] = {}  # id(array) -> param name
         # id(_root(array)) of Conv kernels declared as they are -> their param; of the
-        # constants declared by ref: a kernel read so too would be two parameters
+        # constants declared by ref -> theirs (a kernel read so too would be two parameters);
+        # of the biases declared in groups (G×Ug) -> (their param, G, Ug)
         self.kernels: dict[int, str] = {}
-        self.declared: set[int] = set()
+        self.declared: dict[int, str] = {}
+        self.grouped: dict[int, tuple[str, int, int]] = {}
         self.env: dict[str, _T] = {}
         self.squeezed: dict[int, _T] = {}  # id(constant) -> its squeezed form
         self.alive: list = []               # constants whose id() is a key above
@@ -226,6 +228,9 @@ class _Importer:
             return t.text
         key = id(t.value)
         if _root(t.value) in self.kernels:
+            flat = self.vector(t.value)
+            if flat is not None:
+                return flat
             raise OnnxImportError(
                 (f"{self.where(node)}: " if node is not None else "")
                 + f"{t.text!r} is the kernel of a Conv, declared "
@@ -236,7 +241,7 @@ class _Importer:
                 self.fail(node, "an empty constant")
             p = self.fresh(t.text or "w", "param")
             self.param_of[key] = p
-            self.declared.add(_root(t.value))
+            self.declared[_root(t.value)] = p
             self.alive.append(t.value)
             shape = _lang(t.value.shape) or (1,)
             self.params[p] = np.ascontiguousarray(t.value.reshape(shape), dtype=np.float32)
@@ -247,6 +252,32 @@ class _Importer:
                                   f"graph (its value with the weights)")
                 self.consts.append(p)
         return self.param_of[key]
+
+    def vector(self, value: np.ndarray) -> str | None:
+        """The one declaration of a constant vector (an ONNX exporter shares one initializer
+        between operations that read equal values: the folded biases of a fresh network), as
+        the vector: its param, or the view of the param it has in groups (a grouped
+        convolution's bias, G×Ug: ``for i : U . b[div(i, Ug)][mod(i, Ug)]``); None if it has
+        neither (not yet declared, or declared otherwise). One param, so the operations that
+        read it stay tied in training as in the graph."""
+        shape, root = _lang(value.shape), _root(value)
+        if len(shape) != 1:
+            return None
+        if root in self.declared and root not in self.kernels:
+            p = self.declared[root]
+            return p if _lang(self.params[p].shape) == shape else None
+        if root not in self.grouped:
+            return None
+        p, G, Ug = self.grouped[root]
+        if G * Ug != shape[0]:
+            return None
+        key = ("ungrouped", root)
+        if key not in self.derived:
+            name = self.fresh(f"{p}_all", "binding")
+            self.lines.append((name, f"for i : {G * Ug} . {p}[div(i, {Ug})][mod(i, {Ug})]",
+                               name))
+            self.derived[key] = name
+        return self.derived[key]
 
     def bind(self, node, k: int, shape, expr: str) -> _T:
         out = node.output[k]
