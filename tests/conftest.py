@@ -238,7 +238,8 @@ def small_resnet20() -> str:
     8×8, 4×4, 2×2 planes (input 3×8×8): every layer the zoo's has (stride-2 blocks with
     their 1×1 shortcuts, the residual scalars, global average pooling, the dense head) with
     256 times fewer multiply-adds, for the tests whose cost is the zoo model's size (the field
-    evaluator against the oracle over the field: 560 s on the zoo's, PK_TEST_ZOO=1)."""
+    evaluator against the oracle over the field: 560 s on the zoo's; the CUDA on the host in
+    float64: 25 s; the zoo's under PK_TEST_ZOO=1)."""
     import re
     text = (TESTS.parent / "models" / "resnet20.model").read_text()
     text = "\n".join(re.sub(r"\s*--.*$", "", line) for line in text.splitlines()
@@ -255,6 +256,18 @@ def small_resnet20() -> str:
                  out)
     out = out.replace(") / 64", ") / 4")
     return out.replace("model resnet20", "model resnet20_small")
+
+
+@pytest.fixture(scope="session")
+def small_resnet20_dump(agda_main) -> dict:
+    """The dump of ``small_resnet20()``, elaborated once per test run (per xdist worker)."""
+    import json
+    r = elaborate_text(agda_main, small_resnet20())
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    shapes = {c["name"]: c["shape"] for c in d["context"]}
+    assert shapes["x"] == [3, [8, 8]] and shapes["k9b"] == [16, [16, [3, 3]]], shapes
+    return d
 
 
 def elaborate_text(main: Path, text: str):

@@ -241,7 +241,8 @@ for _cls_name, _cls in _RUNNER_CASES.items():
     for _attr in [a for a in vars(_cls) if a.startswith("test_")]:
         if not any(_attr == f"test_{n}_cpu" for n in RUNNER):
             delattr(_cls, _attr)   # only ours: not thousands of skips
-    globals()[_cls_name] = _cls
+    # built at -O0 as test_onnx_pytorch_converted's are: the same modules, built once
+    globals()[_cls_name] = pytest.mark.usefixtures("quick_builds")(_cls)
 
 
 def test_the_runner_ran_what_it_was_given():
@@ -1507,6 +1508,7 @@ def _resnet_like(seed=31):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
 
 
+@pytest.mark.usefixtures("quick_builds")
 def test_a_resnet_like_graph_of_constant_of_shape_weights_imports(kernel_cache, tmp_path,
                                                                    monkeypatch):
     """light_resnet50's operators (ConstantOfShape weights, BatchNormalization, a residual Sum,

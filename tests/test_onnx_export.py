@@ -68,11 +68,23 @@ def zoo(kernel_cache):
     return {}
 
 
+def _quick(load):
+    """``load()`` with the kernels built at -O0 (what the export means, not what gcc makes of
+    the C: the zoo and numerics tests build these models at -O3), in a table of loaded
+    kernels of its own (tests/conftest.py: quick_builds)."""
+    from extract.emit import build
+    from runtime._kernels import Kernels
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(build, "CFLAGS", [("-O0" if f == "-O3" else f) for f in build.CFLAGS])
+        mp.setattr(Kernels, "_cache", {})
+        return load()
+
+
 def _model(zoo, name):
     if name not in zoo:
         consts = _consts(name)
-        zoo[name] = runtime.load(ROOT / "models" / f"{name}.model", init="random", seed=3,
-                                 weights=consts or None)
+        zoo[name] = _quick(lambda: runtime.load(ROOT / "models" / f"{name}.model",
+                                                init="random", seed=3, weights=consts or None))
     return zoo[name]
 
 
@@ -220,6 +232,7 @@ def _reimport(path: Path, out: Path, **kw):
     return imp, runtime.load(model, weights=weights)
 
 
+@pytest.mark.usefixtures("quick_builds")
 def test_mnist_conv_round_trips(tmp_path, kernel_cache):
     if not MNIST_CONV.exists():
         if os.environ.get("CI"):
@@ -243,6 +256,7 @@ def test_mnist_conv_round_trips(tmp_path, kernel_cache):
 
 
 @pytest.mark.torch
+@pytest.mark.usefixtures("quick_builds")
 def test_a_pytorch_layernorm_net_round_trips(tmp_path, kernel_cache):
     torch = pytest.importorskip("torch")
     torch.manual_seed(0)

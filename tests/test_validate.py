@@ -342,17 +342,6 @@ def _zoo_gated(names, long):
             if n in long else n for n in names]
 
 
-@pytest.fixture(scope="module")
-def small_resnet20_dump(agda_main):
-    from conftest import small_resnet20
-    r = elaborate_text(agda_main, small_resnet20())
-    assert r.returncode == 0, r.stderr
-    d = json.loads(r.stdout)
-    shapes = {c["name"]: c["shape"] for c in d["context"]}
-    assert shapes["x"] == [3, [8, 8]] and shapes["k9b"] == [16, [16, [3, 3]]], shapes
-    return d
-
-
 @pytest.mark.parametrize("name", _zoo_gated(sorted(DUMPS), ORACLE_LONG))
 def test_field_evaluator_agrees_with_the_oracle_over_the_field(name, monkeypatch):
     field_agrees_with_the_oracle(load(name), monkeypatch)
