@@ -195,12 +195,19 @@ def quick_builds(monkeypatch):
     which the zoo, numerics, lane and warning tests check at the build's own -O3. The cache
     key holds the flags, so these modules are never the -O3 ones; the runtime's table of
     loaded kernels is the test's own, so a later test never gets one of them."""
+    return at_O0(monkeypatch)
+
+
+def at_O0(mp) -> list:
+    """What ``quick_builds`` does, on a ``pytest.MonkeyPatch`` (a fixture's, or a
+    ``MonkeyPatch.context()`` around one load in a longer-lived fixture): -O0 flags and a
+    table of loaded kernels of its own; returns the flags."""
     from extract.emit import build
     from runtime._kernels import Kernels
     flags = [("-O0" if f == "-O3" else f) for f in build.CFLAGS]
     assert flags != build.CFLAGS
-    monkeypatch.setattr(build, "CFLAGS", flags)
-    monkeypatch.setattr(Kernels, "_cache", {})
+    mp.setattr(build, "CFLAGS", flags)
+    mp.setattr(Kernels, "_cache", {})
     return flags
 
 

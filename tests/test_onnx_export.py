@@ -72,11 +72,9 @@ def _quick(load):
     """``load()`` with the kernels built at -O0 (what the export means, not what gcc makes of
     the C: the zoo and numerics tests build these models at -O3), in a table of loaded
     kernels of its own (tests/conftest.py: quick_builds)."""
-    from extract.emit import build
-    from runtime._kernels import Kernels
+    from conftest import at_O0
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(build, "CFLAGS", [("-O0" if f == "-O3" else f) for f in build.CFLAGS])
-        mp.setattr(Kernels, "_cache", {})
+        at_O0(mp)
         return load()
 
 
