@@ -103,6 +103,33 @@ def _cases():
     c["Conv SAME_UPPER, an even kernel, stride 2"] = (_model(
         [_n("Conv", ["x", "w"], auto_pad="SAME_UPPER", strides=[2, 2])], (1, 3, 7, 7),
         {"w": _f(2, 3, 4, 4)}), (1, 3, 7, 7), 1e-5)
+    # 1-D convolutions (PyTorch's Conv1d: audio, text; the export of a zoo model's dense
+    # layer over planes), convolved as planes 1×L
+    x3 = (1, 3, 10)
+    c["1-D Conv, bias, padding 1"] = (_model(
+        [_n("Conv", ["x", "w", "b"], pads=[1, 1])], x3, {"w": _f(4, 3, 3), "b": _f(4)}),
+        x3, 1e-5)
+    c["1-D Conv, stride 2, pads per side"] = (_model(
+        [_n("Conv", ["x", "w"], strides=[2], pads=[2, 0], kernel_shape=[3])], x3,
+        {"w": _f(5, 3, 3)}), x3, 1e-5)
+    c["1-D Conv to a length of 1, then Relu"] = (_model(
+        [_n("Conv", ["x", "w", "b"], "c"), _n("Relu", ["c"])], x3,
+        {"w": _f(6, 3, 10), "b": _f(6)}), x3, 1e-5)
+    c["1-D depthwise Conv, SAME_UPPER"] = (_model(
+        [_n("Conv", ["x", "w"], group=3, auto_pad="SAME_UPPER")], x3, {"w": _f(3, 1, 4)}),
+        x3, 1e-5)
+    c["1-D Conv of a kernel 1"] = (_model(
+        [_n("Conv", ["x", "w"])], x3, {"w": _f(2, 3, 1)}), x3, 1e-5)
+    c["Conv of planes 1xW, pads per side"] = (_model(
+        [_n("Conv", ["x", "w"], pads=[0, 2, 0, 1])], (1, 2, 1, 6), {"w": _f(3, 2, 1, 3)}),
+        (1, 2, 1, 6), 1e-5)
+    # reductions of a weight, folded (the export of a zoo ResNet's residual scalars)
+    c["ReduceSum of a weight over axes of size 1, times x"] = (_model(
+        [_n("ReduceSum", ["w", "ax"], "s", keepdims=0), _n("Mul", ["x", "s"])], x4,
+        {"w": _f(4, 1, 1, 1), "ax": _i64(3)}), x4, 1e-6)
+    c["ReduceMean of a weight, plus x"] = (_model(
+        [_n("ReduceMean", ["w"], "s", axes=[0], keepdims=1), _n("Add", ["x", "s"])], x4,
+        {"w": _f(3, 4, 1, 1)}, opset=13), x4, 1e-6)
     c["MaxPool ceil mode, padded"] = (_model(
         [_n("MaxPool", ["x"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
             ceil_mode=1)], (1, 2, 8, 8)), (1, 2, 8, 8), 1e-6)

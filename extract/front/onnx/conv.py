@@ -12,7 +12,7 @@ from .core import _T, _fors, _lang, _root, _shape_text
 
 SUPPORTED = {
     "Conv": "2-D, the same stride on both axes, dilation 1; groups (depthwise included); "
-            "padding per side (auto_pad SAME too)",
+            "padding per side (auto_pad SAME too); 1-D (N×C×L) as planes 1×L",
     "MaxPool": "2-D, square window and stride; padding per side, smaller than the window "
                "(-inf: padded by conv2d, + log of padded ones); ceil mode",
     "AveragePool": "2-D, square window and stride; padding per side, smaller than the window "
@@ -67,6 +67,57 @@ def _pads_text(pads) -> str:
 def op_Conv(im, node, a):
     x, w = im.operand(node, 0), im.operand(node, 1)
     b = im.operand(node, 2) if len(node.input) > 2 and node.input[2] else None
+    if len(w.shape) == 3:
+        _conv1d(im, node, a, x, w, b)
+        return
+    _conv2d(im, node, a, x, w, b)
+
+
+def _conv1d(im, node, a, x: _T, w: _T, b: _T | None):
+    """A 1-D ``Conv`` (N×C×L by U×C×k: PyTorch's ``Conv1d``) as the 2-D one of planes 1×L by
+    the kernel U×C×1×k, its output U×1×L′ read back as U×L′:
+
+        Conv(x, W) {pads 1,1}  ->  x_rows = for i : C . for j : 1 . x[i]
+                                   out_conv = conv2d(x_rows, W_rows, 1 …)   (W_rows: U×C×1×k)
+                                   out = for i : U . (sum u : 1 . out_conv[i][u])"""
+    k = a.get("kernel_shape", [w.shape[2]])
+    if len(k) != 1:
+        im.fail(node, f"kernel_shape={list(k)} of a kernel of shape {w.shape}")
+    r = len(x.shape)
+    per = not im.batch and r == 3
+    if r != (3 if not im.batch else 2):
+        im.fail(node, f"a 1-D convolution of a tensor of shape "
+                      f"{((1,) if im.batch else ()) + x.shape}: N×C×L is supported")
+    if not w.const:
+        im.fail(node, f"a computed kernel of shape {'×'.join(map(str, w.shape))}: a 1-D "
+                      f"convolution's kernel must be a constant (an initializer)")
+    C, L = x.shape[-2:]
+    n = x.shape[0] if per else None
+    each, at = (f"for n : {n} . ", "[n]") if per else ("", "")
+    rows = im.fresh(f"{node.output[0]}_rows", "binding")
+    im.lines.append((rows, f"{each}for i : {C} . for j : 1 . {im.ref(x, node)}{at}[i]", rows))
+    x2 = _T(((n,) if per else ()) + (C, 1, L), rows)
+    w2 = _T(w.shape[:2] + (1, w.shape[2]), w.text, w.value.reshape(w.shape[:2] + (1, w.shape[2])),
+            w.fixed)
+    a2 = dict(a)
+    a2["kernel_shape"] = [1, k[0]]
+    for key, value, to2d in (("strides", 1, lambda v: [v[0], v[0]]),
+                             ("dilations", 1, lambda v: [1, v[0]]),
+                             ("pads", 2, lambda v: [0, v[0], 0, v[1]])):
+        if key in a:
+            if len(a[key]) != value:
+                im.fail(node, f"{key}={list(a[key])} of a 1-D convolution (it takes {value})")
+            a2[key] = to2d(list(a[key]))
+    out = _conv2d(im, node, a2, x2, w2, b)
+    U, Lo = out.shape[-3], out.shape[-1]
+    shape = ((n,) if per else ()) + (U, Lo)
+    if Lo == 1:   # U×1×1 and U×1: both the vector U in the language
+        im.env[node.output[0]] = _T(shape, out.text)
+        return
+    im.bind(node, 0, shape, f"{each}for i : {U} . (sum u : 1 . {out.text}{at}[i][u])")
+
+
+def _conv2d(im, node, a, x: _T, w: _T, b: _T | None) -> _T:
     ones = lambda v: all(s == 1 for s in v)  # noqa: E731
     same = lambda v: len(set(v)) == 1  # noqa: E731
     im.only(node, a, {"strides": same, "dilations": ones, "group": lambda g: g >= 1,
@@ -86,7 +137,7 @@ def op_Conv(im, node, a):
     pads = _pads4(im, node, a, (kh, kw), stride, H, W)
     pad = pads[0]
     if len(set(pads)) != 1:
-        if H == 1 or W == 1:
+        if W == 1:
             im.fail(node, f"{_pads_text(pads)} of an input of spatial shape {H}×{W} (a "
                           f"trailing dimension 1 is absorbed in the model language)")
         t, l, b_, r = pads
@@ -94,7 +145,7 @@ def op_Conv(im, node, a):
         H, W, pad = H + t + b_, W + l + r, 0
     if group > 1:
         _grouped(im, node, x, w, b, pad, stride, group, per)
-        return
+        return im.env[node.output[0]]
     out = (U, (H + 2 * pad - kh) // stride + 1, (W + 2 * pad - kw) // stride + 1)
     # The model language absorbs a trailing dimension 1 (`for` of a scalar), so a plane
     # H×1 is the vector H: the planes are convolved transposed, 1×H (`for j : 1` of the
@@ -121,13 +172,12 @@ def op_Conv(im, node, a):
     conv = f"{each}conv2d({src}{at}, {', '.join(args)})"
     shape = ((n,) if per else ()) + out
     if not flip and out[2] != 1:
-        im.bind(node, 0, shape, conv)
-        return
+        return im.bind(node, 0, shape, conv)
     # conv2d's output U×H′×1 (or, transposed, U×W′×H′) keeps its trailing 1: read into
     # the language's shape of U×H′×W′, element by element
     raw = im.fresh(f"{node.output[0]}_conv", "binding")
     im.lines.append((raw, conv, raw))
-    im.bind(node, 0, shape, f"{each}for i : {out[0]} . for j : {out[1]} . "
+    return im.bind(node, 0, shape, f"{each}for i : {out[0]} . for j : {out[1]} . "
                               f"for k : {out[2]} . {raw}{at}[i][{'k][j' if flip else 'j][k'}]")
 
 

@@ -293,14 +293,15 @@ def _reduce(im, node, a, mean: bool, largest: bool = False):
     im.only(node, a, {"axes": lambda v: True, "keepdims": lambda v: True,
                         "noop_with_empty_axes": lambda v: v == 0})
     x = im.operand(node, 0)
+    keep = a.get("keepdims", 1)
     if x.const:
-        im.fail(node, "of a constant")
+        _reduce_constant(im, node, x, im.raw_axes(node, a), keep, mean, largest)
+        return
     axes = im.raw_axes(node, a)
     if not axes:
         axes = list(range(len(x.shape)))
     else:
         axes = im.norm_axes(node, axes, len(x.shape) + im.batch)
-    keep = a.get("keepdims", 1)
     out_idx, out_shape, sel, sums = [], [], [], []
     for i, d in enumerate(x.shape):
         if i in axes:
@@ -322,6 +323,26 @@ def _reduce(im, node, a, mean: bool, largest: bool = False):
         body = f"({body}) / {count}"
     im.bind(node, 0, tuple(out_shape), _fors(out_idx, out_shape, body) if out_idx
               else body)
+
+
+def _reduce_constant(im, node, x, axes, keep, mean: bool, largest: bool):
+    """A reduction of a constant (its own axes: a constant has no batch axis), folded:
+    over axes of size 1 alone a view of it (a weight stays the one parameter it is: the
+    residual scalar of an exported zoo ResNet, ``ReduceSum(Reshape(m, 1×1×…))``), else the
+    NumPy sum, mean or maximum (a weight of the folded value, as a product of weights is)."""
+    v = x.value
+    r = v.ndim
+    axes = list(range(r)) if not axes else [k + r if k < 0 else k for k in axes]
+    if any(not 0 <= k < r for k in axes):
+        im.fail(node, f"axes {list(axes)} of a constant of shape {v.shape}")
+    axes = sorted(set(axes))
+    if all(v.shape[k] == 1 for k in axes):
+        out = v.reshape(tuple(1 if k in axes else d for k, d in enumerate(v.shape) if keep
+                              or k not in axes))
+    else:
+        f = np.max if largest else np.mean if mean else np.sum
+        out = f(v, axis=tuple(axes), keepdims=bool(keep))
+    im.out_const(node, out)
 
 
 def op_ReduceSum(im, node, a):
