@@ -104,7 +104,9 @@ class _Derived:
         self.g = k.new("params")
         self.loss = k.ffi.new(f"{k.real}[1]")
         self.flat_g = k.view(self.g, k.params_size)[0]
-        self.fields = {n: k.params[n] for n in spec.trained}
+        # each trained parameter's (offset, length, shape) in the flat gradient
+        self.fields = {n: (k.params[n].offset, k.params[n].length, model.param_shapes[n])
+                       for n in spec.trained}
         self.width = k.values[spec.prediction].length
         self.batch: _Batch | None = None
         self.out = None
@@ -147,12 +149,13 @@ class _Derived:
     def param_vjp(self, x: np.ndarray, gout: np.ndarray, threads: int,
                   packed: int | None = None) -> dict[str, np.ndarray]:
         """Σ over the samples of d<out, g>/dw, through the batch kernels (their mean × n):
-        views of one new array."""
+        views of one new array, in the parameters' shapes."""
         n = self.pack(x, gout, packed)
         self.k.fn("batch_grad")(self.w, self.batch.c, n, threads, self.workspace(threads),
                                 self.g, self.loss)
         flat = self.flat_g * n
-        return {name: flat[f.offset : f.offset + f.length] for name, f in self.fields.items()}
+        return {name: flat[o : o + length].reshape(shape)
+                for name, (o, length, shape) in self.fields.items()}
 
     def full_vjp(self, x: np.ndarray, gout: np.ndarray):
         """(d<out, g>/dx per sample, Σ over the samples of d<out, g>/dw), through the
@@ -172,9 +175,9 @@ class _Derived:
         dx = layout[self.d.input_grad]
         gx = rows[:, dx.offset : dx.offset + dx.length]
         gp = {}
-        for name in self.fields:
+        for name, (_, _, shape) in self.fields.items():
             f = layout[f"d_{name}"]
-            gp[name] = rows[:, f.offset : f.offset + f.length].sum(axis=0)
+            gp[name] = rows[:, f.offset : f.offset + f.length].sum(axis=0).reshape(shape)
         return gx.copy(), gp
 
 
@@ -203,8 +206,7 @@ class _Run(torch.autograd.Function):
             gx = torch.from_numpy(gx).reshape(x.shape)
         else:  # x is still packed unless another forward came between
             gx, gp = None, net._core.param_vjp(xn, gout_np, net.threads, ctx.packed)
-        shapes = net._shapes
-        grads = [torch.from_numpy(gp[n]).view(shapes[n]) if need else None
+        grads = [torch.from_numpy(gp[n]) if need else None
                  for n, need in zip(net._trained, ctx.needs_input_grad[2:])]
         return (None, gx, *grads)
 
@@ -262,7 +264,6 @@ class Module(nn.Module):
         self._ptrs = {n: loaded.params[n].ctypes.data for n in loaded.params}
         self.dtype = torch.float32 if loaded.dtype == np.float32 else torch.float64
         self._per_sample = math.prod(loaded.input_shape)
-        self._shapes = loaded.param_shapes
 
     def _input_core(self) -> _Derived:
         if self._core_x is None:
