@@ -69,6 +69,7 @@ import Spec.Proofs.Chain
 import Spec.Proofs.Chain.Example
 import Spec.Proofs.Chain.Local
 import Spec.Proofs.Chain.Build
+import Spec.Proofs.Chain.Clean
 import Spec.Proofs.Chain.Dump
 import Spec.Proofs.Chain.Models
 import Spec.Proofs.Chain.Sparse

@@ -145,7 +145,12 @@
 --                    Spec.Lang.Unren): elaborated-pf says every
 --                    elaborated model carries its proof, and
 --                    Spec.Model.PF holds those of the shipped chains
---                    (cnn, dot, chain, ops).  The other hypotheses,
+--                    (cnn, dot, chain, ops).  pf? is complete
+--                    (pf?-complete, Spec.Proofs.Chain.Clean): it
+--                    finds a proof whenever one exists, so the
+--                    elaborator's rejection "a binding mentions a
+--                    derivative placeholder" means the chain is not
+--                    PF (pf?-nothing).  The other hypotheses,
 --                    Consistent and ValCons, are discharged by item 9.
 --
 -- 9. chain-env       the environment the generated code computes, built:
@@ -328,6 +333,10 @@ open import Spec.Front.Result using (Result; ok)
 open import Spec.Front.Check using (infer)
 open import Spec.Front.Sorts using (Sorts)
 open import Spec.Front.Model using (Elaborated; elaborate; erase-chain)
+open import Data.Maybe using (Is-just; nothing)
+open import Relation.Nullary using (¬_)
+open import Spec.Lang.Chain.Clean using (pf?)
+import Spec.Proofs.Chain.Clean as Clean
 open import Spec.Front.Properties using (_returns_)
 import Spec.Front.Properties as Front
 open import Spec.Lang.Chain using (opt-gradient; chain-grads-opt)
@@ -486,6 +495,12 @@ elaborate-faithful = Front.elaborate-faithful
 
 elaborated-pf : (m : Elaborated) → PF (Elaborated.chain m)
 elaborated-pf = Elaborated.pf
+
+pf?-complete : ∀ {Δ} (c : Chain Δ) → PF c → Is-just (pf? c)
+pf?-complete = Clean.pf?-complete
+
+pf?-nothing : ∀ {Δ} (c : Chain Δ) → pf? c ≡ nothing → ¬ PF c
+pf?-nothing = Clean.pf?-nothing
 
 ------------------------------------------------------------------------
 -- Locality

@@ -18,6 +18,16 @@ measures time or uses every core; the marker is declared in pyproject.toml) runs
 test does: every test takes a shared lock around its run and a ``serial`` one an exclusive lock
 (with writer priority), see ``_RunLock``. The ONNX summary at the end is counted from the test
 reports, which the workers send to the controller, so it prints the same with and without xdist.
+
+Lanes: the run sets ``PROVED_KERNELS_LANES=8`` (unless it is set already), so the suite
+generates the same kernels, checks the same number of samples and takes the same time on
+every machine; the processor's own default (16 float lanes on an AMD Zen 4 or 5,
+``extract.emit.sources.default_lanes``) made a field validation of the 1000-class model
+1.9x longer (19 samples against 11; 49 s against 25 s) and the whole run 1.6x. The tests of
+16 lanes ask for them by name (``Options(lanes=16)``: test_both_lane_counts_validate,
+test_batch_grad_at_either_lane_count, the warning checks at 16, test_extract_lanes), and the
+default's own rule is tested with the variable unset. ``PK_TEST_LANES=16`` runs the whole
+suite at 16 lanes, ``PK_TEST_LANES=default`` at the processor's default.
 """
 from __future__ import annotations
 
@@ -101,6 +111,7 @@ def update_golden(request) -> bool:
 
 
 ENV_TEST_CACHE = "PK_TEST_KERNEL_CACHE"     # a kernel cache to keep between test runs
+ENV_TEST_LANES = "PK_TEST_LANES"            # the suite's lane count: 8 (default), 16 or default
 _WORKER = "PYTEST_XDIST_WORKER"                # set in an xdist worker's environment
 
 
@@ -126,6 +137,11 @@ def pytest_configure(config):
     # build.py): the generated C is warning-free for every model the suite builds
     os.environ["PROVED_KERNELS_WERROR"] = "1"
     os.environ["PK_TEST_RUN_LOCK"] = str(Path(tempfile.mkdtemp(prefix="pk-test-lock-")))
+    # one configuration on every machine (see the module docstring, "Lanes")
+    lanes = os.environ.get(ENV_TEST_LANES, "8")
+    if lanes != "default" and not os.environ.get("PROVED_KERNELS_LANES"):
+        config._pk_set_lanes = True
+        os.environ["PROVED_KERNELS_LANES"] = lanes
 
 
 def pytest_unconfigure(config):
@@ -137,6 +153,8 @@ def pytest_unconfigure(config):
     if getattr(config, "_pk_made_cache", None) is not None:
         shutil.rmtree(config._pk_made_cache, ignore_errors=True)
     shutil.rmtree(os.environ.pop("PK_TEST_RUN_LOCK", ""), ignore_errors=True)
+    if getattr(config, "_pk_set_lanes", False):
+        os.environ.pop("PROVED_KERNELS_LANES", None)
     if config._pk_saved_cache is None:
         os.environ.pop("PROVED_KERNELS_CACHE", None)
     else:

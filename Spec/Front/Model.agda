@@ -226,7 +226,9 @@ private
         { title = title ; chain = c ▹ (x , e) ; features = fs ; targets = ts ; constants = ks
         ; prediction = pred ; objective = x ; core = List.reverse ((x , t) ∷ core)
         ; faithful = snoc-faithful c x e {core} eq e≡ ; pf = pf })
-      -- not reached: no binding can name a placeholder (they have the empty name)
+      -- not reached: no binding can name a placeholder (they have the empty
+      -- name); pf? is complete (Spec.Proofs.Chain.Clean.pf?-nothing), so
+      -- were it reached, the chain would not be placeholder-free
       placeholder-free t e e≡ nothing =
         fail (where′ l x ++ "a binding mentions a derivative placeholder")
 

@@ -37,11 +37,12 @@ inv-ext inv (var# (suc n) p) with inv (var# n p)
 Pre : Ren Γ Δ → E Δ is → Set
 Pre {Γ} {is = is} ρ e = Σ (E Γ is) λ e′ → e ≡ ren ρ e′
 
-private
-  _>>=_ : ∀ {A B : Set} → Maybe A → (A → Maybe B) → Maybe B
-  just a  >>= f = f a
-  nothing >>= f = nothing
+-- Maybe's bind, spelled out (Spec.Proofs.Chain.Clean reasons about it).
+_>>=_ : ∀ {A B : Set} → Maybe A → (A → Maybe B) → Maybe B
+just a  >>= f = f a
+nothing >>= f = nothing
 
+private
   cong₃ : ∀ {A B C D : Set} (f : A → B → C → D) {a a′ b b′ c c′}
         → a ≡ a′ → b ≡ b′ → c ≡ c′ → f a b c ≡ f a′ b′ c′
   cong₃ f refl refl refl = refl

@@ -14,7 +14,8 @@
 -- undefined exactly at the placeholders; emb⁻ works on indices (a
 -- few arithmetic steps a variable, not one step per binding).  The
 -- model elaborator (Spec.Front.Model) runs it on every chain it
--- builds, and the built-in chains are checked by Spec.Model.PF.
+-- builds, and the built-in chains are checked by Spec.Model.PF.  It is
+-- complete (Spec.Proofs.Chain.Clean: pf?-complete, pf?-nothing).
 ------------------------------------------------------------------------
 module Spec.Lang.Chain.Clean where
 
@@ -63,27 +64,27 @@ size (c ▹ _) = suc (size c)
 emb-idx : ℕ → ℕ → ℕ
 emb-idx k i = if i <ᵇ k then i + i else i + k
 
-private
-  emb-idx-suc : ∀ k i → emb-idx (suc k) (suc i) ≡ suc (suc (emb-idx k i))
-  emb-idx-suc k i with i <ᵇ k
-  ... | true  = cong suc (+-suc i i)
-  ... | false = cong suc (+-suc i k)
+-- (public: Spec.Proofs.Chain.Clean proves emb⁻ complete with them)
+emb-idx-suc : ∀ k i → emb-idx (suc k) (suc i) ≡ suc (suc (emb-idx k i))
+emb-idx-suc k i with i <ᵇ k
+... | true  = cong suc (+-suc i i)
+... | false = cong suc (+-suc i k)
 
-  idx-emb : (c : Chain Δ) {is : IS} (x : is ∈ clean c) → idx (emb c x) ≡ emb-idx (size c) (idx x)
-  idx-emb (ε _)   (var# n p)        = sym (+-identityʳ n)
-  idx-emb (c ▹ _) (var# zero refl)  = refl
-  idx-emb (c ▹ _) (var# (suc n) p) =
-    trans (cong (λ j → suc (suc j)) (idx-emb c (var# n p))) (sym (emb-idx-suc (size c) n))
+idx-emb : (c : Chain Δ) {is : IS} (x : is ∈ clean c) → idx (emb c x) ≡ emb-idx (size c) (idx x)
+idx-emb (ε _)   (var# n p)        = sym (+-identityʳ n)
+idx-emb (c ▹ _) (var# zero refl)  = refl
+idx-emb (c ▹ _) (var# (suc n) p) =
+  trans (cong (λ j → suc (suc j)) (idx-emb c (var# n p))) (sym (emb-idx-suc (size c) n))
 
-  ‼-emb : (c : Chain Δ) (i : ℕ) → clean c ‼ i ≡ Δ ‼ emb-idx (size c) i
-  ‼-emb (ε {Γ} _) i      = cong (Γ ‼_) (sym (+-identityʳ i))
-  ‼-emb (c ▹ _)   zero    = refl
-  ‼-emb {Δ} (c ▹ _) (suc i) = trans (‼-emb c i) (cong (Δ ‼_) (sym (emb-idx-suc (size c) i)))
+‼-emb : (c : Chain Δ) (i : ℕ) → clean c ‼ i ≡ Δ ‼ emb-idx (size c) i
+‼-emb (ε {Γ} _) i      = cong (Γ ‼_) (sym (+-identityʳ i))
+‼-emb (c ▹ _)   zero    = refl
+‼-emb {Δ} (c ▹ _) (suc i) = trans (‼-emb c i) (cong (Δ ‼_) (sym (emb-idx-suc (size c) i)))
 
-  -- the clean index emb could have sent n to (half of it among the
-  -- bindings, n - k among the base variables), to be checked
-  candidate : ℕ → ℕ → ℕ
-  candidate k n = if n <ᵇ k + k then div-helper 0 1 n 1 else n ∸ k
+-- the clean index emb could have sent n to (half of it among the
+-- bindings, n - k among the base variables), to be checked
+candidate : ℕ → ℕ → ℕ
+candidate k n = if n <ᵇ k + k then div-helper 0 1 n 1 else n ∸ k
 
 -- The partial inverse of emb: a binding or a base variable, not a
 -- placeholder (k is the number of bindings, computed once by the
@@ -102,13 +103,12 @@ PF : Chain Δ → Set
 PF (ε _)                   = ⊤
 PF (_▹_ {p = p} c (_ , e)) = PF c × Σ (E (clean c) (ar p)) (λ e′ → e ≡ ren (emb c) e′)
 
-private
-  pf?′ : (c : Chain Δ) (k : ℕ) → k ≡ size c → Maybe (PF c)
-  pf?′ (ε _)         _       _  = just tt
-  pf?′ (c ▹ (_ , e)) (suc k) eq with pf?′ c k (cong pred eq) | unren (emb c) (emb⁻ c k (cong pred eq)) e
-  ... | just pf | just pre = just (pf , pre)
-  ... | _       | _        = nothing
-  pf?′ (c ▹ _)       zero    ()
+pf?′ : (c : Chain Δ) (k : ℕ) → k ≡ size c → Maybe (PF c)
+pf?′ (ε _)         _       _  = just tt
+pf?′ (c ▹ (_ , e)) (suc k) eq with pf?′ c k (cong pred eq) | unren (emb c) (emb⁻ c k (cong pred eq)) e
+... | just pf | just pre = just (pf , pre)
+... | _       | _        = nothing
+pf?′ (c ▹ _)       zero    ()
 
 pf? : (c : Chain Δ) → Maybe (PF c)
 pf? c = pf?′ c (size c) refl
