@@ -23,7 +23,8 @@ Lanes: the run sets ``PROVED_KERNELS_LANES=8`` (unless it is set already), so th
 generates the same kernels, checks the same number of samples and takes the same time on
 every machine; the processor's own default (16 float lanes on an AMD Zen 4 or 5,
 ``extract.emit.sources.default_lanes``) made a field validation of the 1000-class model
-1.9x longer (19 samples against 11; 49 s against 25 s) and the whole run 1.6x. The tests of
+twice as long (19 samples against 11; 49.5 s against 24.9 s) and a warm 2-core run 20:55
+against 16:55 (AMD Zen 4, 2026-12-03). The tests of
 16 lanes ask for them by name (``Options(lanes=16)``: test_both_lane_counts_validate,
 test_batch_grad_at_either_lane_count, the warning checks at 16, test_extract_lanes), and the
 default's own rule is tested with the variable unset. ``PK_TEST_LANES=16`` runs the whole
@@ -139,6 +140,8 @@ def pytest_configure(config):
     os.environ["PK_TEST_RUN_LOCK"] = str(Path(tempfile.mkdtemp(prefix="pk-test-lock-")))
     # one configuration on every machine (see the module docstring, "Lanes")
     lanes = os.environ.get(ENV_TEST_LANES, "8")
+    if lanes not in ("8", "16", "default"):
+        raise pytest.UsageError(f"${ENV_TEST_LANES} must be 8, 16 or default, not {lanes!r}")
     if lanes != "default" and not os.environ.get("PROVED_KERNELS_LANES"):
         config._pk_set_lanes = True
         os.environ["PROVED_KERNELS_LANES"] = lanes

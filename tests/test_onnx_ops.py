@@ -396,6 +396,31 @@ def test_the_gradients_through_the_new_expansions(kernel_cache):
     _central_differences(m, inputs, grads, rng)
 
 
+def test_the_gradients_through_a_1d_convolution_and_a_reduced_weight(kernel_cache):
+    """float64: the dump's gradients of a squared error through a 1-D convolution (stride 2,
+    padding per side, bias: planes 1×L), a ReLU and a product by a weight reduced over an
+    axis of size 1 (declared once, reshaped), against central differences at three
+    coordinates of every parameter."""
+    import runtime
+    from runtime.spec import _compiled
+    from extract.front.onnx import import_onnx
+    rng = np.random.default_rng(7)
+    model = _model(
+        [_n("Conv", ["x", "w", "b"], "c", strides=[2], pads=[2, 1]),
+         _n("Relu", ["c"], "r"),
+         _n("ReduceSum", ["s", "ax"], "t", keepdims=0), _n("Mul", ["r", "t"])], (1, 3, 9),
+        {"w": _f(4, 3, 3), "b": _f(4), "s": _f(4, 1, 1), "ax": _i64(2)})
+    imp = import_onnx(model, loss="sqerr")
+    m = runtime.load(_compiled(imp.text, "<conv1d.model>"), weights=dict(imp.params),
+                     precision="f64")
+    # the kernel, the bias and the reduced weight (declared under the ReduceSum's output)
+    assert len(m.spec.trained) == 3 and {"w", "b"} <= set(m.spec.trained), m.spec.trained
+    inputs = {"x": rng.normal(size=(2, 3, 9)), imp.target: rng.normal(size=(2, 4, 5))}
+    _, grads = m.batch_gradients(inputs)
+    assert set(grads) == {n for n in imp.params if n not in imp.consts}
+    _central_differences(m, inputs, grads, rng)
+
+
 def test_a_shared_bias_is_one_parameter(kernel_cache):
     """float64: an initializer read by an ungrouped and a depthwise convolution is one
     parameter (the grouped reading is blocks of it), trained as one: its gradient, the sum of

@@ -13,14 +13,14 @@
 ------------------------------------------------------------------------
 module Spec.Proofs.Chain.Clean where
 
-open import Data.Bool using (Bool; true; false; T)
+open import Data.Bool using (true; false; T)
 open import Data.Empty using (⊥-elim)
 open import Data.Maybe using (Maybe; just; nothing; Is-just)
 open import Data.Maybe.Relation.Unary.Any using (just)
 open import Data.Nat using (ℕ; zero; suc; pred; _+_; _∸_; _<_; _≤_; _<ᵇ_; _≟_)
 open import Data.Nat.Properties
   using (+-suc; +-identityʳ; <ᵇ⇒<; <⇒<ᵇ; +-mono-<; ≮⇒≥; +-monoˡ-≤; m+n∸n≡m; <⇒≱)
-open import Data.Product using (Σ; _,_)
+open import Data.Product using (_,_)
 open import Data.Unit using (tt)
 open import Agda.Builtin.Nat using (div-helper)
 open import Relation.Binary.PropositionalEquality using (_≡_; _≢_; refl; cong; sym; trans; subst; inspect; [_])
@@ -29,7 +29,7 @@ open import Relation.Nullary using (yes; no; ¬_)
 open import Spec.Lang.Syntax
 open import Spec.Lang.Subst using (Ren; ren; ext)
 open import Spec.Lang.Chain using (Chain; ε; _▹_)
-open import Spec.Lang.Unren using (Inv; inv-ext; unren; Pre; _>>=_)
+open import Spec.Lang.Unren using (Inv; inv-ext; unren; _>>=_)
 open import Spec.Lang.Chain.Clean using (clean; emb; size; emb-idx; emb⁻; idx-emb; candidate; PF; pf?′; pf?)
 
 private

@@ -326,10 +326,11 @@ def _reduce(im, node, a, mean: bool, largest: bool = False):
 
 
 def _reduce_constant(im, node, x, axes, keep, mean: bool, largest: bool):
-    """A reduction of a constant (its own axes: a constant has no batch axis), folded:
-    over axes of size 1 alone a view of it (a weight stays the one parameter it is: the
-    residual scalar of an exported zoo ResNet, ``ReduceSum(Reshape(m, 1×1×…))``), else the
-    NumPy sum, mean or maximum (a weight of the folded value, as a product of weights is)."""
+    """A reduction of a constant (its own axes: a constant has no batch axis), folded into a
+    constant of the node's output, a weight if the input is one (as Squeeze of a constant
+    is): over axes of size 1 alone a reshaped view of it (the residual scalar of an
+    exported zoo ResNet, ``ReduceSum(Reshape(m, 1×1×…))``, read by nothing else), else the
+    NumPy sum, mean or maximum."""
     v = x.value
     r = v.ndim
     axes = list(range(r)) if not axes else [k + r if k < 0 else k for k in axes]
