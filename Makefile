@@ -34,7 +34,7 @@ proofs:
 dump:
 	bash scripts/build-dump.sh
 
-# both: the proofs are checked while GHC compiles the executable (scripts/build-dump.sh --proofs)
+# both: the proofs are checked while Agda and GHC compile the executable (scripts/build-dump.sh --proofs)
 proofs-dump:
 	@mkdir -p $(AGDA_BUILD)
 	bash scripts/build-dump.sh --proofs
