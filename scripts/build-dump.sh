@@ -11,9 +11,9 @@
 #   scripts/build-dump.sh --proofs   # also check Spec/Everything.agda (`make proofs`), beside
 #                                    # the compilation of the executable: `make test` and
 #                                    # `make demo`. The modules Main imports are type-checked
-#                                    # first (32 s from scratch on 2 cores, Intel, 2026-12-03);
-#                                    # then the rest of the proofs (112 s) run beside Agda's
-#                                    # Haskell output (63 s) and GHC (-j). Agda writes a
+#                                    # first (33 s from scratch on 2 cores, Intel, 2026-12-03);
+#                                    # then the rest of the proofs (125 s) run beside Agda's
+#                                    # Haskell output (61 s) and GHC (-j, 75 s). Agda writes a
 #                                    # module's interface once it has checked it, so the two
 #                                    # never write the same file: the compilation reads only
 #                                    # the interfaces of the first step.
@@ -85,7 +85,7 @@ if [[ "${1:-}" == "--proofs" ]]; then
     proofs > "$log" 2>&1 &
     checking=$!
     status=0
-    # GHC compiles independent modules at once on every core (-j): the proofs finish first
+    # GHC compiles independent modules at once on every core (-j)
     "$agda" --compile --compile-dir="$build" --ghc-flag=-j -i "$stdlib" -i . \
       Spec/Main.agda >&2 || status=$?
     if ! wait "$checking"; then
