@@ -87,6 +87,27 @@ def test_point_sum_becomes_a_selection():
     assert r == c.Load("x", AJ)                 # 0 <= j < 4 <= 6: no guard left
 
 
+def test_an_outer_sum_fixed_inside_an_inner_one_becomes_a_point():
+    # sum_v sum_u [v == 2u + j] x[v] (the input gradient of a strided convolution has this
+    # form): v is a point of each u, so the result sums over u alone, not over v times u
+    v, u = c.IVar("v", 16, 5), c.IVar("u", 3, 6)
+    av, au = c.Affine.of(v), c.Affine.of(u)
+    inner = c.reduce((u,), c.select((c.cmp_eq(av - au.scale(2) - AJ),), c.Load("x", av)))
+    r = c.reduce((v,), inner)
+    assert isinstance(r, c.Reduce) and r.vars == (u,)
+    assert r.body == c.Load("x", au.scale(2) + AJ)     # 2u + j <= 7 < 16: no guard left
+
+
+def test_a_div_mod_point_over_more_positions_stays_inside():
+    # sum_v sum_u [v == u div 2, u mod 2 == 0] x[u]: u is the point 2v of each v (bounds.py
+    # makes it one), so the 16 positions of u are not swapped out for the 4 of v
+    v, u = c.IVar("v", 4, 5), c.IVar("u", 16, 6)
+    av, au = c.Affine.of(v), c.Affine.of(u)
+    cond = (c.cmp_eq(c.Affine.of(c.IDiv(au, 2)) - av), c.cmp_eq(c.Affine.of(c.IMod(au, 2))))
+    r = c.reduce((v,), c.reduce((u,), c.select(cond, c.Load("x", au))))
+    assert isinstance(r, c.Reduce) and r.vars == (v,)
+
+
 # ---------------------------------------------------------------------------------------------
 # printing
 

@@ -309,6 +309,36 @@ def cond_ivars(cond: tuple) -> set:
     return out
 
 
+def _div_mod_side(c: Cmp, v, kind):
+    """For ``X == op(v + r, d)`` (op: IDiv or IMod, v nowhere else): (X, r, d)."""
+    if c.op != "eq":
+        return None
+    atoms = [(a, k) for a, k in c.a.terms
+             if a == v or (not isinstance(a, IVar) and v in a.a.ivars())]
+    if len(atoms) != 1:
+        return None
+    (atom, k), = atoms
+    if not isinstance(atom, kind) or abs(k) != 1 or atom.a.coeff(v) != 1:
+        return None
+    r = atom.a - Affine.of(v)
+    x = (c.a - Affine.of(atom).scale(k)).scale(-k)
+    if v in r.ivars() or v in x.ivars():
+        return None
+    return x, r, atom.d
+
+
+def div_mod_point(cond: tuple, v):
+    """The one value of ``v`` a conjunction allows through ``X == (v + r) div d`` and
+    ``Y == (v + r) mod d`` (``v == d*X + Y - r``), or None."""
+    divs = [t for t in (_div_mod_side(c, v, IDiv) for c in cond) if t is not None]
+    mods = [t for t in (_div_mod_side(c, v, IMod) for c in cond) if t is not None]
+    for x, r, d in divs:
+        for y, r2, d2 in mods:
+            if r == r2 and d == d2:
+                return x.scale(d) + y - r
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # scalar expressions
 
@@ -557,7 +587,41 @@ def reduce(vars: tuple, body: RExpr, origin=None) -> RExpr:
                 inside = tuple(k for k in parts if k.a.ivars() & rest) or True
                 outside = tuple(k for k in parts if not k.a.ivars() & rest) or True
                 return select(outside, reduce(remaining, select(inside, inner), origin))
+    if isinstance(body, Reduce):
+        fixed = _fixed_inside(body.body, vars)
+        # Σ_v Σ_u [v == e(u)] x: the sums commute (their extents are constants), so v can be
+        # taken as a point of each u rather than looped over for every u; that pays unless u
+        # is itself a point of v (``v == u div d``, ``u mod d == 0``: tighten_bounds makes it
+        # one) over more positions than v
+        if fixed and not (_size(body.vars) > _size(fixed) and isinstance(body.body, Select)
+                          and all(div_mod_point(body.body.cond, u) is not None
+                                  for u in body.vars)):
+            return reduce(body.vars, reduce(vars, body.body, origin), body.origin)
     return Reduce(vars, body, origin)
+
+
+def _size(vars) -> int:
+    n = 1
+    for v in vars:
+        n *= v.extent
+    return n
+
+
+def _fixed_inside(e: RExpr, vars: tuple) -> tuple:
+    """The variables of ``vars`` that sums around a guarded term ``e`` fix by an equality
+    ``±v + r == 0`` (v not in r)."""
+    while isinstance(e, Reduce):
+        e = e.body
+    if not isinstance(e, Select):
+        return ()
+    out = []
+    for v in vars:
+        for c in e.cond:
+            k = c.a.coeff(v)
+            if c.op == "eq" and abs(k) == 1 and v not in (c.a - Affine.of(v).scale(k)).ivars():
+                out.append(v)
+                break
+    return tuple(out)
 
 
 def subst(e: RExpr, m: dict) -> RExpr:

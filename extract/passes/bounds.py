@@ -25,7 +25,8 @@ are left alone when they are thread indices (CUDA): ``threads=True``.
 """
 from __future__ import annotations
 
-from ..ir.code import (Affine, Cmp, For, IDiv, If, IVar, cmp_eq, conj, in_range, subst_stmts)
+from ..ir.code import (Affine, Cmp, For, IDiv, If, IVar, cmp_eq, conj, div_mod_point, in_range,
+                       subst_stmts)
 
 
 def _normalise(cond: tuple) -> tuple:
@@ -69,7 +70,7 @@ def _tighten_for(s: For, threads: bool) -> list:
             inner = subst_stmts(guard.body, m)
             return list(inner) if where is True else [If(where, inner)]
     # a point: v div d == X and v mod d == Y  ->  v == d*X + Y
-    point = None if (s.lo or s.hi) else _div_mod_point(cond, v)
+    point = None if (s.lo or s.hi) else div_mod_point(cond, v)
     if point is not None:
         m = {v: point}
         where = conj(in_range(point, v.extent), *(cmp_eq(x.a.subst(m)) if x.op == "eq"
@@ -112,35 +113,6 @@ def _tighten_for(s: For, threads: bool) -> list:
         return [If(tuple(outside), (loop,))] if outside else [loop]
     loop = For(v, tuple(inner), s.parallel, tuple(lo), tuple(hi))
     return [If(tuple(outside), (loop,))] if outside else [loop]
-
-
-def _side(c: Cmp, v, kind):
-    """For ``X == op(v + r, d)`` (op: IDiv or IMod, v nowhere else): (X, r, d)."""
-    if c.op != "eq":
-        return None
-    atoms = [(a, k) for a, k in c.a.terms
-             if a == v or (not isinstance(a, IVar) and v in a.a.ivars())]
-    if len(atoms) != 1:
-        return None
-    (atom, k), = atoms
-    if not isinstance(atom, kind) or abs(k) != 1 or atom.a.coeff(v) != 1:
-        return None
-    r = atom.a - Affine.of(v)
-    x = (c.a - Affine.of(atom).scale(k)).scale(-k)
-    if v in r.ivars() or v in x.ivars():
-        return None
-    return x, r, atom.d
-
-
-def _div_mod_point(cond: tuple, v):
-    from ..ir.code import IMod
-    divs = [t for t in (_side(c, v, IDiv) for c in cond) if t is not None]
-    mods = [t for t in (_side(c, v, IMod) for c in cond) if t is not None]
-    for x, r, d in divs:
-        for y, r2, d2 in mods:
-            if r == r2 and d == d2:
-                return x.scale(d) + y - r
-    return None
 
 
 def _block_bounds(c: Cmp, v):
