@@ -49,11 +49,7 @@ def probe(impl, xs: np.ndarray, batch: int = BATCH, n_batches: int = 3,
     if xs.shape[0] < n_batches * max(batch, gb):
         raise ValueError(f"agreement check needs {n_batches * max(batch, gb)} samples, "
                          f"have {xs.shape[0]}")
-    grads = []
-    for k, w in enumerate(probe_weights(model)):
-        b = xs[(k % n_batches) * gb:((k % n_batches) + 1) * gb]
-        loss, g = impl.batch_grad(w.copy(), np.ascontiguousarray(b))
-        grads.append({"loss": float(loss), "grad": np.asarray(g, np.float32).tolist()})
+    grads = grad_probes(impl.batch_grad, xs, gb, model, n_batches)
     w = init()
     data = impl.prepare(np.ascontiguousarray(xs[:n_batches * batch]))
     losses = impl.train_prepared(w, data, batch, lr)
@@ -63,6 +59,19 @@ def probe(impl, xs: np.ndarray, batch: int = BATCH, n_batches: int = 3,
             "train": {"losses": np.asarray(losses, np.float64).tolist(),
                       "weights": np.asarray(w, np.float32).tolist()},
             "predict": np.asarray(pred, np.float32).ravel().tolist()}
+
+
+def grad_probes(batch_grad, xs: np.ndarray, gb: int, model=None, n_batches: int = 3,
+                dtype=np.float32) -> list[dict]:
+    """The ``grad`` probes: ``batch_grad(w, batch)`` for each of :func:`probe_weights` on
+    batch ``k % n_batches`` of ``gb`` samples (``dtype``: the precision the results keep;
+    the float64 arbiter's are float64)."""
+    grads = []
+    for k, w in enumerate(probe_weights(model)):
+        b = xs[(k % n_batches) * gb:((k % n_batches) + 1) * gb]
+        loss, g = batch_grad(w.copy(), np.ascontiguousarray(b))
+        grads.append({"loss": float(loss), "grad": np.asarray(g, dtype).tolist()})
+    return grads
 
 
 def _rel(a, b) -> float:
@@ -81,10 +90,11 @@ class Row:
     quantity: str
     rel_err: float
     tol: float
+    explained: str = ""     # why a difference past tol is not a disagreement (arbitrate)
 
     @property
     def ok(self) -> bool:
-        return self.rel_err <= self.tol
+        return self.rel_err <= self.tol or bool(self.explained)
 
 
 @dataclass(frozen=True)
@@ -110,14 +120,15 @@ class Agreement:
                  f"{REL_TOL:g}):", "| implementation | quantity | rel. error | ok |",
                  "| --- | --- | ---: | --- |"]
         for r in self.rows:
-            lines.append(f"| {r.impl} | {r.quantity} | {r.rel_err:.2e} | "
-                         f"{'yes' if r.ok else '**NO**'} |")
+            ok = f"yes ({r.explained})" if r.explained else "yes" if r.ok else "**NO**"
+            lines.append(f"| {r.impl} | {r.quantity} | {r.rel_err:.2e} | {ok} |")
         return "\n".join(lines)
 
     def to_json(self) -> dict:
         return {"reference": self.reference, "tolerance": REL_TOL, "ok": self.ok,
                 "rows": [{"impl": r.impl, "quantity": r.quantity, "rel_err": r.rel_err,
-                          "ok": r.ok} for r in self.rows]}
+                          "ok": r.ok, **({"explained": r.explained} if r.explained else {})}
+                         for r in self.rows]}
 
 
 def compare(probes: dict[str, dict], tol: float = REL_TOL, slices=None) -> Agreement:
@@ -150,6 +161,53 @@ def compare(probes: dict[str, dict], tol: float = REL_TOL, slices=None) -> Agree
                             _rel(wa[sl], wb[sl]) if wa.shape == wb.shape else float("inf"), tol))
         rows.append(Row(name, "predictions", _rel(p["predict"], ref["predict"]), tol))
     return Agreement(names[0], tuple(rows))
+
+
+ARBITER_SLACK = 30      # the most a float32 result may be off float64: 30 * tol (3e-3)
+
+
+def arbitrate(agreement: Agreement, probes: dict[str, dict], exact: list[dict],
+              slices=None) -> Agreement:
+    """``agreement`` with each failed ``loss[k]`` / ``grad[k].P`` row settled by ``exact``,
+    the same ``grad`` probes evaluated in float64 (PyTorch, :func:`grad_probes`): the row is
+    *explained* when both float32 results are within ``ARBITER_SLACK`` times the tolerance
+    of float64, so that their difference is the two roundings (a wrong kernel, a swapped
+    channel or a border off by one, is off float64 by far more). The row says how far each
+    is. Other rows are left as they are.
+
+    Why: ResNet-20 at batch 100 on an Intel AVX-512 machine, with the jittered weights of
+    the probes: PyTorch's oneDNN convolutions in float32 are 5.5e-4 off float64 (normwise) on
+    the second stage's weight gradients (1.2e-3 on a residual scalar; 2.9e-6 with oneDNN
+    off), the generated C 4e-7; on the third probe the generated C's float32 sums over a
+    plane are 5.2e-4 off on the third stage's (PyTorch 7e-7). Neither is a disagreement
+    about the function."""
+    slices = slices or param_slices()
+    ref = probes[agreement.reference]
+    rows = []
+    for r in agreement.rows:
+        q = r.quantity
+        if r.ok or not q.startswith(("loss[", "grad[")) or "]" not in q \
+                or q.endswith(("shape", "probes")):
+            rows.append(r)
+            continue
+        k = int(q[q.index("[") + 1:q.index("]")])
+        if k >= len(exact):
+            rows.append(r)
+            continue
+        if q.startswith("loss["):
+            a, b, x = probes[r.impl]["grad"][k]["loss"], ref["grad"][k]["loss"], \
+                exact[k]["loss"]
+        else:
+            sl = slices[q.split(".", 1)[1]]
+            a, b, x = (np.asarray(p["grad"])[sl] for p in
+                       (probes[r.impl]["grad"][k], ref["grad"][k], exact[k]))
+        own_err, ref_err = _rel(a, x), _rel(b, x)
+        if max(own_err, ref_err) <= ARBITER_SLACK * r.tol:
+            r = Row(r.impl, q, r.rel_err, r.tol,
+                    f"float32 roundings: {own_err:.1e} and {agreement.reference} "
+                    f"{ref_err:.1e} off float64")
+        rows.append(r)
+    return Agreement(agreement.reference, tuple(rows))
 
 
 class Perturbed:

@@ -220,6 +220,22 @@ def load_dataset(n: int, data_dir: str | None = None) -> Dataset:
     return Dataset(pack_inputs(images, labels), source)
 
 
+def model_images(bm: "BenchModel", images: np.ndarray, labels: np.ndarray, source: str,
+                 seed: int = 0) -> tuple[np.ndarray, np.ndarray, str]:
+    """The images for model ``bm``: ``images`` (MNIST's 28 x 28) where its features have as
+    many values, else as many synthetic ones of its own feature shape (uniform in [0, 1), seeded;
+    CIFAR's 3 x 32 x 32 is not shipped) with random labels of its classes: the same work per
+    image as real data."""
+    shape = tuple(dict(bm.input_spec)[bm.features])
+    if images[0].size == int(np.prod(shape)):
+        return images, labels, source
+    rng = np.random.default_rng(seed)
+    n = images.shape[0]
+    classes = int(np.prod(dict(bm.input_spec)[bm.target]))
+    return (rng.random((n, *shape), dtype=np.float32), rng.integers(0, classes, n),
+            f"synthetic {'x'.join(map(str, shape))}")
+
+
 def load_images(n: int, data_dir: str | None = None) -> tuple[np.ndarray, np.ndarray, str]:
     """The first ``n`` training images (n, 28, 28) and labels (MNIST if found, else synthetic
     data), and where they came from."""

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.model import BATCH, jittered_params, load_dataset, load_images
+from bench.model import BATCH, jittered_params, load_dataset, load_images, model_images
 
 DRIVER = r"""
 #include "cnn.c"
@@ -143,7 +143,7 @@ def run(reps: int, rounds: int, dump: str | None = None, cc: str = "gcc",
         files[f"{M}.c"] = Path(c_file).read_text()
     # a real batch and jittered weights, so that no activation is constant
     if model_name:
-        images, labels, _ = load_images(BATCH)
+        images, labels, _ = model_images(bm, *load_images(BATCH))
         xs, w = bm.pack_inputs(images, labels), bm.jittered_params(seed=1)
     else:
         xs, w = load_dataset(BATCH).xs, jittered_params(seed=1)

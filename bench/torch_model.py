@@ -33,10 +33,10 @@ def flat_from_params(ps) -> np.ndarray:
 
 def to_tensors(xs: np.ndarray, device: str = "cpu",
                model: BenchModel | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """The benchmark's sample rows -> features (n, 28, 28) and integer labels (n,)."""
+    """The benchmark's sample rows -> features (n, *feature shape: MNIST's 28 x 28) and
+    integer labels (n,)."""
     model = model or bench_model("cnn")
     images, targets = model.unpack_inputs(xs)
-    images = images.reshape(images.shape[0], 28, 28)
     labels = targets.argmax(axis=1)
     if not np.array_equal(targets, np.eye(targets.shape[1], dtype=np.float32)[labels]):
         raise ValueError("PyTorch reference needs one-hot targets")
@@ -47,8 +47,11 @@ class TorchImpl:
     """PyTorch (CPU or CUDA) with the benchmark's interface."""
 
     def __init__(self, device: str = "cpu", name: str | None = None,
-                 model: BenchModel | None = None):
+                 model: BenchModel | None = None, dtype: str = "float32"):
+        """``dtype``: float32 (timed), or float64 for ``batch_grad`` alone (the agreement
+        check's arbiter, bench/check.py)."""
         self.model = model or bench_model("cnn")
+        self.dtype = getattr(torch, dtype)
         if self.model.name not in torch_zoo.MODELS:
             raise KeyError(f"no PyTorch version of model {self.model.name!r} in bench/torch_zoo.py")
         self.device = device
@@ -67,9 +70,14 @@ class TorchImpl:
     def batch_grad(self, w: np.ndarray, xs: np.ndarray) -> tuple[float, np.ndarray]:
         ps = params_from_flat(w, self.device, model=self.model)
         x, y = to_tensors(xs, self.device, self.model)
+        if self.dtype != torch.float32:
+            ps = {k: p.detach().to(self.dtype).requires_grad_(True) for k, p in ps.items()}
+            x = x.to(self.dtype)
         loss = torch_zoo.batch_loss(self.model.name, ps, x, y)
         grads = torch.autograd.grad(loss, list(ps.values()))
-        return float(loss.detach()), flat_from_params(grads)
+        flat = torch.cat([g.detach().reshape(-1) for g in grads]).cpu().numpy()
+        return float(loss.detach()), flat.astype(np.float32 if self.dtype == torch.float32
+                                                 else np.float64)
 
     def prepare(self, xs: np.ndarray):
         """The data in this implementation's native form (done before timing)."""

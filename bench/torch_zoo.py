@@ -1,8 +1,9 @@
-"""The zoo models (models/*.model) written directly in PyTorch, independent of their dumps.
+"""The zoo models (models/*.model) and the benchmark's own (bench/models/*.model) written
+directly in PyTorch, independent of their dumps.
 
 One function per model computes the prediction output of a batch, another the batch-mean loss;
 the parameters are tensors in their dump shapes (``p[name]``), ``x`` the features
-(``(N, 28, 28)``, ``resnet20``'s ``(N, 3, 32, 32)``), ``labels`` the class indices ``(N,)``. They are the benchmark's PyTorch peers
+(``(N, 28, 28)``, ``resnet20``'s and ``vgg_cifar``'s ``(N, 3, 32, 32)``), ``labels`` the class indices ``(N,)``. They are the benchmark's PyTorch peers
 (``bench/torch_model.py``) and the references of ``tests/test_front.py``, which checks their
 gradients against the dump's (oracle) at batch 1: so the peer timed is the peer checked.
 
@@ -93,6 +94,19 @@ def _resnet20(p, x):
     return F.linear(a.mean(dim=(2, 3)), p["wf"], p["bf"])                    # the logits
 
 
+def _vgg_cifar(p, x):
+    """bench/models/vgg_cifar.model: two padded 3×3 convolutions with ReLU and max-pooling,
+    two dense layers."""
+    torch = _torch()
+    F = torch.nn.functional
+    n = x.shape[0]
+    a1 = F.max_pool2d(torch.relu(F.conv2d(x.reshape(n, 3, 32, 32), p["k1"], p["b1"],
+                                          padding=1)), 2)
+    a2 = F.max_pool2d(torch.relu(F.conv2d(a1, p["k2"], p["b2"], padding=1)), 2)
+    a3 = torch.relu(torch.addmm(p["b3"], a2.reshape(n, -1), p["w3"].reshape(128, -1).t()))
+    return torch.addmm(p["b4"], a3, p["w4"].t())        # the logits
+
+
 def _sqerr(out, labels):
     torch = _torch()
     target = torch.nn.functional.one_hot(labels, out.shape[1]).to(out.dtype)
@@ -106,11 +120,12 @@ def _cross_entropy(logits, labels):
 # model name -> (prediction of a batch, batch-mean loss of the prediction)
 MODELS = {"mlp": (_mlp, _sqerr), "cnn": (_cnn, _sqerr), "lenet5": (_lenet5, _cross_entropy),
           "wide1000": (_wide1000, _cross_entropy), "encoder": (_encoder, _cross_entropy),
-          "resnet20": (_resnet20, _cross_entropy)}
+          "resnet20": (_resnet20, _cross_entropy), "vgg_cifar": (_vgg_cifar, _cross_entropy)}
 
 
 def forward(name: str, p, x):
-    """The prediction output of model ``name`` for features ``x`` (N, 28, 28; resnet20's N, 3, 32, 32)."""
+    """The prediction output of model ``name`` for features ``x`` (N, 28, 28; resnet20's and
+    vgg_cifar's N, 3, 32, 32)."""
     return MODELS[name][0](p, x)
 
 

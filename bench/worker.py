@@ -29,7 +29,7 @@ import traceback
 
 import numpy as np
 
-from bench.model import BATCH, LEARNING_RATE, bench_model, load_images
+from bench.model import BATCH, LEARNING_RATE, bench_model, load_images, model_images
 
 
 def make_impl(kind: str, dump: str | None = None, model=None):
@@ -72,12 +72,12 @@ class Worker:
         self.lr = msg.get("lr", LEARNING_RATE)
         if self.images is None or self.images[0].shape[0] < msg["n"]:
             self.images = load_images(msg["n"], msg.get("data_dir"))
-        images, labels, source = self.images
         unavailable = {}
         try:
             bm = bench_model(msg.get("model", "cnn"), msg.get("dump"))
         except Exception:  # noqa: BLE001  (a missing dump: only the generated C needs it)
             bm = bench_model(msg.get("model", "cnn"))
+        images, labels, source = model_images(bm, *self.images)
         xs = bm.pack_inputs(images[:msg["n"]], labels[:msg["n"]])
         impls = {}
         for label, kind in msg["impls"].items():
@@ -119,6 +119,16 @@ class Worker:
                                             model=m["bm"], grad_batch=min(msg.get("batch", BATCH),
                                                                           BATCH))
         return out
+
+    def probe64(self, msg: dict) -> list[dict]:
+        """The ``grad`` probes in float64 through the model's PyTorch twin: the arbiter of a
+        disagreement in float32 (``bench.check.arbitrate``)."""
+        from bench.check import grad_probes
+        from bench.torch_model import TorchImpl
+        m = self._model(msg)
+        impl = TorchImpl(model=m["bm"], dtype="float64")
+        return grad_probes(impl.batch_grad, m["xs"], min(msg.get("batch", BATCH), BATCH),
+                           m["bm"], dtype=np.float64)
 
     def time(self, msg: dict) -> dict:
         m = self._model(msg)

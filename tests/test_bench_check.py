@@ -90,3 +90,47 @@ def test_report_lists_the_reference(ref_probe):
     a = compare({"only": ref_probe})
     assert a.ok and a.rows == () and a.reference == "only"
     assert np.isfinite(a.to_json()["tolerance"])
+
+
+def _noisy(p: dict, rel: float, seed: int = 0) -> dict:
+    """``p`` with every gradient probe moved by noise of normwise size ``rel`` per
+    parameter (a float32 rounding of another summation order, exaggerated)."""
+    import copy
+    rng = np.random.default_rng(seed)
+    out = copy.deepcopy(p)
+    for g in out["grad"]:
+        a = np.asarray(g["grad"], np.float64)
+        for sl in param_slices().values():
+            noise = rng.standard_normal(sl.stop - sl.start)
+            a[sl] += rel * np.linalg.norm(a[sl]) * noise / np.linalg.norm(noise)
+        g["grad"] = a.tolist()
+    return out
+
+
+def test_the_float64_arbiter_explains_rounding_and_nothing_else(hw, xs, ref_probe):
+    """A difference past the tolerance that both float32 results share with float64 (here
+    the reference's own probes stand in for float64) is rounding: explained. A wrong kernel
+    (swapped channels) or a peer off float64 by more than the slack is not; nor is a
+    difference in what the arbiter does not evaluate (the training run)."""
+    from bench.check import ARBITER_SLACK, arbitrate
+    exact = ref_probe["grad"]
+    rounded = _noisy(ref_probe, 5e-4)
+    a = compare({"ref": ref_probe, "peer": rounded})
+    assert not a.ok
+    settled = arbitrate(a, {"ref": ref_probe, "peer": rounded}, exact)
+    assert settled.ok, settled.table()
+    assert any(r.explained for r in settled.rows) and "float32 roundings" in settled.table()
+    far = _noisy(ref_probe, 3 * ARBITER_SLACK * REL_TOL)
+    b = compare({"ref": ref_probe, "far": far})
+    assert not arbitrate(b, {"ref": ref_probe, "far": far}, exact).ok
+    hw.set_threads(1)
+    swapped = probe(SwapK1Channels(hw), xs, batch=20)
+    c = compare({"ref": ref_probe, "swapped": swapped})
+    settled = arbitrate(c, {"ref": ref_probe, "swapped": swapped}, exact)
+    assert "grad[1].k1" in {r.quantity for r in settled.failures()}
+    import copy
+    trained = copy.deepcopy(rounded)
+    trained["train"]["losses"] = [x * (1 + 1e-3) for x in trained["train"]["losses"]]
+    d = arbitrate(compare({"ref": ref_probe, "t": trained}), {"ref": ref_probe, "t": trained},
+                  exact)
+    assert [r.quantity for r in d.failures()] == ["train losses"]

@@ -193,6 +193,39 @@ def test_an_init_and_its_accumulation_are_distributed_for_rows():
     assert len(kept) == 1 and run(kept, "y") == run(overlapping, "y")
 
 
+def element_weight_gradient():
+    """As the lowering writes a weight gradient element by element (``dest`` loops: the
+    kernel positions outside, the image positions inside): dk[c, d, a] = 0, then += over j
+    of d[c, j] * x[d, j + a]."""
+    c_, d_, a, j = IVar("c", 4, 0), IVar("d", 8, 1), IVar("a", 3, 2), IVar("j", 6, 3)
+    at = aff((c_, 24), (d_, 3), (a, 1))
+    body = (Store("dk", at, "=", c.Lit(0)),
+            For(j, (Store("dk", at, "+=", Mul(Load("d", aff((c_, 6), (j, 1))),
+                                               Load("x", aff((d_, 8), (j, 1), (a, 1))))),)))
+    return For(c_, (For(d_, (For(a, body),)),))
+
+
+@pytest.mark.parametrize("limit", [8, 16])
+def test_an_element_by_element_init_is_distributed_at_every_limit(limit):
+    """Each element zeroed on its own before its sum: without distributing the init out, the
+    block is one element (one chain of dependent additions); at either limit the accumulation
+    becomes one perfect nest and holds a block, every element receiving its 0 and then its
+    terms in order."""
+    before = (element_weight_gradient(),)
+    after = block_accumulators(before, limit=limit)
+    bufs = []
+
+    def walk(ss):
+        for s in ss:
+            if isinstance(s, Buffer):
+                bufs.append(s.size)
+            elif isinstance(s, For):
+                walk(s.body)
+    walk(after)
+    assert bufs and min(bufs) > 1, bufs
+    assert run(after, "dk") == run(before, "dk")
+
+
 def starts(stmts) -> list:
     """The values the blocks of ``stmts`` start from: the first store into each ``_acc``
     buffer."""

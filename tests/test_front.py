@@ -581,6 +581,32 @@ def test_zoo_gradients_match_pytorch_autograd(zoo, name):
             assert err <= 1e-4, (c["name"], err)
 
 
+BENCH_MODELS = sorted((ROOT / "bench" / "models").glob("*.model"))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("path", BENCH_MODELS, ids=[p.stem for p in BENCH_MODELS])
+def test_bench_models_match_their_pytorch_twins(main, path):
+    """The benchmark's own models (bench/models: the CIFAR-sized network) elaborate, and their
+    PyTorch twins (bench/torch_zoo.py, the peers timed) give the dump's loss and gradients,
+    in float64."""
+    torch = pytest.importorskip("torch")
+    r = subprocess.run([str(main), "model", str(path)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    vals = random_values(d, 4)
+    want = oracle.evaluate(d, vals, np.float64)
+    tv = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True) for k, v in vals.items()}
+    loss = torch_loss(d["model"], tv, d["data"])
+    loss.backward()
+    assert rel_err(want[d["outputs"]["loss"]], loss.detach().numpy()) <= 1e-12
+    for c in d["context"]:
+        if c["role"] == "param":
+            err = rel_err(want["d_" + c["name"]], tv[c["name"]].grad.numpy())
+            assert err <= 1e-10, (c["name"], err)
+
+
 COORDINATES = 48     # single coordinates test_zoo_gradients_match_finite_differences moves
 
 

@@ -82,7 +82,17 @@ loops outside it are disjoint. The values are those of the zeroing and the loads
 Before blocking, a loop whose body is an init of an output then its accumulation (a weight
 gradient's zeroing and sum, inside the loop over its channels) is split in two where that
 changes nothing (``_distribute``), so that the accumulation is one perfect nest and a block
-can span that loop; only with room for rows (limit 16).
+can span that loop: with room for rows (limit 16), and at any limit in a nest that zeroes each
+element on its own right before its sum (the element form of the lowering's ``dest`` loops:
+a bias gradient, a padded multi-channel convolution's weight gradient), whose block would
+otherwise be one element, one chain of dependent additions::
+
+    for c < 64:  for d < 32:  for a < 3:
+        dk[c, d, a] = 0;
+        for j in [max(0, 1 - a), min(16, 17 - a)):  dk[c, d, a] += dz[c, j] * x[d, j + a - 1];
+
+becomes a zeroing nest and, from c outwards, one perfect accumulation nest, which gets a
+block of 4 channels d times the 3 kernel positions a (the edges of j written out).
 """
 from __future__ import annotations
 
@@ -493,14 +503,14 @@ def _window(s: For, names: _Names, window: int = WINDOW, zero: bool = False):
     return None
 
 
-def _nest_store(s):
+def _nest_store(s, bare: bool = False):
     """The loops (outermost first) and the one store of a nest with one statement per level
-    (bounds allowed), or None."""
+    (bounds allowed), or None; ``bare``: a store alone is a nest of no loops."""
     loops = []
     while isinstance(s, For) and len(s.body) == 1:
         loops.append(s.var)
         s = s.body[0]
-    return (loops, s) if isinstance(s, Store) and loops else None
+    return (loops, s) if isinstance(s, Store) and (loops or bare) else None
 
 
 def _region(v: IVar, loops: list, st: Store):
@@ -528,7 +538,7 @@ def _distribute(s: For):
     channels)."""
     if len(s.body) != 2 or s.lo or s.hi:
         return None
-    a, b = (_nest_store(x) for x in s.body)
+    a, b = (_nest_store(x, bare=True) for x in s.body)
     if a is None or b is None:
         return None
     (la, init), (lb, acc) = a, b
@@ -543,6 +553,18 @@ def _distribute(s: For):
     if max(ra[3], rb[3]) - min(ra[2], rb[2]) >= abs(ra[0]):
         return None
     return tuple(For(s.var, (x,), s.parallel) for x in s.body)
+
+
+def _element_init(s) -> bool:
+    """Whether some loop of ``s`` sets an element alone and then adds its terms into it,
+    ``for v: [y[e] = 0; for t...: y[e] += ...]``, in a form ``_distribute`` takes."""
+    if isinstance(s, If):
+        return any(_element_init(x) for x in s.body)
+    if not isinstance(s, For):
+        return False
+    if len(s.body) == 2 and isinstance(s.body[0], Store) and _distribute(s) is not None:
+        return True
+    return any(_element_init(x) for x in s.body)
 
 
 def block_accumulators(stmts, taken: set = frozenset(), limit: int = BLOCK) -> tuple:
@@ -588,7 +610,15 @@ def block_accumulators(stmts, taken: set = frozenset(), limit: int = BLOCK) -> t
             else:
                 out.append(s)
         return tuple(out)
-    # the split only serves blocks of several rows: at limit 8 it is one more pass over the
-    # output (LeNet-5's training at 8 lanes, 2 threads: 0.265-0.277 s per epoch with it,
-    # 0.250-0.259 without)
-    return walk(split(stmts) if limit > BLOCK else stmts)
+    # at limit 8 the split serves only nests that set each element on its own before its sums
+    # (_element_init: without it their block is one element, one chain of dependent additions;
+    # a padded multi-channel convolution's weight gradient, the CIFAR-sized network's d_k2:
+    # 430 -> 78 us per image); elsewhere it serves blocks of several rows and is one more pass
+    # over the output (LeNet-5's training at 8 lanes, 2 threads: 0.265-0.277 s per epoch with
+    # it, 0.250-0.259 without)
+    if limit > BLOCK:
+        return walk(split(stmts))
+    out = []
+    for s in stmts:
+        out.extend(split((s,)) if _element_init(s) else (s,))
+    return walk(tuple(out))

@@ -244,17 +244,24 @@ typedef struct {
 static void model_ops_block_forward_a1_s_lanes(const real *restrict a1_x,
                                                real *restrict a1_s)
 {
+    vreal a1_s_acc[6];
     for (int i0_0 = 0; i0_0 < 2; i0_0++) {
         for (int i0_1 = 0; i0_1 < 3; i0_1++) {
-            vstore(&a1_s[i0_0 * 24 + i0_1 * 8], vsplat(0));
-            vreal a1_s_acc[1];
-            a1_s_acc[0] = vload(&a1_s[i0_0 * 24 + i0_1 * 8]);
-            for (int t1_0 = 0; t1_0 < 2; t1_0++) {
-                for (int t1_1 = 0; t1_1 < 2; t1_1++) {
-                    a1_s_acc[0] += vsplat(a1_x[i0_0 * 12 + t1_0 * 6 + i0_1 * 2 + t1_1] / 4);
+            a1_s_acc[i0_0 * 3 + i0_1] = vsplat(0);
+        }
+    }
+    for (int t1_0 = 0; t1_0 < 2; t1_0++) {
+        for (int t1_1 = 0; t1_1 < 2; t1_1++) {
+            for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+                for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+                    a1_s_acc[i0_0 * 3 + i0_1] += vsplat(a1_x[i0_0 * 12 + t1_0 * 6 + i0_1 * 2 + t1_1] / 4);
                 }
             }
-            vstore(&a1_s[i0_0 * 24 + i0_1 * 8], a1_s_acc[0]);
+        }
+    }
+    for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+        for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+            vstore(&a1_s[i0_0 * 24 + i0_1 * 8], a1_s_acc[i0_0 * 3 + i0_1]);
         }
     }
 }
@@ -315,17 +322,24 @@ static void model_ops_block_backward_a3_d_s_lanes(const real *restrict a1_x,
                                                   const real *restrict a3_d_z,
                                                   real *restrict a3_d_s)
 {
+    vreal a3_d_s_acc[6];
     for (int i0_0 = 0; i0_0 < 2; i0_0++) {
         for (int i0_1 = 0; i0_1 < 3; i0_1++) {
-            vstore(&a3_d_s[i0_0 * 24 + i0_1 * 8], vsplat(0));
-            vreal a3_d_s_acc[1];
-            a3_d_s_acc[0] = vload(&a3_d_s[i0_0 * 24 + i0_1 * 8]);
-            for (int t1_0 = 0; t1_0 < 2; t1_0++) {
-                for (int t1_1 = 0; t1_1 < 2; t1_1++) {
-                    a3_d_s_acc[0] += vload(&a3_d_z[i0_0 * 96 + t1_0 * 48 + i0_1 * 16 + t1_1 * 8]) * a1_x[i0_0 * 12 + t1_0 * 6 + i0_1 * 2 + t1_1] * a1_g[t1_0 * 2 + t1_1];
+            a3_d_s_acc[i0_0 * 3 + i0_1] = vsplat(0);
+        }
+    }
+    for (int t1_0 = 0; t1_0 < 2; t1_0++) {
+        for (int t1_1 = 0; t1_1 < 2; t1_1++) {
+            for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+                for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+                    a3_d_s_acc[i0_0 * 3 + i0_1] += vload(&a3_d_z[i0_0 * 96 + t1_0 * 48 + i0_1 * 16 + t1_1 * 8]) * a1_x[i0_0 * 12 + t1_0 * 6 + i0_1 * 2 + t1_1] * a1_g[t1_0 * 2 + t1_1];
                 }
             }
-            vstore(&a3_d_s[i0_0 * 24 + i0_1 * 8], a3_d_s_acc[0]);
+        }
+    }
+    for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+        for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+            vstore(&a3_d_s[i0_0 * 24 + i0_1 * 8], a3_d_s_acc[i0_0 * 3 + i0_1]);
         }
     }
 }
@@ -354,17 +368,24 @@ static void model_ops_block_backward_a3_d_g_lanes(const real *restrict a1_x,
                                                   const real *restrict a3_d_z,
                                                   real *restrict a3_d_g)
 {
+    vreal a3_d_g_acc[4];
     for (int i0_0 = 0; i0_0 < 2; i0_0++) {
         for (int i0_1 = 0; i0_1 < 2; i0_1++) {
-            vstore(&a3_d_g[i0_0 * 16 + i0_1 * 8], vsplat(0));
-            vreal a3_d_g_acc[1];
-            a3_d_g_acc[0] = vload(&a3_d_g[i0_0 * 16 + i0_1 * 8]);
-            for (int t1_0_q = 0; t1_0_q < 2; t1_0_q++) {
-                for (int t1_1_q = 0; t1_1_q < 3; t1_1_q++) {
-                    a3_d_g_acc[0] += vload(&a3_d_z[t1_0_q * 96 + i0_0 * 48 + t1_1_q * 16 + i0_1 * 8]) * a1_x[t1_0_q * 12 + i0_0 * 6 + t1_1_q * 2 + i0_1] * vload(&a1_s[t1_0_q * 24 + t1_1_q * 8]);
+            a3_d_g_acc[i0_0 * 2 + i0_1] = vsplat(0);
+        }
+    }
+    for (int t1_0_q = 0; t1_0_q < 2; t1_0_q++) {
+        for (int t1_1_q = 0; t1_1_q < 3; t1_1_q++) {
+            for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+                for (int i0_1 = 0; i0_1 < 2; i0_1++) {
+                    a3_d_g_acc[i0_0 * 2 + i0_1] += vload(&a3_d_z[t1_0_q * 96 + i0_0 * 48 + t1_1_q * 16 + i0_1 * 8]) * a1_x[t1_0_q * 12 + i0_0 * 6 + t1_1_q * 2 + i0_1] * vload(&a1_s[t1_0_q * 24 + t1_1_q * 8]);
                 }
             }
-            vstore(&a3_d_g[i0_0 * 16 + i0_1 * 8], a3_d_g_acc[0]);
+        }
+    }
+    for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+        for (int i0_1 = 0; i0_1 < 2; i0_1++) {
+            vstore(&a3_d_g[i0_0 * 16 + i0_1 * 8], a3_d_g_acc[i0_0 * 2 + i0_1]);
         }
     }
 }
@@ -515,17 +536,24 @@ static void model_ops_block_forward_a1_s_hlanes(const real *restrict a1_x,
                                                 int part,
                                                 int nparts)
 {
-    for (int i0_0 = part * 2 / nparts; i0_0 < (part + 1) * 2 / nparts; i0_0++) {
+    hreal a1_s_acc[6];
+    for (int i0_0 = 0; i0_0 < 2; i0_0++) {
         for (int i0_1 = 0; i0_1 < 3; i0_1++) {
-            hstore(&a1_s[i0_0 * 12 + i0_1 * 4], hsplat(0));
-            hreal a1_s_acc[1];
-            a1_s_acc[0] = hload(&a1_s[i0_0 * 12 + i0_1 * 4]);
-            for (int t1_0 = 0; t1_0 < 2; t1_0++) {
-                for (int t1_1 = 0; t1_1 < 2; t1_1++) {
-                    a1_s_acc[0] += hsplat(a1_x[i0_0 * 12 + t1_0 * 6 + i0_1 * 2 + t1_1] / 4);
+            a1_s_acc[i0_0 * 3 + i0_1] = hsplat(0);
+        }
+    }
+    for (int t1_0 = 0; t1_0 < 2; t1_0++) {
+        for (int t1_1 = 0; t1_1 < 2; t1_1++) {
+            for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+                for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+                    a1_s_acc[i0_0 * 3 + i0_1] += hsplat(a1_x[i0_0 * 12 + t1_0 * 6 + i0_1 * 2 + t1_1] / 4);
                 }
             }
-            hstore(&a1_s[i0_0 * 12 + i0_1 * 4], a1_s_acc[0]);
+        }
+    }
+    for (int i0_0 = part * 2 / nparts; i0_0 < (part + 1) * 2 / nparts; i0_0++) {
+        for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+            hstore(&a1_s[i0_0 * 12 + i0_1 * 4], a1_s_acc[i0_0 * 3 + i0_1]);
         }
     }
 }
@@ -602,17 +630,24 @@ static void model_ops_block_backward_a3_d_s_hlanes(const real *restrict a1_x,
                                                    int part,
                                                    int nparts)
 {
-    for (int i0_0 = part * 2 / nparts; i0_0 < (part + 1) * 2 / nparts; i0_0++) {
+    hreal a3_d_s_acc[6];
+    for (int i0_0 = 0; i0_0 < 2; i0_0++) {
         for (int i0_1 = 0; i0_1 < 3; i0_1++) {
-            hstore(&a3_d_s[i0_0 * 12 + i0_1 * 4], hsplat(0));
-            hreal a3_d_s_acc[1];
-            a3_d_s_acc[0] = hload(&a3_d_s[i0_0 * 12 + i0_1 * 4]);
-            for (int t1_0 = 0; t1_0 < 2; t1_0++) {
-                for (int t1_1 = 0; t1_1 < 2; t1_1++) {
-                    a3_d_s_acc[0] += hload(&a3_d_z[i0_0 * 48 + t1_0 * 24 + i0_1 * 8 + t1_1 * 4]) * a1_x[i0_0 * 12 + t1_0 * 6 + i0_1 * 2 + t1_1] * a1_g[t1_0 * 2 + t1_1];
+            a3_d_s_acc[i0_0 * 3 + i0_1] = hsplat(0);
+        }
+    }
+    for (int t1_0 = 0; t1_0 < 2; t1_0++) {
+        for (int t1_1 = 0; t1_1 < 2; t1_1++) {
+            for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+                for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+                    a3_d_s_acc[i0_0 * 3 + i0_1] += hload(&a3_d_z[i0_0 * 48 + t1_0 * 24 + i0_1 * 8 + t1_1 * 4]) * a1_x[i0_0 * 12 + t1_0 * 6 + i0_1 * 2 + t1_1] * a1_g[t1_0 * 2 + t1_1];
                 }
             }
-            hstore(&a3_d_s[i0_0 * 12 + i0_1 * 4], a3_d_s_acc[0]);
+        }
+    }
+    for (int i0_0 = part * 2 / nparts; i0_0 < (part + 1) * 2 / nparts; i0_0++) {
+        for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+            hstore(&a3_d_s[i0_0 * 12 + i0_1 * 4], a3_d_s_acc[i0_0 * 3 + i0_1]);
         }
     }
 }
@@ -645,17 +680,24 @@ static void model_ops_block_backward_a3_d_g_hlanes(const real *restrict a1_x,
                                                    int part,
                                                    int nparts)
 {
-    for (int i0_0 = part * 2 / nparts; i0_0 < (part + 1) * 2 / nparts; i0_0++) {
+    hreal a3_d_g_acc[4];
+    for (int i0_0 = 0; i0_0 < 2; i0_0++) {
         for (int i0_1 = 0; i0_1 < 2; i0_1++) {
-            hstore(&a3_d_g[i0_0 * 8 + i0_1 * 4], hsplat(0));
-            hreal a3_d_g_acc[1];
-            a3_d_g_acc[0] = hload(&a3_d_g[i0_0 * 8 + i0_1 * 4]);
-            for (int t1_0_q = 0; t1_0_q < 2; t1_0_q++) {
-                for (int t1_1_q = 0; t1_1_q < 3; t1_1_q++) {
-                    a3_d_g_acc[0] += hload(&a3_d_z[t1_0_q * 48 + i0_0 * 24 + t1_1_q * 8 + i0_1 * 4]) * a1_x[t1_0_q * 12 + i0_0 * 6 + t1_1_q * 2 + i0_1] * hload(&a1_s[t1_0_q * 12 + t1_1_q * 4]);
+            a3_d_g_acc[i0_0 * 2 + i0_1] = hsplat(0);
+        }
+    }
+    for (int t1_0_q = 0; t1_0_q < 2; t1_0_q++) {
+        for (int t1_1_q = 0; t1_1_q < 3; t1_1_q++) {
+            for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+                for (int i0_1 = 0; i0_1 < 2; i0_1++) {
+                    a3_d_g_acc[i0_0 * 2 + i0_1] += hload(&a3_d_z[t1_0_q * 48 + i0_0 * 24 + t1_1_q * 8 + i0_1 * 4]) * a1_x[t1_0_q * 12 + i0_0 * 6 + t1_1_q * 2 + i0_1] * hload(&a1_s[t1_0_q * 12 + t1_1_q * 4]);
                 }
             }
-            hstore(&a3_d_g[i0_0 * 8 + i0_1 * 4], a3_d_g_acc[0]);
+        }
+    }
+    for (int i0_0 = part * 2 / nparts; i0_0 < (part + 1) * 2 / nparts; i0_0++) {
+        for (int i0_1 = 0; i0_1 < 2; i0_1++) {
+            hstore(&a3_d_g[i0_0 * 8 + i0_1 * 4], a3_d_g_acc[i0_0 * 2 + i0_1]);
         }
     }
 }

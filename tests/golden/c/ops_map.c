@@ -255,14 +255,17 @@ static void model_ops_map_backward_a3_d_w_lanes(const real *restrict a1_x,
                                                 const real *restrict a3_d_h,
                                                 real *restrict a3_d_w)
 {
+    vreal a3_d_w_acc[3];
     for (int i0 = 0; i0 < 3; i0++) {
-        vstore(&a3_d_w[i0 * 8], vsplat(0));
-        vreal a3_d_w_acc[1];
-        a3_d_w_acc[0] = vload(&a3_d_w[i0 * 8]);
-        for (int t1 = 0; t1 < 2; t1++) {
-            a3_d_w_acc[0] += vload(&a3_d_h[t1 * 24 + i0 * 8]) * vload(&a1_h[t1 * 24 + i0 * 8]) * (1 - vload(&a1_h[t1 * 24 + i0 * 8])) * a1_x[t1 * 3 + i0];
+        a3_d_w_acc[i0] = vsplat(0);
+    }
+    for (int t1 = 0; t1 < 2; t1++) {
+        for (int i0 = 0; i0 < 3; i0++) {
+            a3_d_w_acc[i0] += vload(&a3_d_h[t1 * 24 + i0 * 8]) * vload(&a1_h[t1 * 24 + i0 * 8]) * (1 - vload(&a1_h[t1 * 24 + i0 * 8])) * a1_x[t1 * 3 + i0];
         }
-        vstore(&a3_d_w[i0 * 8], a3_d_w_acc[0]);
+    }
+    for (int i0 = 0; i0 < 3; i0++) {
+        vstore(&a3_d_w[i0 * 8], a3_d_w_acc[i0]);
     }
 }
 
@@ -483,14 +486,17 @@ static void model_ops_map_backward_a3_d_w_hlanes(const real *restrict a1_x,
                                                  int part,
                                                  int nparts)
 {
-    for (int i0 = part * 3 / nparts; i0 < (part + 1) * 3 / nparts; i0++) {
-        hstore(&a3_d_w[i0 * 4], hsplat(0));
-        hreal a3_d_w_acc[1];
-        a3_d_w_acc[0] = hload(&a3_d_w[i0 * 4]);
-        for (int t1 = 0; t1 < 2; t1++) {
-            a3_d_w_acc[0] += hload(&a3_d_h[t1 * 12 + i0 * 4]) * hload(&a1_h[t1 * 12 + i0 * 4]) * (1 - hload(&a1_h[t1 * 12 + i0 * 4])) * a1_x[t1 * 3 + i0];
+    hreal a3_d_w_acc[3];
+    for (int i0 = 0; i0 < 3; i0++) {
+        a3_d_w_acc[i0] = hsplat(0);
+    }
+    for (int t1 = 0; t1 < 2; t1++) {
+        for (int i0 = 0; i0 < 3; i0++) {
+            a3_d_w_acc[i0] += hload(&a3_d_h[t1 * 12 + i0 * 4]) * hload(&a1_h[t1 * 12 + i0 * 4]) * (1 - hload(&a1_h[t1 * 12 + i0 * 4])) * a1_x[t1 * 3 + i0];
         }
-        hstore(&a3_d_w[i0 * 4], a3_d_w_acc[0]);
+    }
+    for (int i0 = part * 3 / nparts; i0 < (part + 1) * 3 / nparts; i0++) {
+        hstore(&a3_d_w[i0 * 4], a3_d_w_acc[i0]);
     }
 }
 

@@ -294,17 +294,24 @@ static void model_ops_slide_forward_a2_c2_lanes(const real *restrict a1_x,
                                                 const real *restrict a1_k,
                                                 real *restrict a2_c2)
 {
+    vreal a2_c2_acc[12];
     for (int i0_0 = 0; i0_0 < 4; i0_0++) {
         for (int i0_1 = 0; i0_1 < 3; i0_1++) {
-            vstore(&a2_c2[i0_0 * 24 + i0_1 * 8], vsplat(0));
-            vreal a2_c2_acc[1];
-            a2_c2_acc[0] = vload(&a2_c2[i0_0 * 24 + i0_1 * 8]);
-            for (int t1_0 = 0; t1_0 < 2; t1_0++) {
-                for (int t1_1 = 0; t1_1 < 2; t1_1++) {
-                    a2_c2_acc[0] += vsplat(a1_x[i0_0 * 4 + t1_0 * 4 + i0_1 + t1_1] * a1_k[t1_0 * 2 + t1_1]);
+            a2_c2_acc[i0_0 * 3 + i0_1] = vsplat(0);
+        }
+    }
+    for (int t1_0 = 0; t1_0 < 2; t1_0++) {
+        for (int t1_1 = 0; t1_1 < 2; t1_1++) {
+            for (int i0_0 = 0; i0_0 < 4; i0_0++) {
+                for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+                    a2_c2_acc[i0_0 * 3 + i0_1] += vsplat(a1_x[i0_0 * 4 + t1_0 * 4 + i0_1 + t1_1] * a1_k[t1_0 * 2 + t1_1]);
                 }
             }
-            vstore(&a2_c2[i0_0 * 24 + i0_1 * 8], a2_c2_acc[0]);
+        }
+    }
+    for (int i0_0 = 0; i0_0 < 4; i0_0++) {
+        for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+            vstore(&a2_c2[i0_0 * 24 + i0_1 * 8], a2_c2_acc[i0_0 * 3 + i0_1]);
         }
     }
 }
@@ -417,17 +424,24 @@ static void model_ops_slide_backward_a3_d_k_lanes(const real *restrict a1_x,
                                                   const real *restrict a3_d_c,
                                                   real *restrict a3_d_k)
 {
+    vreal a3_d_k_acc[4];
     for (int i0_0 = 0; i0_0 < 2; i0_0++) {
         for (int i0_1 = 0; i0_1 < 2; i0_1++) {
-            vstore(&a3_d_k[i0_0 * 16 + i0_1 * 8], vsplat(0));
-            vreal a3_d_k_acc[1];
-            a3_d_k_acc[0] = vload(&a3_d_k[i0_0 * 16 + i0_1 * 8]);
-            for (int t1_0 = 0; t1_0 < 4; t1_0++) {
-                for (int t1_1 = 0; t1_1 < 3; t1_1++) {
-                    a3_d_k_acc[0] += vload(&a3_d_c[t1_0 * 24 + t1_1 * 8]) * a1_x[i0_0 * 4 + t1_0 * 4 + i0_1 + t1_1] + vload(&a4_d_c2[t1_0 * 24 + t1_1 * 8]) * a1_x[i0_0 * 4 + t1_0 * 4 + i0_1 + t1_1];
+            a3_d_k_acc[i0_0 * 2 + i0_1] = vsplat(0);
+        }
+    }
+    for (int t1_0 = 0; t1_0 < 4; t1_0++) {
+        for (int t1_1 = 0; t1_1 < 3; t1_1++) {
+            for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+                for (int i0_1 = 0; i0_1 < 2; i0_1++) {
+                    a3_d_k_acc[i0_0 * 2 + i0_1] += vload(&a3_d_c[t1_0 * 24 + t1_1 * 8]) * a1_x[i0_0 * 4 + t1_0 * 4 + i0_1 + t1_1] + vload(&a4_d_c2[t1_0 * 24 + t1_1 * 8]) * a1_x[i0_0 * 4 + t1_0 * 4 + i0_1 + t1_1];
                 }
             }
-            vstore(&a3_d_k[i0_0 * 16 + i0_1 * 8], a3_d_k_acc[0]);
+        }
+    }
+    for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+        for (int i0_1 = 0; i0_1 < 2; i0_1++) {
+            vstore(&a3_d_k[i0_0 * 16 + i0_1 * 8], a3_d_k_acc[i0_0 * 2 + i0_1]);
         }
     }
 }
@@ -608,17 +622,24 @@ static void model_ops_slide_forward_a2_c2_hlanes(const real *restrict a1_x,
                                                  int part,
                                                  int nparts)
 {
-    for (int i0_0 = part * 4 / nparts; i0_0 < (part + 1) * 4 / nparts; i0_0++) {
+    hreal a2_c2_acc[12];
+    for (int i0_0 = 0; i0_0 < 4; i0_0++) {
         for (int i0_1 = 0; i0_1 < 3; i0_1++) {
-            hstore(&a2_c2[i0_0 * 12 + i0_1 * 4], hsplat(0));
-            hreal a2_c2_acc[1];
-            a2_c2_acc[0] = hload(&a2_c2[i0_0 * 12 + i0_1 * 4]);
-            for (int t1_0 = 0; t1_0 < 2; t1_0++) {
-                for (int t1_1 = 0; t1_1 < 2; t1_1++) {
-                    a2_c2_acc[0] += hsplat(a1_x[i0_0 * 4 + t1_0 * 4 + i0_1 + t1_1] * a1_k[t1_0 * 2 + t1_1]);
+            a2_c2_acc[i0_0 * 3 + i0_1] = hsplat(0);
+        }
+    }
+    for (int t1_0 = 0; t1_0 < 2; t1_0++) {
+        for (int t1_1 = 0; t1_1 < 2; t1_1++) {
+            for (int i0_0 = 0; i0_0 < 4; i0_0++) {
+                for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+                    a2_c2_acc[i0_0 * 3 + i0_1] += hsplat(a1_x[i0_0 * 4 + t1_0 * 4 + i0_1 + t1_1] * a1_k[t1_0 * 2 + t1_1]);
                 }
             }
-            hstore(&a2_c2[i0_0 * 12 + i0_1 * 4], a2_c2_acc[0]);
+        }
+    }
+    for (int i0_0 = part * 4 / nparts; i0_0 < (part + 1) * 4 / nparts; i0_0++) {
+        for (int i0_1 = 0; i0_1 < 3; i0_1++) {
+            hstore(&a2_c2[i0_0 * 12 + i0_1 * 4], a2_c2_acc[i0_0 * 3 + i0_1]);
         }
     }
 }
@@ -752,17 +773,24 @@ static void model_ops_slide_backward_a3_d_k_hlanes(const real *restrict a1_x,
                                                    int part,
                                                    int nparts)
 {
-    for (int i0_0 = part * 2 / nparts; i0_0 < (part + 1) * 2 / nparts; i0_0++) {
+    hreal a3_d_k_acc[4];
+    for (int i0_0 = 0; i0_0 < 2; i0_0++) {
         for (int i0_1 = 0; i0_1 < 2; i0_1++) {
-            hstore(&a3_d_k[i0_0 * 8 + i0_1 * 4], hsplat(0));
-            hreal a3_d_k_acc[1];
-            a3_d_k_acc[0] = hload(&a3_d_k[i0_0 * 8 + i0_1 * 4]);
-            for (int t1_0 = 0; t1_0 < 4; t1_0++) {
-                for (int t1_1 = 0; t1_1 < 3; t1_1++) {
-                    a3_d_k_acc[0] += hload(&a3_d_c[t1_0 * 12 + t1_1 * 4]) * a1_x[i0_0 * 4 + t1_0 * 4 + i0_1 + t1_1] + hload(&a4_d_c2[t1_0 * 12 + t1_1 * 4]) * a1_x[i0_0 * 4 + t1_0 * 4 + i0_1 + t1_1];
+            a3_d_k_acc[i0_0 * 2 + i0_1] = hsplat(0);
+        }
+    }
+    for (int t1_0 = 0; t1_0 < 4; t1_0++) {
+        for (int t1_1 = 0; t1_1 < 3; t1_1++) {
+            for (int i0_0 = 0; i0_0 < 2; i0_0++) {
+                for (int i0_1 = 0; i0_1 < 2; i0_1++) {
+                    a3_d_k_acc[i0_0 * 2 + i0_1] += hload(&a3_d_c[t1_0 * 12 + t1_1 * 4]) * a1_x[i0_0 * 4 + t1_0 * 4 + i0_1 + t1_1] + hload(&a4_d_c2[t1_0 * 12 + t1_1 * 4]) * a1_x[i0_0 * 4 + t1_0 * 4 + i0_1 + t1_1];
                 }
             }
-            hstore(&a3_d_k[i0_0 * 8 + i0_1 * 4], a3_d_k_acc[0]);
+        }
+    }
+    for (int i0_0 = part * 2 / nparts; i0_0 < (part + 1) * 2 / nparts; i0_0++) {
+        for (int i0_1 = 0; i0_1 < 2; i0_1++) {
+            hstore(&a3_d_k[i0_0 * 8 + i0_1 * 4], a3_d_k_acc[i0_0 * 2 + i0_1]);
         }
     }
 }
