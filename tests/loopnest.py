@@ -34,7 +34,8 @@ def order(stmt) -> list:
 def run(stmts, out: str) -> dict:
     """Execute statements over sequences: an element of ``out`` or of a buffer holds the list
     of terms added to it, in order; ``a[i] * b[j]`` is the term ``(i, j)``. Loops run over
-    their bounds (``For.lo``, ``For.hi``)."""
+    their bounds (``For.lo``, ``For.hi``), guards (``If``: ``a >= 0``, ``a == 0``) hold or
+    skip their body."""
     mem: dict = {}
 
     def value(e, env):
@@ -57,6 +58,11 @@ def run(stmts, out: str) -> dict:
                 hi = min([s.var.extent, *(b.subst(env).const for b in s.hi)])
                 for k in range(lo, hi):
                     exec_(s.body, {**env, s.var: Affine.of(k)})
+            elif isinstance(s, c.If):
+                if all(x if isinstance(x, bool) else
+                       (x.a.subst(env).const >= 0 if x.op == "ge" else x.a.subst(env).const == 0)
+                       for x in s.cond):
+                    exec_(s.body, env)
             elif isinstance(s, Buffer):
                 buffers.add(s.name)
             elif isinstance(s, Store):

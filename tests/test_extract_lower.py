@@ -329,3 +329,21 @@ def test_guards_become_loop_bounds_and_points():
     point = c.For(k, (c.If((c.cmp_eq(ak - at),), (c.Store("y", ak, "+=", c.Lit(1)),)),))
     (stmt,) = tighten_bounds((point,))
     assert statements((stmt,), C, 0) == "y[t] += 1;"        # 0 <= t < 5 <= 12: no guard
+
+
+def test_a_strided_guard_becomes_a_bound_by_division():
+    # 2t + a - 1 >= 0 (a strided convolution's border: t >= ceil((1 - a) / 2)) and
+    # -3t + b >= 0 (t <= b div 3): bounds by a division of a value never negative, the same
+    # points running (every a and b, on the term-recording interpreter)
+    from extract.passes.bounds import tighten_bounds
+    from loopnest import run
+    t, a, b = c.IVar("t", 8, 2), c.IVar("a", 3, 0), c.IVar("b", 20, 1)
+    at, aa, ab = c.Affine.of(t), c.Affine.of(a), c.Affine.of(b)
+    st = c.Store("y", aa.scale(160) + ab.scale(8) + at, "+=", c.Load("x", at.scale(2) + aa))
+    guard = (c.Cmp(at.scale(2) + aa - c.Affine.of(1), "ge"), c.Cmp(ab - at.scale(3), "ge"))
+    before = (c.For(a, (c.For(b, (c.For(t, (c.If(guard, (st,)),)),)),)),)
+    after = tighten_bounds(before)
+    out = statements(after, C, 0)
+    assert "if (" not in out, out
+    assert "(-a + 2) / 2" in out and "b / 3 + 1" in out, out
+    assert run(after, "y") == run(before, "y")

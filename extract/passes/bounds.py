@@ -20,7 +20,10 @@ After::
 and ``for (j < 12) { if (j == t) { y[j] += a; } }`` becomes ``y[t] += a;`` (with the guard
 ``0 <= t < 12`` kept when it does not always hold). A guard applies to a loop when it is the
 only statement of the loop body; constraints with a coefficient ±1 on the loop variable become
-bounds, the others move out of the loop when they do not mention its variable. Parallel loops
+bounds, and so do those with another coefficient where the bound is a division of a value that
+is never negative (``2*t + a - 1 >= 0``, a stride-2 convolution's border, is ``t >= (2 - a) div
+2``: C's division and the floor agree there); the others move out of the loop when they do not
+mention its variable. Parallel loops
 are left alone when they are thread indices (CUDA): ``threads=True``.
 """
 from __future__ import annotations
@@ -96,6 +99,13 @@ def _tighten_for(s: For, threads: bool) -> list:
             lo.append(-rest_a)
         elif c.op == "ge" and k == -1:          # -v + r >= 0 ->  v < r + 1
             hi.append(rest_a + Affine.of(1))
+        elif c.op == "ge" and k > 1 and (Affine.of(k - 1) - rest_a).range[0] >= 0:
+            # k*v + r >= 0 -> v >= ceil(-r / k) = (k - 1 - r) div k, a division of a value
+            # never negative (C's and the floor's agree): a strided convolution's border
+            lo.append(Affine.of(IDiv(Affine.of(k - 1) - rest_a, k)))
+        elif c.op == "ge" and k < -1 and rest_a.range[0] >= 0:
+            # -k*v + r >= 0 -> v <= r div k, r never negative
+            hi.append(Affine.of(IDiv(rest_a, -k)) + Affine.of(1))
         else:
             keep.append(c)
     lo = [a for a in lo if a.range[1] > 0]            # drop bounds that never bind
