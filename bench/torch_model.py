@@ -27,8 +27,8 @@ def params_from_flat(w: np.ndarray, device: str = "cpu", requires_grad: bool = T
     return out
 
 
-def flat_from_params(ps) -> np.ndarray:
-    return torch.cat([p.detach().reshape(-1) for p in ps]).cpu().numpy().astype(np.float32)
+def flat_from_params(ps, dtype=np.float32) -> np.ndarray:
+    return torch.cat([p.detach().reshape(-1) for p in ps]).cpu().numpy().astype(dtype)
 
 
 def to_tensors(xs: np.ndarray, device: str = "cpu",
@@ -75,9 +75,8 @@ class TorchImpl:
             x = x.to(self.dtype)
         loss = torch_zoo.batch_loss(self.model.name, ps, x, y)
         grads = torch.autograd.grad(loss, list(ps.values()))
-        flat = torch.cat([g.detach().reshape(-1) for g in grads]).cpu().numpy()
-        return float(loss.detach()), flat.astype(np.float32 if self.dtype == torch.float32
-                                                 else np.float64)
+        return float(loss.detach()), flat_from_params(
+            grads, np.float32 if self.dtype == torch.float32 else np.float64)
 
     def prepare(self, xs: np.ndarray):
         """The data in this implementation's native form (done before timing)."""

@@ -3,9 +3,10 @@ directly in PyTorch, independent of their dumps.
 
 One function per model computes the prediction output of a batch, another the batch-mean loss;
 the parameters are tensors in their dump shapes (``p[name]``), ``x`` the features
-(``(N, 28, 28)``, ``resnet20``'s and ``vgg_cifar``'s ``(N, 3, 32, 32)``), ``labels`` the class indices ``(N,)``. They are the benchmark's PyTorch peers
-(``bench/torch_model.py``) and the references of ``tests/test_front.py``, which checks their
-gradients against the dump's (oracle) at batch 1: so the peer timed is the peer checked.
+(``(N, 28, 28)``, ``resnet20``'s and ``vgg_cifar``'s ``(N, 3, 32, 32)``), ``labels`` the class
+indices ``(N,)``. They are the benchmark's PyTorch peers (``bench/torch_model.py``) and the
+references of ``tests/test_front.py``, which checks their gradients against the dump's (oracle)
+at batch 1: so the peer timed is the peer checked.
 
 ``torch`` is imported only when a function here is called.
 """

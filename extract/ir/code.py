@@ -309,7 +309,7 @@ def cond_ivars(cond: tuple) -> set:
     return out
 
 
-def _div_mod_side(c: Cmp, v, kind):
+def div_mod_side(c: Cmp, v, kind):
     """For ``X == op(v + r, d)`` (op: IDiv or IMod, v nowhere else): (X, r, d)."""
     if c.op != "eq":
         return None
@@ -330,8 +330,8 @@ def _div_mod_side(c: Cmp, v, kind):
 def div_mod_point(cond: tuple, v):
     """The one value of ``v`` a conjunction allows through ``X == (v + r) div d`` and
     ``Y == (v + r) mod d`` (``v == d*X + Y - r``), or None."""
-    divs = [t for t in (_div_mod_side(c, v, IDiv) for c in cond) if t is not None]
-    mods = [t for t in (_div_mod_side(c, v, IMod) for c in cond) if t is not None]
+    divs = [t for t in (div_mod_side(c, v, IDiv) for c in cond) if t is not None]
+    mods = [t for t in (div_mod_side(c, v, IMod) for c in cond) if t is not None]
     for x, r, d in divs:
         for y, r2, d2 in mods:
             if r == r2 and d == d2:

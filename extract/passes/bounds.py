@@ -28,8 +28,8 @@ are left alone when they are thread indices (CUDA): ``threads=True``.
 """
 from __future__ import annotations
 
-from ..ir.code import (Affine, Cmp, For, IDiv, If, IVar, cmp_eq, conj, div_mod_point, in_range,
-                       subst_stmts)
+from ..ir.code import (Affine, Cmp, For, IDiv, If, IVar, cmp_eq, conj, div_mod_point, div_mod_side,
+                       in_range, subst_stmts)
 
 
 def _normalise(cond: tuple) -> tuple:
@@ -127,23 +127,12 @@ def _tighten_for(s: For, threads: bool) -> list:
 
 def _block_bounds(c: Cmp, v):
     """``X == (v + r) div d`` (v only there) gives ``d*X - r <= v < d*X - r + d``."""
-    if c.op != "eq":
+    side = div_mod_side(c, v, IDiv)
+    if side is None:
         return None
-    atoms = [(a, k) for a, k in c.a.terms
-             if a == v or (not isinstance(a, IVar) and v in a.a.ivars())]
-    if len(atoms) != 1:
-        return None
-    (atom, k), = atoms
-    if not isinstance(atom, IDiv) or abs(k) != 1 or atom.a.coeff(v) != 1:
-        return None
-    r = atom.a - Affine.of(v)
-    if v in r.ivars():
-        return None
-    x = (c.a - Affine.of(atom).scale(k)).scale(-k)     # the other side: X == atom
-    if v in x.ivars():
-        return None
-    low = x.scale(atom.d) - r
-    return low, low + Affine.of(atom.d)
+    x, r, d = side
+    low = x.scale(d) - r
+    return low, low + Affine.of(d)
 
 
 def _ge(a: Affine):
