@@ -41,7 +41,7 @@ from math import prod
 
 from ..ir.code import (ZERO, Acc, Affine, Decl, For, If, IVar, Local, Store, free_locals, loads,
                        names_in, subst_stmts)
-from ..ir.ir import fresh_name
+from ..ir.ir import Names, fresh_name
 
 BLOCK = 1024    # terms per block
 LONG = 4096     # a sum of fewer terms is left as it is
@@ -87,8 +87,8 @@ def _wrap(loops, body: tuple) -> tuple:
 
 
 class _Namer:
-    def __init__(self, taken):
-        self.taken = set(taken)
+    def __init__(self, taken: Names):
+        self.taken = taken
 
     def __call__(self, base: str) -> str:
         name = fresh_name(base, self.taken)
@@ -153,4 +153,4 @@ def _walk(stmts, name: _Namer) -> tuple:
 def block_sums(stmts, taken=frozenset()) -> tuple:
     """``taken``: names the new loop variables and partial sums must not take (the model's
     arrays); the kernel's own names are added."""
-    return _walk(tuple(stmts), _Namer(set(taken) | names_in(stmts)))
+    return _walk(tuple(stmts), _Namer(Names(taken, names_in(stmts))))

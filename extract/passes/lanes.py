@@ -61,13 +61,13 @@ from __future__ import annotations
 
 from ..ir import code as c
 from ..ir.code import Affine, Buffer, For, If, IVar, Load, Store, has_argmax, names_in
-from ..ir.ir import fresh_name
+from ..ir.ir import Names, fresh_name
 
 
 def lane_name(stmts, taken: set) -> str:
     """``l``, or ``l_``, ``l__``... if a loop variable, local or array of the kernel is so
     called."""
-    return fresh_name("l", set(taken) | names_in(stmts))
+    return fresh_name("l", Names(taken, names_in(stmts)))
 
 
 class _Widen:

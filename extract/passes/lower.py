@@ -650,15 +650,19 @@ def _describe(v: Violation, array: ir.Array, strategy: str, limit: int, model: i
             + accept)
 
 
-def lower_array(model: ir.Model, array: ir.Array, options: Options = Options()) -> Kernel:
-    """Lower one chain binding or gradient entry; raises ExtractError (see module doc)."""
-    taken = set(model.arrays) | {"real", "idx", "sample"}
+def lower_array(model: ir.Model, array: ir.Array, options: Options = Options(),
+                taken=None, order=None) -> Kernel:
+    """Lower one chain binding or gradient entry; raises ExtractError (see module doc).
+    ``taken`` (the model's names and the C words) and ``order`` (each array's position in
+    the model): what ``lower_to_loops`` computes once for all kernels rather than once each."""
+    taken = taken if taken is not None else set(model.arrays) | {"real", "idx", "sample"}
+    order = order if order is not None else {a: k for k, a in enumerate(model.arrays)}
     if options.strategy == "auto":
-        order = ["dest", "element"] if _top_sum(array.expr) else ["element"]
+        strategies = ["dest", "element"] if _top_sum(array.expr) else ["element"]
     else:
-        order = [options.strategy]
+        strategies = [options.strategy]
     error = None
-    for strategy in order:
+    for strategy in strategies:
         k = _Kernel(array, strategy, taken)
         body = tighten_bounds(k.run(), options.threads)
         if not options.threads:
@@ -668,7 +672,7 @@ def lower_array(model: ir.Model, array: ir.Array, options: Options = Options()) 
         bad = [v for v in k.violations if v.factor > options.recompute_limit]
         if not bad:
             reads = stmt_loads(body)
-            ordered = tuple(a for a in model.arrays if a in reads)
+            ordered = tuple(sorted((a for a in reads if a in order), key=order.get))
             return Kernel(array, ordered, body, strategy)
         error = _describe(bad[0], array, strategy, options.recompute_limit, model)
     raise ExtractError(error)
@@ -693,6 +697,8 @@ def lower_to_loops(model: ir.Model, options: Options = Options()):
                                f"computed where they are read), more than the {MAX_IR_DEPTH:,} "
                                f"the passes walk; bind a part of it to a name first")
     model = share_bindings(model)
-    fwd = tuple(lower_array(model, a, options) for a in model.chain)
-    bwd = tuple(lower_array(model, g, options) for g in model.gradients)
+    taken = set(model.arrays) | {"real", "idx", "sample"}
+    order = {a: k for k, a in enumerate(model.arrays)}
+    fwd = tuple(lower_array(model, a, options, taken, order) for a in model.chain)
+    bwd = tuple(lower_array(model, g, options, taken, order) for g in model.gradients)
     return fwd, bwd

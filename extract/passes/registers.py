@@ -97,7 +97,7 @@ block of 4 channels d times the 3 kernel positions a (the edges of j written out
 from __future__ import annotations
 
 from .bounds import tighten_bounds
-from ..ir.ir import fresh_name
+from ..ir.ir import Names, fresh_name
 from ..ir.code import (Affine, Buffer, For, If, IVar, Lit, Load, Store, cmp_ge, names_in,
                    stmt_loads, subst_stmts)
 
@@ -152,7 +152,7 @@ def _split(n: int):
 
 class _Names:
     def __init__(self, stmts, taken: set):
-        self.used = set(taken) | names_in(stmts)
+        self.used = Names(taken, names_in(stmts))
 
     def fresh(self, base: str) -> str:
         name = fresh_name(base, self.used)

@@ -81,7 +81,7 @@ from fractions import Fraction
 
 from ..ir import code as c
 from ..ir.code import Affine, Buffer, For, If, IVar, Load, Store, in_range, names_in
-from ..ir.ir import fresh_name
+from ..ir.ir import Names, fresh_name
 
 # the buffers live on the stack: at most LIMIT elements per sample for those with a lane
 # index (the input's rows, the products, taps that are not parameters), SHARED for the
@@ -319,8 +319,8 @@ def _plain(a: Affine) -> bool:
 
 class _Rewrite:
     def __init__(self, stmts, shared: set, taken: set):
-        self.shared = set(shared)
-        self.used = set(taken) | names_in(stmts)
+        self.shared = shared
+        self.used = Names(taken, names_in(stmts))
         self.written = set()
         self._writes(stmts)
         self.top = []           # the transforms of x and w, at the top of the kernel
