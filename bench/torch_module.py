@@ -9,14 +9,16 @@ Three loops over the same MNIST batches, alternated ``--repeats`` times, each ti
 - ``module``: a PyTorch training step through ``Module``: ``zero_grad``, forward, the model's
   loss written in PyTorch (the CNN's ``½ Σ (r − t)²``, batch mean; softmax cross-entropy for
   a model whose output is logits), ``backward``, ``torch.optim.SGD.step``;
-- ``kernels``: the C calls that step makes, on buffers packed once: ``M_batch_predict`` and
-  ``M_batch_grad`` of the derived model (``runtime._vjp``), nothing else;
+- ``kernels``: the C calls that step makes, on buffers packed once: ``M_batch_forward`` (the
+  outputs, each group's values kept in a tape) and ``M_batch_backward`` (the gradients from
+  those values) of the derived model (``runtime._vjp``), nothing else;
 - ``floor``: the same PyTorch step around an autograd function that costs nothing (a fixed
   output, zero gradients): PyTorch's own per-step cost (``zero_grad``, the loss and its
   backward, the autograd engine, ``SGD.step``), which any module pays;
 - ``train``: ``Model.train``'s own step for reference, ``M_batch_grad`` and ``M_sgd_update``
-  of the model itself (one forward, where the module needs two: PyTorch asks for the output
-  before it knows the gradient to send back).
+  of the model itself (its values stay in the thread's cache-sized scratch, group by group,
+  where the module's go out to the tape and back: PyTorch asks for the output before it knows
+  the gradient to send back).
 
 The overhead is ``module / kernels - 1``: the Python, autograd and optimizer cost around the
 kernels (and ``(module - kernels - floor) / kernels``, the module's own glue: packing the
@@ -74,12 +76,13 @@ def measure(model: str = "cnn", batch: int = 100, steps: int = 30, repeats: int 
         core.pack(xb.numpy(), np.zeros((len(xb), core.width), np.float32))
         packed.append((core.batch, core.out))
     ws = core.workspace(threads)
-    predict, grad = k.fn("batch_predict"), k.fn("batch_grad")
+    forward, backward = k.fn("batch_forward"), k.fn("batch_backward")
+    tape = k.ffi.new("char[]", int(k.fn("tape_size")(batch, threads)))
 
     def kernel_loop():
         for b, out in packed:
-            predict(core.w, b.c, batch, threads, ws, out)
-            grad(core.w, b.c, batch, threads, ws, core.g, core.loss)
+            forward(core.w, b.c, batch, threads, ws, tape, out)
+            backward(core.w, b.c, batch, threads, ws, tape, core.g, core.loss)
 
     class _Free(torch.autograd.Function):
         """The module's interface at no cost: a fixed output, zero gradients."""

@@ -1,6 +1,6 @@
 """``python -m extract MODEL [--dump FILE] [--dump-out FILE] [--out DIR] [--show]
 [--precision f32|f64] [--no-build] [--strategy auto|dest|element] [--recompute-limit N]
-[--no-winograd] [--html [FILE]] [--latex [FILE]] [--timeout SECONDS]``
+[--no-winograd] [--tape] [--html [FILE]] [--latex [FILE]] [--timeout SECONDS]``
 
 ``python -m extract import MODEL.onnx [--out DIR] [--name NAME] [--loss ce|sqerr|auto]
 [--batch auto|yes|no] [--check]``: translate an ONNX model into a model file and its weights
@@ -97,6 +97,10 @@ def main(argv=None) -> int:
     ap.add_argument("--no-winograd", action="store_true",
                     help="the lane kernels sum convolution rows directly, not by Winograd's "
                          "F(m, r) (extract/passes/winograd.py)")
+    ap.add_argument("--tape", action="store_true",
+                    help="also M_tape_size, M_batch_forward and M_batch_backward: a batch "
+                         "forward that keeps its values and the gradients from them "
+                         "(docs/generated-api.md)")
     ap.add_argument("--recompute-limit", type=int, default=1,
                     help="largest tolerated recomputation factor of a sum (see "
                          "extract/passes/lower.py)")
@@ -147,7 +151,8 @@ def _run(ap, args) -> int:
             return 0
         gen = generate(model, args.precision, Options(args.strategy, args.recompute_limit,
                                                        lanes=args.lanes, block=args.block,
-                                                       winograd=not args.no_winograd))
+                                                       winograd=not args.no_winograd,
+                                                       tape=args.tape))
         if args.dump_out is not None:
             args.dump_out.parent.mkdir(parents=True, exist_ok=True)
             build.write_if_changed(args.dump_out, compiled if compiled is not None else

@@ -32,7 +32,7 @@ class Field:
     length: int  # in elements
 
 
-def _load_ffi_lib(model: str, precision: str, dump=None):
+def _load_ffi_lib(model: str, precision: str, dump=None, tape: bool = False):
     try:
         build = importlib.import_module("extract.emit.build")
     except ModuleNotFoundError as e:
@@ -42,7 +42,10 @@ def _load_ffi_lib(model: str, precision: str, dump=None):
     loader = getattr(build, "load", None)
     if loader is None:
         raise ExtractMissing("extract.emit.build has no load(model, precision)")
-    got = loader(model, precision) if dump is None else loader(model, precision, dump=str(dump))
+    kw = {} if dump is None else {"dump": str(dump)}
+    if tape:  # the entry points keeping a forward's values (docs/generated-api.md)
+        kw["options"] = importlib.import_module("extract.passes.lower").Options(tape=True)
+    got = loader(model, precision, **kw)
     if isinstance(got, tuple):
         return got[0], got[1]
     return got.ffi, got.lib
@@ -59,19 +62,21 @@ class Kernels:
     _cache: dict[tuple[str, str], "Kernels"] = {}
 
     @classmethod
-    def open(cls, model: str, precision: str, dump=None) -> "Kernels":
+    def open(cls, model: str, precision: str, dump=None, tape: bool = False) -> "Kernels":
         """``dump``: a dump file to generate from; by default extract's built-in one
         (``extract.emit.build.dump_path``). Kernels are kept per (model, precision) for the built-in
         dump, and per (model, precision, file, content) for a dump file, so editing a dump file
-        and loading it again generates new kernels."""
+        and loading it again generates new kernels. ``tape``: with ``M_batch_forward`` and
+        ``M_batch_backward`` (``runtime.torch``)."""
         check_precision(precision)
         if dump is None:
             key = (model, precision)
         else:
             digest = hashlib.sha256(Path(dump).read_bytes()).hexdigest()
             key = (model, precision, str(dump), digest)
+        key += ("tape",) if tape else ()
         if key not in cls._cache:
-            ffi, lib = _load_ffi_lib(model, precision, dump)
+            ffi, lib = _load_ffi_lib(model, precision, dump, tape)
             cls._cache[key] = cls(model, precision, ffi, lib)
         return cls._cache[key]
 

@@ -20,8 +20,14 @@ any PyTorch loss may follow.
 module derives a model file (``runtime._vjp``): the bindings the output depends on, an input
 ``g`` for the upstream gradient of the output, and the loss ``sum i . out[i] * g[i]``. Agda
 elaborates and differentiates it like any model, and its generated kernels give the
-vector-Jacobian product: ``M_batch_grad`` (the batch kernels, OpenMP over samples) for the
-parameters, times ``N`` (it averages over the batch; autograd sums). When ``x`` requires a
+vector-Jacobian product for the parameters, times ``N`` (the batch kernels average over the
+batch; autograd sums). They are built with a tape (docs/generated-api.md): forward runs
+``M_batch_forward``, which keeps every group's values, and backward ``M_batch_backward``, the
+reverse pass from those values (only the loss reads ``g``, and the reverse pass never reads the
+loss's own value), so a step runs the forward once. Another forward between the two, or a
+backward under a changed thread count, runs ``M_batch_grad`` (forward and backward) instead;
+under ``torch.no_grad()`` forward keeps nothing (``M_batch_predict``). The parameters are saved
+for backward: changing one in place between the two is autograd's usual error. When ``x`` requires a
 gradient (a PyTorch layer before this one, or ``gradcheck``), a second derived model binds
 the input again (``x = x_in + 0``) so that the reverse pass has ``d_x``, and backward runs the
 one-sample ``M_forward``/``M_backward`` per sample (single-threaded: slower than the batch
@@ -93,7 +99,9 @@ class _Derived:
         self.d = _vjp.vjp_model(text, spec.features, spec.prediction, spec.output_shape,
                                 wrt_input)
         self.spec = model_spec(self.d.text)
-        self.k = k = Kernels.open(self.spec.name, model.precision, self.spec.kernels_dump)
+        # the batch path with a tape: the forward keeps its values for the backward
+        self.k = k = Kernels.open(self.spec.name, model.precision, self.spec.kernels_dump,
+                                  tape=not wrt_input)
         own = model._k
         if k.params != own.params or k.params_size != own.params_size:
             raise RuntimeError(f"the derived model {self.spec.name} lays out its parameters "
@@ -114,6 +122,9 @@ class _Derived:
         #                 they are still in the buffer (autograd checks the saved input's
         #                 version; no other forward of this module came between)
         self.ws: dict[int, object] = {}
+        self.tape = None     # M_batch_forward's kept values, and the (n, threads) they are of
+        self.taped: tuple | None = None
+        self.tapes = 0       # forwards that kept their values so far (as packs)
 
     def workspace(self, threads: int):
         if threads not in self.ws:
@@ -139,20 +150,39 @@ class _Derived:
             np.copyto(dst, g.reshape(dst.shape))
         return n
 
-    def predict(self, x: np.ndarray, threads: int) -> np.ndarray:
+    def predict(self, x: np.ndarray, threads: int, keep: bool = False) -> np.ndarray:
+        """The outputs; with ``keep``, through ``M_batch_forward``, whose values a backward of
+        this forward (``param_vjp`` with ``taped=self.tapes``) uses instead of computing them
+        again."""
         n = self.pack(x, None)
-        self.k.fn("batch_predict")(self.w, self.batch.c, n, threads, self.workspace(threads),
-                                   self.out)
+        ws = self.workspace(threads)
+        if keep:
+            size = int(self.k.fn("tape_size")(n, threads))
+            if self.tape is None or len(self.tape) < size:
+                self.tape = self.k.ffi.new("char[]", size)
+            self.k.fn("batch_forward")(self.w, self.batch.c, n, threads, ws, self.tape,
+                                       self.out)
+            self.tapes += 1
+            self.taped = (n, threads)
+        else:
+            self.k.fn("batch_predict")(self.w, self.batch.c, n, threads, ws, self.out)
         flat = np.frombuffer(self.k.ffi.buffer(self.out), dtype=self.k.dtype)
         return flat[: n * self.width].reshape(n, self.width).copy()
 
     def param_vjp(self, x: np.ndarray, gout: np.ndarray, threads: int,
-                  packed: int | None = None) -> dict[str, np.ndarray]:
+                  packed: int | None = None, taped: int | None = None) -> dict[str, np.ndarray]:
         """Σ over the samples of d<out, g>/dw, through the batch kernels (their mean × n):
-        views of one new array, in the parameters' shapes."""
+        views of one new array, in the parameters' shapes. ``taped``: the count of the
+        keeping forward of these samples; while no other came since, ``M_batch_backward``
+        reads its values (only the loss ``<out, g>`` depends on ``g``, and the reverse pass
+        never reads the loss's own value), else ``M_batch_grad`` runs the forward again."""
         n = self.pack(x, gout, packed)
-        self.k.fn("batch_grad")(self.w, self.batch.c, n, threads, self.workspace(threads),
-                                self.g, self.loss)
+        ws = self.workspace(threads)
+        if taped is not None and taped == self.tapes and self.taped == (n, threads):
+            self.k.fn("batch_backward")(self.w, self.batch.c, n, threads, ws, self.tape,
+                                        self.g, self.loss)
+        else:
+            self.k.fn("batch_grad")(self.w, self.batch.c, n, threads, ws, self.g, self.loss)
         flat = self.flat_g * n
         return {name: flat[o : o + length].reshape(shape)
                 for name, (o, length, shape) in self.fields.items()}
@@ -187,28 +217,31 @@ class _Run(torch.autograd.Function):
     the kernels read them from C memory, which they share."""
 
     @staticmethod
-    def forward(ctx, net, x, *params):
+    def forward(ctx, net, keep, x, *params):
         ctx.net = net
-        ctx.save_for_backward(x)
-        out = net._core.predict(net._numpy(x), net.threads)
+        # the parameters too: autograd then refuses a backward after they changed in place,
+        # which the kept values would not reflect
+        ctx.save_for_backward(x, *params)
+        out = net._core.predict(net._numpy(x), net.threads, keep)
         ctx.packed = net._core.packs
+        ctx.taped = net._core.tapes if keep else None
         return torch.from_numpy(out)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, gout):
-        (x,) = ctx.saved_tensors
+        x = ctx.saved_tensors[0]
         net = ctx.net
         gout_np = gout.detach().numpy().astype(net.model.dtype, copy=False)
         xn = x.detach().numpy()  # checked by forward
-        if ctx.needs_input_grad[1]:
+        if ctx.needs_input_grad[2]:
             gx, gp = net._input_core().full_vjp(xn, gout_np)
             gx = torch.from_numpy(gx).reshape(x.shape)
         else:  # x is still packed unless another forward came between
-            gx, gp = None, net._core.param_vjp(xn, gout_np, net.threads, ctx.packed)
+            gx, gp = None, net._core.param_vjp(xn, gout_np, net.threads, ctx.packed, ctx.taped)
         grads = [torch.from_numpy(gp[n]) if need else None
-                 for n, need in zip(net._trained, ctx.needs_input_grad[2:])]
-        return (None, gx, *grads)
+                 for n, need in zip(net._trained, ctx.needs_input_grad[3:])]
+        return (None, None, gx, *grads)
 
 
 class _Loss(torch.autograd.Function):
@@ -298,7 +331,12 @@ class Module(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """The prediction output, ``(N, elements of output_shape)``."""
         self._check_shared()
-        return _Run.apply(self, x, *(self._parameters[n] for n in self._trained))
+        params = [self._parameters[n] for n in self._trained]
+        # keep the forward's values for a backward that may come: with gradients on, for the
+        # parameters only (an input's gradient takes the one-sample kernels)
+        keep = (torch.is_grad_enabled() and not getattr(x, "requires_grad", False)
+                and any(p.requires_grad for p in params))
+        return _Run.apply(self, keep, x, *params)
 
     def loss(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """The model's own loss, the batch mean, with the exact gradient of the dump for the

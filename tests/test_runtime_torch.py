@@ -48,9 +48,11 @@ def test_vjp_model_keeps_the_outputs_ancestors_only():
 def test_gradcheck_inputs_and_parameters_f64(tiny64):
     torch.manual_seed(0)
     x = torch.randn(5, 3, 4, dtype=torch.float64, requires_grad=True)
-    f = lambda x, *ps: rt._Run.apply(tiny64, x, *ps)  # noqa: E731
+    f = lambda x, *ps: rt._Run.apply(tiny64, False, x, *ps)  # noqa: E731
     assert torch.autograd.gradcheck(f, (x, *_params(tiny64)))             # the per-sample path
     assert torch.autograd.gradcheck(f, (x.detach(), *_params(tiny64)))    # the batch path
+    kept = lambda x, *ps: rt._Run.apply(tiny64, True, x, *ps)  # noqa: E731
+    assert torch.autograd.gradcheck(kept, (x.detach(), *_params(tiny64)))  # from the kept values
 
 
 def test_forward_is_the_prediction_and_backward_matches_autograd(tiny64):
@@ -84,6 +86,66 @@ def test_backward_after_another_forward_packs_its_own_input(tiny64):
     out1.sum().backward()
     for n, t in tiny64.named_parameters():
         assert torch.equal(t.grad, ref[n]), n
+
+
+class _Calls:
+    """A Kernels stand-in that records which entry points run."""
+
+    def __init__(self, k):
+        self.k, self.names = k, []
+
+    def fn(self, name):
+        self.names.append(name)
+        return self.k.fn(name)
+
+    def __getattr__(self, attr):
+        return getattr(self.k, attr)
+
+
+def test_backward_reads_the_values_its_forward_kept(monkeypatch):
+    """A training step runs the forward once: M_batch_forward keeps each group's values and
+    M_batch_backward reads them (no M_batch_grad); the gradients are M_batch_grad's, bitwise,
+    at 1 and 3 threads and over a batch with a shared last group. Under no_grad the forward
+    keeps nothing; a later keeping forward makes an earlier one's backward compute its own."""
+    net = rt.Module(TINY, precision="f64")
+    calls = _Calls(net._core.k)
+    monkeypatch.setattr(net._core, "k", calls)
+    torch.manual_seed(7)
+    for threads, n in ((1, 13), (3, 37), (2, 20)):
+        net.threads = threads
+        x = torch.randn(n, 3, 4, dtype=torch.float64)
+        g = torch.randn(n, 2, dtype=torch.float64)
+        calls.names.clear()
+        net.zero_grad()
+        (net(x) * g).sum().backward()
+        ran = [c for c in calls.names if c.startswith("batch_")]
+        assert ran == ["batch_forward", "batch_backward"], ran
+        kept = {k: t.grad.clone() for k, t in net.named_parameters()}
+        calls.names.clear()
+        net.zero_grad()
+        out = net(x)
+        net(x + 1)          # another keeping forward: the first one's values are gone
+        (out * g).sum().backward()
+        ran = [c for c in calls.names if c.startswith("batch_")]
+        assert ran == ["batch_forward", "batch_forward", "batch_grad"], ran
+        for k, t in net.named_parameters():
+            assert torch.equal(t.grad, kept[k]), (threads, n, k)
+    calls.names.clear()
+    with torch.no_grad():
+        net(x)
+    assert [c for c in calls.names if c.startswith("batch_")] == ["batch_predict"]
+
+
+def test_parameters_changed_between_forward_and_backward_are_refused():
+    """The kept values are of the weights at the forward: autograd refuses the backward after
+    an in-place change, as it does for PyTorch's own layers."""
+    net = rt.Module(TINY, precision="f64")
+    x = torch.randn(4, 3, 4, dtype=torch.float64)
+    out = net(x)
+    with torch.no_grad():
+        net.w.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
 
 
 def test_parameters_share_the_c_buffers(tiny64):

@@ -253,7 +253,7 @@ def _generate(model: ir.Model, precision: str, options: Options) -> Generated:
         "M": M, "model": names.user_model(M), "version": __version__, "generator": model.generator,
         "dump_hash": model.dump_hash, "real": real, "exp": maths["exp"], "log": maths["log"],
         "sqrt": maths["sqrt"],
-        "precision": precision,
+        "precision": precision, "tape": options.tape,
         "params": params, "consts": [a.name for a in model.stored if a.role == "const"],
         "loss": loss, "prediction": prediction,
         "loss_size": ir.size(model.arrays[loss].shape) if loss else 1,

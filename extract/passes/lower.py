@@ -111,6 +111,8 @@ class Options:
     lanes: int = 0                # samples per lane group in C (8 or 16); 0: sources.default_lanes
     block: int = 0                # most outputs in a register block (registers.py); 0:
                                   # sources.default_block
+    tape: bool = False            # C entry points keeping a forward's values for a backward
+                                  # (M_batch_forward, M_batch_backward: runtime.torch)
 
 
 @dataclass(frozen=True)
