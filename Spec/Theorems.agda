@@ -257,9 +257,10 @@
 --                    less = <, and the constant 0 for logistic, exp,
 --                    log, recip, sqrt, erf, derf (the theorems assume
 --                    nothing of these).  Spec.Theorems.Instances
---                    applies optimise-sound, ∇₀-correct, chain-adjoint
---                    and chain-∇-correct to both, with their types
---                    restated for the instance, and checks by refl
+--                    applies optimise-sound, ∇-correct, ∇₀-correct,
+--                    chain-adjoint, chain-∇-correct, dump-correct (and
+--                    cnn-dump) and cnn-forward to both, with their
+--                    types restated for the instance, and checks by refl
 --                    that over ℤ the chain example's gradients at
 --                    a = 2, b = 3 are d_a = 2ab² = 36 and d_b = 2ba² =
 --                    24, shared through the chain and by ∇₀ of the
