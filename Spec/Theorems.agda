@@ -133,10 +133,12 @@
 --                    elaborated chain, erased, are the model's bindings
 --                    as core terms, with their names, in order.  A core
 --                    term is the user's expression with names resolved
---                    and layers expanded (Spec.Front.Expand, .Layers);
---                    Spec.Front.Examples checks that the paper's network
---                    written as a model file gives the chain of
---                    Spec.Model.CNN.  No law needed: these hold for
+--                    and layers expanded (Spec.Front.Expand, .Layers).
+--    cnn-elaborates  the paper's network as a model file (the text of
+--                    models/cnn.model, which tests/test_front.py checks
+--                    is the literal cnn-text) elaborates to the chain
+--                    of Spec.Model.CNN itself, as a term, by refl
+--                    (Spec.Front.Examples).  No law needed: these hold for
 --                    every `Scalar`, and every chain they produce is a
 --                    `Chain`, so items 1-6 apply to it.
 --
@@ -351,6 +353,9 @@ open import Spec.Proofs.Chain.Local 𝕊 using (Pred; Only; Agree; AllOnly)
 import Spec.Proofs.Chain.Local 𝕊 as Local
 open import Spec.Model.PF using (cnn-pf; dot-pf; chain-pf; ops-pf)
 import Spec.Model.CNN as CNN
+import Spec.Front.Examples as Examples
+open Examples using (cnn-text; chain-of)
+open import Data.Maybe using (just)
 import Spec.Model.Dot as Dot
 import Spec.Model.ChainExample as ChainExample
 import Spec.Model.Ops as Ops
@@ -493,6 +498,9 @@ infer-faithful = Front.infer-faithful
 elaborate-faithful : ∀ (text : String) (m : Elaborated) → elaborate text ≡ ok m
                    → erase-chain (Elaborated.chain m) ≡ Elaborated.core m
 elaborate-faithful = Front.elaborate-faithful
+
+cnn-elaborates : chain-of (elaborate cnn-text) ≡ just (_ , CNN.chain)
+cnn-elaborates = Examples.cnn-elaborates
 
 elaborated-pf : (m : Elaborated) → PF (Elaborated.chain m)
 elaborated-pf = Elaborated.pf

@@ -70,6 +70,17 @@ def test_lenet5_shapes_as_the_issue_asks(zoo):
     assert shapes["z2"] == (16, 10, 10) and shapes["p2"] == (16, 5, 5)
 
 
+def test_cnn_model_file_is_the_text_agda_elaborates_to_the_chain():
+    """Spec/Front/Examples.agda proves by refl that its literal cnn-text elaborates to
+    CNN.chain as a term; that literal is models/cnn.model, comments and all."""
+    agda = (ROOT / "Spec" / "Front" / "Examples.agda").read_text()
+    start = agda.index('cnn-text = "\n') + len('cnn-text = "\n')
+    literal = agda[start : agda.index('"', start)]
+    assert literal == (MODELS / "cnn.model").read_text()
+    assert ("cnn-elaborates : chain-of (elaborate cnn-text) ≡ just (_ , CNN.chain)\n"
+            "cnn-elaborates = refl") in agda
+
+
 def test_cnn_model_file_is_the_hand_written_chain(main, zoo):
     """models/cnn.model and Spec/Model/CNN.agda print the same dump, to the last node."""
     r = subprocess.run([str(main), "dump", "cnn"], capture_output=True, text=True, timeout=120)

@@ -4,22 +4,24 @@
 -- module is checked, so they document and test at once.
 --
 -- The main one: the paper's network written as a model file (the text
--- of models/cnn.model) elaborates to a chain whose bindings erase to
--- exactly those of the hand-written Spec.Model.CNN chain, and the
--- elaborated chain's bindings are the hand-written ones (same names,
--- same core terms: the dumps are the same, which tests/test_front.py
--- checks on the printed JSON too).
+-- of models/cnn.model, comments and all: tests/test_front.py checks
+-- that the file and this literal are the same text) elaborates to the
+-- hand-written Spec.Model.CNN chain itself, as a term: its bindings
+-- erase to the hand-written ones (same names, same core terms: the
+-- dumps are the same, which tests/test_front.py checks on the printed
+-- JSON too), and the chain and its context are CNN.chain and CNN.Φ.
 ------------------------------------------------------------------------
 module Spec.Front.Examples where
 
 open import Data.List using (List; []; _∷_)
 open import Data.Maybe using (Maybe; just; nothing)
-open import Data.Product using (_×_; _,_)
+open import Data.Product using (_×_; _,_; Σ)
 open import Data.String using (String)
 open import Relation.Binary.PropositionalEquality using (_≡_; refl)
 
-open import Spec.Array.Base using (ι; _⊗_)
-open import Spec.Lang.Syntax using (Fn)
+open import Spec.Array.Base using (ι; _⊗_; unit)
+open import Spec.Lang.Syntax using (Fn; Ctx; _▹_; ar)
+open import Spec.Lang.Chain using (Chain)
 open import Spec.Front.Term
 open import Spec.Front.Result
 open import Spec.Front.Model
@@ -40,33 +42,44 @@ private
   constants-of (ok m)   = just (Elaborated.constants m)
   constants-of (fail _) = nothing
 
+-- The chain a model elaborates to, with its context.
+chain-of : Result Elaborated → Maybe (Σ Ctx (λ Δ → Chain (Δ ▹ ar unit ▹ ar unit)))
+chain-of (ok m)   = just (_ , Elaborated.chain m)
+chain-of (fail _) = nothing
+
 ------------------------------------------------------------------------
 -- The paper's network
 
 cnn-text : String
 cnn-text = "
+-- The paper's convolutional network (Spec/Model/CNN.agda, written as a model file).
+-- Its dump is the same as that of the hand-written chain: tests/test_front.py checks it.
 model cnn
-target target : 10x1x1x1x1
-input  inp    : 28x28
+target target : 10x1x1x1x1      -- the one-hot label
+input  inp    : 28x28           -- the image
 param  k1 : 6x5x5
 param  b1 : 6
 param  k2 : 12x6x5x5
 param  b2 : 12
 param  fc : 10x12x1x4x4
 param  b  : 10
-c11 = conv(inp, k1, b1)
+c11 = conv(inp, k1, b1)         -- 6×24×24
 c1  = logistic(c11)
-s1  = avgpool(c1, 2)
-c21 = conv(s1, k2, b2)
+s1  = avgpool(c1, 2)            -- 6×12×12
+c21 = conv(s1, k2, b2)          -- 12×1×8×8
 c2  = logistic(c21)
-s2  = avgpool(c2, 2)
-r1  = conv(s2, fc, b)
+s2  = avgpool(c2, 2)            -- 12×1×4×4
+r1  = conv(s2, fc, b)           -- 10×1×1×1×1
 output r = logistic(r1)
 loss loss = sqerr(r, target)
 "
 
 _ : core-of (elaborate cnn-text) ≡ just (erase-chain CNN.chain)
 _ = refl
+
+-- and its chain is the hand-written one, as a term (its context too)
+cnn-elaborates : chain-of (elaborate cnn-text) ≡ just (_ , CNN.chain)
+cnn-elaborates = refl
 
 ------------------------------------------------------------------------
 -- A small model in the core language, and what it elaborates to
