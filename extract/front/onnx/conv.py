@@ -208,7 +208,7 @@ def _kernel(im, node, w: _T, flip: bool) -> str:
         im.derived[key] = p
         im.kernels[root] = f"{p} : {'x'.join(map(str, value.shape))}"
         im.alive.append(w.value)
-        im.params[p] = np.ascontiguousarray(value, dtype=np.float32)
+        im.params[p] = im.stored(value)
         shape = "x".join(map(str, value.shape))
         if not w.fixed:
             im.decls.append(f"param  {p} : {shape}" + ("   -- transposed (an input "
@@ -374,7 +374,7 @@ def _reshaped_param(im, node, t: _T, shape, what: str, order=None, how="in group
             im.grouped[root] = (p, shape[0], shape[1])
         im.alive.append(t.value)
         v = t.value if order is None else order(t.value)
-        im.params[p] = np.ascontiguousarray(v.reshape(shape), dtype=np.float32)
+        im.params[p] = im.stored(v.reshape(shape))
         dims = "x".join(map(str, shape))
         if not t.fixed:
             im.decls.append(f"param  {p} : {dims}   -- {t.text}, {how}")

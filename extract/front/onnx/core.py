@@ -163,6 +163,12 @@ class _Importer:
         self.derived: dict = {}             # the consts and bindings of paddings, once each
         self.handlers = dict(handlers or {})
         self.supported = dict(supported or {})
+        # what weights and folded constants are kept in: a graph with a float64 input is a
+        # float64 model, whose weights keep their precision (for precision="f64")
+        inits = {t.name for t in self.graph.initializer}
+        self.dtype = (np.float64 if any(i.type.tensor_type.elem_type == 11
+                                        for i in self.graph.input if i.name not in inits)
+                      else np.float32)
 
     # -- names ---------------------------------------------------------------------------------
 
@@ -244,7 +250,7 @@ class _Importer:
             self.declared[_root(t.value)] = p
             self.alive.append(t.value)
             shape = _lang(t.value.shape) or (1,)
-            self.params[p] = np.ascontiguousarray(t.value.reshape(shape), dtype=np.float32)
+            self.params[p] = self.stored(t.value.reshape(shape))
             if not t.fixed:
                 self.decls.append(f"param  {p} : {_shape_text(shape)}")
             else:
@@ -252,6 +258,10 @@ class _Importer:
                                   f"graph (its value with the weights)")
                 self.consts.append(p)
         return self.param_of[key]
+
+    def stored(self, value) -> np.ndarray:
+        """A weight or constant as the import keeps it, in the graph's precision."""
+        return np.ascontiguousarray(value, dtype=self.dtype)
 
     def vector(self, value: np.ndarray) -> str | None:
         """The one declaration of a constant vector (an ONNX exporter shares one initializer
