@@ -24,10 +24,13 @@ vector-Jacobian product for the parameters, times ``N`` (the batch kernels avera
 batch; autograd sums). They are built with a tape (docs/generated-api.md): forward runs
 ``M_batch_forward``, which keeps every group's values, and backward ``M_batch_backward``, the
 reverse pass from those values (only the loss reads ``g``, and the reverse pass never reads the
-loss's own value), so a step runs the forward once. Another forward between the two, or a
-backward under a changed thread count, runs ``M_batch_grad`` (forward and backward) instead;
-under ``torch.no_grad()`` forward keeps nothing (``M_batch_predict``). The parameters are saved
-for backward: changing one in place between the two is autograd's usual error. When ``x`` requires a
+loss's own value), so a step runs the forward once. Another keeping forward between the two,
+or a changed thread count, runs ``M_batch_grad`` (forward and backward) instead; under
+``torch.no_grad()`` forward keeps nothing (``M_batch_predict``), and such a forward in between
+leaves the kept values (backward packs its own input again). The parameters are saved for
+backward: changing one in place between the two is autograd's usual error, and a const changed
+in place an error naming it (writes into the C buffers from elsewhere, ``net.model.train``
+say, are not seen). When ``x`` requires a
 gradient (a PyTorch layer before this one, or ``gradcheck``), a second derived model binds
 the input again (``x = x_in + 0``) so that the reverse pass has ``d_x``, and backward runs the
 one-sample ``M_forward``/``M_backward`` per sample (single-threaded: slower than the batch
@@ -150,10 +153,11 @@ class _Derived:
             np.copyto(dst, g.reshape(dst.shape))
         return n
 
-    def predict(self, x: np.ndarray, threads: int, keep: bool = False) -> np.ndarray:
-        """The outputs; with ``keep``, through ``M_batch_forward``, whose values a backward of
-        this forward (``param_vjp`` with ``taped=self.tapes``) uses instead of computing them
-        again."""
+    def predict(self, x: np.ndarray, threads: int, keep: bool = False) -> tuple:
+        """(the outputs, the count of the pack of ``x``, with ``keep`` the count of this
+        keeping forward, else None): with ``keep``, through ``M_batch_forward``, whose values a
+        backward of this forward (``param_vjp`` given both counts) uses instead of computing
+        them again."""
         n = self.pack(x, None)
         ws = self.workspace(threads)
         if keep:
@@ -167,7 +171,8 @@ class _Derived:
         else:
             self.k.fn("batch_predict")(self.w, self.batch.c, n, threads, ws, self.out)
         flat = np.frombuffer(self.k.ffi.buffer(self.out), dtype=self.k.dtype)
-        return flat[: n * self.width].reshape(n, self.width).copy()
+        return (flat[: n * self.width].reshape(n, self.width).copy(), self.packs,
+                self.tapes if keep else None)
 
     def param_vjp(self, x: np.ndarray, gout: np.ndarray, threads: int,
                   packed: int | None = None, taped: int | None = None) -> dict[str, np.ndarray]:
@@ -220,11 +225,10 @@ class _Run(torch.autograd.Function):
     def forward(ctx, net, keep, x, *params):
         ctx.net = net
         # the parameters too: autograd then refuses a backward after they changed in place,
-        # which the kept values would not reflect
+        # which the kept values would not reflect; the consts' versions, checked by backward
         ctx.save_for_backward(x, *params)
-        out = net._core.predict(net._numpy(x), net.threads, keep)
-        ctx.packed = net._core.packs
-        ctx.taped = net._core.tapes if keep else None
+        ctx.consts = [(n, b, b._version) for n, b in net._buffers.items()]
+        out, ctx.packed, ctx.taped = net._core.predict(net._numpy(x), net.threads, keep)
         return torch.from_numpy(out)
 
     @staticmethod
@@ -232,6 +236,10 @@ class _Run(torch.autograd.Function):
     def backward(ctx, gout):
         x = ctx.saved_tensors[0]
         net = ctx.net
+        for name, b, version in ctx.consts:
+            if b._version != version:
+                raise RuntimeError(f"the const {name} of {net.model.name} was modified in place "
+                                   f"between the forward and its backward")
         gout_np = gout.detach().numpy().astype(net.model.dtype, copy=False)
         xn = x.detach().numpy()  # checked by forward
         if ctx.needs_input_grad[2]:

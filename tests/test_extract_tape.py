@@ -1,7 +1,8 @@
 """The C entry points that keep a forward's values (``Options(tape=True)``, runtime.torch's
 derived models): ``M_batch_forward`` then ``M_batch_backward`` give ``M_batch_predict``'s
-outputs and ``M_batch_grad``'s gradients and loss bitwise, over the zoo, at 1 to 3 threads and
-batches whose last group is whole, short or shared by the threads."""
+outputs and ``M_batch_grad``'s gradients and loss bitwise (the CNN in float and double, the
+MLP, LeNet-5 and the 1000-class MLP), at 1 to 3 threads and batches whose last group is whole,
+short or shared by the threads."""
 from __future__ import annotations
 
 import numpy as np

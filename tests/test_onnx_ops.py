@@ -458,10 +458,11 @@ def _central_differences(m, inputs, grads, rng):
             assert abs(fd - g[i]) <= 1e-5 * max(1.0, abs(fd)), (name, i, fd, g[i])
 
 
-def test_a_float64_graph_keeps_its_weights_precision(kernel_cache):
+def test_a_float64_graph_keeps_its_weights_precision(kernel_cache, tmp_path):
     """A float64 graph's weights (a MatMul's, a Conv's kernel and bias) are imported in float64,
-    not rounded to float32: loaded at precision f64, the model's outputs are numpy's float64
-    ones to 1e-13, where the weights rounded to float32 are 1e-8 off."""
+    not rounded to float32, and saved as f64 weights: loaded at precision f64 (asked for, or
+    the saved file's), the model's outputs are numpy's float64 ones to 1e-13, where the
+    weights rounded to float32 are 1e-8 off."""
     import runtime
     from runtime.spec import _compiled
     from extract.front.onnx import import_onnx
@@ -485,3 +486,7 @@ def test_a_float64_graph_keeps_its_weights_precision(kernel_cache):
     want = conv @ w
     got = m.predict(x).reshape(3, 3)
     assert np.abs(got - want).max() <= 1e-13 * np.abs(want).max()
+    model_file, weights = imp.save(tmp_path)
+    saved = runtime.load(str(model_file), weights=str(weights))
+    assert saved.precision == "f64"
+    assert np.abs(saved.predict(x).reshape(3, 3) - want).max() <= 1e-13 * np.abs(want).max()

@@ -51,8 +51,6 @@ def test_gradcheck_inputs_and_parameters_f64(tiny64):
     f = lambda x, *ps: rt._Run.apply(tiny64, False, x, *ps)  # noqa: E731
     assert torch.autograd.gradcheck(f, (x, *_params(tiny64)))             # the per-sample path
     assert torch.autograd.gradcheck(f, (x.detach(), *_params(tiny64)))    # the batch path
-    kept = lambda x, *ps: rt._Run.apply(tiny64, True, x, *ps)  # noqa: E731
-    assert torch.autograd.gradcheck(kept, (x.detach(), *_params(tiny64)))  # from the kept values
 
 
 def test_forward_is_the_prediction_and_backward_matches_autograd(tiny64):
@@ -130,10 +128,29 @@ def test_backward_reads_the_values_its_forward_kept(monkeypatch):
         assert ran == ["batch_forward", "batch_forward", "batch_grad"], ran
         for k, t in net.named_parameters():
             assert torch.equal(t.grad, kept[k]), (threads, n, k)
-    calls.names.clear()
+        calls.names.clear()
+        net.zero_grad()
+        out = net(x)
+        with torch.no_grad():   # keeps nothing, and packs its own input over x
+            net(x - 1)
+        (out * g).sum().backward()
+        ran = [c for c in calls.names if c.startswith("batch_")]
+        assert ran == ["batch_forward", "batch_predict", "batch_backward"], ran
+        for k, t in net.named_parameters():
+            assert torch.equal(t.grad, kept[k]), (threads, n, k)
+
+
+def test_a_const_changed_between_forward_and_backward_is_refused():
+    """A const is a buffer, not an argument autograd versions: backward checks it itself."""
+    text = TINY.replace("param  v : 2x5", "param  v : 2x5\nconst  c : 5").replace(
+        "h = logistic(z)", "h = logistic(z + c)")
+    net = rt.Module(text, precision="f64", weights={"c": np.full(5, 0.5)})
+    x = torch.randn(4, 3, 4, dtype=torch.float64)
+    out = net(x)
     with torch.no_grad():
-        net(x)
-    assert [c for c in calls.names if c.startswith("batch_")] == ["batch_predict"]
+        net.c.add_(1.0)
+    with pytest.raises(RuntimeError, match="the const c of tiny was modified in place"):
+        out.sum().backward()
 
 
 def test_parameters_changed_between_forward_and_backward_are_refused():

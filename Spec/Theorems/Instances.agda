@@ -91,9 +91,9 @@ module Over-ℤ where
   -- ∇-correct, dump-correct (and the CNN's instance of it) and
   -- cnn-forward (which assumes no law) with ℤ fixed
 
-  ∇-correct-ℤ : (e sd : E Δ (ar s)) (δ : EnvE Δ Δ) (ρ : Env Δ) (v : TEnv Δ)
+  ℤ-∇-correct : (e sd : E Δ (ar s)) (δ : EnvE Δ Δ) (ρ : Env Δ) (v : TEnv Δ)
               → ipE Δ (∇ e sd δ) ρ v ≡ ipE Δ δ ρ v + ⟨ ⟦ sd ⟧ ρ , D⟦ e ⟧ ρ v ⟩
-  ∇-correct-ℤ = ∇-correct ℤ-laws
+  ℤ-∇-correct = ∇-correct ℤ-laws
 
   ℤ-dump-correct : ∀ {Δ p} (c : Chain (Δ ▹ ar p ▹ ar p)) (pf : PF c) (seed : E (Δ ▹ ar p ▹ ar p) (ar p))
                        (s′ : E (clean c) (ar p)) → seed ≡ ren (emb c) s′
@@ -161,9 +161,9 @@ module Over-ℚ where
   -- ∇-correct, dump-correct (and the CNN's instance of it) and
   -- cnn-forward (which assumes no law) with ℚ fixed
 
-  ∇-correct-ℚ : (e sd : E Δ (ar s)) (δ : EnvE Δ Δ) (ρ : Env Δ) (v : TEnv Δ)
+  ℚ-∇-correct : (e sd : E Δ (ar s)) (δ : EnvE Δ Δ) (ρ : Env Δ) (v : TEnv Δ)
               → ipE Δ (∇ e sd δ) ρ v ≡ ipE Δ δ ρ v + ⟨ ⟦ sd ⟧ ρ , D⟦ e ⟧ ρ v ⟩
-  ∇-correct-ℚ = ∇-correct ℚ-laws
+  ℚ-∇-correct = ∇-correct ℚ-laws
 
   ℚ-dump-correct : ∀ {Δ p} (c : Chain (Δ ▹ ar p ▹ ar p)) (pf : PF c) (seed : E (Δ ▹ ar p ▹ ar p) (ar p))
                        (s′ : E (clean c) (ar p)) → seed ≡ ren (emb c) s′

@@ -65,19 +65,20 @@ class Imported:
     consts: tuple[str, ...] = ()
 
     def save(self, directory) -> tuple[Path, Path]:
-        """Write ``NAME.model`` and ``NAME.npz`` (runtime weights, f32) into ``directory``, and
-        with consts ``NAME.consts.npz``, their values alone (``--weights`` of it trains from
-        fresh parameters)."""
+        """Write ``NAME.model`` and ``NAME.npz`` (runtime weights, f32, or f64 for a float64
+        graph) into ``directory``, and with consts ``NAME.consts.npz``, their values alone
+        (``--weights`` of it trains from fresh parameters)."""
         from runtime.weights import save_weights
         from runtime._files import atomic_write
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         model = d / f"{self.name}.model"
         shapes = {k: tuple(v.shape) for k, v in self.params.items()}
-        weights = save_weights(d / f"{self.name}.npz", self.params, self.name, "f32", shapes)
+        precision = "f64" if any(v.dtype == np.float64 for v in self.params.values()) else "f32"
+        weights = save_weights(d / f"{self.name}.npz", self.params, self.name, precision, shapes)
         if self.consts:
             consts = {k: self.params[k] for k in self.consts}
-            save_weights(d / f"{self.name}.consts.npz", consts, self.name, "f32",
+            save_weights(d / f"{self.name}.consts.npz", consts, self.name, precision,
                          {k: shapes[k] for k in self.consts})
         atomic_write(model, lambda f: f.write(self.text.encode()))
         return model, weights
