@@ -15,6 +15,9 @@ Three loops over the same MNIST batches, alternated ``--repeats`` times, each ti
 - ``floor``: the same PyTorch step around an autograd function that costs nothing (a fixed
   output, zero gradients): PyTorch's own per-step cost (``zero_grad``, the loss and its
   backward, the autograd engine, ``SGD.step``), which any module pays;
+- ``python``: the ``module`` loop with the derived model's batch entry points replaced by
+  calls that do nothing: PyTorch's step and the module's Python, without the kernels (and
+  without what they do to the caches);
 - ``train``: ``Model.train``'s own step for reference, ``M_batch_grad`` and ``M_sgd_update``
   of the model itself (its values stay in the thread's cache-sized scratch, group by group,
   where the module's go out to the tape and back: PyTorch asks for the output before it knows
@@ -22,7 +25,8 @@ Three loops over the same MNIST batches, alternated ``--repeats`` times, each ti
 
 The overhead is ``module / kernels - 1``: the Python, autograd and optimizer cost around the
 kernels (and ``(module - kernels - floor) / kernels``, the module's own glue: packing the
-batch, the output and gradient tensors), measured in the process's CPU time (``time.process_time``: what other programs take
+batch, the output and gradient tensors, and the caches the kernels leave behind; ``(python -
+floor) / kernels``, the glue's Python alone), measured in the process's CPU time (``time.process_time``: what other programs take
 from a shared machine is not counted; with ``--threads 1`` and PyTorch at one thread, one
 core's work) and in wall time. On a machine shared with other work, both only ever grow:
 the figure is an upper bound.
@@ -111,14 +115,32 @@ def measure(model: str = "cnn", batch: int = 100, steps: int = 30, repeats: int 
             loss.backward()
             opt.step()
 
+    class _Idle:
+        """The derived model's kernels with the batch entry points doing nothing."""
+
+        def fn(self, name):
+            return (lambda *a: None) if name.startswith("batch_") else k.fn(name)
+
+        def __getattr__(self, attr):
+            return getattr(k, attr)
+
+    idle = _Idle()
+
+    def python_loop():
+        core.k = idle
+        try:
+            module_loop()
+        finally:
+            core.k = k
+
     def train_loop():
         m.train(x, y, epochs=1, batch_size=batch, lr=0.01, threads=threads, progress=False,
                 eval_train=False)
 
-    wall = {"module": [], "kernels": [], "train": [], "floor": []}
+    wall = {"module": [], "kernels": [], "train": [], "floor": [], "python": []}
     cpu = {k: [] for k in wall}
     loops = (("module", module_loop), ("kernels", kernel_loop), ("train", train_loop),
-             ("floor", floor_loop))
+             ("floor", floor_loop), ("python", python_loop))
     for _, loop in loops:  # warm up
         loop()
     for _ in range(repeats):
@@ -135,6 +157,7 @@ def measure(model: str = "cnn", batch: int = 100, steps: int = 30, repeats: int 
                       "overhead_over_kernels": med["module"] / med["kernels"] - 1,
                       "glue_over_kernels": (med["module"] - med["kernels"] - med["floor"])
                       / med["kernels"],
+                      "python_over_kernels": (med["python"] - med["floor"]) / med["kernels"],
                       "module_over_train": med["module"] / med["train"] - 1}
     return out
 
@@ -154,10 +177,12 @@ def main(argv=None) -> int:
         c = r[clock]
         ms = c["ms_per_step"]
         print(f"  {clock} time: module {ms['module']:.3f}, kernels {ms['kernels']:.3f}, "
-              f"PyTorch's own step {ms['floor']:.3f}, Model.train {ms['train']:.3f} ms/step; "
+              f"PyTorch's own step {ms['floor']:.3f}, the module with no-op kernels "
+              f"{ms['python']:.3f}, Model.train {ms['train']:.3f} ms/step; "
               f"overhead over the kernels {100 * c['overhead_over_kernels']:.1f} % (the "
-              f"module's glue alone {100 * c['glue_over_kernels']:.1f} %; over Model.train's "
-              f"step {100 * c['module_over_train']:.1f} %)")
+              f"module's glue alone {100 * c['glue_over_kernels']:.1f} %, of which its Python "
+              f"{100 * c['python_over_kernels']:.1f} %; over Model.train's step "
+              f"{100 * c['module_over_train']:.1f} %)")
     return 0
 
 
