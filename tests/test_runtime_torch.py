@@ -104,64 +104,59 @@ def test_backward_reads_the_values_its_forward_kept(monkeypatch):
     """A training step runs the forward once: M_batch_forward keeps each group's values and
     M_batch_backward reads them (no M_batch_grad); the gradients are M_batch_grad's, bitwise,
     at 1 and 3 threads and over a batch with a shared last group. Under no_grad the forward
-    keeps nothing; a later keeping forward makes an earlier one's backward compute its own."""
+    keeps nothing, and such a forward in between leaves the tape; a later keeping forward makes
+    an earlier one's backward compute its own."""
     net = rt.Module(TINY, precision="f64")
     calls = _Calls(net._core.k)
     monkeypatch.setattr(net._core, "k", calls)
+
+    def step(x, g, between=None):
+        """(the batch entry points a forward, ``between`` and the backward ran, the grads)."""
+        calls.names.clear()
+        net.zero_grad()
+        out = net(x)
+        if between is not None:
+            between()
+        (out * g).sum().backward()
+        return ([c for c in calls.names if c.startswith("batch_")],
+                {k: t.grad.clone() for k, t in net.named_parameters()})
+
+    def no_grad_forward(x):
+        with torch.no_grad():   # keeps nothing, and packs its own input over x
+            net(x)
+
     torch.manual_seed(7)
     for threads, n in ((1, 13), (3, 37), (2, 20)):
         net.threads = threads
         x = torch.randn(n, 3, 4, dtype=torch.float64)
         g = torch.randn(n, 2, dtype=torch.float64)
-        calls.names.clear()
-        net.zero_grad()
-        (net(x) * g).sum().backward()
-        ran = [c for c in calls.names if c.startswith("batch_")]
+        ran, kept = step(x, g)
         assert ran == ["batch_forward", "batch_backward"], ran
-        kept = {k: t.grad.clone() for k, t in net.named_parameters()}
-        calls.names.clear()
-        net.zero_grad()
-        out = net(x)
-        net(x + 1)          # another keeping forward: the first one's values are gone
-        (out * g).sum().backward()
-        ran = [c for c in calls.names if c.startswith("batch_")]
-        assert ran == ["batch_forward", "batch_forward", "batch_grad"], ran
-        for k, t in net.named_parameters():
-            assert torch.equal(t.grad, kept[k]), (threads, n, k)
-        calls.names.clear()
-        net.zero_grad()
-        out = net(x)
-        with torch.no_grad():   # keeps nothing, and packs its own input over x
-            net(x - 1)
-        (out * g).sum().backward()
-        ran = [c for c in calls.names if c.startswith("batch_")]
-        assert ran == ["batch_forward", "batch_predict", "batch_backward"], ran
-        for k, t in net.named_parameters():
-            assert torch.equal(t.grad, kept[k]), (threads, n, k)
+        for between, want in (
+                # another keeping forward: the first one's values are gone
+                (lambda: net(x + 1), ["batch_forward", "batch_forward", "batch_grad"]),
+                (lambda: no_grad_forward(x - 1),
+                 ["batch_forward", "batch_predict", "batch_backward"])):
+            ran, grads = step(x, g, between)
+            assert ran == want, ran
+            for k, t in grads.items():
+                assert torch.equal(t, kept[k]), (threads, n, k)
 
 
-def test_a_const_changed_between_forward_and_backward_is_refused():
-    """A const is a buffer, not an argument autograd versions: backward checks it itself."""
-    text = TINY.replace("param  v : 2x5", "param  v : 2x5\nconst  c : 5").replace(
-        "h = logistic(z)", "h = logistic(z + c)")
-    net = rt.Module(text, precision="f64", weights={"c": np.full(5, 0.5)})
-    x = torch.randn(4, 3, 4, dtype=torch.float64)
-    out = net(x)
+@pytest.mark.parametrize("text, weights, change, match", [
+    # the kept values are of the weights at the forward: autograd refuses the backward after
+    # an in-place change, as it does for PyTorch's own layers
+    (TINY, None, "w", "modified by an inplace operation"),
+    # a const is a buffer, not an argument autograd versions: backward checks it itself
+    (TINY.replace("param  v : 2x5", "param  v : 2x5\nconst  c : 5")
+     .replace("h = logistic(z)", "h = logistic(z + c)"),
+     {"c": np.full(5, 0.5)}, "c", "the const c of tiny was modified in place")])
+def test_a_weight_changed_between_forward_and_backward_is_refused(text, weights, change, match):
+    net = rt.Module(text, precision="f64", weights=weights)
+    out = net(torch.randn(4, 3, 4, dtype=torch.float64))
     with torch.no_grad():
-        net.c.add_(1.0)
-    with pytest.raises(RuntimeError, match="the const c of tiny was modified in place"):
-        out.sum().backward()
-
-
-def test_parameters_changed_between_forward_and_backward_are_refused():
-    """The kept values are of the weights at the forward: autograd refuses the backward after
-    an in-place change, as it does for PyTorch's own layers."""
-    net = rt.Module(TINY, precision="f64")
-    x = torch.randn(4, 3, 4, dtype=torch.float64)
-    out = net(x)
-    with torch.no_grad():
-        net.w.add_(1.0)
-    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        getattr(net, change).add_(1.0)
+    with pytest.raises(RuntimeError, match=match):
         out.sum().backward()
 
 
